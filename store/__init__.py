@@ -1,0 +1,1 @@
+"""PCP Core store over Peewee/SQLite (placeholder until the store lands)."""

@@ -1,0 +1,1 @@
+"""Importers that turn foreign exports into store pages."""
