@@ -1,0 +1,115 @@
+"""Access sessions: a principal and its grants, turned into SQL filters (authorization before relevance)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from .errors import Invalid
+
+ALL_PERMISSIONS = frozenset(
+    {
+        "list_scopes", "search", "read", "audit", "write", "manage_scope", "revise", "link", "ingest",
+        "suppress", "archive", "tombstone", "delete", "export", "derive_across_scopes",
+    }
+)
+# Never granted to a model client, whatever its grants say (pcp-core.md section 2).
+OWNER_ONLY = frozenset({"tombstone", "delete", "export"})
+PRINCIPAL_TYPES = ("user", "model_client", "host")
+ACTOR_FOR_PRINCIPAL = {"user": "user", "model_client": "model", "host": "system"}
+
+
+@dataclass(frozen=True)
+class AccessSession:
+    """Who is calling (principal) and what it may do where (grants: namespace pattern -> permissions)."""
+
+    principal_type: str
+    principal_id: str
+    grants: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    @classmethod
+    def owner(cls, principal_id: str = "owner") -> "AccessSession":
+        return cls("user", principal_id, {"*": ALL_PERMISSIONS})
+
+    @classmethod
+    def model_client(cls, client_id: str, grants: Mapping[str, Iterable[str]]) -> "AccessSession":
+        if not client_id or not isinstance(client_id, str):
+            raise Invalid("A model client needs a non-empty client id.")
+        return cls("model_client", client_id, normalise_grants(grants))
+
+    @staticmethod
+    def parse_grants(specs: Iterable[str]) -> dict[str, frozenset[str]]:
+        """Parse `NS=perm,perm` strings (NS may be `*` or end with `*`)."""
+        grants: dict[str, set[str]] = {}
+        for spec in specs:
+            ns, sep, perms = spec.partition("=")
+            if not sep or not ns.strip() or not perms.strip():
+                raise Invalid(f"Grant {spec!r} must look like NAMESPACE=perm,perm (e.g. project:alpha=search,read).")
+            grants.setdefault(ns.strip(), set()).update(p.strip() for p in perms.split(",") if p.strip())
+        return normalise_grants(grants)
+
+    @property
+    def actor_type(self) -> str:
+        return ACTOR_FOR_PRINCIPAL[self.principal_type]
+
+    @property
+    def is_owner(self) -> bool:
+        return self.principal_type == "user"
+
+    def effective(self, perms: frozenset[str]) -> frozenset[str]:
+        return perms if self.is_owner else perms - OWNER_ONLY
+
+    def permissions_in(self, namespace: str) -> frozenset[str]:
+        """Every permission this session holds in one namespace."""
+        out: set[str] = set()
+        for pattern, perms in self.grants.items():
+            if pattern_matches(pattern, namespace):
+                out |= perms
+        return self.effective(frozenset(out))
+
+    def allows(self, permission: str, namespace: str) -> bool:
+        return permission in self.permissions_in(namespace)
+
+    def may_anywhere(self, permission: str) -> bool:
+        return any(permission in self.effective(p) for p in self.grants.values())
+
+    def namespace_filter(self, permission: str, column: str) -> tuple[str, list]:
+        """A SQL condition on `column` (a namespace) true exactly where `permission` is granted."""
+        if permission in self.effective(self.grants.get("*", frozenset())):
+            return "1", []
+        parts, params = [], []
+        for pattern, perms in sorted(self.grants.items()):
+            if permission not in self.effective(perms):
+                continue
+            if pattern.endswith("*"):
+                parts.append(f"{column} LIKE ? ESCAPE '\\'")
+                params.append(_like_escape(pattern[:-1]) + "%")
+            else:
+                parts.append(f"{column} = ?")
+                params.append(pattern)
+        if not parts:
+            return "0", []
+        return "(" + " OR ".join(parts) + ")", params
+
+
+def pattern_matches(pattern: str, namespace: str) -> bool:
+    if pattern.endswith("*"):
+        return namespace.startswith(pattern[:-1])
+    return pattern == namespace
+
+
+def normalise_grants(grants: Mapping[str, Iterable[str]]) -> dict[str, frozenset[str]]:
+    out: dict[str, frozenset[str]] = {}
+    for ns, perms in grants.items():
+        perm_set = frozenset(perms)
+        unknown = sorted(perm_set - ALL_PERMISSIONS)
+        if unknown:
+            raise Invalid(
+                f"Unknown permission {', '.join(unknown)}; known: {', '.join(sorted(ALL_PERMISSIONS))}."
+            )
+        out[ns] = out.get(ns, frozenset()) | perm_set
+    return out
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

@@ -1,0 +1,241 @@
+"""The Store's foundation: opening, sessions, one transaction and one audit event per operation."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+import peewee as pw
+
+from . import ids
+from .access import AccessSession
+from .db import install_schema, make_models, open_database
+from .errors import Conflict, Forbidden, Invalid, PcpError, not_found
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+LIMITS = {
+    "max_hits": 50,
+    "default_hits": 20,
+    "max_ids_per_read": 20,
+    "max_chars_per_read": 64_000,
+    "max_payload_chars": 1_000_000,
+    "namespace_chars": [1, 200],
+    "relation_type_chars": [1, 80],
+    "max_provenance_inputs": 256,
+    "max_list": 100,
+}
+
+
+def default_path() -> Path:
+    """$PCP_DB, else <user data dir>/pcp/context.db."""
+    env = os.environ.get("PCP_DB")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("pcp", appauthor=False)) / "context.db"
+
+
+def dumps(value: Any) -> str:
+    """Compact, deterministic JSON for stored columns."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass
+class Call:
+    """What one operation touched, for its audit event (metadata only, never content or query text)."""
+
+    operation: str
+    scopes: set[str] = field(default_factory=set)
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def operation(name: str, *, write: bool = False, always_audit: bool = False) -> Callable[[F], F]:
+    """Run a Store method in one transaction and record its audit event.
+
+    Writes take the write lock up front (BEGIN IMMEDIATE) so two processes queue on the
+    busy timeout instead of failing to upgrade a read lock. An allowed mutation's audit
+    event commits with it; a denied or failed call writes only its audit event, in a
+    transaction of its own.
+    """
+
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(self: "StoreCore", *args: Any, **kwargs: Any) -> Any:
+            call = Call(name)
+            started = time.perf_counter()
+            try:
+                if write:
+                    with self._db.atomic("IMMEDIATE"):
+                        result = fn(self, call, *args, **kwargs)
+                        self._append_audit(call, "allowed", started)
+                else:
+                    with self._db.atomic():
+                        result = fn(self, call, *args, **kwargs)
+                    if always_audit or not self.session.is_owner:
+                        with self._db.atomic("IMMEDIATE"):
+                            self._append_audit(call, "allowed", started)
+                return result
+            except PcpError as exc:
+                self._audit_failure(call, exc, started)
+                raise
+            except pw.OperationalError as exc:
+                err = _storage_error(exc)
+                self._audit_failure(call, err, started)
+                raise err from None
+            except pw.DatabaseError as exc:
+                err = Invalid(f"The store file {self.path} is damaged or not a pcp store ({exc}).")
+                raise err from None
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def _storage_error(exc: Exception) -> PcpError:
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return Conflict("The store is busy with another writer; try again in a moment.")
+    if "readonly" in text or "read-only" in text:
+        return Invalid("The store file is read-only; make it writable or choose another with --db.")
+    return Invalid(f"The store could not complete the operation ({text}).")
+
+
+class StoreCore:
+    """Database, models and session shared by every group of operations."""
+
+    def __init__(self, db: pw.SqliteDatabase, models: Any, path: Path, session: AccessSession, owner_id: str) -> None:
+        self._db = db
+        self._m = models
+        self.path = path
+        self.session = session
+        self.owner_id = owner_id
+
+    # --- opening ---
+
+    @classmethod
+    def open(cls, path: str | os.PathLike | None = None, session: AccessSession | None = None) -> "StoreCore":
+        """Open (creating if needed) the store at `path` (default: $PCP_DB or the user data dir)."""
+        target = Path(path).expanduser() if path is not None else default_path()
+        db = open_database(target)
+        models = make_models(db)
+        try:
+            install_schema(db, models)
+            owner_id = cls._ensure_owner(db, models)
+        except pw.OperationalError as exc:
+            db.close()
+            raise _storage_error(exc) from None
+        except pw.DatabaseError as exc:
+            db.close()
+            raise Invalid(f"{target} is not a pcp store or is damaged ({exc}).") from None
+        return cls(db, models, target, session or AccessSession.owner(), owner_id)
+
+    @staticmethod
+    def _ensure_owner(db: pw.SqliteDatabase, models: Any) -> str:
+        row = models.Meta.get_or_none(models.Meta.key == "owner_id")
+        if row:
+            return row.value
+        with db.atomic("IMMEDIATE"):
+            row = models.Meta.get_or_none(models.Meta.key == "owner_id")
+            if row:
+                return row.value
+            owner_id = ids.new_id("usr")
+            models.Meta.create(key="owner_id", value=owner_id)
+            models.Meta.create(key="created_at", value=ids.now())
+            return owner_id
+
+    def with_session(self, session: AccessSession) -> "StoreCore":
+        """The same store seen by another principal."""
+        return type(self)(self._db, self._m, self.path, session, self.owner_id)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "StoreCore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- audit ---
+
+    def _append_audit(self, call: Call, decision: str, started: float, error_code: str | None = None) -> None:
+        self._m.AuditEvent.create(
+            event_id=ids.new_id("evt"),
+            time=ids.now(),
+            principal_type=self.session.principal_type,
+            principal_id=self.session.principal_id,
+            operation=call.operation,
+            scopes=dumps(sorted(call.scopes)),
+            decision=decision,
+            counts=dumps(call.counts),
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            error_code=error_code,
+        )
+
+    def _audit_failure(self, call: Call, exc: PcpError, started: float) -> None:
+        decision = "denied" if exc.code == "forbidden" else "failed"
+        try:
+            with self._db.atomic("IMMEDIATE"):
+                self._append_audit(call, decision, started, exc.code)
+        except pw.DatabaseError:
+            pass  # the store cannot record; the caller still gets the original error
+
+    # --- access helpers used by every operation group ---
+
+    def _require(self, call: Call, permission: str, namespace: str) -> None:
+        call.scopes.add(namespace)
+        if not self.session.allows(permission, namespace):
+            raise Forbidden(f"This session may not {permission.replace('_', ' ')} in scope {namespace}.")
+
+    def _require_somewhere(self, permission: str) -> None:
+        if not self.session.may_anywhere(permission):
+            raise Forbidden(f"This session has no {permission.replace('_', ' ')} permission.")
+
+    def _scope_filter(self, permission: str, column: str = "s.namespace") -> tuple[str, list]:
+        return self.session.namespace_filter(permission, column)
+
+    def _named_scopes(self, call: Call, scopes: Any, permission: str) -> list[str]:
+        """Explicitly named scopes must all be granted (forbidden otherwise, never a silent filter)."""
+        if scopes is None:
+            return []
+        if isinstance(scopes, str):
+            scopes = [scopes]
+        names = [str(s) for s in scopes if str(s).strip()]
+        for ns in names:
+            self._require(call, permission, ns)
+        return names
+
+    def _page_row(self, page_id: str, call: Call, need: str = "read") -> Any:
+        """The page if this session may see it (same not_found otherwise) and holds `need` there."""
+        m = self._m
+        if ids.id_kind(page_id) == "rev":
+            rev = m.Revision.select(m.Revision.page).where(m.Revision.revision_id == page_id).first()
+            page_key = rev.page_id if rev is not None else None
+            query = m.Page.select(m.Page, m.Scope).join(m.Scope).where(m.Page.id == page_key)
+        elif ids.id_kind(page_id) == "pg":
+            query = m.Page.select(m.Page, m.Scope).join(m.Scope).where(m.Page.page_id == page_id)
+        else:
+            raise not_found("page", page_id)
+        page = query.first()
+        if page is None:
+            raise not_found("page", page_id)
+        ns = page.scope.namespace
+        visible = self.session.allows("read", ns) or self.session.allows(need, ns)
+        if page.status == "tombstoned" and not self.session.allows("audit", ns):
+            visible = False
+        if not visible:
+            raise not_found("page", page_id)
+        call.scopes.add(ns)
+        if not self.session.allows(need, ns):
+            raise Forbidden(f"This session may not {need.replace('_', ' ')} in scope {ns}.")
+        return page
+
+    def _scope_row(self, namespace: str) -> Any:
+        return self._m.Scope.get_or_none(self._m.Scope.namespace == namespace)

@@ -1,0 +1,271 @@
+"""The SQLite schema (Peewee models, private to store/), connection settings and migrations."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import SimpleNamespace
+
+import peewee as pw
+
+from .errors import Invalid
+
+SCHEMA_VERSION = 1
+MIN_SQLITE = (3, 43, 0)  # FTS5 contentless_delete (3.43) and secure-delete (3.42)
+
+PRAGMAS = (
+    ("journal_mode", "wal"),
+    ("foreign_keys", 1),
+    ("busy_timeout", 60_000),
+    ("secure_delete", 1),  # overwrite deleted content in freed pages (pcp-core.md section 6)
+    ("synchronous", "normal"),
+    ("cache_size", -32_000),
+    ("temp_store", "memory"),
+)
+
+FTS_TABLE = "revision_fts"
+FTS_DDL = (
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
+    "title, body, meta, content='', contentless_delete=1, "
+    "tokenize='unicode61 remove_diacritics 2')"
+)
+
+# Revisions are immutable: the database itself refuses to update one.
+IMMUTABLE_TRIGGER = (
+    "CREATE TRIGGER IF NOT EXISTS revision_immutable BEFORE UPDATE ON revision "
+    "BEGIN SELECT RAISE(ABORT, 'revisions are immutable'); END"
+)
+
+
+def make_models(db: pw.Database) -> SimpleNamespace:
+    """Model classes bound to one database (each Store has its own)."""
+
+    class Base(pw.Model):
+        class Meta:
+            database = db
+            legacy_table_names = False
+
+    class Meta(Base):
+        key = pw.TextField(primary_key=True)
+        value = pw.TextField()
+
+    class Scope(Base):
+        namespace = pw.TextField(unique=True)
+        owner_id = pw.TextField()
+        visibility = pw.TextField(default="private")
+        display_name = pw.TextField()
+        description = pw.TextField(null=True)
+        parent = pw.TextField(null=True, index=True)
+        created_at = pw.TextField()
+        updated_at = pw.TextField()
+
+    class Page(Base):
+        page_id = pw.TextField(unique=True)
+        scope = pw.ForeignKeyField(Scope, on_delete="RESTRICT")
+        head = pw.IntegerField(null=True)  # revision.id of the head
+        head_revision_id = pw.TextField(null=True)
+        status = pw.TextField(default="active")  # latest lifecycle event: active|archived|tombstoned
+        superseded = pw.IntegerField(default=0)  # live `supersedes` relations pointing here
+        title = pw.TextField(default="")
+        media_type = pw.TextField(null=True)
+        actor_type = pw.TextField()
+        created_at = pw.TextField()
+        updated_at = pw.TextField()
+        sort_time = pw.TextField()  # head's observed_at, else created_at
+
+        class Meta:
+            indexes = (
+                (("scope", "status", "sort_time"), False),
+                (("status", "sort_time"), False),
+                (("scope", "title"), False),
+            )
+
+    class Revision(Base):
+        revision_id = pw.TextField(unique=True)
+        page = pw.ForeignKeyField(Page, on_delete="CASCADE")
+        seq = pw.IntegerField()
+        previous_revision_id = pw.TextField(null=True)
+        scope = pw.ForeignKeyField(Scope, on_delete="RESTRICT")
+        created_at = pw.TextField()
+        observed_at = pw.TextField(null=True)
+        valid_from = pw.TextField(null=True)
+        valid_to = pw.TextField(null=True)
+        actor_type = pw.TextField()
+        actor_id = pw.TextField()
+        media_type = pw.TextField(null=True)
+        content = pw.TextField(null=True)
+        content_digest = pw.TextField(null=True)
+        title = pw.TextField(default="")
+        facets = pw.TextField(default="{}")
+        source_refs = pw.TextField(default="[]")
+        provenance = pw.TextField(default="[]")
+
+        class Meta:
+            indexes = ((("page", "seq"), True),)
+
+    class ProvenanceInput(Base):
+        revision = pw.ForeignKeyField(Revision, on_delete="CASCADE")
+        page = pw.ForeignKeyField(Page, on_delete="CASCADE")  # the page of `revision`
+        input_revision_id = pw.TextField(index=True)
+        input_page = pw.IntegerField(null=True, index=True)  # page.id of the input, if known
+
+    class Relation(Base):
+        relation_id = pw.TextField(unique=True)
+        relation_type = pw.TextField()
+        from_page = pw.ForeignKeyField(Page, on_delete="CASCADE", backref="outgoing")
+        from_revision_id = pw.TextField()
+        to_page = pw.ForeignKeyField(Page, on_delete="CASCADE", backref="incoming")
+        to_revision_id = pw.TextField()
+        created_at = pw.TextField()
+        actor_type = pw.TextField()
+        actor_id = pw.TextField()
+        retracted = pw.IntegerField(default=0)
+
+        class Meta:
+            indexes = ((("from_page", "relation_type"), False), (("to_page", "relation_type"), False))
+
+    class Retraction(Base):
+        event_id = pw.TextField(unique=True)
+        relation = pw.ForeignKeyField(Relation, on_delete="CASCADE", unique=True)
+        actor_type = pw.TextField()
+        actor_id = pw.TextField()
+        reason = pw.TextField()
+        created_at = pw.TextField()
+
+    class LifecycleEvent(Base):
+        event_id = pw.TextField(unique=True)
+        page = pw.ForeignKeyField(Page, on_delete="CASCADE")
+        from_status = pw.TextField()
+        to_status = pw.TextField()
+        actor_type = pw.TextField()
+        actor_id = pw.TextField()
+        reason = pw.TextField()
+        created_at = pw.TextField()
+
+    class Suppression(Base):
+        page = pw.ForeignKeyField(Page, on_delete="CASCADE")
+        context_id = pw.TextField()
+        reason = pw.TextField(null=True)
+        expires_at = pw.TextField(null=True)
+        actor_type = pw.TextField()
+        actor_id = pw.TextField()
+        created_at = pw.TextField()
+
+        class Meta:
+            indexes = ((("context_id", "page"), True),)
+
+    class Recommendation(Base):
+        recommendation_id = pw.TextField(unique=True)
+        page = pw.ForeignKeyField(Page, on_delete="CASCADE")
+        action = pw.TextField(default="tombstone")
+        reason = pw.TextField()
+        actor_type = pw.TextField()
+        actor_id = pw.TextField()
+        status = pw.TextField(default="pending")
+        created_at = pw.TextField()
+
+    class Idempotency(Base):
+        principal = pw.TextField()
+        operation = pw.TextField()
+        key = pw.TextField()
+        body_digest = pw.TextField()
+        result = pw.TextField()
+        page = pw.ForeignKeyField(Page, null=True, on_delete="CASCADE")
+        created_at = pw.TextField()
+
+        class Meta:
+            indexes = ((("principal", "operation", "key"), True),)
+
+    class DeletionReceipt(Base):
+        receipt_id = pw.TextField(unique=True)
+        namespace = pw.TextField(null=True)
+        page_ids = pw.TextField()
+        revision_ids = pw.TextField()
+        counts = pw.TextField()
+        actor_type = pw.TextField()
+        actor_id = pw.TextField()
+        reason = pw.TextField()
+        created_at = pw.TextField()
+
+    class DeletedRevision(Base):
+        revision_id = pw.TextField(primary_key=True)
+        page_id = pw.TextField(index=True)
+        receipt_id = pw.TextField()
+
+    class AuditEvent(Base):
+        event_id = pw.TextField(unique=True)
+        time = pw.TextField()
+        principal_type = pw.TextField()
+        principal_id = pw.TextField()
+        operation = pw.TextField()
+        scopes = pw.TextField(default="[]")
+        decision = pw.TextField()
+        counts = pw.TextField(default="{}")
+        duration_ms = pw.FloatField()
+        error_code = pw.TextField(null=True)
+
+    models = SimpleNamespace(
+        Meta=Meta, Scope=Scope, Page=Page, Revision=Revision, ProvenanceInput=ProvenanceInput,
+        Relation=Relation, Retraction=Retraction, LifecycleEvent=LifecycleEvent, Suppression=Suppression,
+        Recommendation=Recommendation, Idempotency=Idempotency, DeletionReceipt=DeletionReceipt,
+        DeletedRevision=DeletedRevision, AuditEvent=AuditEvent,
+    )
+    models.all = [
+        Meta, Scope, Page, Revision, ProvenanceInput, Relation, Retraction, LifecycleEvent, Suppression,
+        Recommendation, Idempotency, DeletionReceipt, DeletedRevision, AuditEvent,
+    ]
+    return models
+
+
+def _fold(value: object) -> str | None:
+    return value.casefold() if isinstance(value, str) else None
+
+
+def open_database(path: Path) -> pw.SqliteDatabase:
+    """Open (creating if needed) the SQLite file with the store's pragmas on every connection."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise Invalid(f"Cannot create the store directory {path.parent}: {exc.strerror or exc}.") from None
+    if path.exists():
+        if path.is_dir():
+            raise Invalid(f"The store path {path} is a directory, not a database file.")
+        if not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK):
+            raise Invalid(f"The store file {path} is read-only; make it writable or choose another with --db.")
+    db = pw.SqliteDatabase(str(path), pragmas=PRAGMAS, timeout=60, autoconnect=True)
+    db.register_function(_fold, "pcp_fold", 1, deterministic=True)
+    version = tuple(int(x) for x in pw.sqlite3.sqlite_version.split("."))
+    if version < MIN_SQLITE:
+        raise Invalid(
+            f"SQLite {pw.sqlite3.sqlite_version} is too old for pcp (needs {'.'.join(map(str, MIN_SQLITE))} or newer); "
+            "install pysqlite3-binary."
+        )
+    return db
+
+
+def install_schema(db: pw.SqliteDatabase, models: SimpleNamespace) -> int:
+    """Create or migrate the schema; returns the schema version now in force."""
+    with db.atomic("IMMEDIATE"):
+        tables = set(db.get_tables())
+        if "meta" not in tables:
+            db.create_tables(models.all)
+            db.execute_sql(FTS_DDL)
+            # FTS5 secure-delete: deleted tokens are removed from index segments, not just masked.
+            db.execute_sql(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES('secure-delete', 1)")
+            db.execute_sql(IMMUTABLE_TRIGGER)
+            models.Meta.create(key="schema_version", value=str(SCHEMA_VERSION))
+            return SCHEMA_VERSION
+        row = models.Meta.get_or_none(models.Meta.key == "schema_version")
+        version = int(row.value) if row else 0
+        if version > SCHEMA_VERSION:
+            raise Invalid(
+                f"This store was written by a newer pcp (schema {version}, this one knows {SCHEMA_VERSION}); upgrade pcp."
+            )
+        for step in range(version, SCHEMA_VERSION):
+            MIGRATIONS[step](db, models)
+            models.Meta.update(value=str(step + 1)).where(models.Meta.key == "schema_version").execute()
+        return SCHEMA_VERSION
+
+
+# MIGRATIONS[n] upgrades schema version n to n + 1, inside the open transaction.
+MIGRATIONS: dict[int, object] = {}

@@ -1,0 +1,221 @@
+"""Deletion that really deletes: plan, erase in one transaction, keep a content-free receipt, leave no residue."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from . import ids
+from . import validate as v
+from .core import Call, StoreCore, dumps, operation
+from .db import FTS_TABLE
+from .errors import Forbidden, not_found
+from .writes import DERIVATION_TYPES
+
+BATCH = 500  # ids per statement, well under SQLite's variable limit
+
+Progress = Callable[[int, int], None]
+
+
+def _chunks(values: list, size: int = BATCH) -> Iterable[list]:
+    for i in range(0, len(values), size):
+        yield values[i : i + size]
+
+
+class DeletionOps(StoreCore):
+    # --- what a deletion would touch ---
+
+    def _derived_from(self, page_pks: set[int]) -> set[int]:
+        """Pages (outside the set) whose provenance or derivation relations name these pages."""
+        out: set[int] = set()
+        for part in _chunks(sorted(page_pks)):
+            marks = ",".join("?" * len(part))
+            rows = self._db.execute_sql(
+                f"SELECT page_id FROM provenance_input WHERE input_page IN ({marks}) "
+                f"UNION SELECT from_page_id FROM relation WHERE retracted = 0 AND to_page_id IN ({marks}) "
+                f"AND relation_type IN ({','.join('?' * len(DERIVATION_TYPES))})",
+                (*part, *part, *DERIVATION_TYPES),
+            ).fetchall()
+            out.update(r[0] for r in rows)
+        return out - page_pks
+
+    def _closure(self, start: set[int], cascade: bool) -> tuple[set[int], set[int]]:
+        """(pages to erase, derived pages left in place)."""
+        pages = set(start)
+        derived = self._derived_from(pages)
+        while cascade and derived:
+            pages |= derived
+            derived = self._derived_from(pages)
+        return pages, derived
+
+    def _plan(self, page_pks: set[int], derived: set[int]) -> dict:
+        db = self._db
+        revisions: list[str] = []
+        relations: list[str] = []
+        page_ids: list[str] = []
+        counts = {"revisions": 0, "relations": 0, "suppressions": 0, "lifecycle_events": 0, "bytes": 0}
+        for part in _chunks(sorted(page_pks)):
+            marks = ",".join("?" * len(part))
+            page_ids += [r[0] for r in db.execute_sql(f"SELECT page_id FROM page WHERE id IN ({marks}) ORDER BY id", part)]
+            rows = db.execute_sql(
+                f"SELECT revision_id, COALESCE(length(CAST(content AS BLOB)), 0) FROM revision "
+                f"WHERE page_id IN ({marks}) ORDER BY page_id, seq", part
+            ).fetchall()
+            revisions += [r[0] for r in rows]
+            counts["bytes"] += sum(r[1] for r in rows)
+            relations += [r[0] for r in db.execute_sql(
+                f"SELECT relation_id FROM relation WHERE from_page_id IN ({marks}) OR to_page_id IN ({marks}) ORDER BY id",
+                (*part, *part))]
+            counts["suppressions"] += db.execute_sql(f"SELECT COUNT(*) FROM suppression WHERE page_id IN ({marks})", part).fetchone()[0]
+            counts["lifecycle_events"] += db.execute_sql(
+                f"SELECT COUNT(*) FROM lifecycle_event WHERE page_id IN ({marks})", part).fetchone()[0]
+        relations = sorted(set(relations))
+        counts["revisions"], counts["relations"], counts["pages"] = len(revisions), len(relations), len(page_ids)
+        derived_ids = []
+        for part in _chunks(sorted(derived)):
+            marks = ",".join("?" * len(part))
+            derived_ids += [r[0] for r in db.execute_sql(f"SELECT page_id FROM page WHERE id IN ({marks}) ORDER BY id", part)]
+        return {"pages": page_ids, "revisions": revisions, "relations": relations, "derived_pages": derived_ids,
+                "counts": counts, "export_files": [], "handoffs": []}
+
+    def _deletable(self, call: Call, page_id: str) -> Any:
+        if not self.session.is_owner:
+            raise Forbidden("Only the owner may delete; a model client can recommend a tombstone instead.")
+        return self._page_row(page_id, call, "delete")
+
+    @operation("plan_delete", always_audit=True)
+    def plan_delete(self, call: Call, page_id: str, cascade: bool = False) -> dict:
+        """What delete_page would erase (nothing is written but the audit event)."""
+        page = self._deletable(call, page_id)
+        pages, derived = self._closure({page.id}, cascade)
+        plan = self._plan(pages, derived)
+        return {"page_id": page.page_id, "cascade": bool(cascade), **plan}
+
+    @operation("plan_delete_scope", always_audit=True)
+    def plan_delete_scope(self, call: Call, namespace: str) -> dict:
+        """What delete_scope would erase (nothing is written but the audit event)."""
+        scope = self._deletable_scope(call, namespace)
+        pages = {r[0] for r in self._db.execute_sql("SELECT id FROM page WHERE scope_id = ?", (scope.id,))}
+        plan = self._plan(pages, self._derived_from(pages))
+        plan["pages"] = plan["pages"][:1000]  # counts say how many; ids listed up to a bound
+        plan["revisions"] = plan["revisions"][:1000]
+        plan["relations"] = plan["relations"][:1000]
+        return {"namespace": scope.namespace, **plan}
+
+    def _deletable_scope(self, call: Call, namespace: str) -> Any:
+        if not self.session.is_owner:
+            raise Forbidden("Only the owner may delete a scope.")
+        ns = v.namespace(namespace)
+        self._require(call, "delete", ns)
+        scope = self._scope_row(ns)
+        if scope is None:
+            raise not_found("scope", ns)
+        return scope
+
+    # --- erasing ---
+
+    def delete_page(self, page_id: str, reason: str, cascade: bool = False) -> dict:
+        """Erase a page (and with cascade, the pages derived from it); returns the receipt."""
+        receipt = self._delete_page(page_id, reason, cascade)
+        self._checkpoint()
+        return receipt
+
+    @operation("delete_page", write=True)
+    def _delete_page(self, call: Call, page_id: str, reason: str, cascade: bool) -> dict:
+        why = v.reason(reason)
+        page = self._deletable(call, page_id)
+        pages, derived = self._closure({page.id}, cascade)
+        plan = self._plan(pages, derived)
+        receipt = self._erase(call, pages, plan, why, None, None)
+        return receipt
+
+    def delete_scope(self, namespace: str, reason: str, progress: Progress | None = None) -> dict:
+        """Erase every page of a namespace and the scope itself; returns the receipt."""
+        receipt = self._delete_scope(namespace, reason, progress)
+        self._checkpoint()
+        return receipt
+
+    @operation("delete_scope", write=True)
+    def _delete_scope(self, call: Call, namespace: str, reason: str, progress: Progress | None) -> dict:
+        why = v.reason(reason)
+        scope = self._deletable_scope(call, namespace)
+        pages = {r[0] for r in self._db.execute_sql("SELECT id FROM page WHERE scope_id = ?", (scope.id,))}
+        plan = self._plan(pages, set())
+        receipt = self._erase(call, pages, plan, why, scope.namespace, progress)
+        self._m.Scope.delete().where(self._m.Scope.id == scope.id).execute()
+        return receipt
+
+    def _erase(self, call: Call, pages: set[int], plan: dict, reason: str, namespace: str | None,
+               progress: Progress | None) -> dict:
+        db = self._db
+        receipt_id = ids.new_id("del")
+        ordered = sorted(pages)
+        done = 0
+        for part in _chunks(ordered):
+            marks = ",".join("?" * len(part))
+            rev_rows = db.execute_sql(
+                f"SELECT r.id, r.revision_id, p.page_id FROM revision r JOIN page p ON p.id = r.page_id "
+                f"WHERE r.page_id IN ({marks})", part
+            ).fetchall()
+            rev_pks = [r[0] for r in rev_rows]
+            for rev_part in _chunks(rev_pks):
+                db.execute_sql(f"DELETE FROM {FTS_TABLE} WHERE rowid IN ({','.join('?' * len(rev_part))})", rev_part)
+            # A supersedes link from an erased page no longer hides its target.
+            db.execute_sql(
+                f"UPDATE page SET superseded = superseded - (SELECT COUNT(*) FROM relation r WHERE r.to_page_id = page.id "
+                f"AND r.relation_type = 'supersedes' AND r.retracted = 0 AND r.from_page_id IN ({marks})) "
+                f"WHERE id IN (SELECT to_page_id FROM relation WHERE relation_type = 'supersedes' AND retracted = 0 "
+                f"AND from_page_id IN ({marks}))",
+                (*part, *part),
+            )
+            for table, where in (
+                ("retraction", f"relation_id IN (SELECT id FROM relation WHERE from_page_id IN ({marks}) OR to_page_id IN ({marks}))"),
+                ("relation", f"from_page_id IN ({marks}) OR to_page_id IN ({marks})"),
+            ):
+                db.execute_sql(f"DELETE FROM {table} WHERE {where}", (*part, *part))
+            for table in ("provenance_input", "suppression", "lifecycle_event", "recommendation", "idempotency"):
+                db.execute_sql(f"DELETE FROM {table} WHERE page_id IN ({marks})", part)
+            db.execute_sql(f"DELETE FROM revision WHERE page_id IN ({marks})", part)
+            db.execute_sql(f"DELETE FROM page WHERE id IN ({marks})", part)
+            if rev_rows:
+                self._m.DeletedRevision.insert_many(
+                    [{"revision_id": rev_id, "page_id": pid, "receipt_id": receipt_id} for _, rev_id, pid in rev_rows]
+                ).execute()
+            done += len(part)
+            if progress:
+                progress(done, len(ordered))
+        stamp = ids.now()
+        counts = dict(plan["counts"])
+        self._m.DeletionReceipt.create(
+            receipt_id=receipt_id, namespace=namespace, page_ids=dumps(plan["pages"]), revision_ids=dumps(plan["revisions"]),
+            counts=dumps(counts), actor_type=self.session.actor_type, actor_id=self.session.principal_id,
+            reason=reason, created_at=stamp,
+        )
+        call.counts.update({"pages": counts["pages"], "revisions": counts["revisions"]})
+        return {
+            "receipt_id": receipt_id, "namespace": namespace, "page_ids": plan["pages"], "revision_ids": plan["revisions"],
+            "counts": counts, "created_at": stamp,
+            "actor": {"actor_type": self.session.actor_type, "actor_id": self.session.principal_id}, "reason": reason,
+            "lifecycle_status": "deleted",
+        }
+
+    def _checkpoint(self) -> None:
+        """Fold the WAL into the database and truncate it, so erased pages leave no copy there."""
+        try:
+            self._db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        except Exception:  # a busy reader delays truncation; the next checkpoint completes it
+            pass
+
+    @operation("list_receipts")
+    def list_receipts(self, call: Call, limit: int = 50) -> dict:
+        """Deletion receipts, newest first (ids and counts, never content)."""
+        self._require_somewhere("audit")
+        import json
+
+        m = self._m
+        rows = m.DeletionReceipt.select().order_by(m.DeletionReceipt.id.desc()).limit(max(1, min(limit, 100)))
+        return {"receipts": [
+            {"receipt_id": r.receipt_id, "namespace": r.namespace, "page_ids": json.loads(r.page_ids),
+             "revision_ids": json.loads(r.revision_ids), "counts": json.loads(r.counts), "created_at": r.created_at,
+             "actor": {"actor_type": r.actor_type, "actor_id": r.actor_id}, "reason": r.reason}
+            for r in rows
+        ]}

@@ -1,0 +1,51 @@
+"""Typed errors of the PCP Core contract (pcp-core.md section 3)."""
+
+from __future__ import annotations
+
+
+class PcpError(Exception):
+    """Base of every store error: a stable `code` and a one-sentence message for people."""
+
+    code = "invalid"
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        self.message = message
+
+    def to_dict(self) -> dict:
+        return {"code": self.code, "message": self.message}
+
+
+class NotFound(PcpError):
+    code = "not_found"
+
+
+class Forbidden(PcpError):
+    code = "forbidden"
+
+
+class Conflict(PcpError):
+    code = "conflict"
+
+
+class Invalid(PcpError):
+    code = "invalid"
+
+
+class Cycle(PcpError):
+    code = "cycle"
+
+
+class LimitExceeded(PcpError):
+    code = "limit"
+
+
+class Unsupported(PcpError):
+    code = "unsupported"
+
+
+def not_found(kind: str, ident: str) -> NotFound:
+    """The one not-found message, identical for missing and hidden ids."""
+    return NotFound(f"No {kind} {ident} exists or it is not visible to this session.")

@@ -1,0 +1,79 @@
+"""Identifiers (prefix + ULID) and RFC 3339 timestamps."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from datetime import datetime, timezone
+
+from .errors import Invalid
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_ULID_RE = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}\Z")
+PREFIXES = ("pg", "rev", "rel", "evt", "del", "hnd", "usr", "rec")
+_lock = threading.Lock()
+_last_ms = 0
+_last_rand = 0
+
+
+def ulid() -> str:
+    """A monotonic ULID: 48-bit millisecond time + 80 random bits, sortable by creation."""
+    global _last_ms, _last_rand
+    with _lock:
+        ms = int(time.time() * 1000)
+        if ms <= _last_ms:
+            ms = _last_ms
+            rand = (_last_rand + 1) & ((1 << 80) - 1)
+        else:
+            rand = int.from_bytes(os.urandom(10), "big")
+        _last_ms, _last_rand = ms, rand
+    value = (ms << 80) | rand
+    out = []
+    for _ in range(26):
+        out.append(_CROCKFORD[value & 31])
+        value >>= 5
+    return "".join(reversed(out))
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{ulid()}"
+
+
+def id_kind(ident: str) -> str | None:
+    """The prefix of a well-formed id (`pg`, `rev`, ...), else None."""
+    if not isinstance(ident, str) or "_" not in ident:
+        return None
+    prefix, _, rest = ident.partition("_")
+    if prefix in PREFIXES and _ULID_RE.match(rest):
+        return prefix
+    return None
+
+
+def now() -> str:
+    """Store time: RFC 3339 UTC with milliseconds and Z."""
+    return format_time(datetime.now(timezone.utc))
+
+
+def format_time(moment: datetime) -> str:
+    moment = moment.astimezone(timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def parse_time(value: object, field: str = "timestamp") -> str:
+    """Validate an RFC 3339 timestamp and normalise it to UTC milliseconds with Z."""
+    if not isinstance(value, str) or not value.strip():
+        raise Invalid(f"{field} must be an RFC 3339 timestamp such as 2026-01-31T09:30:00Z.")
+    text = value.strip()
+    if not re.match(r"\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?)?\Z", text):
+        raise Invalid(f"{field} {value!r} is not an RFC 3339 timestamp (e.g. 2026-01-31T09:30:00Z).")
+    if text[-1] in "zZ":
+        text = text[:-1] + "+00:00"
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise Invalid(f"{field} {value!r} is not a valid date and time.") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return format_time(moment)

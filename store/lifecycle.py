@@ -1,0 +1,144 @@
+"""Archive, suppress, tombstone: three different ways to step a page back, none of them erasing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import ids
+from . import validate as v
+from .core import Call, StoreCore, operation
+from .errors import Conflict, Forbidden, Invalid
+
+# operation -> (permission, statuses it may start from, status it leads to)
+TRANSITIONS = {
+    "archive_page": ("archive", ("active",), "archived"),
+    "restore_page": ("archive", ("archived",), "active"),
+    "tombstone_page": ("tombstone", ("active", "archived"), "tombstoned"),
+    "untombstone_page": ("tombstone", ("tombstoned",), None),  # back to the status before the tombstone
+}
+
+
+class LifecycleOps(StoreCore):
+    def _transition(self, call: Call, page_id: str, reason: str) -> dict:
+        permission, sources, target = TRANSITIONS[call.operation]
+        why = v.reason(reason)
+        page = self._page_row(page_id, call, permission)
+        if page.status not in sources:
+            raise Conflict(
+                f"Page {page.page_id} is {page.status}; {call.operation.replace('_page', '')} applies to "
+                f"{' or '.join(sources)} pages."
+            )
+        m = self._m
+        if target is None:
+            last = (
+                m.LifecycleEvent.select(m.LifecycleEvent.from_status)
+                .where((m.LifecycleEvent.page == page.id) & (m.LifecycleEvent.to_status == "tombstoned"))
+                .order_by(m.LifecycleEvent.id.desc()).first()
+            )
+            target = last.from_status if last else "active"
+        stamp = ids.now()
+        event_id = ids.new_id("evt")
+        m.LifecycleEvent.create(
+            event_id=event_id, page=page.id, from_status=page.status, to_status=target,
+            actor_type=self.session.actor_type, actor_id=self.session.principal_id, reason=why, created_at=stamp,
+        )
+        m.Page.update(status=target, updated_at=stamp).where(m.Page.id == page.id).execute()
+        call.counts["pages"] = 1
+        return {"page_id": page.page_id, "lifecycle_status": target if target != "active" or not page.superseded else "superseded",
+                "event_id": event_id}
+
+    @operation("archive_page", write=True)
+    def archive_page(self, call: Call, page_id: str, reason: str) -> dict:
+        """Take a page out of ordinary search; it stays readable by id."""
+        return self._transition(call, page_id, reason)
+
+    @operation("restore_page", write=True)
+    def restore_page(self, call: Call, page_id: str, reason: str) -> dict:
+        """Bring an archived page back into search."""
+        return self._transition(call, page_id, reason)
+
+    @operation("tombstone_page", write=True)
+    def tombstone_page(self, call: Call, page_id: str, reason: str) -> dict:
+        """Withdraw a page from every search, list and bundle; history stays, reversible."""
+        return self._transition(call, page_id, reason)
+
+    @operation("untombstone_page", write=True)
+    def untombstone_page(self, call: Call, page_id: str, reason: str) -> dict:
+        """Undo a tombstone."""
+        return self._transition(call, page_id, reason)
+
+    @operation("recommend_tombstone", write=True)
+    def recommend_tombstone(self, call: Call, page_id: str, reason: str) -> dict:
+        """Record a recommendation (from a model) that the user tombstone a page; nothing is withdrawn."""
+        why = v.reason(reason)
+        page = self._page_row(page_id, call, "read")
+        ns = page.scope.namespace
+        if not any(self.session.allows(p, ns) for p in ("write", "revise", "suppress", "tombstone")):
+            raise Forbidden(f"Recommending a tombstone in scope {ns} needs write, revise or suppress permission there.")
+        rec_id = ids.new_id("rec")
+        self._m.Recommendation.create(
+            recommendation_id=rec_id, page=page.id, reason=why, actor_type=self.session.actor_type,
+            actor_id=self.session.principal_id, created_at=ids.now(),
+        )
+        return {"recommendation_id": rec_id, "page_id": page.page_id, "status": "pending"}
+
+    @operation("list_recommendations")
+    def list_recommendations(self, call: Call, status: str = "pending", limit: int = 50) -> dict:
+        """Tombstone recommendations awaiting the user's review, newest first."""
+        self._require_somewhere("tombstone")
+        m = self._m
+        rows = (
+            m.Recommendation.select(m.Recommendation, m.Page).join(m.Page)
+            .where(m.Recommendation.status == status).order_by(m.Recommendation.id.desc()).limit(max(1, min(limit, 100)))
+        )
+        return {"recommendations": [
+            {"recommendation_id": r.recommendation_id, "page_id": r.page.page_id, "action": r.action, "reason": r.reason,
+             "actor": {"actor_type": r.actor_type, "actor_id": r.actor_id}, "status": r.status, "created_at": r.created_at}
+            for r in rows
+        ]}
+
+    @operation("suppress_pages", write=True)
+    def suppress_pages(self, call: Call, page_ids: Any, context_id: str, reason: str | None = None,
+                       expires_at: str | None = None) -> dict:
+        """Hide pages from searches and bundles that pass this context id, and only there."""
+        ctx = self._context(context_id)
+        expires = v.optional_time(expires_at, "expires_at")
+        pages = [self._page_row(pid, call, "suppress") for pid in self._page_list(page_ids)]
+        m = self._m
+        stamp = ids.now()
+        for page in pages:
+            m.Suppression.insert(
+                page=page.id, context_id=ctx, reason=reason, expires_at=expires, actor_type=self.session.actor_type,
+                actor_id=self.session.principal_id, created_at=stamp,
+            ).on_conflict(
+                conflict_target=[m.Suppression.context_id, m.Suppression.page],
+                update={m.Suppression.reason: reason, m.Suppression.expires_at: expires, m.Suppression.created_at: stamp},
+            ).execute()
+        call.counts["pages"] = len(pages)
+        return {"context_id": ctx, "suppressed": [p.page_id for p in pages]}
+
+    @operation("unsuppress_pages", write=True)
+    def unsuppress_pages(self, call: Call, page_ids: Any, context_id: str) -> dict:
+        """Lift the suppressions of these pages in this context."""
+        ctx = self._context(context_id)
+        pages = [self._page_row(pid, call, "suppress") for pid in self._page_list(page_ids)]
+        m = self._m
+        done = []
+        for page in pages:
+            if m.Suppression.delete().where((m.Suppression.page == page.id) & (m.Suppression.context_id == ctx)).execute():
+                done.append(page.page_id)
+        call.counts["pages"] = len(done)
+        return {"context_id": ctx, "unsuppressed": done}
+
+    @staticmethod
+    def _context(context_id: Any) -> str:
+        if not isinstance(context_id, str) or not context_id.strip() or len(context_id) > 200:
+            raise Invalid("A suppression needs a context id (a task, conversation or query id) of at most 200 characters.")
+        return context_id
+
+    @staticmethod
+    def _page_list(page_ids: Any) -> list[str]:
+        items = [page_ids] if isinstance(page_ids, str) else list(page_ids or [])
+        if not items:
+            raise Invalid("Name at least one page.")
+        return list(dict.fromkeys(items))

@@ -1,0 +1,332 @@
+"""Reading: envelopes, read_pages projections, scopes, capabilities, doctor and the audit log."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from . import ids
+from .core import LIMITS, Call, StoreCore, operation
+from .db import FTS_TABLE, SCHEMA_VERSION
+from .errors import Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported, not_found
+
+PROJECTIONS = ("manifest", "payload", "source_spans", "relations", "facets", "history")
+SEARCH_MODES = ("auto", "text", "exact", "temporal", "graph")
+PROTOCOL_VERSION = "0.4.0-draft"
+MAX_RELATIONS_PER_DIRECTION = 100
+MAX_HISTORY = 100
+
+
+def encode_cursor(value: dict) -> str:
+    return base64.urlsafe_b64encode(json.dumps(value, separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None, kind: str) -> dict | None:
+    if cursor in (None, ""):
+        return None
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        value = json.loads(base64.urlsafe_b64decode(padded.encode()))
+    except (ValueError, TypeError):
+        value = None
+    if not isinstance(value, dict) or value.get("k") != kind:
+        raise Invalid("This cursor does not belong to this listing; start again without a cursor.")
+    return value
+
+
+def clamp(limit: Any, default: int, maximum: int) -> int:
+    if limit is None:
+        return default
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise Invalid("limit must be a whole number.")
+    return max(1, min(limit, maximum))
+
+
+def effective_status(status: str, superseded: int) -> str:
+    """A page's status: its latest lifecycle event, or superseded when a live `supersedes` points at it."""
+    if status != "active":
+        return status
+    return "superseded" if superseded > 0 else "active"
+
+
+class ReadOps(StoreCore):
+    # --- envelopes ---
+
+    def _envelope(self, rev: Any, page: Any, namespace: str, visibility: str, with_content: bool = True) -> dict:
+        status = effective_status(page.status, page.superseded) if rev.id == page.head else "superseded"
+        payload = None
+        if rev.media_type is not None:
+            payload = {"media_type": rev.media_type}
+            if with_content:
+                payload["content"] = rev.content
+        return {
+            "page_id": page.page_id,
+            "revision_id": rev.revision_id,
+            "previous_revision_id": rev.previous_revision_id,
+            "owner_id": self.owner_id,
+            "namespace": namespace,
+            "visibility": visibility,
+            "lifecycle_status": status,
+            "created_at": rev.created_at,
+            "observed_at": rev.observed_at,
+            "valid_from": rev.valid_from,
+            "valid_to": rev.valid_to,
+            "created_by": {"actor_type": rev.actor_type, "actor_id": rev.actor_id},
+            "payload": payload,
+            "source_refs": json.loads(rev.source_refs),
+            "facets": json.loads(rev.facets),
+            "provenance": self._visible_provenance(json.loads(rev.provenance)),
+            "content_digest": rev.content_digest,
+        }
+
+    def _visible_provenance(self, events: list[dict]) -> list[dict]:
+        """Strip inputs this session may not see; mark inputs that were erased (input_deleted)."""
+        wanted = {i for e in events for i in e.get("input_revision_ids", [])}
+        if not wanted:
+            return events
+        m = self._m
+        visible: set[str] = set()
+        rows = (
+            m.Revision.select(m.Revision.revision_id, m.Scope.namespace, m.Page.status)
+            .join(m.Page, on=(m.Revision.page == m.Page.id))
+            .switch(m.Revision)
+            .join(m.Scope, on=(m.Revision.scope == m.Scope.id))
+            .where(m.Revision.revision_id.in_(list(wanted)))
+            .tuples()
+        )
+        for rev_id, ns, status in rows:
+            if self.session.allows("read", ns) and (status != "tombstoned" or self.session.allows("audit", ns)):
+                visible.add(rev_id)
+        deleted = dict(
+            m.DeletedRevision.select(m.DeletedRevision.revision_id, m.DeletedRevision.receipt_id)
+            .where(m.DeletedRevision.revision_id.in_(list(wanted - visible)))
+            .tuples()
+        )
+        out = []
+        for event in events:
+            event = dict(event)
+            inputs = event.get("input_revision_ids", [])
+            event["input_revision_ids"] = [i for i in inputs if i in visible or i in deleted]
+            gone = {i: deleted[i] for i in inputs if i in deleted}
+            if gone:
+                event["input_deleted"] = gone
+            out.append(event)
+        return out
+
+    def _load(self, ident: str, call: Call) -> tuple[Any, Any, Any]:
+        """(revision, page, scope) for a page id (head) or revision id visible to this session."""
+        m = self._m
+        page = self._page_row(ident, call, "read")
+        if ids.id_kind(ident) == "rev":
+            rev = m.Revision.get(m.Revision.revision_id == ident)
+        else:
+            rev = m.Revision.get_by_id(page.head)
+        return rev, page, page.scope
+
+    # --- read_pages ---
+
+    @operation("read_pages")
+    def read_pages(self, call: Call, ids_: list[str] | str, projections: Any = ("manifest", "payload"),
+                   max_chars: int | None = None) -> dict:
+        """Read pages (their current revision) or exact revisions, within one shared character budget."""
+        requested = [ids_] if isinstance(ids_, str) else list(ids_ or [])
+        if not requested:
+            raise Invalid("Give at least one page or revision id to read.")
+        if len(requested) > LIMITS["max_ids_per_read"]:
+            raise LimitExceeded(f"Read at most {LIMITS['max_ids_per_read']} ids per call; you gave {len(requested)}.")
+        wanted = self._projections(projections)
+        budget = clamp(max_chars, LIMITS["max_chars_per_read"], LIMITS["max_chars_per_read"]) if max_chars != 0 else 0
+        if not self.session.may_anywhere("read"):
+            raise Forbidden("This session has no read permission.")
+        results, readable = [], 0
+        for ident in requested:
+            try:
+                rev, page, scope = self._load(str(ident), call)
+            except PcpError as exc:
+                results.append({"requested_id": ident, "error": exc.to_dict()})
+                continue
+            readable += 1
+            env = self._envelope(rev, page, scope.namespace, scope.visibility, with_content="payload" in wanted)
+            truncated = False
+            if env["payload"] is not None and "content" in env["payload"]:
+                text = env["payload"]["content"] or ""
+                if len(text) > budget:
+                    env["payload"]["content"] = text[:budget]
+                    truncated = True
+                budget -= len(env["payload"]["content"])
+            result = {"requested_id": ident, "revision": env, "current_revision_id": page.head_revision_id,
+                      "truncated": truncated}
+            if "relations" in wanted:
+                result["relations"] = self._relations_of(page)
+            if "history" in wanted:
+                result["history"] = self._history(page)
+            if "source_spans" in wanted:
+                result["source_spans"] = env["source_refs"]
+            if "facets" in wanted:
+                result["facets"] = env["facets"]
+            results.append(result)
+        call.counts["read"] = readable
+        if readable == 0:
+            first = results[0]["error"]
+            raise NotFound(first["message"] if len(results) == 1 else "None of the requested ids exist or are visible to this session.")
+        return {"results": results}
+
+    def _projections(self, projections: Any) -> set[str]:
+        if isinstance(projections, str):
+            projections = [p.strip() for p in projections.split(",") if p.strip()]
+        wanted = set(projections or ("manifest", "payload"))
+        unknown = sorted(wanted - set(PROJECTIONS))
+        if unknown:
+            raise Unsupported(f"Projection {', '.join(unknown)} is not supported; use {', '.join(PROJECTIONS)}.")
+        return wanted
+
+    def _relations_of(self, page: Any) -> dict:
+        """Live relations of a page whose other end this session may read."""
+        out: dict[str, list] = {"outgoing": [], "incoming": []}
+        read_sql, read_params = self._scope_filter("read")
+        audit_sql, audit_params = self._scope_filter("audit")
+        for direction, mine, other in (("outgoing", "from_page_id", "to_page_id"), ("incoming", "to_page_id", "from_page_id")):
+            sql = (
+                "SELECT r.relation_id, r.relation_type, fp.page_id, r.from_revision_id, tp.page_id, r.to_revision_id, "
+                "r.created_at, r.actor_type, r.actor_id FROM relation r "
+                "JOIN page fp ON fp.id = r.from_page_id JOIN page tp ON tp.id = r.to_page_id "
+                f"JOIN page op ON op.id = r.{other} JOIN scope s ON s.id = op.scope_id "
+                f"WHERE r.{mine} = ? AND r.retracted = 0 AND {read_sql} "
+                f"AND (op.status != 'tombstoned' OR {audit_sql}) ORDER BY r.id LIMIT ?"
+            )
+            rows = self._db.execute_sql(sql, (page.id, *read_params, *audit_params, MAX_RELATIONS_PER_DIRECTION)).fetchall()
+            out[direction] = [
+                {"relation_id": r[0], "relation_type": r[1], "from_page_id": r[2], "from_revision_id": r[3],
+                 "to_page_id": r[4], "to_revision_id": r[5], "created_at": r[6],
+                 "created_by": {"actor_type": r[7], "actor_id": r[8]}}
+                for r in rows
+            ]
+        return out
+
+    def _history(self, page: Any) -> list[dict]:
+        m = self._m
+        rows = (
+            m.Revision.select(m.Revision.id, m.Revision.revision_id, m.Revision.created_at, m.Revision.actor_type,
+                              m.Revision.actor_id, m.Revision.content_digest)
+            .where(m.Revision.page == page.id).order_by(m.Revision.seq.desc()).limit(MAX_HISTORY)
+        )
+        return [
+            {"revision_id": r.revision_id, "created_at": r.created_at,
+             "created_by": {"actor_type": r.actor_type, "actor_id": r.actor_id}, "content_digest": r.content_digest,
+             "lifecycle_status": effective_status(page.status, page.superseded) if r.id == page.head else "superseded"}
+            for r in rows
+        ]
+
+    # --- scopes ---
+
+    @operation("list_scopes")
+    def list_scopes(self, call: Call, query: str | None = None, limit: int | None = None, cursor: str | None = None) -> dict:
+        """Scopes visible to this session, with page counts and last activity (payloads never read)."""
+        self._require_somewhere("list_scopes")
+        size = clamp(limit, LIMITS["default_hits"], LIMITS["max_list"])
+        after = decode_cursor(cursor, "scopes")
+        where, params = self._scope_filter("list_scopes")
+        sql = f"SELECT s.id FROM scope s WHERE {where}"
+        if query:
+            sql += " AND (instr(pcp_fold(s.namespace), pcp_fold(?)) > 0 OR instr(pcp_fold(s.display_name), pcp_fold(?)) > 0)"
+            params += [query, query]
+        if after:
+            sql += " AND s.namespace > ?"
+            params.append(after["ns"])
+        sql += " ORDER BY s.namespace LIMIT ?"
+        params.append(size + 1)
+        scope_ids = [r[0] for r in self._db.execute_sql(sql, params).fetchall()]
+        more = len(scope_ids) > size
+        scopes = []
+        for scope in self._m.Scope.select().where(self._m.Scope.id.in_(scope_ids[:size])).order_by(self._m.Scope.namespace):
+            count, last = self._db.execute_sql(
+                "SELECT COUNT(*), MAX(updated_at) FROM page WHERE scope_id = ? AND status != 'tombstoned'", (scope.id,)
+            ).fetchone()
+            scopes.append(self._scope_dict(scope, count, max(filter(None, (last, scope.updated_at)))))
+            call.scopes.add(scope.namespace)
+        call.counts["scopes"] = len(scopes)
+        return {"scopes": scopes, "next_cursor": encode_cursor({"k": "scopes", "ns": scopes[-1]["namespace"]}) if more else None}
+
+    # --- capabilities, doctor, audit ---
+
+    def describe_capabilities(self) -> dict:
+        """What this store supports; every advertised mode and projection works."""
+        from .writes import RECOMMENDED_RELATION_TYPES
+
+        return {
+            "protocol_version": PROTOCOL_VERSION,
+            "search_modes": list(SEARCH_MODES),
+            "projections": list(PROJECTIONS),
+            "limits": dict(LIMITS),
+            "relation_types": list(RECOMMENDED_RELATION_TYPES),
+            "relation_types_open": True,
+            "lifecycle_statuses": ["active", "superseded", "archived", "tombstoned"],
+            "flags": {
+                "event_ingest": True,
+                "revision_conflicts": True,
+                "durable_deletion": True,
+                "suppression": True,
+                "access_sessions": True,
+                "audit_log": True,
+            },
+        }
+
+    @operation("doctor")
+    def doctor(self, call: Call) -> dict:
+        """Integrity check, counts, SQLite version and full-text index state."""
+        self._require_somewhere("audit")
+        db = self._db
+        integrity = db.execute_sql("PRAGMA quick_check").fetchone()[0]
+        counts = {}
+        for table in ("scope", "page", "revision", "relation", "lifecycle_event", "suppression", "deletion_receipt", "audit_event"):
+            counts[table] = db.execute_sql(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+        try:
+            db.execute_sql(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES('integrity-check', 0)")
+            fts_state = "ok"
+        except Exception as exc:  # reported, not raised: doctor describes damage
+            fts_state = f"damaged: {exc}"
+        fts_rows = db.execute_sql(f"SELECT COUNT(*) FROM {FTS_TABLE}").fetchone()[0]
+        return {
+            "integrity": integrity,
+            "sqlite_version": db.execute_sql("SELECT sqlite_version()").fetchone()[0],
+            "schema_version": SCHEMA_VERSION,
+            "path": str(self.path),
+            "owner_id": self.owner_id,
+            "counts": counts,
+            "fts": {"state": fts_state, "rows": fts_rows, "tokenizer": "unicode61 + CJK per-character segmentation",
+                    "secure_delete": True},
+            "journal_mode": db.execute_sql("PRAGMA journal_mode").fetchone()[0],
+        }
+
+    @operation("audit_log")
+    def audit_log(self, call: Call, decision: str | None = None, operation: str | None = None,
+                  principal: str | None = None, limit: int | None = None, cursor: str | None = None) -> dict:
+        """Audit events, newest first (metadata only)."""
+        self._require_somewhere("audit")
+        if decision is not None and decision not in ("allowed", "denied", "failed"):
+            raise Invalid("decision must be allowed, denied or failed.")
+        size = clamp(limit, LIMITS["default_hits"], LIMITS["max_list"])
+        after = decode_cursor(cursor, "audit")
+        m = self._m
+        query = m.AuditEvent.select()
+        if not self.session.is_owner:  # a model client with audit sees its own trail only
+            query = query.where((m.AuditEvent.principal_type == self.session.principal_type)
+                                & (m.AuditEvent.principal_id == self.session.principal_id))
+        if decision:
+            query = query.where(m.AuditEvent.decision == decision)
+        if operation:
+            query = query.where(m.AuditEvent.operation == operation)
+        if principal:
+            query = query.where(m.AuditEvent.principal_id == principal)
+        if after:
+            query = query.where(m.AuditEvent.id < after["id"])
+        rows = list(query.order_by(m.AuditEvent.id.desc()).limit(size + 1))
+        more = len(rows) > size
+        events = [
+            {"event_id": r.event_id, "time": r.time, "principal_type": r.principal_type, "principal_id": r.principal_id,
+             "operation": r.operation, "scopes": json.loads(r.scopes), "decision": r.decision,
+             "counts": json.loads(r.counts), "duration_ms": r.duration_ms, "error_code": r.error_code}
+            for r in rows[:size]
+        ]
+        return {"events": events, "next_cursor": encode_cursor({"k": "audit", "id": rows[size - 1].id}) if more else None}

@@ -1,0 +1,233 @@
+"""search_pages: authorization inside the SQL, before ranking, counting, snippets or traversal."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from . import ids as idmod
+from .core import LIMITS, Call, StoreCore, dumps, operation
+from .db import FTS_TABLE
+from .errors import Invalid, Unsupported
+from .reads import PROJECTIONS, SEARCH_MODES, clamp, decode_cursor, effective_status, encode_cursor
+from .text import fts_query, snippet
+
+STATUSES = ("active", "superseded", "archived", "tombstoned")
+FILTER_KEYS = {"lifecycle_status", "relation_types", "created_after", "created_before", "media_types", "actor_types"}
+STATUS_SQL = (
+    "(CASE WHEN r.id != p.head THEN 'superseded' WHEN p.status != 'active' THEN p.status "
+    "WHEN p.superseded > 0 THEN 'superseded' ELSE 'active' END)"
+)
+
+
+class SearchOps(StoreCore):
+    @operation("search_pages")
+    def search_pages(
+        self, call: Call, query: str = "", scopes: Any = (), mode: str = "auto", filters: dict | None = None,
+        limit: int | None = None, cursor: str | None = None, context_id: str | None = None,
+        all_revisions: bool = False,
+    ) -> dict:
+        """Search head revisions (or all with all_revisions) in the scopes this session may search."""
+        if mode not in SEARCH_MODES:
+            raise Unsupported(f"Search mode {mode!r} is not supported; use {', '.join(SEARCH_MODES)}.")
+        query = query or ""
+        if not isinstance(query, str):
+            raise Invalid("The query must be text.")
+        self._require_somewhere("search")
+        named = self._named_scopes(call, scopes, "search")
+        size = clamp(limit, LIMITS["default_hits"], LIMITS["max_hits"])
+        flt = self._filters(filters, all_revisions)
+        fingerprint = hashlib.sha256(
+            dumps([query, sorted(named), mode, flt, context_id, bool(all_revisions)]).encode()
+        ).hexdigest()[:16]
+        state = decode_cursor(cursor, "search")
+        if state is not None and state.get("f") != fingerprint:
+            raise Invalid("This cursor belongs to another search; repeat the search without a cursor.")
+        offset = state["o"] if state else 0
+        used = state["m"] if state else mode
+        where, params = self._where(named, flt, context_id, bool(all_revisions))
+
+        if used == "auto":
+            if not query.strip():
+                used = "temporal"
+            else:
+                rows = self._run("text", query, where, params, size + 1, offset, flt, bool(all_revisions), call)
+                used = "text" if rows or offset else "exact"
+                if used == "text":
+                    return self._page_of_hits(rows, size, offset, "text", query, fingerprint, call)
+        rows = self._run(used, query, where, params, size + 1, offset, flt, bool(all_revisions), call)
+        return self._page_of_hits(rows, size, offset, used, query, fingerprint, call)
+
+    def _page_of_hits(self, rows: list, size: int, offset: int, used: str, query: str, fingerprint: str, call: Call) -> dict:
+        more = len(rows) > size
+        hits = self._hits(rows[:size], used, query)
+        call.counts["hits"] = len(hits)
+        call.scopes.update(h["namespace"] for h in hits)
+        next_cursor = encode_cursor({"k": "search", "o": offset + size, "m": used, "f": fingerprint}) if more else None
+        return {"hits": hits, "next_cursor": next_cursor}
+
+    def _filters(self, filters: dict | None, all_revisions: bool) -> dict:
+        flt = dict(filters or {})
+        unknown = set(flt) - FILTER_KEYS
+        if unknown:
+            raise Unsupported(f"Search filter {', '.join(sorted(unknown))} is not supported.")
+        statuses = flt.get("lifecycle_status")
+        if statuses is None or statuses == []:
+            statuses = [s for s in STATUSES if s != "tombstoned"] if all_revisions else ["active"]
+        if isinstance(statuses, str):
+            statuses = [s.strip() for s in statuses.split(",") if s.strip()]
+        bad = sorted(set(statuses) - set(STATUSES))
+        if bad:
+            raise Invalid(f"Unknown lifecycle status {', '.join(bad)}; use {', '.join(STATUSES)}.")
+        flt["lifecycle_status"] = sorted(set(statuses))
+        for key in ("relation_types", "media_types", "actor_types"):
+            value = flt.get(key)
+            if value is not None:
+                if isinstance(value, str):
+                    value = [value]
+                if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+                    raise Invalid(f"The {key} filter must be a list of strings.")
+                flt[key] = sorted(set(value))
+        for key in ("created_after", "created_before"):
+            if flt.get(key) is not None:
+                flt[key] = idmod.parse_time(flt[key], key)
+        return flt
+
+    def _where(self, named: list[str], flt: dict, context_id: str | None, all_revisions: bool) -> tuple[str, list]:
+        """The WHERE clause every mode shares: grants, named scopes, status, filters, suppressions."""
+        search_sql, params = self._scope_filter("search")
+        parts = [search_sql]
+        if named:
+            parts.append("s.namespace IN (" + ",".join("?" * len(named)) + ")")
+            params += named
+        if not all_revisions:
+            parts.append("r.id = p.head")
+        statuses = flt["lifecycle_status"]
+        if statuses == ["active"]:
+            parts.append("r.id = p.head AND p.status = 'active' AND p.superseded = 0")
+        else:
+            parts.append(f"{STATUS_SQL} IN (" + ",".join("?" * len(statuses)) + ")")
+            params += statuses
+        if "tombstoned" in statuses:
+            audit_sql, audit_params = self._scope_filter("audit")
+            parts.append(f"(p.status != 'tombstoned' OR {audit_sql})")
+            params += audit_params
+        else:
+            parts.append("p.status != 'tombstoned'")
+        if flt.get("media_types"):
+            parts.append("r.media_type IN (" + ",".join("?" * len(flt["media_types"])) + ")")
+            params += flt["media_types"]
+        if flt.get("actor_types"):
+            parts.append("r.actor_type IN (" + ",".join("?" * len(flt["actor_types"])) + ")")
+            params += flt["actor_types"]
+        if flt.get("created_after"):
+            parts.append("r.created_at >= ?")
+            params.append(flt["created_after"])
+        if flt.get("created_before"):
+            parts.append("r.created_at < ?")
+            params.append(flt["created_before"])
+        if flt.get("relation_types"):
+            marks = ",".join("?" * len(flt["relation_types"]))
+            parts.append(
+                f"EXISTS (SELECT 1 FROM relation x WHERE x.retracted = 0 AND x.relation_type IN ({marks}) "
+                "AND (x.from_page_id = p.id OR x.to_page_id = p.id))"
+            )
+            params += flt["relation_types"]
+        if context_id:
+            parts.append(
+                "NOT EXISTS (SELECT 1 FROM suppression x WHERE x.page_id = p.id AND x.context_id = ? "
+                "AND (x.expires_at IS NULL OR x.expires_at > ?))"
+            )
+            params += [context_id, idmod.now()]
+        return " AND ".join(parts), params
+
+    def _run(self, mode: str, query: str, where: str, params: list, limit: int, offset: int, flt: dict,
+             all_revisions: bool, call: Call) -> list[tuple[int, float]]:
+        """(revision pk, score) rows of one mode, already filtered by access."""
+        db = self._db
+        joins = "JOIN page p ON p.id = r.page_id JOIN scope s ON s.id = p.scope_id"
+        if mode == "text":
+            match = fts_query(query)
+            if match is None:
+                return []
+            sql = (
+                f"SELECT r.id, bm25({FTS_TABLE}, 4.0, 1.0, 2.0) AS score FROM {FTS_TABLE} "
+                f"JOIN revision r ON r.id = {FTS_TABLE}.rowid {joins} "
+                f"WHERE {FTS_TABLE} MATCH ? AND {where} ORDER BY score, r.id LIMIT ? OFFSET ?"
+            )
+            return [(r[0], -r[1]) for r in db.execute_sql(sql, [match, *params, limit, offset]).fetchall()]
+        if mode in ("exact", "temporal"):
+            order = "r.created_at DESC, r.id DESC" if all_revisions else "p.sort_time DESC, p.id DESC"
+            extra, extra_params = "", []
+            if query.strip():
+                extra = " AND (instr(pcp_fold(r.content), pcp_fold(?)) > 0 OR instr(pcp_fold(r.title), pcp_fold(?)) > 0)"
+                extra_params = [query.strip(), query.strip()]
+            base = "FROM revision r " + joins if all_revisions else "FROM page p JOIN revision r ON r.id = p.head JOIN scope s ON s.id = p.scope_id"
+            sql = f"SELECT r.id, 0.0 {base} WHERE {where}{extra} ORDER BY {order} LIMIT ? OFFSET ?"
+            rows = db.execute_sql(sql, [*params, *extra_params, limit, offset]).fetchall()
+            return [(r[0], 1.0 if mode == "exact" else 0.0) for r in rows]
+        return self._graph(query, where, params, limit, offset, flt, call)
+
+    def _graph(self, query: str, where: str, params: list, limit: int, offset: int, flt: dict, call: Call) -> list:
+        """Neighbours of a page or revision over live relations and provenance, in either direction."""
+        ident = query.strip()
+        page = self._page_row(ident, call, "search")  # not_found for missing or hidden
+        types = flt.get("relation_types") or []
+        type_sql = (" AND relation_type IN (" + ",".join("?" * len(types)) + ")") if types else ""
+        neighbours = (
+            f"SELECT to_page_id AS n FROM relation WHERE retracted = 0 AND from_page_id = ?{type_sql} "
+            f"UNION SELECT from_page_id FROM relation WHERE retracted = 0 AND to_page_id = ?{type_sql} "
+        )
+        n_params: list = [page.id, *types, page.id, *types]
+        if not types:
+            neighbours += (
+                "UNION SELECT input_page FROM provenance_input WHERE page_id = ? AND input_page IS NOT NULL "
+                "UNION SELECT page_id FROM provenance_input WHERE input_page = ?"
+            )
+            n_params += [page.id, page.id]
+        sql = (
+            "SELECT r.id, 1.0 FROM page p JOIN revision r ON r.page_id = p.id JOIN scope s ON s.id = p.scope_id "
+            f"WHERE p.id IN ({neighbours}) AND p.id != ? AND {where} ORDER BY p.sort_time DESC, r.id DESC LIMIT ? OFFSET ?"
+        )
+        return self._db.execute_sql(sql, [*n_params, page.id, *params, limit, offset]).fetchall()
+
+    def _hits(self, rows: list, matched_by: str, query: str) -> list[dict]:
+        if not rows:
+            return []
+        m = self._m
+        by_id = {
+            r.id: r
+            for r in m.Revision.select(m.Revision, m.Page, m.Scope)
+            .join(m.Page, on=(m.Revision.page == m.Page.id))
+            .switch(m.Revision)
+            .join(m.Scope, on=(m.Revision.scope == m.Scope.id))
+            .where(m.Revision.id.in_([row[0] for row in rows]))
+        }
+        hits = []
+        for rev_pk, score in rows:
+            rev = by_id[rev_pk]
+            page, scope = rev.page, rev.scope
+            if rev.content is not None:
+                text, start, end = snippet(rev.content, query if matched_by != "graph" else "")
+                projection = "payload"
+            else:
+                text, start, end = snippet(rev.title, query)
+                projection = "manifest"
+            projections = [p for p in PROJECTIONS if p != "payload" or rev.content is not None]
+            hits.append({
+                "page_id": page.page_id,
+                "revision_id": rev.revision_id,
+                "namespace": scope.namespace,
+                "owner_id": self.owner_id,
+                "lifecycle_status": effective_status(page.status, page.superseded) if rev.id == page.head else "superseded",
+                "title": rev.title,
+                "snippet": text,
+                "projection": projection,
+                "range": [start, end],
+                "matched_by": matched_by,
+                "score": round(float(score), 6),
+                "projections": projections,
+                "created_at": rev.created_at,
+                "observed_at": rev.observed_at,
+            })
+        return hits

@@ -1,0 +1,160 @@
+"""Validation of caller input against the envelope rules (pcp-core.md sections 1 and 8)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from . import ids
+from .core import LIMITS, dumps
+from .errors import Invalid, LimitExceeded
+
+OPERATIONS = ("ingest", "write", "revise", "derive", "import")
+ACTOR_TYPES = ("user", "model", "tool", "system")
+SOURCE_REF_KEYS = {"uri", "locator", "media_type", "content_digest"}
+
+
+def content_digest(content: str | None) -> str | None:
+    if content is None:
+        return None
+    return "sha256:" + hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def body_digest(body: Any) -> str:
+    return hashlib.sha256(dumps(body).encode("utf-8")).hexdigest()
+
+
+def namespace(value: Any) -> str:
+    lo, hi = LIMITS["namespace_chars"]
+    if not isinstance(value, str) or not (lo <= len(value) <= hi) or value != value.strip():
+        raise Invalid(f"A namespace must be {lo} to {hi} characters without surrounding spaces (e.g. project:alpha).")
+    return value
+
+
+def relation_type(value: Any) -> str:
+    lo, hi = LIMITS["relation_type_chars"]
+    if not isinstance(value, str) or not (lo <= len(value) <= hi) or not value.strip():
+        raise Invalid(f"A relation type must be {lo} to {hi} characters (e.g. derived_from).")
+    return value
+
+
+def payload(value: Any, content: Any = None, media_type: Any = None) -> dict | None:
+    """Normalise `payload` or (`content`, `media_type`) into {media_type, content} or None."""
+    if value is not None and content is not None:
+        raise Invalid("Give either payload or content, not both.")
+    if value is None and content is None:
+        return None
+    if value is not None:
+        if not isinstance(value, dict) or set(value) - {"media_type", "content"}:
+            raise Invalid("payload must be an object with media_type and content.")
+        content, media_type = value.get("content"), value.get("media_type", media_type)
+    if not isinstance(content, str):
+        raise Invalid("Payload content must be text.")
+    if len(content) > LIMITS["max_payload_chars"]:
+        raise LimitExceeded(
+            f"The payload has {len(content):,} characters; the limit is {LIMITS['max_payload_chars']:,}."
+        )
+    if media_type is None:
+        media_type = "text/markdown"
+    if not isinstance(media_type, str) or not media_type.strip():
+        raise Invalid("The payload media type must be a non-empty string such as text/markdown.")
+    if "\x00" in content:
+        raise Invalid("Payload content may not contain NUL characters.")
+    return {"media_type": media_type, "content": content}
+
+
+def source_refs(value: Any) -> list[dict]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise Invalid("source_refs must be a list of objects with a uri.")
+    out = []
+    for ref in value:
+        if isinstance(ref, str):
+            ref = {"uri": ref}
+        if not isinstance(ref, dict) or not isinstance(ref.get("uri"), str) or not ref["uri"].strip():
+            raise Invalid("Every source ref needs a non-empty uri.")
+        unknown = set(ref) - SOURCE_REF_KEYS
+        if unknown:
+            raise Invalid(f"Unknown source ref field {', '.join(sorted(unknown))}; allowed: uri, locator, media_type, content_digest.")
+        for key in ("media_type", "content_digest"):
+            if key in ref and not isinstance(ref[key], str):
+                raise Invalid(f"Source ref {key} must be a string.")
+        out.append(dict(ref))
+    return out
+
+
+def facets(value: Any) -> dict:
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise Invalid("Facets must be a JSON object, e.g. {\"title\": \"Notes\"}.") from None
+    if not isinstance(value, dict):
+        raise Invalid("Facets must be a JSON object, e.g. {\"title\": \"Notes\"}.")
+    if "title" in value and not isinstance(value["title"], str):
+        raise Invalid("The title facet must be a string.")
+    if "summary" in value and not isinstance(value["summary"], str):
+        raise Invalid("The summary facet must be a string.")
+    if "keywords" in value and (
+        not isinstance(value["keywords"], list) or not all(isinstance(k, str) for k in value["keywords"])
+    ):
+        raise Invalid("The keywords facet must be a list of strings.")
+    try:
+        dumps(value)
+    except (TypeError, ValueError):
+        raise Invalid("Facets must contain only JSON values.") from None
+    return value
+
+
+def provenance(value: Any) -> list[dict]:
+    """Caller-given provenance events (operation, input_revision_ids, tool_or_model?)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise Invalid("provenance must be a list of events.")
+    out = []
+    for event in value:
+        if not isinstance(event, dict):
+            raise Invalid("Every provenance event must be an object.")
+        op = event.get("operation", "derive")
+        if op not in OPERATIONS:
+            raise Invalid(f"Provenance operation {op!r} is not one of {', '.join(OPERATIONS)}.")
+        inputs = event.get("input_revision_ids", [])
+        if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
+            raise Invalid("input_revision_ids must be a list of revision ids.")
+        if len(inputs) > LIMITS["max_provenance_inputs"]:
+            raise LimitExceeded(
+                f"A provenance event lists {len(inputs)} inputs; the limit is {LIMITS['max_provenance_inputs']}."
+            )
+        tool = event.get("tool_or_model")
+        if tool is not None and not isinstance(tool, str):
+            raise Invalid("tool_or_model must be a string.")
+        unknown = set(event) - {"operation", "input_revision_ids", "tool_or_model", "actor_type", "actor_id", "timestamp"}
+        if unknown:
+            raise Invalid(f"Unknown provenance field {', '.join(sorted(unknown))}.")
+        out.append({"operation": op, "input_revision_ids": list(dict.fromkeys(inputs)), "tool_or_model": tool})
+    return out
+
+
+def optional_time(value: Any, field: str) -> str | None:
+    return None if value is None else ids.parse_time(value, field)
+
+
+def idempotency_key(value: Any, required: bool = False) -> str | None:
+    if value is None or value == "":
+        if required:
+            raise Invalid("This operation needs an idempotency key so that retries never duplicate history.")
+        return None
+    if not isinstance(value, str) or len(value) > 200:
+        raise Invalid("An idempotency key must be a string of at most 200 characters.")
+    return value
+
+
+def reason(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise Invalid("Give a reason (a short sentence) for this change.")
+    return value

@@ -1,0 +1,499 @@
+"""Write, revise, ingest, link and unlink: every way new history enters the store."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Iterable
+
+from . import ids
+from . import validate as v
+from .core import Call, StoreCore, dumps, operation
+from .db import FTS_TABLE
+from .errors import Conflict, Cycle, Forbidden, Invalid, not_found
+from .text import first_line, segment
+
+DERIVATION_TYPES = ("derived_from", "summarizes", "aggregates")
+RECOMMENDED_RELATION_TYPES = (
+    "contains", "derived_from", "depends_on", "defines", "uses", "supports", "contradicts", "supersedes",
+    "inspired_by", "related_to", "responds_to", "continues", "summarizes", "aggregates", "links_to",
+)
+
+
+def facet_text(facets: dict) -> str:
+    """The searchable text of facets other than the title (summary, keywords, anchors, symbols...)."""
+    parts: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+
+    for key, value in facets.items():
+        if key != "title":
+            walk(value)
+    return "\n".join(parts)
+
+
+def page_title(facets: dict, payload: dict | None, source_refs: list[dict]) -> str:
+    if facets.get("title"):
+        return facets["title"]
+    if payload:
+        return first_line(payload["content"])
+    return source_refs[0]["uri"] if source_refs else ""
+
+
+class WriteOps(StoreCore):
+    # --- scopes ---
+
+    @operation("create_scope", write=True)
+    def create_scope(
+        self, call: Call, namespace: str, display_name: str | None = None, description: str | None = None,
+        parent: str | None = None, visibility: str = "private",
+    ) -> dict:
+        """Create a scope (a namespace) with its display name, description and parent."""
+        ns = v.namespace(namespace)
+        self._require(call, "manage_scope", ns)
+        if visibility not in ("private", "shared"):
+            raise Invalid("Visibility must be private or shared.")
+        if parent is not None:
+            v.namespace(parent)
+        if self._scope_row(ns) is not None:
+            raise Conflict(f"Scope {ns} already exists.")
+        scope = self._new_scope(ns, display_name, description, parent, visibility)
+        return self._scope_dict(scope, 0, None)
+
+    def _new_scope(self, ns: str, display_name: str | None = None, description: str | None = None,
+                   parent: str | None = None, visibility: str = "private") -> Any:
+        stamp = ids.now()
+        if parent is None and ":" in ns:
+            parent = None  # grouping by prefix is the reader's business; parent is only what the user says
+        return self._m.Scope.create(
+            namespace=ns, owner_id=self.owner_id, visibility=visibility, display_name=display_name or ns,
+            description=description, parent=parent, created_at=stamp, updated_at=stamp,
+        )
+
+    def _scope_for_write(self, call: Call, ns: str, permission: str) -> Any:
+        self._require(call, permission, ns)
+        scope = self._scope_row(ns)
+        if scope is None:
+            self._require(call, "manage_scope", ns)
+            scope = self._new_scope(ns)
+        return scope
+
+    def _scope_dict(self, scope: Any, page_count: int, last_activity: str | None) -> dict:
+        return {
+            "namespace": scope.namespace,
+            "display_name": scope.display_name,
+            "description": scope.description,
+            "parent": scope.parent,
+            "visibility": scope.visibility,
+            "owner_id": scope.owner_id,
+            "permissions": sorted(self.session.permissions_in(scope.namespace)),
+            "page_count": page_count,
+            "last_activity": last_activity,
+        }
+
+    # --- idempotency ---
+
+    def _replay(self, call: Call, key: str | None, body: Any) -> dict | None:
+        """The first result for this key and body; conflict when the body differs."""
+        if key is None:
+            return None
+        m = self._m
+        row = m.Idempotency.get_or_none(
+            (m.Idempotency.principal == self._principal_key())
+            & (m.Idempotency.operation == call.operation)
+            & (m.Idempotency.key == key)
+        )
+        if row is None:
+            return None
+        if row.body_digest != v.body_digest(body):
+            raise Conflict(f"Idempotency key {key!r} was already used for a different {call.operation} request.")
+        result = json.loads(row.result)
+        result["created"] = False
+        call.counts["replayed"] = 1
+        return result
+
+    def _remember(self, call: Call, key: str | None, body: Any, result: dict, page_pk: int | None) -> None:
+        if key is None:
+            return
+        self._m.Idempotency.create(
+            principal=self._principal_key(), operation=call.operation, key=key, body_digest=v.body_digest(body),
+            result=dumps(result), page=page_pk, created_at=ids.now(),
+        )
+
+    def _principal_key(self) -> str:
+        return f"{self.session.principal_type}:{self.session.principal_id}"
+
+    # --- resolving ids ---
+
+    def _resolve_revision(self, ident: str, call: Call) -> tuple[Any, Any]:
+        """(page, revision) for a page id (its head) or a revision id, if visible."""
+        m = self._m
+        page = self._page_row(ident, call, "read")
+        if ids.id_kind(ident) == "rev":
+            rev = m.Revision.get(m.Revision.revision_id == ident)
+        else:
+            rev = m.Revision.get_by_id(page.head)
+        return page, rev
+
+    # --- the write path shared by write_page, ingest_event and importers ---
+
+    def _create_page(
+        self, call: Call, *, namespace: str, permission: str, payload: dict | None, source_refs: list[dict],
+        facets: dict, provenance: list[dict], default_operation: str, observed_at: str | None = None,
+        valid_from: str | None = None, valid_to: str | None = None, relations: list[dict] | None = None,
+        actor: tuple[str, str] | None = None,
+    ) -> dict:
+        if payload is None and not source_refs:
+            raise Invalid("A page needs a payload or at least one source ref.")
+        scope = self._scope_for_write(call, namespace, permission)
+        stamp = ids.now()
+        actor_type, actor_id = actor or (self.session.actor_type, self.session.principal_id)
+        inputs = self._check_inputs(call, provenance, namespace, None)
+        page = self._m.Page.create(
+            page_id=ids.new_id("pg"), scope=scope, status="active", title="", actor_type=actor_type,
+            created_at=stamp, updated_at=stamp, sort_time=observed_at or stamp,
+        )
+        events = provenance or [{"operation": default_operation, "input_revision_ids": [], "tool_or_model": None}]
+        rev = self._insert_revision(
+            page, scope, None, 1, stamp, payload, source_refs, facets, events, inputs, actor_type, actor_id,
+            observed_at, valid_from, valid_to,
+        )
+        page.head, page.head_revision_id = rev.id, rev.revision_id
+        page.title, page.media_type = rev.title, rev.media_type
+        page.save()
+        for rel in relations or []:
+            self._link(call, page, rev, rel["relation_type"], rel["to"])
+        scope.updated_at = stamp
+        scope.save()
+        call.counts["pages"] = call.counts.get("pages", 0) + 1
+        return {"page_id": page.page_id, "revision_id": rev.revision_id, "created": True}
+
+    def _insert_revision(
+        self, page: Any, scope: Any, previous: Any, seq: int, stamp: str, payload: dict | None,
+        source_refs: list[dict], facets: dict, events: list[dict], inputs: list[tuple[str, int | None]],
+        actor_type: str, actor_id: str, observed_at: str | None, valid_from: str | None, valid_to: str | None,
+    ) -> Any:
+        provenance = [
+            {
+                "operation": e["operation"],
+                "actor_type": actor_type,
+                "actor_id": actor_id,
+                "timestamp": stamp,
+                "input_revision_ids": e["input_revision_ids"],
+                **({"tool_or_model": e["tool_or_model"]} if e.get("tool_or_model") else {}),
+            }
+            for e in events
+        ]
+        rev = self._m.Revision.create(
+            revision_id=ids.new_id("rev"), page=page, seq=seq,
+            previous_revision_id=previous.revision_id if previous is not None else None, scope=scope,
+            created_at=stamp, observed_at=observed_at, valid_from=valid_from, valid_to=valid_to,
+            actor_type=actor_type, actor_id=actor_id,
+            media_type=payload["media_type"] if payload else None,
+            content=payload["content"] if payload else None,
+            content_digest=v.content_digest(payload["content"]) if payload else None,
+            title=page_title(facets, payload, source_refs), facets=dumps(facets),
+            source_refs=dumps(source_refs), provenance=dumps(provenance),
+        )
+        for input_id, input_page in inputs:
+            self._m.ProvenanceInput.create(revision=rev, page=page, input_revision_id=input_id, input_page=input_page)
+            if input_page is not None and input_page != page.id and self._reaches(input_page, page.id):
+                raise Cycle(f"Page {page.page_id} cannot be derived from {input_id}: that input is derived from this page.")
+        self._db.execute_sql(
+            f"INSERT INTO {FTS_TABLE}(rowid, title, body, meta) VALUES (?, ?, ?, ?)",
+            (rev.id, segment(rev.title), segment(rev.content or ""), segment(facet_text(facets))),
+        )
+        return rev
+
+    def _check_inputs(self, call: Call, events: list[dict], namespace: str, page: Any) -> list[tuple[str, int | None]]:
+        """Provenance inputs must be visible revisions; another scope needs derive_across_scopes."""
+        out: list[tuple[str, int | None]] = []
+        seen: set[str] = set()
+        m = self._m
+        for event in events:
+            resolved = []
+            for ident in event["input_revision_ids"]:
+                if ids.id_kind(ident) not in ("rev", "pg"):
+                    raise Invalid(f"Provenance input {ident!r} is not a revision id.")
+                src_page, src_rev = self._resolve_revision(ident, call)
+                ns = src_page.scope.namespace
+                if ns != namespace and not self.session.allows("derive_across_scopes", namespace):
+                    raise Forbidden(
+                        f"Deriving {namespace} from scope {ns} needs the derive_across_scopes permission on {namespace}."
+                    )
+                resolved.append(src_rev.revision_id)
+                if src_rev.revision_id not in seen:
+                    seen.add(src_rev.revision_id)
+                    out.append((src_rev.revision_id, src_page.id))
+            event["input_revision_ids"] = resolved
+        return out
+
+    def _reaches(self, start: int, goal: int) -> bool:
+        """Whether page `start` is derived (transitively) from page `goal` in the derivation subgraph."""
+        if start == goal:
+            return True
+        types = ",".join("?" * len(DERIVATION_TYPES))
+        sql = (
+            "WITH RECURSIVE reach(p) AS (SELECT ? UNION "
+            "SELECT e.dst FROM reach JOIN ("
+            f"  SELECT from_page_id AS src, to_page_id AS dst FROM relation WHERE retracted = 0 AND relation_type IN ({types})"
+            "  UNION ALL SELECT page_id AS src, input_page AS dst FROM provenance_input"
+            "  WHERE input_page IS NOT NULL AND input_page != page_id"
+            ") e ON e.src = reach.p) SELECT 1 FROM reach WHERE p = ? LIMIT 1"
+        )
+        return self._db.execute_sql(sql, (start, *DERIVATION_TYPES, goal)).fetchone() is not None
+
+    # --- public writes ---
+
+    @operation("write_page", write=True)
+    def write_page(
+        self, call: Call, namespace: str, payload: dict | None = None, *, content: str | None = None,
+        media_type: str | None = None, source_refs: list | None = None, facets: dict | None = None,
+        relations: list | None = None, provenance: list | None = None, observed_at: str | None = None,
+        valid_from: str | None = None, valid_to: str | None = None, idempotency_key: str | None = None,
+    ) -> dict:
+        """Create a page with its first revision."""
+        ns = v.namespace(namespace)
+        body_payload = v.payload(payload, content, media_type)
+        refs, facet_map = v.source_refs(source_refs), v.facets(facets)
+        rels = self._relations_arg(relations)
+        events = v.provenance(provenance)
+        key = v.idempotency_key(idempotency_key)
+        body = {"payload": body_payload, "source_refs": refs, "facets": facet_map, "namespace": ns, "relations": rels}
+        replay = self._replay(call, key, body)
+        if replay is not None:
+            call.scopes.add(ns)
+            return replay
+        result = self._create_page(
+            call, namespace=ns, permission="write", payload=body_payload, source_refs=refs, facets=facet_map,
+            provenance=events, default_operation="write", observed_at=v.optional_time(observed_at, "observed_at"),
+            valid_from=v.optional_time(valid_from, "valid_from"), valid_to=v.optional_time(valid_to, "valid_to"),
+            relations=rels,
+        )
+        self._remember(call, key, body, result, self._m.Page.get(self._m.Page.page_id == result["page_id"]).id)
+        return result
+
+    def _relations_arg(self, relations: Any) -> list[dict]:
+        if relations is None:
+            return []
+        if not isinstance(relations, list):
+            raise Invalid("relations must be a list of {relation_type, to} objects.")
+        out = []
+        for rel in relations:
+            if not isinstance(rel, dict) or not isinstance(rel.get("to"), str):
+                raise Invalid("Every relation needs a relation_type and a target id in 'to'.")
+            out.append({"relation_type": v.relation_type(rel.get("relation_type")), "to": rel["to"]})
+        return out
+
+    @operation("ingest_event", write=True)
+    def ingest_event(self, call: Call, event: dict, namespace: str, idempotency_key: str) -> dict:
+        """Turn a raw event (message, tool event, file change) into a source-backed page."""
+        ns = v.namespace(namespace)
+        key = v.idempotency_key(idempotency_key, required=True)
+        if not isinstance(event, dict):
+            raise Invalid("An event must be an object with content or source_refs.")
+        unknown = set(event) - {"content", "source_refs", "media_type", "observed_at", "facets", "actor_id"}
+        if unknown:
+            raise Invalid(f"Unknown event field {', '.join(sorted(unknown))}.")
+        body_payload = v.payload(None, event.get("content"), event.get("media_type")) if "content" in event else None
+        refs, facet_map = v.source_refs(event.get("source_refs")), v.facets(event.get("facets"))
+        body = {"event": event, "namespace": ns}
+        replay = self._replay(call, key, body)
+        if replay is not None:
+            call.scopes.add(ns)
+            return replay
+        actor_id = event.get("actor_id")
+        if actor_id is not None and not isinstance(actor_id, str):
+            raise Invalid("actor_id must be a string.")
+        result = self._create_page(
+            call, namespace=ns, permission="ingest", payload=body_payload, source_refs=refs, facets=facet_map,
+            provenance=[], default_operation="ingest", observed_at=v.optional_time(event.get("observed_at"), "observed_at"),
+            actor=(self.session.actor_type, actor_id or self.session.principal_id),
+        )
+        self._remember(call, key, body, result, self._m.Page.get(self._m.Page.page_id == result["page_id"]).id)
+        return result
+
+    @operation("revise_page", write=True)
+    def revise_page(
+        self, call: Call, page_id: str, expected_revision_id: str, payload: dict | None = None, *,
+        content: str | None = None, media_type: str | None = None, source_refs: list | None = None,
+        facets: dict | None = None, provenance: list | None = None, observed_at: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> dict:
+        """Add a revision on top of `expected_revision_id`; a stale expectation is a conflict."""
+        if not isinstance(expected_revision_id, str) or not expected_revision_id:
+            raise Invalid("revise_page needs expected_revision_id (the revision you read).")
+        key = v.idempotency_key(idempotency_key)
+        page = self._page_row(page_id, call, "revise")
+        previous = self._m.Revision.get_by_id(page.head)
+        new_payload = v.payload(payload, content, media_type)
+        if new_payload is None and media_type is not None and previous.content is not None:
+            new_payload = v.payload(None, previous.content, media_type)
+        refs = v.source_refs(source_refs) if source_refs is not None else None
+        facet_map = v.facets(facets) if facets is not None else None
+        events = v.provenance(provenance)
+        body = {"page_id": page.page_id, "expected": expected_revision_id, "payload": new_payload,
+                "source_refs": refs, "facets": facet_map, "observed_at": observed_at}
+        replay = self._replay(call, key, body)
+        if replay is not None:
+            return replay
+        if page.head_revision_id != expected_revision_id:
+            raise Conflict(
+                f"Page {page.page_id} has moved on: you expected {expected_revision_id} but the current revision is "
+                f"{page.head_revision_id}; read it and revise again."
+            )
+        if new_payload is None and previous.content is not None:
+            new_payload = {"media_type": previous.media_type, "content": previous.content}
+        refs = refs if refs is not None else json.loads(previous.source_refs)
+        facet_map = facet_map if facet_map is not None else json.loads(previous.facets)
+        if new_payload is None and not refs:
+            raise Invalid("A revision needs a payload or at least one source ref.")
+        stamp = ids.now()
+        revise_event = {"operation": "revise", "input_revision_ids": [previous.revision_id], "tool_or_model": None}
+        ns = page.scope.namespace
+        inputs = self._check_inputs(call, events, ns, page)
+        inputs.insert(0, (previous.revision_id, page.id))
+        observed = v.optional_time(observed_at, "observed_at") if observed_at is not None else previous.observed_at
+        rev = self._insert_revision(
+            page, page.scope, previous, previous.seq + 1, stamp, new_payload, refs, facet_map,
+            [revise_event, *events], inputs, self.session.actor_type, self.session.principal_id,
+            observed, previous.valid_from, previous.valid_to,
+        )
+        moved = (
+            self._m.Page.update(
+                head=rev.id, head_revision_id=rev.revision_id, title=rev.title, media_type=rev.media_type,
+                updated_at=stamp, sort_time=observed or stamp,
+            )
+            .where((self._m.Page.id == page.id) & (self._m.Page.head_revision_id == expected_revision_id))
+            .execute()
+        )
+        if moved != 1:  # another writer moved the head inside our window: nothing of ours survives
+            raise Conflict(f"Page {page.page_id} was revised concurrently; read it and revise again.")
+        call.counts["revisions"] = 1
+        result = {"page_id": page.page_id, "revision_id": rev.revision_id, "created": True}
+        self._remember(call, key, body, result, page.id)
+        return result
+
+    @operation("link_pages", write=True)
+    def link_pages(self, call: Call, from_id: str, relation_type: str, to_id: str, idempotency_key: str | None = None) -> dict:
+        """Add a typed, directed relation between two revisions (page ids resolve to their heads)."""
+        rtype = v.relation_type(relation_type)
+        key = v.idempotency_key(idempotency_key)
+        body = {"from": from_id, "relation_type": rtype, "to": to_id}
+        replay = self._replay(call, key, body)
+        if replay is not None:
+            return replay
+        from_page, from_rev = self._resolve_revision(from_id, call)
+        result = self._link(call, from_page, from_rev, rtype, to_id)
+        self._remember(call, key, body, result, from_page.id)
+        return result
+
+    def _link(self, call: Call, from_page: Any, from_rev: Any, rtype: str, to_id: str) -> dict:
+        self._require(call, "link", from_page.scope.namespace)
+        to_page, to_rev = self._resolve_revision(to_id, call)
+        if rtype in DERIVATION_TYPES and self._reaches(to_page.id, from_page.id):
+            raise Cycle(
+                f"Linking {from_page.page_id} {rtype} {to_page.page_id} would make a page derived from itself."
+            )
+        stamp = ids.now()
+        rel = self._m.Relation.create(
+            relation_id=ids.new_id("rel"), relation_type=rtype, from_page=from_page, from_revision_id=from_rev.revision_id,
+            to_page=to_page, to_revision_id=to_rev.revision_id, created_at=stamp,
+            actor_type=self.session.actor_type, actor_id=self.session.principal_id,
+        )
+        if rtype == "supersedes":
+            self._m.Page.update(superseded=self._m.Page.superseded + 1).where(self._m.Page.id == to_page.id).execute()
+        call.counts["relations"] = call.counts.get("relations", 0) + 1
+        return {
+            "relation_id": rel.relation_id, "from_page_id": from_page.page_id, "from_revision_id": from_rev.revision_id,
+            "to_page_id": to_page.page_id, "to_revision_id": to_rev.revision_id, "relation_type": rtype, "created": True,
+        }
+
+    @operation("unlink", write=True)
+    def unlink(self, call: Call, relation_id: str, reason: str) -> dict:
+        """Retract a relation: recorded with who, when and why, and hidden from then on."""
+        why = v.reason(reason)
+        m = self._m
+        rel = m.Relation.get_or_none(m.Relation.relation_id == relation_id) if ids.id_kind(relation_id) == "rel" else None
+        if rel is None or rel.retracted:
+            raise not_found("relation", relation_id)
+        from_page = self._page_row(rel.from_page.page_id, call, "link")
+        try:
+            self._page_row(rel.to_page.page_id, call, "read")
+        except Exception:
+            raise not_found("relation", relation_id) from None
+        event_id = ids.new_id("evt")
+        m.Retraction.create(
+            event_id=event_id, relation=rel, actor_type=self.session.actor_type, actor_id=self.session.principal_id,
+            reason=why, created_at=ids.now(),
+        )
+        m.Relation.update(retracted=1).where(m.Relation.id == rel.id).execute()
+        if rel.relation_type == "supersedes":
+            m.Page.update(superseded=m.Page.superseded - 1).where(m.Page.id == rel.to_page_id).execute()
+        call.scopes.add(from_page.scope.namespace)
+        return {"relation_id": rel.relation_id, "retracted": True, "event_id": event_id}
+
+    # --- bulk path (imports, benchmarks): one transaction and one audit event per batch ---
+
+    def write_pages_bulk(
+        self, items: Iterable[dict], namespace: str, batch_size: int = 1000,
+        progress: Callable[[int, int | None], None] | None = None, total: int | None = None,
+    ) -> dict:
+        """Write many simple pages ({content, media_type?, facets?, observed_at?}) in batches."""
+        ns = v.namespace(namespace)
+        created = 0
+        batch: list[dict] = []
+        for item in items:
+            batch.append(item)
+            if len(batch) >= batch_size:
+                created += self._bulk_batch(ns, batch)
+                batch = []
+                if progress:
+                    progress(created, total)
+        if batch:
+            created += self._bulk_batch(ns, batch)
+            if progress:
+                progress(created, total)
+        return {"created": created}
+
+    @operation("write_pages_bulk", write=True)
+    def _bulk_batch(self, call: Call, ns: str, batch: list[dict]) -> int:
+        scope = self._scope_for_write(call, ns, "write")
+        stamp = ids.now()
+        actor_type, actor_id = self.session.actor_type, self.session.principal_id
+        cur = self._db.cursor()
+        next_page = (cur.execute("SELECT COALESCE(MAX(id), 0) FROM page").fetchone()[0]) + 1
+        next_rev = (cur.execute("SELECT COALESCE(MAX(id), 0) FROM revision").fetchone()[0]) + 1
+        pages, revs, fts = [], [], []
+        for offset, item in enumerate(batch):
+            payload = v.payload(None, item.get("content"), item.get("media_type"))
+            facets = v.facets(item.get("facets"))
+            observed = v.optional_time(item.get("observed_at"), "observed_at")
+            page_pk, rev_pk = next_page + offset, next_rev + offset
+            page_id, rev_id = ids.new_id("pg"), ids.new_id("rev")
+            title = page_title(facets, payload, [])
+            provenance = [{"operation": "write", "actor_type": actor_type, "actor_id": actor_id,
+                           "timestamp": stamp, "input_revision_ids": []}]
+            pages.append((page_pk, page_id, scope.id, rev_pk, rev_id, "active", 0, title, payload["media_type"],
+                          actor_type, stamp, stamp, observed or stamp))
+            revs.append((rev_pk, rev_id, page_pk, 1, None, scope.id, stamp, observed, None, None, actor_type, actor_id,
+                         payload["media_type"], payload["content"], v.content_digest(payload["content"]), title,
+                         dumps(facets), "[]", dumps(provenance)))
+            fts.append((rev_pk, segment(title), segment(payload["content"]), segment(facet_text(facets))))
+        cur.executemany(
+            "INSERT INTO page (id, page_id, scope_id, head, head_revision_id, status, superseded, title, media_type, "
+            "actor_type, created_at, updated_at, sort_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", pages)
+        cur.executemany(
+            "INSERT INTO revision (id, revision_id, page_id, seq, previous_revision_id, scope_id, created_at, observed_at, "
+            "valid_from, valid_to, actor_type, actor_id, media_type, content, content_digest, title, facets, source_refs, "
+            "provenance) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", revs)
+        cur.executemany(f"INSERT INTO {FTS_TABLE}(rowid, title, body, meta) VALUES (?,?,?,?)", fts)
+        call.counts["pages"] = len(batch)
+        return len(batch)
