@@ -110,12 +110,14 @@ def _storage_error(exc: Exception) -> PcpError:
 class StoreCore:
     """Database, models and session shared by every group of operations."""
 
-    def __init__(self, db: pw.SqliteDatabase, models: Any, path: Path, session: AccessSession, owner_id: str) -> None:
+    def __init__(self, db: pw.SqliteDatabase, models: Any, path: Path, session: AccessSession, owner_id: str,
+                 index_salt: bytes) -> None:
         self._db = db
         self._m = models
         self.path = path
         self.session = session
         self.owner_id = owner_id
+        self._salt = index_salt
 
     # --- opening ---
 
@@ -127,32 +129,37 @@ class StoreCore:
         models = make_models(db)
         try:
             install_schema(db, models)
-            owner_id = cls._ensure_owner(db, models)
+            owner_id, salt = cls._ensure_owner(db, models)
         except pw.OperationalError as exc:
             db.close()
             raise _storage_error(exc) from None
         except pw.DatabaseError as exc:
             db.close()
             raise Invalid(f"{target} is not a pcp store or is damaged ({exc}).") from None
-        return cls(db, models, target, session or AccessSession.owner(), owner_id)
+        return cls(db, models, target, session or AccessSession.owner(), owner_id, salt)
 
     @staticmethod
-    def _ensure_owner(db: pw.SqliteDatabase, models: Any) -> str:
-        row = models.Meta.get_or_none(models.Meta.key == "owner_id")
-        if row:
-            return row.value
-        with db.atomic("IMMEDIATE"):
-            row = models.Meta.get_or_none(models.Meta.key == "owner_id")
-            if row:
-                return row.value
-            owner_id = ids.new_id("usr")
-            models.Meta.create(key="owner_id", value=owner_id)
-            models.Meta.create(key="created_at", value=ids.now())
-            return owner_id
+    def _ensure_owner(db: pw.SqliteDatabase, models: Any) -> tuple[str, bytes]:
+        """The store's owner id and full-text index salt, minted once at creation."""
+        def read() -> dict[str, str]:
+            rows = models.Meta.select().where(models.Meta.key.in_(["owner_id", "index_salt"]))
+            return {r.key: r.value for r in rows}
+
+        found = read()
+        if len(found) < 2:
+            with db.atomic("IMMEDIATE"):
+                found = read()
+                if "owner_id" not in found:
+                    models.Meta.create(key="owner_id", value=ids.new_id("usr"))
+                    models.Meta.create(key="created_at", value=ids.now())
+                if "index_salt" not in found:
+                    models.Meta.create(key="index_salt", value=os.urandom(16).hex())
+                found = read()
+        return found["owner_id"], bytes.fromhex(found["index_salt"])
 
     def with_session(self, session: AccessSession) -> "StoreCore":
         """The same store seen by another principal."""
-        return type(self)(self._db, self._m, self.path, session, self.owner_id)
+        return type(self)(self._db, self._m, self.path, session, self.owner_id, self._salt)
 
     def close(self) -> None:
         self._db.close()

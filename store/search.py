@@ -147,7 +147,7 @@ class SearchOps(StoreCore):
         db = self._db
         joins = "JOIN page p ON p.id = r.page_id JOIN scope s ON s.id = p.scope_id"
         if mode == "text":
-            match = fts_query(query)
+            match = fts_query(query, self._salt)
             if match is None:
                 return []
             sql = (

@@ -10,7 +10,7 @@ from . import validate as v
 from .core import Call, StoreCore, dumps, operation
 from .db import FTS_TABLE
 from .errors import Conflict, Cycle, Forbidden, Invalid, not_found
-from .text import first_line, segment
+from .text import first_line, index_text
 
 DERIVATION_TYPES = ("derived_from", "summarizes", "aggregates")
 RECOMMENDED_RELATION_TYPES = (
@@ -208,7 +208,8 @@ class WriteOps(StoreCore):
                 raise Cycle(f"Page {page.page_id} cannot be derived from {input_id}: that input is derived from this page.")
         self._db.execute_sql(
             f"INSERT INTO {FTS_TABLE}(rowid, title, body, meta) VALUES (?, ?, ?, ?)",
-            (rev.id, segment(rev.title), segment(rev.content or ""), segment(facet_text(facets))),
+            (rev.id, index_text(rev.title, self._salt), index_text(rev.content or "", self._salt),
+             index_text(facet_text(facets), self._salt)),
         )
         return rev
 
@@ -468,6 +469,7 @@ class WriteOps(StoreCore):
         scope = self._scope_for_write(call, ns, "write")
         stamp = ids.now()
         actor_type, actor_id = self.session.actor_type, self.session.principal_id
+        salt = self._salt
         cur = self._db.cursor()
         next_page = (cur.execute("SELECT COALESCE(MAX(id), 0) FROM page").fetchone()[0]) + 1
         next_rev = (cur.execute("SELECT COALESCE(MAX(id), 0) FROM revision").fetchone()[0]) + 1
@@ -486,7 +488,8 @@ class WriteOps(StoreCore):
             revs.append((rev_pk, rev_id, page_pk, 1, None, scope.id, stamp, observed, None, None, actor_type, actor_id,
                          payload["media_type"], payload["content"], v.content_digest(payload["content"]), title,
                          dumps(facets), "[]", dumps(provenance)))
-            fts.append((rev_pk, segment(title), segment(payload["content"]), segment(facet_text(facets))))
+            fts.append((rev_pk, index_text(title, salt), index_text(payload["content"], salt),
+                        index_text(facet_text(facets), salt)))
         cur.executemany(
             "INSERT INTO page (id, page_id, scope_id, head, head_revision_id, status, superseded, title, media_type, "
             "actor_type, created_at, updated_at, sort_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", pages)
