@@ -81,7 +81,12 @@ def _cmd_measure(args: argparse.Namespace) -> int:
         lines, header = meeting_utterances(args.rounds if args.rounds is not None else 40), MEETING_TITLE
     else:
         text = encode_text(_read(args.input, "transcript")).decode("utf-8")
-        lines, header = text.splitlines(keepends=True), ""
+        # Only LF ends a line (a CR stays inside it), as in split_content.
+        lines, header = [line + "\n" for line in text.split("\n")], ""
+        if lines[-1] == "\n":
+            lines.pop()
+        else:
+            lines[-1] = lines[-1][:-1]
         if args.rounds is not None:
             lines = lines[: args.rounds]
     if not lines:
@@ -152,6 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(text: str) -> str:
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = build_parser()
@@ -162,10 +171,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except ContextPackError as exc:
-        print(f"ctxpack: error [{exc.code}]: {exc.message}", file=sys.stderr)
+        print(f"ctxpack: error [{exc.code}]: {_one_line(exc.message)}", file=sys.stderr)
         return 1
     except CommandError as exc:
-        print(f"ctxpack: {exc}", file=sys.stderr)
+        print(f"ctxpack: {_one_line(str(exc))}", file=sys.stderr)
         return 1
     except _Usage as exc:
         print(f"ctxpack: usage error: {exc}", file=sys.stderr)

@@ -6,7 +6,8 @@ import binascii
 import hashlib
 import json
 import re
-from typing import Any, Iterable
+import threading
+from typing import Any, Callable, Iterable
 
 from .chunking import split_content
 from .errors import ContextPackError
@@ -35,9 +36,99 @@ def _quoted_b64(chunks: Iterable[bytes]) -> bytes:
     return b'"' + b'","'.join(parts) + b'"'
 
 
-def _pack_digest(quoted: bytes) -> str:
-    payload = b'{"chunk_bytes":[' + quoted + b'],"schema":"' + PACK_SCHEMA.encode() + b'"}'
-    return "sha256:" + hashlib.sha256(payload).hexdigest()
+_DIGEST_HEAD = b'{"chunk_bytes":['
+_DIGEST_TAIL = b'],"schema":"' + PACK_SCHEMA.encode() + b'"}'
+
+
+def _pack_digest(quoted: bytes | memoryview) -> str:
+    h = hashlib.sha256(_DIGEST_HEAD)
+    h.update(quoted)  # fed in pieces: no copy of the (possibly large) chunk list
+    h.update(_DIGEST_TAIL)
+    return "sha256:" + h.hexdigest()
+
+
+# The one shape a canonical pack can have; anything else takes the general (slower) path.
+_CANONICAL_PACK = re.compile(
+    rb'\{"byte_count":(0|[1-9][0-9]{0,17}),"chunk_bytes":\[(.*)\],"digest":"(sha256:[0-9a-f]{64})",'
+    rb'"schema":"ctxpack\.pack\.v1","total_bytes":(0|[1-9][0-9]{0,17})\}\Z',
+    re.DOTALL,
+)
+
+
+_PARALLEL_DIGEST_BYTES = 1 << 20
+
+
+def _start_digest(quoted: bytes) -> Callable[[], str]:
+    """Hash a large chunk list on another thread (hashlib releases the GIL) while decoding goes on."""
+    if len(quoted) < _PARALLEL_DIGEST_BYTES:
+        return lambda: _pack_digest(quoted)
+    result: list[str] = []
+    worker = threading.Thread(target=lambda: result.append(_pack_digest(quoted)), daemon=True)
+    worker.start()
+
+    def wait() -> str:
+        worker.join()
+        return result[0]
+
+    return wait
+
+
+_B64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+# Before "==" the last character carries 2 data bits (low 4 bits must be zero); before "=", 4 (low 2 zero).
+_ZERO_LOW4 = frozenset(_B64[i] for i in range(0, 64, 16))
+_ZERO_LOW2 = frozenset(_B64[i] for i in range(0, 64, 4))
+
+
+def _fast_canonical_pack(data: bytes) -> "ContextPack | None":
+    """Verify a canonical pack without a JSON parser; None whenever anything is off.
+
+    A None sends the input through the general parser, which finds the first failing
+    rule in the contract's order; this path only ever accepts, it never decides an error.
+    """
+    m = _CANONICAL_PACK.match(data)
+    if m is None:
+        return None
+    byte_count, quoted, digest, total = int(m.group(1)), m.group(2), m.group(3).decode(), int(m.group(4))
+    if byte_count != len(data):
+        return None
+    digest_of = _start_digest(quoted)
+    if not quoted:
+        strings: list[bytes] = []
+    elif len(quoted) >= 2 and quoted[:1] == b'"' and quoted[-1:] == b'"':
+        strings = quoted[1:-1].split(b'","')
+    else:
+        return None
+    a2b = binascii.a2b_base64
+    try:
+        # Strict decoding rejects any byte outside the alphabet (quotes and commas included),
+        # misplaced padding and short quanta.
+        chunks = [a2b(s, strict_mode=True) for s in strings]
+    except binascii.Error:
+        return None
+    if not all(chunks):
+        return None
+    for s in strings:
+        # What strict decoding leaves unchecked: non-zero trailing bits before the padding.
+        if s[-1] == 61:  # "="
+            if s[-2] == 61:
+                if s[-3] not in _ZERO_LOW4:
+                    return None
+            elif s[-2] not in _ZERO_LOW2:
+                return None
+    if any(c[0] & 0xC0 == 0x80 for c in chunks):  # a chunk starting inside a character
+        return None
+    joined = b"".join(chunks)
+    try:
+        joined.decode("utf-8")  # with the check above, every chunk is valid UTF-8 on its own
+    except UnicodeDecodeError:
+        return None
+    if len(joined) != total or digest_of() != digest:
+        return None
+    pack = ContextPack._trusted(tuple(chunks), quoted, digest)
+    if pack._byte_count != byte_count:
+        return None
+    object.__setattr__(pack, "_bytes", data)
+    return pack
 
 
 def _pack_bytes(quoted: bytes, digest: str, total_bytes: int, byte_count: int) -> bytes:
@@ -108,20 +199,20 @@ class ContextPack(_Frozen):
         checked = _check_chunk_bytes(chunks)
         self._init(checked, _quoted_b64(checked))
 
-    def _init(self, chunks: tuple[bytes, ...], quoted: bytes) -> None:
+    def _init(self, chunks: tuple[bytes, ...], quoted: bytes, digest: str | None = None) -> None:
         setter = object.__setattr__
         setter(self, "_chunks", chunks)
         setter(self, "_quoted", quoted)
-        setter(self, "_digest", _pack_digest(quoted))
+        setter(self, "_digest", digest or _pack_digest(quoted))
         total = sum(map(len, chunks))
         setter(self, "_total_bytes", total)
         setter(self, "_byte_count", _byte_count(len(quoted), total))
         setter(self, "_bytes", None)
 
     @classmethod
-    def _trusted(cls, chunks: tuple[bytes, ...], quoted: bytes | None = None) -> "ContextPack":
+    def _trusted(cls, chunks: tuple[bytes, ...], quoted: bytes | None = None, digest: str | None = None) -> "ContextPack":
         pack = object.__new__(cls)
-        pack._init(chunks, _quoted_b64(chunks) if quoted is None else quoted)
+        pack._init(chunks, _quoted_b64(chunks) if quoted is None else quoted, digest)
         return pack
 
     @classmethod
@@ -133,6 +224,10 @@ class ContextPack(_Frozen):
     @classmethod
     def from_bytes(cls, data: bytes, strict: bool = True) -> "ContextPack":
         """Parse and verify a serialized pack; any broken rule raises ContextPackError."""
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            fast = _fast_canonical_pack(bytes(data))
+            if fast is not None:
+                return fast
         obj = _load_object(data)
         _check_fields(obj, PACK_FIELDS, "pack")
         _check_schema(obj, PACK_SCHEMA)
@@ -148,7 +243,7 @@ class ContextPack(_Frozen):
         total = sum(map(len, chunks))
         if obj["total_bytes"] != total:
             raise ContextPackError("total_bytes", f"total_bytes is {obj['total_bytes']}, the chunks hold {total}")
-        pack = cls._trusted(chunks, quoted)
+        pack = cls._trusted(chunks, quoted, digest)
         if obj["byte_count"] != pack._byte_count:
             raise ContextPackError(
                 "byte_count", f"byte_count is {obj['byte_count']}, the canonical size is {pack._byte_count}"
@@ -365,9 +460,9 @@ def _check_fields(obj: dict[str, Any], expected: frozenset[str], what: str) -> N
         extra = sorted(keys - expected)
         parts = []
         if missing:
-            parts.append("missing " + ", ".join(missing))
+            parts.append("missing " + ", ".join(map(repr, missing)))
         if extra:
-            parts.append("unexpected " + ", ".join(extra))
+            parts.append("unexpected " + ", ".join(map(repr, extra)))
         raise ContextPackError("fields", f"{what} fields are wrong: {'; '.join(parts)}")
 
 
