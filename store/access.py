@@ -67,6 +67,10 @@ class AccessSession:
                 out |= perms
         return self.effective(frozenset(out))
 
+    def granted(self, permission: str, namespace: str) -> bool:
+        """Whether a grant names `permission` here, even one a model client may never exercise."""
+        return any(permission in perms for pattern, perms in self.grants.items() if pattern_matches(pattern, namespace))
+
     def allows(self, permission: str, namespace: str) -> bool:
         return permission in self.permissions_in(namespace)
 

@@ -176,6 +176,13 @@ def make_models(db: pw.Database) -> SimpleNamespace:
         class Meta:
             indexes = ((("principal", "operation", "key"), True),)
 
+    class SourcePage(Base):
+        """Adapters find their pages by source id (e.g. chatgpt:<conversation>:<message>), never by similarity."""
+
+        source_key = pw.TextField(primary_key=True)
+        page = pw.ForeignKeyField(Page, on_delete="CASCADE")
+        body_digest = pw.TextField()
+
     class DeletionReceipt(Base):
         receipt_id = pw.TextField(unique=True)
         namespace = pw.TextField(null=True)
@@ -207,12 +214,12 @@ def make_models(db: pw.Database) -> SimpleNamespace:
     models = SimpleNamespace(
         Meta=Meta, Scope=Scope, Page=Page, Revision=Revision, ProvenanceInput=ProvenanceInput,
         Relation=Relation, Retraction=Retraction, LifecycleEvent=LifecycleEvent, Suppression=Suppression,
-        Recommendation=Recommendation, Idempotency=Idempotency, DeletionReceipt=DeletionReceipt,
+        Recommendation=Recommendation, Idempotency=Idempotency, SourcePage=SourcePage, DeletionReceipt=DeletionReceipt,
         DeletedRevision=DeletedRevision, AuditEvent=AuditEvent,
     )
     models.all = [
         Meta, Scope, Page, Revision, ProvenanceInput, Relation, Retraction, LifecycleEvent, Suppression,
-        Recommendation, Idempotency, DeletionReceipt, DeletedRevision, AuditEvent,
+        Recommendation, Idempotency, SourcePage, DeletionReceipt, DeletedRevision, AuditEvent,
     ]
     return models
 

@@ -75,7 +75,7 @@ class DeletionOps(StoreCore):
             marks = ",".join("?" * len(part))
             derived_ids += [r[0] for r in db.execute_sql(f"SELECT page_id FROM page WHERE id IN ({marks}) ORDER BY id", part)]
         return {"pages": page_ids, "revisions": revisions, "relations": relations, "derived_pages": derived_ids,
-                "counts": counts, "export_files": [], "handoffs": []}
+                "suppressions": counts["suppressions"], "bytes": counts["bytes"], "counts": counts}
 
     def _deletable(self, call: Call, page_id: str) -> Any:
         if not self.session.is_owner:
@@ -96,10 +96,14 @@ class DeletionOps(StoreCore):
         scope = self._deletable_scope(call, namespace)
         pages = {r[0] for r in self._db.execute_sql("SELECT id FROM page WHERE scope_id = ?", (scope.id,))}
         plan = self._plan(pages, self._derived_from(pages))
-        plan["pages"] = plan["pages"][:1000]  # counts say how many; ids listed up to a bound
-        plan["revisions"] = plan["revisions"][:1000]
-        plan["relations"] = plan["relations"][:1000]
-        return {"namespace": scope.namespace, **plan}
+        counts = plan["counts"]
+        # A scope can hold many pages: numbers at the top, ids listed up to a bound.
+        return {
+            "namespace": scope.namespace, "pages": counts["pages"], "revisions": counts["revisions"],
+            "relations": counts["relations"], "suppressions": counts["suppressions"], "bytes": counts["bytes"],
+            "page_ids": plan["pages"][:1000], "revision_ids": plan["revisions"][:1000],
+            "relation_ids": plan["relations"][:1000], "derived_pages": plan["derived_pages"][:1000], "counts": counts,
+        }
 
     def _deletable_scope(self, call: Call, namespace: str) -> Any:
         if not self.session.is_owner:
@@ -172,7 +176,7 @@ class DeletionOps(StoreCore):
                 ("relation", f"from_page_id IN ({marks}) OR to_page_id IN ({marks})"),
             ):
                 db.execute_sql(f"DELETE FROM {table} WHERE {where}", (*part, *part))
-            for table in ("provenance_input", "suppression", "lifecycle_event", "recommendation", "idempotency"):
+            for table in ("provenance_input", "suppression", "lifecycle_event", "recommendation", "idempotency", "source_page"):
                 db.execute_sql(f"DELETE FROM {table} WHERE page_id IN ({marks})", part)
             db.execute_sql(f"DELETE FROM revision WHERE page_id IN ({marks})", part)
             db.execute_sql(f"DELETE FROM page WHERE id IN ({marks})", part)

@@ -46,6 +46,10 @@ class Unsupported(PcpError):
     code = "unsupported"
 
 
+_KINDS = {"pg": "page", "rev": "revision", "rel": "relation"}
+
+
 def not_found(kind: str, ident: str) -> NotFound:
     """The one not-found message, identical for missing and hidden ids."""
-    return NotFound(f"No {kind} {ident} exists or it is not visible to this session.")
+    prefix = str(ident).split("_", 1)[0]
+    return NotFound(f"No {_KINDS.get(prefix, kind)} {ident} exists or it is not visible to this session.")

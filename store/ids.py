@@ -66,7 +66,8 @@ def parse_time(value: object, field: str = "timestamp") -> str:
     if not isinstance(value, str) or not value.strip():
         raise Invalid(f"{field} must be an RFC 3339 timestamp such as 2026-01-31T09:30:00Z.")
     text = value.strip()
-    if not re.match(r"\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?)?\Z", text):
+    # RFC 3339: a full date, or a full date-time with seconds and an offset (Z or +hh:mm).
+    if not re.match(r"\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2}))?\Z", text):
         raise Invalid(f"{field} {value!r} is not an RFC 3339 timestamp (e.g. 2026-01-31T09:30:00Z).")
     if text[-1] in "zZ":
         text = text[:-1] + "+00:00"

@@ -250,7 +250,8 @@ class ReadOps(StoreCore):
 
     # --- capabilities, doctor, audit ---
 
-    def describe_capabilities(self) -> dict:
+    @operation("describe_capabilities")
+    def describe_capabilities(self, call: Call) -> dict:
         """What this store supports; every advertised mode and projection works."""
         from .writes import RECOMMENDED_RELATION_TYPES
 

@@ -334,7 +334,9 @@ class WriteOps(StoreCore):
         key = v.idempotency_key(idempotency_key)
         page = self._page_row(page_id, call, "revise")
         previous = self._m.Revision.get_by_id(page.head)
-        new_payload = v.payload(payload, content, media_type)
+        # What is not given is carried over, the media type included.
+        new_payload = v.payload(payload, content, media_type if media_type is not None or content is None
+                                else (previous.media_type or "text/markdown"))
         if new_payload is None and media_type is not None and previous.content is not None:
             new_payload = v.payload(None, previous.content, media_type)
         refs = v.source_refs(source_refs) if source_refs is not None else None

@@ -1,0 +1,490 @@
+"""The `pcp` command line: every PCP Core operation as a subcommand (shared/spec/cli.md).
+
+Exit status 0 on success; 1 for an operation error (`{"error": {"code", "message"}}` on
+stdout with --json, one line on stderr without); 2 for a usage error (code `usage`).
+With --json every subcommand prints exactly one JSON document. No traceback ever
+reaches the user. Rich is only imported (through pcp_tui.render) for human output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+from datetime import datetime
+from typing import Any, Callable, Sequence
+
+PROG = "pcp"
+INDENT = 2
+
+
+class UsageError(Exception):
+    """Unknown subcommand or option, missing required option: exit 2."""
+
+    def __init__(self, message: str, parser: argparse.ArgumentParser | None = None) -> None:
+        super().__init__(message)
+        self.message, self.parser = message, parser
+
+
+class CliError(Exception):
+    """An operation error found by the command line itself (bad option value, unreadable file): exit 1."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message, self)
+
+
+# --- option value converters (they raise CliError, which argparse lets through: code `invalid`) ---
+
+
+def _int_at_least(minimum: int, what: str) -> Callable[[str], int]:
+    def convert(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise CliError("invalid", f"{what} must be an integer, got {value!r}") from None
+        if number < minimum:
+            raise CliError("invalid", f"{what} must be at least {minimum}, got {number}")
+        return number
+
+    return convert
+
+
+def _timestamp(value: str) -> str:
+    text = value.strip()
+    try:
+        datetime.fromisoformat(text.upper())
+    except ValueError:
+        raise CliError("invalid", f"not an RFC 3339 timestamp: {value!r}") from None
+    return text
+
+
+def _facets(value: str) -> dict[str, Any]:
+    try:
+        facets = json.loads(value)
+    except ValueError as exc:
+        raise CliError("invalid", f"--facets is not valid JSON: {exc}") from None
+    if not isinstance(facets, dict):
+        raise CliError("invalid", "--facets must be a JSON object")
+    return facets
+
+
+def _relation(value: str) -> dict[str, str]:
+    rtype, sep, target = value.rpartition(":")
+    if not sep or not rtype.strip() or not target.strip():
+        raise CliError("invalid", f"--relation must be TYPE:ID, got {value!r}")
+    return {"relation_type": rtype.strip(), "to": target.strip()}
+
+
+def _comma_list(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def _one_of(what: str, allowed: Sequence[str]) -> Callable[[str], str]:
+    def convert(value: str) -> str:
+        if value not in allowed:
+            raise CliError("invalid", f"{what} must be one of {', '.join(allowed)}, got {value!r}")
+        return value
+
+    return convert
+
+
+def _flat(lists: list[list[str]] | None) -> list[str]:
+    return [item for chunk in lists or [] for item in chunk]
+
+
+def _given(**kwargs: Any) -> dict[str, Any]:
+    return {k: v for k, v in kwargs.items() if v is not None}
+
+
+# --- the parser ----------------------------------------------------------------------------------
+
+
+def build_parser() -> _Parser:
+    json_flag = argparse.ArgumentParser(add_help=False)
+    json_flag.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    parser = _Parser(prog=PROG, description="A local PCP (Paged Context Protocol) context store.",
+                     epilog="Global options go before the subcommand. See `pcp COMMAND --help`.")
+    parser.add_argument("--db", metavar="PATH", help="store file (default $PCP_DB, else the user data dir)")
+    parser.add_argument("--json", action="store_true", help="print exactly one JSON document")
+    parser.add_argument("--as-model", metavar="ID", help="act as a model client principal instead of the owner")
+    parser.add_argument("--grant", action="append", default=[], metavar="NS=PERMS",
+                        help="with --as-model, repeatable: NS (or *) gets comma-separated permissions")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def cmd(name: str, help: str, render: str, func: Callable, parent: Any = sub) -> _Parser:
+        p = parent.add_parser(name, help=help, description=help, parents=[json_flag])
+        p.set_defaults(func=func, render=render, parser=p)
+        return p
+
+    def content_options(p: _Parser, *, write: bool) -> None:
+        src = p.add_mutually_exclusive_group()
+        src.add_argument("--content", metavar="TEXT")
+        src.add_argument("--file", metavar="F", help="read the content from a UTF-8 file")
+        src.add_argument("--stdin", action="store_true", help="read the content from standard input")
+        p.add_argument("--media-type", metavar="T")
+        p.add_argument("--source-ref", action="append", metavar="URI", help="repeatable")
+        p.add_argument("--observed-at", type=_timestamp, metavar="TS")
+        if write:
+            p.add_argument("--title", metavar="T", help="sets facets.title")
+            p.add_argument("--facets", type=_facets, metavar="JSON", help="a JSON object")
+            p.add_argument("--derived-from", action="append", metavar="REV", help="repeatable provenance input")
+
+    def pages(p: _Parser, *, reason: str | None = "required", nargs: str | None = None) -> None:
+        p.add_argument("page_ids" if nargs else "page_id", nargs=nargs, metavar="PAGE_ID")
+        if reason:
+            p.add_argument("--reason", required=reason == "required", metavar="R")
+
+    def paging(p: _Parser) -> None:
+        p.add_argument("--limit", type=_int_at_least(1, "--limit"), metavar="N")
+        p.add_argument("--cursor", metavar="C")
+
+    cmd("describe", "the store's capabilities", "capabilities", lambda st, a: st.describe_capabilities())
+    cmd("doctor", "integrity check, counts, SQLite version, FTS state", "doctor", lambda st, a: st.doctor())
+    p = cmd("scopes", "list the scopes you can see", "scopes",
+            lambda st, a: st.list_scopes(**_given(query=a.query, limit=a.limit, cursor=a.cursor)))
+    p.add_argument("query", nargs="?")
+    paging(p)
+
+    scope = sub.add_parser("scope", help="create or delete a scope", parents=[json_flag])
+    scope_sub = scope.add_subparsers(dest="scope_command", metavar="ACTION", required=True, parser_class=_Parser)
+    p = cmd("create", "create a scope", "scope_created", lambda st, a: st.create_scope(a.namespace, **_given(
+        display_name=a.name, description=a.description, parent=a.parent, visibility=a.visibility)), scope_sub)
+    p.add_argument("namespace", metavar="NS")
+    p.add_argument("--name", metavar="N")
+    p.add_argument("--description", metavar="D")
+    p.add_argument("--parent", metavar="NS")
+    p.add_argument("--visibility", type=_one_of("--visibility", ("private", "shared")), metavar="private|shared")
+    p = cmd("delete", "erase every page of a scope, then the scope", "receipt", _scope_delete, scope_sub)
+    p.add_argument("namespace", metavar="NS")
+    _plan_or_yes(p)
+
+    p = cmd("write", "write a new page", "written", _write)
+    p.add_argument("--namespace", required=True, metavar="NS")
+    content_options(p, write=True)
+    p.add_argument("--relation", action="append", type=_relation, metavar="TYPE:ID", help="repeatable")
+    p.add_argument("--idempotency-key", metavar="K")
+    p = cmd("revise", "write a new revision (what is not given is carried over)", "written", _revise)
+    p.add_argument("page_id", metavar="PAGE_ID")
+    p.add_argument("--expected", required=True, metavar="REV", help="the revision you are revising")
+    content_options(p, write=True)
+    p.add_argument("--idempotency-key", metavar="K")
+
+    p = cmd("read", "read pages or revisions by id", "read", _read)
+    p.add_argument("ids", nargs="+", metavar="ID")
+    p.add_argument("--projection", action="append", type=_comma_list, metavar="P,P",
+                   help="manifest, payload, source_spans, relations, facets, history (default manifest,payload)")
+    p.add_argument("--max-chars", type=_int_at_least(0, "--max-chars"), metavar="N")
+
+    p = cmd("search", "search pages", "search", _search)
+    p.add_argument("query", nargs="?", default="")
+    p.add_argument("--scope", action="append", metavar="NS", help="repeatable")
+    p.add_argument("--mode", metavar="MODE", help="auto (default), text, exact, temporal or graph")
+    p.add_argument("--status", action="append", type=_comma_list, metavar="S,S", help="lifecycle statuses")
+    for flag, meta in (("--relation-type", "T"), ("--media-type", "T"), ("--actor-type", "A")):
+        p.add_argument(flag, action="append", type=_comma_list, metavar=meta, help="repeatable")
+    p.add_argument("--after", type=_timestamp, metavar="TS")
+    p.add_argument("--before", type=_timestamp, metavar="TS")
+    p.add_argument("--context", metavar="C", help="apply this context's suppressions")
+    p.add_argument("--all-revisions", action="store_true")
+    paging(p)
+
+    p = cmd("link", "link two pages or revisions with a typed relation", "linked", lambda st, a: st.link_pages(
+        a.from_id, a.relation_type, a.to_id, **_given(idempotency_key=a.idempotency_key)))
+    p.add_argument("from_id", metavar="FROM")
+    p.add_argument("relation_type", metavar="TYPE")
+    p.add_argument("to_id", metavar="TO")
+    p.add_argument("--idempotency-key", metavar="K")
+    p = cmd("unlink", "retract a relation", "unlinked", lambda st, a: st.unlink(a.relation_id, a.reason))
+    p.add_argument("relation_id", metavar="RELATION_ID")
+    p.add_argument("--reason", required=True, metavar="R")
+
+    p = cmd("ingest", "ingest a raw event as a source-backed page", "written",
+            lambda st, a: st.ingest_event(_content_kwargs(a), a.namespace, a.idempotency_key))
+    p.add_argument("--namespace", required=True, metavar="NS")
+    p.add_argument("--idempotency-key", required=True, metavar="K")
+    content_options(p, write=False)
+
+    for name, what in (("archive", "archive a page (it leaves ordinary search)"), ("restore", "restore a page"),
+                       ("tombstone", "withdraw a page"), ("untombstone", "bring back a tombstoned page")):
+        pages(cmd(name, what, "lifecycle", lambda st, a: getattr(st, f"{a.command}_page")(a.page_id, a.reason)))
+    pages(cmd("recommend-tombstone", "recommend a tombstone for the owner to review", "recommended",
+              lambda st, a: st.recommend_tombstone(a.page_id, a.reason)))
+    p = cmd("suppress", "hide pages from searches that pass --context C", "suppressed", lambda st, a: st.suppress_pages(
+        list(a.page_ids), a.context, **_given(reason=a.reason, expires_at=a.expires)))
+    pages(p, reason="optional", nargs="+")
+    p.add_argument("--context", required=True, metavar="C")
+    p.add_argument("--expires", type=_timestamp, metavar="TS")
+    p = cmd("unsuppress", "lift suppressions in a context", "unsuppressed",
+            lambda st, a: st.unsuppress_pages(list(a.page_ids), a.context))
+    pages(p, reason=None, nargs="+")
+    p.add_argument("--context", required=True, metavar="C")
+
+    p = cmd("delete", "erase a page for good (plan first)", "receipt", _delete)
+    pages(p, reason=None)
+    p.add_argument("--cascade", action="store_true", help="also erase pages derived from it")
+    _plan_or_yes(p)
+
+    p = cmd("audit", "the audit log, newest first", "audit", lambda st, a: st.audit_log(**_given(
+        decision=a.decision, operation=a.operation, principal=a.principal, limit=a.limit, cursor=a.cursor)))
+    p.add_argument("--decision", type=_one_of("--decision", ("allowed", "denied", "failed")),
+                   metavar="allowed|denied|failed")
+    p.add_argument("--operation", metavar="OP")
+    p.add_argument("--principal", metavar="ID")
+    paging(p)
+    return parser
+
+
+def _plan_or_yes(p: _Parser) -> None:
+    p.add_argument("--reason", metavar="R", help="why (required with --yes)")
+    mode = p.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--plan", action="store_true", help="show what would be erased; erase nothing")
+    mode.add_argument("--yes", action="store_true", help="erase")
+
+
+# --- subcommands (each returns the JSON document) -------------------------------------------------
+
+
+def _scope_delete(st: Any, args: argparse.Namespace) -> Any:
+    if args.plan:
+        args.render = "delete_plan"
+        return st.plan_delete_scope(args.namespace)
+    with _progress(args, f"deleting {args.namespace}") as progress:
+        return st.delete_scope(args.namespace, args.reason, **_given(progress=progress))
+
+
+def _content_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    kwargs = _given(content=args.text, media_type=args.media_type, observed_at=args.observed_at)
+    if args.source_ref:
+        kwargs["source_refs"] = [{"uri": uri} for uri in args.source_ref]
+    if getattr(args, "derived_from", None):
+        kwargs["provenance"] = [{"operation": "derive", "input_revision_ids": list(args.derived_from)}]
+    return kwargs
+
+
+def _write(st: Any, args: argparse.Namespace) -> Any:
+    kwargs = _content_kwargs(args)
+    facets = dict(args.facets or {})
+    if args.title is not None:
+        facets["title"] = args.title
+    if args.facets is not None or args.title is not None:
+        kwargs["facets"] = facets
+    if args.relation:
+        kwargs["relations"] = list(args.relation)
+    return st.write_page(args.namespace, **kwargs, **_given(idempotency_key=args.idempotency_key))
+
+
+def _revise(st: Any, args: argparse.Namespace) -> Any:
+    kwargs = _content_kwargs(args)
+    if args.facets is not None:
+        kwargs["facets"] = dict(args.facets)
+    if args.title is not None:
+        if "facets" not in kwargs:  # a new title keeps the other facets of the expected revision
+            current = st.read_pages([args.expected], projections=("manifest",))["results"][0]
+            if "error" in current:
+                raise CliError(current["error"].get("code", "not_found"), current["error"].get("message", ""))
+            kwargs["facets"] = dict(current["revision"].get("facets") or {})
+        kwargs["facets"]["title"] = args.title
+    return st.revise_page(args.page_id, args.expected, **kwargs, **_given(idempotency_key=args.idempotency_key))
+
+
+def _read(st: Any, args: argparse.Namespace) -> Any:
+    projections = _flat(args.projection)
+    return st.read_pages(list(args.ids), **_given(projections=tuple(projections) if projections else None,
+                                                  max_chars=args.max_chars))
+
+
+def _search(st: Any, args: argparse.Namespace) -> Any:
+    filters = _given(lifecycle_status=_flat(args.status) or None, relation_types=_flat(args.relation_type) or None,
+                     media_types=_flat(args.media_type) or None, actor_types=_flat(args.actor_type) or None,
+                     created_after=args.after, created_before=args.before)
+    return st.search_pages(query=args.query or "", scopes=tuple(args.scope or ()), mode=args.mode or "auto",
+                           filters=filters or None, all_revisions=args.all_revisions,
+                           **_given(limit=args.limit, cursor=args.cursor, context_id=args.context))
+
+
+def _delete(st: Any, args: argparse.Namespace) -> Any:
+    if args.plan:
+        args.render = "delete_plan"
+        return st.plan_delete(args.page_id, cascade=args.cascade)
+    return st.delete_page(args.page_id, args.reason, cascade=args.cascade)
+
+
+@contextlib.contextmanager
+def _progress(args: argparse.Namespace, description: str):
+    """A Rich progress bar on stderr for people at a terminal; None (no callback) otherwise."""
+    if args.json or not sys.stderr.isatty():
+        yield None
+        return
+    from . import render
+
+    with render.progress(description) as update:
+        yield update
+
+
+# --- input, output, errors -----------------------------------------------------------------------
+
+
+def _read_content(args: argparse.Namespace) -> str | None:
+    """The content from --content, --file or --stdin (None when none is given)."""
+    if getattr(args, "content", None) is not None:
+        return args.content
+    if getattr(args, "file", None) is not None:
+        try:
+            with open(args.file, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise CliError("invalid", f"cannot read {args.file!r}: {exc.strerror or exc}") from None
+        return _decode(data, repr(args.file))
+    if getattr(args, "stdin", False):
+        stream = sys.stdin
+        if stream is None:
+            raise CliError("invalid", "standard input is not available")
+        raw = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
+        return _decode(raw, "standard input") if isinstance(raw, bytes) else raw
+    return None
+
+
+def _decode(data: bytes, what: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CliError("invalid", f"{what} is not UTF-8 text (byte {exc.start})") from None
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (set, frozenset, tuple)):
+        return sorted(value) if isinstance(value, (set, frozenset)) else list(value)
+    return str(value)
+
+
+def _emit_json(document: Any) -> None:
+    try:
+        text = json.dumps(document, ensure_ascii=False, indent=INDENT, default=_json_default)
+        sys.stdout.write(text + "\n")
+    except UnicodeEncodeError:  # a stdout that cannot take UTF-8: escape instead of failing
+        sys.stdout.write(json.dumps(document, ensure_ascii=True, indent=INDENT, default=_json_default) + "\n")
+    sys.stdout.flush()
+
+
+def _fail(code: str, message: str, json_mode: bool) -> int:
+    message = str(message) if message else code
+    if json_mode:
+        _emit_json({"error": {"code": code, "message": message}})
+    else:
+        sys.stderr.write(f"{PROG}: error: {' '.join(message.split())} ({code})\n")
+        sys.stderr.flush()
+    return 1
+
+
+def _usage(exc: UsageError, json_mode: bool) -> int:
+    prog = exc.parser.prog if exc.parser is not None else PROG
+    if json_mode:
+        _emit_json({"error": {"code": "usage", "message": f"{prog}: {exc.message}"}})
+    else:
+        if exc.parser is not None:
+            exc.parser.print_usage(sys.stderr)
+        sys.stderr.write(f"{prog}: error: {exc.message}\n")
+    return 2
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    head = list(argv[: list(argv).index("--")]) if "--" in argv else list(argv)
+    return "--json" in head
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `pcp`; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    json_mode = _wants_json(argv)
+    try:
+        return _run(argv, json_mode)
+    except UsageError as exc:
+        return _usage(exc, json_mode)
+    except KeyboardInterrupt:
+        if json_mode:
+            _emit_json({"error": {"code": "interrupted", "message": "interrupted"}})
+        else:
+            sys.stderr.write(f"{PROG}: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        with contextlib.suppress(Exception):  # the reader went away; say nothing more
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, never a traceback
+        detail = " ".join(f"{type(exc).__name__}: {exc}".split())
+        if json_mode:
+            _emit_json({"error": {"code": "internal", "message": detail}})
+        else:
+            sys.stderr.write(f"{PROG}: internal error: {detail}\n")
+        return 1
+
+
+def _run(argv: list[str], json_mode: bool) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except CliError as exc:
+        return _fail(exc.code, exc.message, json_mode)
+    except SystemExit as exc:  # --help printed its text
+        return exc.code if isinstance(exc.code, int) else 0
+    json_mode = json_mode or bool(args.json)
+    if args.command is None:
+        if json_mode:
+            raise UsageError("a subcommand is required with --json", parser)
+        parser.print_help()
+        return 0
+    if args.grant and not args.as_model:
+        raise UsageError("--grant needs --as-model", parser)
+    if getattr(args, "yes", False) and not getattr(args, "reason", None):
+        raise UsageError("--reason is required with --yes", args.parser)
+    if args.command in ("write", "ingest") and not (args.content is not None or args.file or args.stdin
+                                                    or args.source_ref):
+        raise UsageError("one of the arguments --content --file --stdin (or --source-ref) is required",
+                         args.parser)
+
+    import store
+
+    try:
+        args.text = _read_content(args)
+        session = None
+        if args.as_model:
+            session = store.AccessSession.model_client(args.as_model, store.AccessSession.parse_grants(args.grant))
+        path = args.db if args.db is not None else (os.environ.get("PCP_DB") or None)
+        if path is not None and not str(path).strip():
+            raise CliError("invalid", "--db must not be empty")
+        st = store.Store.open(path, session=session) if session is not None else store.Store.open(path)
+        try:
+            result = args.func(st, args)
+        finally:
+            with contextlib.suppress(Exception):
+                st.close()
+    except store.PcpError as exc:
+        return _fail(getattr(exc, "code", "invalid"), getattr(exc, "message", None) or str(exc), json_mode)
+    except CliError as exc:
+        return _fail(exc.code, exc.message, json_mode)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        where = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
+        return _fail("invalid", f"{exc.strerror or exc}{where}", json_mode)
+    except ValueError as exc:  # a value the store could not parse
+        return _fail("invalid", str(exc), json_mode)
+    if json_mode:
+        _emit_json(result)
+    else:
+        from . import render
+
+        getattr(render, args.render)(render.make_console(), result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

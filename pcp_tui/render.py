@@ -1,0 +1,285 @@
+"""Human output of the `pcp` command: Rich tables, panels and one-line confirmations.
+
+Only this module and the TUI draw. Every function takes a Rich console and the plain
+data a store call returned (the same object `--json` prints). User data is always
+wrapped in `Text`, never parsed as Rich markup.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+from rich import box
+from rich.console import Console, Group
+from rich.markdown import Markdown
+from rich.panel import Panel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+# pcp-core.md section 2 (the owner holds every one of them; shown as "all")
+ALL_PERMISSIONS = frozenset({"list_scopes", "search", "read", "audit", "write", "manage_scope", "revise", "link",
+                             "ingest", "suppress", "archive", "tombstone", "delete", "export", "derive_across_scopes"})
+
+
+def make_console(stderr: bool = False) -> Console:
+    """A console on the current sys.stdout/sys.stderr that never interprets user text as markup."""
+    return Console(stderr=stderr, markup=False, emoji=False, highlight=False)
+
+
+def _t(value: Any, style: str = "") -> Text:
+    if value is None:
+        return Text("—", style="dim")
+    if isinstance(value, (dict, list)):
+        value = json.dumps(value, ensure_ascii=False, default=str)
+    return Text(str(value), style=style)
+
+
+def _line(console: Console, *parts: Any) -> None:
+    """One line, built from plain strings and (text, style) pairs, never wrapped."""
+    console.print(Text.assemble(*parts), soft_wrap=True)
+
+
+def _kv_table(title: str | None, mapping: dict[str, Any]) -> Table:
+    table = Table(title=title, show_header=False, box=box.SIMPLE, title_justify="left")
+    table.add_column("key", style="bold", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    for key, value in mapping.items():
+        if isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value):
+            value = ", ".join(str(v) for v in value) if value else "—"
+        elif isinstance(value, dict) and value and all(not isinstance(v, (dict, list)) for v in value.values()):
+            value = ", ".join(f"{k}={v}" for k, v in value.items())
+        table.add_row(Text(str(key)), _t(value))
+    return table
+
+
+def _more(console: Console, data: dict[str, Any]) -> None:
+    cursor = data.get("next_cursor")
+    if cursor:
+        _line(console, ("more: ", "dim"), "--cursor ", (str(cursor), "bold"))
+
+
+# --- reads ---------------------------------------------------------------------------------------
+
+
+def capabilities(console: Console, data: dict[str, Any]) -> None:
+    flat = {k: v for k, v in data.items() if k not in ("limits", "flags")}
+    console.print(_kv_table("PCP capabilities", flat))
+    if isinstance(data.get("limits"), dict):
+        console.print(_kv_table("Limits", data["limits"]))
+    if isinstance(data.get("flags"), dict):
+        console.print(_kv_table("Flags", data["flags"]))
+
+
+def doctor(console: Console, data: dict[str, Any]) -> None:
+    integrity = data.get("integrity")
+    style = "bold green" if integrity == "ok" else "bold red"
+    _line(console, "integrity: ", (str(integrity), style))
+    console.print(_kv_table(None, {k: v for k, v in data.items() if k != "integrity"}))
+
+
+def scopes(console: Console, data: dict[str, Any]) -> None:
+    rows = data.get("scopes") or []
+    if not rows:
+        _line(console, ("No scopes.", "dim"))
+    else:
+        table = Table(box=box.SIMPLE_HEAD)
+        for name in ("Namespace", "Name", "Visibility", "Pages", "Last activity", "Permissions"):
+            table.add_column(name, overflow="fold", min_width=16 if name == "Namespace" else None,
+                             no_wrap=name in ("Visibility", "Pages", "Last activity"))
+        for s in rows:
+            perms = s.get("permissions") or []
+            perms = ["all"] if ALL_PERMISSIONS <= set(perms) else perms
+            active = str(s.get("last_activity") or "").replace("T", " ")[:16] or None
+            table.add_row(_t(s.get("namespace"), "bold"), _t(s.get("display_name")), _t(s.get("visibility")),
+                          _t(s.get("page_count")), _t(active), _t(", ".join(perms) or None))
+        console.print(table)
+    _more(console, data)
+
+
+def search(console: Console, data: dict[str, Any]) -> None:
+    hits = data.get("hits") or []
+    if not hits:
+        _line(console, ("No hits.", "dim"))
+    else:
+        table = Table(box=box.SIMPLE_HEAD)
+        table.add_column("Title / page", overflow="fold", min_width=29, ratio=2)
+        table.add_column("Namespace", overflow="fold", ratio=1)
+        table.add_column("Status", no_wrap=True)
+        table.add_column("Snippet", overflow="fold", ratio=3)
+        for h in hits:
+            snippet = " ".join(str(h.get("snippet") or "").split())
+            if len(snippet) > 240:
+                snippet = snippet[:239] + "…"
+            title = Text.assemble((str(h.get("title") or "—"), "bold"), "\n", (str(h.get("page_id")), "cyan"))
+            table.add_row(title, _t(h.get("namespace")), _t(h.get("lifecycle_status")), _t(snippet))
+        console.print(table)
+    _more(console, data)
+
+
+def read(console: Console, data: dict[str, Any]) -> None:
+    for result in data.get("results") or []:
+        if "error" in result:
+            err = result["error"] or {}
+            _line(console, (f"{result.get('requested_id')}: ", "bold"),
+                  (f"{err.get('message')} ({err.get('code')})", "red"))
+            continue
+        console.print(_revision_panel(result))
+
+
+def _revision_panel(result: dict[str, Any]) -> Panel:
+    rev = result.get("revision") or {}
+    facets = rev.get("facets") or {}
+    payload = rev.get("payload") or None
+    created_by = rev.get("created_by") or {}
+    summary: dict[str, Any] = {
+        "page": rev.get("page_id"),
+        "revision": rev.get("revision_id"),
+        "current revision": result.get("current_revision_id"),
+        "namespace": f"{rev.get('namespace')} ({rev.get('visibility')})",
+        "status": rev.get("lifecycle_status"),
+        "created": f"{rev.get('created_at')} by {created_by.get('actor_type')}:{created_by.get('actor_id')}",
+    }
+    if rev.get("observed_at"):
+        summary["observed"] = rev["observed_at"]
+    if payload:
+        summary["media type"] = payload.get("media_type")
+    summary["digest"] = rev.get("content_digest")
+    other = {k: v for k, v in facets.items() if k != "title"}
+    if other:
+        summary["facets"] = other
+    if rev.get("source_refs"):
+        summary["sources"] = [r.get("uri") for r in rev["source_refs"]]
+    for p in rev.get("provenance") or []:
+        inputs = ", ".join(p.get("input_revision_ids") or [])
+        summary.setdefault("provenance", []).append(
+            f"{p.get('operation')} by {p.get('actor_type')}:{p.get('actor_id')} at {p.get('timestamp')}"
+            + (f" from {inputs}" if inputs else ""))
+    if "provenance" in summary:
+        summary["provenance"] = "; ".join(summary["provenance"])
+    parts: list[Any] = [_kv_table(None, summary)]
+    relations = result.get("relations")
+    if isinstance(relations, dict):
+        for direction in ("outgoing", "incoming"):
+            for r in relations.get(direction) or []:
+                parts.append(Text(f"{direction}: {r.get('from_page_id')} -{r.get('relation_type')}-> "
+                                  f"{r.get('to_page_id')} ({r.get('relation_id')})"))
+    for h in result.get("history") or []:
+        parts.append(Text(f"history: {h.get('revision_id')} {h.get('created_at')} {h.get('lifecycle_status')}",
+                          style="dim"))
+    content = payload.get("content") if payload else None
+    if content is not None:
+        media = str(payload.get("media_type") or "")
+        parts.append(Markdown(content) if media.startswith("text/markdown") else Text(content))
+        if result.get("truncated"):
+            parts.append(Text("… truncated (raise --max-chars to read more)", style="yellow"))
+    title = facets.get("title") or rev.get("page_id") or result.get("requested_id")
+    return Panel(Group(*parts), title=Text(str(title), style="bold"), title_align="left")
+
+
+def audit(console: Console, data: dict[str, Any]) -> None:
+    events = data.get("events") or []
+    if not events:
+        _line(console, ("No audit events.", "dim"))
+    else:
+        table = Table(box=box.SIMPLE_HEAD)
+        for name in ("Time", "Decision", "Operation"):
+            table.add_column(name, no_wrap=True)
+        for name in ("Principal", "Scopes", "Detail"):
+            table.add_column(name, overflow="fold", min_width=8)
+        styles = {"allowed": "green", "denied": "red", "failed": "yellow"}
+        for e in events:
+            counts = e.get("counts") or {}
+            detail = ", ".join(f"{k}={v}" for k, v in counts.items()) if isinstance(counts, dict) else str(counts)
+            if e.get("error_code"):
+                detail = f"{e['error_code']} {detail}".strip()
+            principal = str(e.get("principal_id"))
+            if e.get("principal_type") not in (None, "user"):
+                principal = f"{e.get('principal_type')}:{principal}"
+            time = str(e.get("time") or "").replace("T", " ")[:19]
+            table.add_row(_t(time), _t(e.get("decision"), styles.get(str(e.get("decision")), "")),
+                          _t(e.get("operation")), _t(principal), _t(", ".join(e.get("scopes") or []) or None),
+                          _t(detail or None))
+        console.print(table)
+    _more(console, data)
+
+
+# --- mutations -----------------------------------------------------------------------------------
+
+
+def written(console: Console, data: dict[str, Any]) -> None:
+    verb = "Wrote" if data.get("created", True) else "Unchanged (idempotent replay):"
+    _line(console, (verb, "bold green"), " ", str(data.get("page_id")), " rev ", str(data.get("revision_id")))
+
+
+def scope_created(console: Console, data: dict[str, Any]) -> None:
+    _line(console, ("Created scope", "bold green"), " ", (str(data.get("namespace")), "bold"),
+          f" ({data.get('visibility')})")
+
+
+def linked(console: Console, data: dict[str, Any]) -> None:
+    verb = "Linked" if data.get("created", True) else "Already linked"
+    _line(console, (verb, "bold green"), f" {data.get('from_page_id')} -{data.get('relation_type')}-> "
+          f"{data.get('to_page_id')} ({data.get('relation_id')})")
+
+
+def unlinked(console: Console, data: dict[str, Any]) -> None:
+    _line(console, ("Unlinked", "bold green"), f" {data.get('relation_id')} (event {data.get('event_id')})")
+
+
+def lifecycle(console: Console, data: dict[str, Any]) -> None:
+    _line(console, (str(data.get("page_id")), "bold"), " is now ",
+          (str(data.get("lifecycle_status")), "bold green"), f" (event {data.get('event_id')})")
+
+
+def recommended(console: Console, data: dict[str, Any]) -> None:
+    _line(console, ("Recommended tombstoning", "bold green"), f" {data.get('page_id')} for review "
+          f"({data.get('recommendation_id')}, {data.get('status')})")
+
+
+def suppressed(console: Console, data: dict[str, Any]) -> None:
+    pages = data.get("suppressed") or []
+    _line(console, ("Suppressed", "bold green"), f" {len(pages)} page(s) in context {data.get('context_id')}: ",
+          ", ".join(pages) or "—")
+
+
+def unsuppressed(console: Console, data: dict[str, Any]) -> None:
+    pages = data.get("unsuppressed") or []
+    _line(console, ("Unsuppressed", "bold green"), f" {len(pages)} page(s) in context {data.get('context_id')}: ",
+          ", ".join(pages) or "—")
+
+
+def delete_plan(console: Console, data: dict[str, Any]) -> None:
+    def brief(items: list[Any]) -> str:
+        if not items:
+            return "0"
+        more = f", … (+{len(items) - 5} more)" if len(items) > 5 else ""
+        return f"{len(items)}: " + ", ".join(str(i) for i in items[:5]) + more
+
+    shown = {k: brief(v) if isinstance(v, list) else v for k, v in data.items()}
+    console.print(_kv_table("Deletion plan (nothing has been deleted)", shown))
+    _line(console, ("Run again with --yes to erase this for good.", "yellow"))
+
+
+def receipt(console: Console, data: dict[str, Any]) -> None:
+    what = data.get("namespace") or ", ".join(data.get("page_ids") or []) or "—"
+    counts = data.get("counts") or {}
+    counted = ", ".join(f"{k}={v}" for k, v in counts.items()) if isinstance(counts, dict) else str(counts)
+    _line(console, ("Deleted", "bold red"), f" {what}", f" ({counted})" if counted else "",
+          f"; receipt {data.get('receipt_id')}")
+
+
+@contextmanager
+def progress(description: str) -> Iterator[Callable[[int, int], None]]:
+    """A transient progress bar on stderr; yields a progress(done, total) callback."""
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=make_console(stderr=True), transient=True)
+    with bar:
+        task = bar.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total or None)
+
+        yield update

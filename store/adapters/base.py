@@ -1,0 +1,97 @@
+"""What every importer shares: reading export files, time conversion, the report."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import Invalid, PcpError
+from ..ids import format_time, parse_time
+
+Progress = Callable[[int, int, str], None]  # (done, total, what) -> None
+
+
+@dataclass
+class ImportReport:
+    """The summary an import ends with."""
+
+    source: str
+    conversations: int = 0
+    messages: int = 0
+    notes: int = 0
+    events: int = 0
+    created: int = 0
+    unchanged: int = 0
+    revised: int = 0
+    relations: int = 0
+    hidden_skipped: int = 0
+    empty_skipped: int = 0
+    skipped: list[dict] = field(default_factory=list)
+
+    def add(self, counts: dict) -> None:
+        for key in ("created", "unchanged", "revised", "relations"):
+            setattr(self, key, getattr(self, key) + counts.get(key, 0))
+
+    def skip(self, item: str, reason: str) -> None:
+        self.skipped.append({"item": item, "reason": reason})
+
+    def to_dict(self) -> dict:
+        return {
+            "source": self.source, "conversations": self.conversations, "messages": self.messages,
+            "notes": self.notes, "events": self.events, "created": self.created, "unchanged": self.unchanged,
+            "revised": self.revised, "relations": self.relations, "hidden_skipped": self.hidden_skipped,
+            "empty_skipped": self.empty_skipped,
+            "skipped": list(self.skipped),
+        }
+
+
+def read_json_export(path: str | Path, member: str = "conversations.json") -> tuple[Any, str]:
+    """Parse a JSON export file, or `member` inside an export .zip; (data, display name)."""
+    p = Path(path)
+    if not p.exists():
+        raise Invalid(f"{p}: no such file.")
+    try:
+        if zipfile.is_zipfile(p):
+            with zipfile.ZipFile(p) as zf:
+                names = [n for n in zf.namelist() if n.rsplit("/", 1)[-1] == member]
+                if not names:
+                    raise Invalid(f"{p}: the archive has no {member}; is it a chat export?")
+                name = sorted(names, key=len)[0]
+                raw = zf.read(name)
+                label = f"{p.name}!{name}"
+        else:
+            raw = p.read_bytes()
+            label = p.name
+    except OSError as exc:
+        raise Invalid(f"{p}: cannot read ({exc.strerror or exc}).") from None
+    except zipfile.BadZipFile as exc:
+        raise Invalid(f"{p}: damaged zip archive ({exc}).") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise Invalid(f"{label}: not UTF-8 text (byte {exc.start}).") from None
+    try:
+        return json.loads(text), label
+    except json.JSONDecodeError as exc:
+        raise Invalid(f"{label}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}.") from None
+
+
+def epoch_to_time(value: Any) -> str | None:
+    """Export times (epoch seconds, or ISO strings) as RFC 3339 UTC with milliseconds."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return format_time(datetime.fromtimestamp(float(value), tz=timezone.utc))
+        except (OverflowError, OSError, ValueError):
+            return None
+    if isinstance(value, str):
+        try:
+            return parse_time(value)
+        except PcpError:
+            return None
+    return None

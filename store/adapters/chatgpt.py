@@ -1,0 +1,218 @@
+"""ChatGPT data export (`conversations.json`, the export .zip, or one conversation object)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..errors import Invalid
+from .base import ImportReport, Progress, epoch_to_time, read_json_export
+from .chats import ChatConversation, ChatMessage, write_conversations
+
+TOOL = "pcp-import-chatgpt"
+# Content the ChatGPT app never shows: custom instructions and memory injected as context.
+HIDDEN_CONTENT_TYPES = {"user_editable_context", "model_editable_context"}
+
+
+def import_chatgpt(store: Any, path: str | Path, namespace: str | None = None,
+                   progress: Progress | None = None) -> ImportReport:
+    """Import every conversation of a ChatGPT export; each conversation is one transaction."""
+    data, label = read_json_export(path)
+    if isinstance(data, dict) and "mapping" in data or isinstance(data, dict) and "conversation_id" in data:
+        items = [data]
+    elif isinstance(data, list):
+        items = data
+    else:
+        raise Invalid(f"{label}: not a ChatGPT export (expected a list of conversations or one conversation).")
+    report = ImportReport(source="chatgpt")
+    return write_conversations(store, "chatgpt", TOOL, label, _parse_all(items), len(items), report, namespace, progress)
+
+
+def _parse_all(items: list) -> Iterator[ChatConversation | tuple[str, str]]:
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            yield (f"chatgpt item {index}", "not a conversation object")
+            continue
+        conv_id = str(item.get("conversation_id") or item.get("id") or _anonymous_id(item))
+        title = item.get("title") if isinstance(item.get("title"), str) else ""
+        mapping = item.get("mapping")
+        if not isinstance(mapping, dict) or not mapping:
+            yield (f"chatgpt conversation {conv_id} ({title or 'untitled'})", "no messages (the export has no mapping)")
+            continue
+        yield parse_conversation(conv_id, title, item, mapping)
+
+
+def _anonymous_id(item: dict) -> str:
+    basis = json.dumps([item.get("title"), item.get("create_time")], default=str)
+    return "anon-" + hashlib.sha256(basis.encode()).hexdigest()[:16]
+
+
+def parse_conversation(conv_id: str, title: str, item: dict, mapping: dict) -> ChatConversation:
+    messages = []
+    for node_id, node in mapping.items():
+        if not isinstance(node, dict):
+            continue
+        msg = node.get("message")
+        if not isinstance(msg, dict):
+            continue  # the empty root node
+        parent = node.get("parent")
+        messages.append(_message(str(node_id), msg, str(parent) if parent is not None else None))
+    # A parent may be a message-less root node that exists in the mapping: that is a thread start.
+    present = {str(k) for k in mapping}
+    roots = {str(k) for k, n in mapping.items() if isinstance(n, dict) and not isinstance(n.get("message"), dict)}
+    for m in messages:
+        if m.parent_id in roots:
+            m.parent_id = None
+        elif m.parent_id is not None and m.parent_id not in present:
+            pass  # dangling: chats.py hangs it off the conversation with a facet
+    current = item.get("current_node")
+    return ChatConversation(
+        conversation_id=conv_id,
+        title=title,
+        created_at=epoch_to_time(item.get("create_time")),
+        updated_at=epoch_to_time(item.get("update_time")),
+        messages=messages,
+        current_leaf=str(current) if current is not None else _last_leaf(messages),
+        extra_facets={k: item[k] for k in ("default_model_slug", "gizmo_id") if isinstance(item.get(k), str)},
+    )
+
+
+def _last_leaf(messages: list[ChatMessage]) -> str | None:
+    """Without current_node, the newest message that no one answers stands for the branch last seen."""
+    parents = {m.parent_id for m in messages}
+    leaves = [m for m in messages if m.node_id not in parents]
+    if not leaves:
+        return None
+    return max(leaves, key=lambda m: (m.observed_at or "", m.node_id)).node_id
+
+
+def _message(node_id: str, msg: dict, parent: str | None) -> ChatMessage:
+    author = msg.get("author") if isinstance(msg.get("author"), dict) else {}
+    role = str(author.get("role") or "unknown")
+    content = msg.get("content") if isinstance(msg.get("content"), dict) else {}
+    metadata = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
+    ctype = content.get("content_type") or ("text" if "parts" in content else "unknown")
+    text, refs = content_text(content, ctype)
+    text, refs = _with_metadata(text, refs, metadata)
+    hidden = (
+        ctype in HIDDEN_CONTENT_TYPES
+        or bool(metadata.get("is_visually_hidden_from_conversation"))
+        or bool(metadata.get("is_user_system_message"))
+        or (role == "system" and not text.strip())
+    )
+    facets: dict = {"content_type": ctype}
+    recipient = msg.get("recipient")
+    if isinstance(recipient, str) and recipient != "all":
+        facets["recipient"] = recipient
+    for key in ("status",):
+        if isinstance(msg.get(key), str) and msg[key] != "finished_successfully":
+            facets[key] = msg[key]
+    finish = metadata.get("finish_details")
+    if isinstance(finish, dict) and finish.get("type") not in (None, "stop"):
+        facets["finish"] = finish.get("type")
+    if isinstance(msg.get("channel"), str):
+        facets["channel"] = msg["channel"]
+    return ChatMessage(
+        node_id=node_id,
+        message_id=str(msg.get("id") or node_id),
+        parent_id=parent,
+        role=role,
+        text=text,
+        observed_at=epoch_to_time(msg.get("create_time")) or epoch_to_time(msg.get("update_time")),
+        author_name=author.get("name") if isinstance(author.get("name"), str) else None,
+        model=metadata.get("model_slug") if isinstance(metadata.get("model_slug"), str) else None,
+        binary_refs=refs,
+        extra_facets=facets,
+        hidden=hidden,
+    )
+
+
+def content_text(content: dict, ctype: str) -> tuple[str, list[dict]]:
+    """Searchable text and binary source refs of one message's content, whatever its type."""
+    refs: list[dict] = []
+    if ctype in ("text", "multimodal_text") or "parts" in content and ctype not in ("code", "execution_output"):
+        pieces = []
+        for part in content.get("parts") or []:
+            if isinstance(part, str):
+                pieces.append(part)
+            elif isinstance(part, dict):
+                piece, ref = _part(part)
+                if piece:
+                    pieces.append(piece)
+                if ref:
+                    refs.append(ref)
+        return "\n\n".join(p for p in pieces if p), refs
+    if ctype == "code":
+        lang = content.get("language") if content.get("language") not in (None, "unknown") else ""
+        return f"```{lang}\n{content.get('text', '')}\n```", refs
+    if ctype == "execution_output":
+        return f"Output:\n```\n{content.get('text', '')}\n```", refs
+    if ctype == "tether_browsing_display":
+        pieces = [s for s in (content.get("summary"), content.get("result")) if isinstance(s, str) and s]
+        return "\n\n".join(pieces), refs
+    if ctype == "tether_quote":
+        url = content.get("url")
+        if isinstance(url, str) and url:
+            refs.append({"uri": url, "media_type": "text/html"})
+        head = " - ".join(s for s in (content.get("title"), content.get("domain")) if isinstance(s, str) and s)
+        return "\n\n".join(s for s in (head, content.get("text")) if isinstance(s, str) and s), refs
+    if ctype == "thoughts":
+        pieces = []
+        for thought in content.get("thoughts") or []:
+            if isinstance(thought, dict):
+                pieces.append("\n".join(s for s in (thought.get("summary"), thought.get("content")) if isinstance(s, str) and s))
+        return "Thinking:\n\n" + "\n\n".join(p for p in pieces if p), refs
+    if ctype == "reasoning_recap":
+        return str(content.get("content") or ""), refs
+    if ctype == "system_error":
+        return f"Error ({content.get('name', 'system')}): {content.get('text', '')}", refs
+    if ctype in HIDDEN_CONTENT_TYPES:
+        pieces = [v for k, v in content.items() if k != "content_type" and isinstance(v, str) and v]
+        return "\n\n".join(pieces), refs
+    # An unknown kind of content: keep all of it as JSON rather than drop it.
+    rest = {k: v for k, v in content.items() if k != "content_type"}
+    return (f"```json\n{json.dumps(rest, ensure_ascii=False, indent=1)}\n```" if rest else ""), refs
+
+
+def _part(part: dict) -> tuple[str, dict | None]:
+    ptype = part.get("content_type", "")
+    pointer = part.get("asset_pointer")
+    if isinstance(pointer, str) and pointer:
+        media = "image/*" if "image" in ptype else ("audio/*" if "audio" in ptype else "application/octet-stream")
+        locator = {k: part[k] for k in ("width", "height", "size_bytes", "content_type") if k in part}
+        return "", {"uri": pointer, "media_type": media, "locator": locator}
+    if isinstance(part.get("text"), str):
+        return part["text"], None
+    return f"```json\n{json.dumps(part, ensure_ascii=False)}\n```", None
+
+
+def _with_metadata(text: str, refs: list[dict], metadata: dict) -> tuple[str, list[dict]]:
+    """Citations and attachments are part of what a message says or carries."""
+    sources = []
+    for cite in metadata.get("citations") or []:
+        meta = cite.get("metadata") if isinstance(cite, dict) and isinstance(cite.get("metadata"), dict) else {}
+        url, title = meta.get("url"), meta.get("title")
+        if isinstance(url, str) and url:
+            sources.append(f"- [{title or url}]({url})")
+            refs.append({"uri": url, "media_type": "text/html"})
+    cite_meta = metadata.get("_cite_metadata")
+    if isinstance(cite_meta, dict):
+        for item in cite_meta.get("metadata_list") or []:
+            if isinstance(item, dict) and isinstance(item.get("url"), str):
+                sources.append(f"- [{item.get('title') or item['url']}]({item['url']})")
+    if sources:
+        text = (text + "\n\nSources:\n" + "\n".join(dict.fromkeys(sources))).strip()
+    for att in metadata.get("attachments") or []:
+        if isinstance(att, dict) and (att.get("id") or att.get("name")):
+            refs.append({
+                "uri": f"chatgpt-attachment:{att.get('id') or att.get('name')}",
+                "media_type": att.get("mime_type") or att.get("mimeType") or "application/octet-stream",
+                "locator": {k: att[k] for k in ("name", "size", "width", "height") if k in att},
+            })
+    unique = []
+    for ref in refs:
+        if ref not in unique:
+            unique.append(ref)
+    return text, unique

@@ -1,0 +1,194 @@
+"""Chat exports as pages: one page per conversation that `contains` one page per message,
+replies `responds_to` their parent, every branch kept active, the last-seen branch marked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from ..importing import PageRef
+from .base import ImportReport, Progress
+
+
+@dataclass
+class ChatMessage:
+    node_id: str
+    message_id: str
+    parent_id: str | None  # node id of the parent as the export names it (may be absent from the file)
+    role: str
+    text: str
+    observed_at: str | None
+    author_name: str | None = None
+    model: str | None = None
+    binary_refs: list[dict] = field(default_factory=list)
+    extra_facets: dict = field(default_factory=dict)
+    hidden: bool = False  # system scaffolding the chat app never shows
+
+
+@dataclass
+class ChatConversation:
+    conversation_id: str
+    title: str
+    created_at: str | None
+    updated_at: str | None
+    messages: list[ChatMessage]
+    current_leaf: str | None  # node id of the message the user last saw, if the export says
+    extra_facets: dict = field(default_factory=dict)
+
+
+def current_branch(conv: ChatConversation) -> set[str]:
+    """Node ids on the path from the last-seen message back to the root."""
+    by_id = {m.node_id: m for m in conv.messages}
+    path: set[str] = set()
+    node = conv.current_leaf
+    while node is not None and node in by_id and node not in path:
+        path.add(node)
+        node = by_id[node].parent_id
+    return path
+
+
+def tree_order(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """Parents before children (roots first, siblings by time), whatever order the export uses."""
+    by_id = {m.node_id: m for m in messages}
+    children: dict[str | None, list[ChatMessage]] = {}
+    for m in messages:
+        parent = m.parent_id if m.parent_id in by_id else None
+        children.setdefault(parent, []).append(m)
+    for kids in children.values():
+        kids.sort(key=lambda m: (m.observed_at or "", m.node_id))
+    out: list[ChatMessage] = []
+    seen: set[str] = set()
+    stack = list(reversed(children.get(None, [])))
+    while stack:
+        m = stack.pop()
+        if m.node_id in seen:
+            continue
+        seen.add(m.node_id)
+        out.append(m)
+        stack.extend(reversed(children.get(m.node_id, [])))
+    # Nodes caught in a parent cycle (malformed export) still come in, as roots.
+    out.extend(m for m in messages if m.node_id not in seen)
+    return out
+
+
+def write_conversations(
+    store: Any, source: str, tool: str, label: str, conversations: Iterable[ChatConversation | tuple[str, str]],
+    total: int, report: ImportReport, namespace: str | None, progress: Progress | None,
+) -> ImportReport:
+    """Write every conversation in its own transaction; a (item, reason) tuple is a skip."""
+    parent_ns = f"import:{source}"
+    if namespace is None:
+        with store.import_unit(tool) as unit:
+            unit.ensure_scope(parent_ns, display_name=f"{source.capitalize()} imports")
+    done = 0
+    for conv in conversations:
+        done += 1
+        if isinstance(conv, tuple):
+            report.skip(*conv)
+        else:
+            _write_one(store, source, tool, label, conv, report, namespace, parent_ns)
+        if progress:
+            progress(done, total, "conversations")
+    return report
+
+
+def _write_one(store: Any, source: str, tool: str, label: str, conv: ChatConversation, report: ImportReport,
+               namespace: str | None, parent_ns: str) -> None:
+    visible = [m for m in conv.messages if not m.hidden and (m.text.strip() or m.binary_refs)]
+    hidden = [m for m in conv.messages if m.hidden]
+    empty = [m for m in conv.messages if not m.hidden and not (m.text.strip() or m.binary_refs)]
+    if not visible:
+        report.skip(f"{source} conversation {conv.conversation_id} ({conv.title or 'untitled'})",
+                    "no readable messages")
+        report.hidden_skipped += len(hidden)
+        return
+    ns = namespace or f"conversation:{source}:{conv.conversation_id}"
+    on_branch = current_branch(conv)
+    node_ids = {m.node_id for m in conv.messages}
+    by_id = {m.node_id: m for m in conv.messages}
+    models = sorted({m.model for m in conv.messages if m.model})
+    with store.import_unit(tool) as unit:
+        if namespace is None:
+            unit.ensure_scope(ns, display_name=conv.title or conv.conversation_id, parent=parent_ns)
+        conv_ref = unit.upsert(
+            f"{source}:{conv.conversation_id}", ns,
+            payload={"media_type": "text/markdown", "content": _conversation_text(source, conv, models)},
+            facets={"title": conv.title or f"Untitled {source} conversation", "source": source,
+                    "conversation_id": conv.conversation_id, "models": models, "created": conv.created_at,
+                    **conv.extra_facets},
+            source_refs=[_file_ref(source, label, conv.conversation_id, None)],
+            observed_at=conv.created_at, change_key=[],
+        )
+        refs: dict[str, PageRef] = {}
+        for msg in tree_order(conv.messages):
+            if msg.hidden or msg not in visible:
+                continue
+            facets = {
+                "title": _message_title(msg),
+                "role": msg.role,
+                "conversation_id": conv.conversation_id,
+                "message_id": msg.message_id,
+                "current_branch": msg.node_id in on_branch,
+                **({"author_name": msg.author_name} if msg.author_name else {}),
+                **({"model": msg.model} if msg.model else {}),
+                **msg.extra_facets,
+            }
+            parent = _nearest_written_parent(msg, by_id, refs)
+            if msg.parent_id is not None and msg.parent_id not in node_ids:
+                facets["missing_parent_id"] = msg.parent_id
+            ref = unit.upsert(
+                f"{source}:{conv.conversation_id}:{msg.node_id}", ns,
+                payload={"media_type": "text/markdown", "content": msg.text} if msg.text.strip() else None,
+                facets=facets,
+                source_refs=[_file_ref(source, label, conv.conversation_id, msg), *msg.binary_refs],
+                observed_at=msg.observed_at or conv.created_at, change_key=msg.binary_refs,
+            )
+            refs[msg.node_id] = ref
+            unit.relate(conv_ref, "contains", ref)
+            if parent is not None:
+                unit.relate(ref, "responds_to", parent)
+    report.conversations += 1
+    report.messages += len(visible)
+    report.hidden_skipped += len(hidden)
+    report.empty_skipped += len(empty)
+    report.add(unit.counts)
+
+
+def _nearest_written_parent(msg: ChatMessage, by_id: dict[str, ChatMessage], refs: dict[str, PageRef]) -> PageRef | None:
+    """The closest ancestor that became a page (hidden scaffolding in between is stepped over)."""
+    seen = set()
+    node = msg.parent_id
+    while node is not None and node in by_id and node not in seen:
+        seen.add(node)
+        if node in refs:
+            return refs[node]
+        node = by_id[node].parent_id
+    return None
+
+
+def _file_ref(source: str, label: str, conversation_id: str, msg: ChatMessage | None) -> dict:
+    locator: dict = {"file": label, "conversation_id": conversation_id}
+    uri = f"{source}-export:{label}#conversation={conversation_id}"
+    if msg is not None:
+        locator.update({"message_id": msg.message_id, "node_id": msg.node_id})
+        uri += f"&message={msg.message_id}"
+    return {"uri": uri, "locator": locator, "media_type": "application/json"}
+
+
+def _message_title(msg: ChatMessage) -> str:
+    first = next((line.strip() for line in msg.text.splitlines() if line.strip()), "")
+    if not first and msg.binary_refs:
+        first = f"[{len(msg.binary_refs)} attachment(s)]"
+    first = first.lstrip("#").strip()
+    return f"{msg.role}: {first[:100]}"
+
+
+def _conversation_text(source: str, conv: ChatConversation, models: list[str]) -> str:
+    # Only what does not change as the conversation grows, so a re-import adds just the new messages.
+    lines = [f"# {conv.title or 'Untitled conversation'}", ""]
+    lines.append(f"{source.capitalize()} conversation `{conv.conversation_id}`.")
+    if conv.created_at:
+        lines.append(f"Started {conv.created_at}.")
+    if models:
+        lines.append("Models: " + ", ".join(models) + ".")
+    return "\n".join(lines) + "\n"

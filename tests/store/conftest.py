@@ -1,0 +1,54 @@
+"""Fixtures for the store contract tests (shared/spec/pcp-core.md, /tmp/store_api.md).
+
+Every test gets its own database file under tmp_path (never :memory:)."""
+
+from __future__ import annotations
+
+import pytest
+
+import pcpstore_helpers as h
+
+
+@pytest.fixture
+def db_path(tmp_path):
+    d = tmp_path / "db"
+    d.mkdir()
+    return d / "s.db"
+
+
+@pytest.fixture
+def store(db_path):
+    from store import Store
+
+    st = Store.open(db_path)
+    yield st
+    try:
+        st.close()
+    except Exception:
+        pass
+
+
+@pytest.fixture
+def as_model(store):
+    """as_model(grants, client_id="test-client") -> a Store facade for a model client."""
+
+    def make(grants, client_id="test-client"):
+        return h.model(store, grants, client_id)
+
+    return make
+
+
+@pytest.fixture
+def two_scopes(store):
+    """Owner pages in project:a and project:b (b holds the best match for 'zanzibar quokka')."""
+    a1 = h.write(store, "project:a", "Notes about zanzibar spice routes and trade winds.",
+                 facets={"title": "Alpha zanzibar"})
+    a2 = h.write(store, "project:a", "Second alpha page about harbor logistics.")
+    b1 = h.write(
+        store,
+        "project:b",
+        "zanzibar quokka zanzibar quokka zanzibar quokka: the secret beta plan.",
+        facets={"title": "Beta zanzibar quokka"},
+    )
+    b2 = h.write(store, "project:b", "Another beta page, harbor logistics for beta.")
+    return {"a1": a1, "a2": a2, "b1": b1, "b2": b2}
