@@ -232,6 +232,17 @@ def build_parser() -> _Parser:
     p.add_argument("--cascade", action="store_true", help="also erase pages derived from it")
     _plan_or_yes(p)
 
+    p = cmd("import", "bring history in: chatgpt, claude, markdown, events or export", "import_report", _import)
+    p.add_argument("source", metavar="SOURCE", type=_one_of("SOURCE", IMPORT_SOURCES),
+                   help="chatgpt | claude | markdown | events | export")
+    p.add_argument("path", metavar="PATH", help="export file (.json or .zip), notes folder, or .jsonl file")
+    p.add_argument("--namespace", metavar="NS", help="put everything into this one scope")
+    p = cmd("export", "take everything out (JSON Lines, or a Markdown folder)", "export_done", _export)
+    p.add_argument("--scope", action="append", metavar="NS", help="repeatable; default: every scope")
+    p.add_argument("--format", type=_one_of("--format", ("jsonl", "markdown")), default="jsonl",
+                   metavar="jsonl|markdown")
+    p.add_argument("--out", required=True, metavar="PATH", help="file (jsonl) or folder (markdown)")
+
     p = cmd("audit", "the audit log, newest first", "audit", lambda st, a: st.audit_log(**_given(
         decision=a.decision, operation=a.operation, principal=a.principal, limit=a.limit, cursor=a.cursor)))
     p.add_argument("--decision", type=_one_of("--decision", ("allowed", "denied", "failed")),
@@ -240,6 +251,26 @@ def build_parser() -> _Parser:
     p.add_argument("--principal", metavar="ID")
     paging(p)
     return parser
+
+
+IMPORT_SOURCES = ("chatgpt", "claude", "markdown", "events", "export")
+
+
+def _import(st: Any, args: argparse.Namespace) -> Any:
+    from store import adapters
+
+    with _progress(args, f"importing {args.source}") as progress:
+        if args.source == "export":
+            if args.namespace:
+                raise CliError("invalid", "--namespace does not apply to `import export`: it keeps every scope.")
+            return st.import_export(args.path, progress=progress)
+        importer = getattr(adapters, f"import_{args.source}")
+        return importer(st, args.path, namespace=args.namespace, progress=progress).to_dict()
+
+
+def _export(st: Any, args: argparse.Namespace) -> Any:
+    with _progress(args, "exporting") as progress:
+        return st.export(args.out, scopes=args.scope or None, progress=progress, format=args.format)
 
 
 def _plan_or_yes(p: _Parser) -> None:

@@ -272,14 +272,46 @@ def receipt(console: Console, data: dict[str, Any]) -> None:
 
 
 @contextmanager
-def progress(description: str) -> Iterator[Callable[[int, int], None]]:
+def progress(description: str) -> Iterator[Callable[..., None]]:
     """A transient progress bar on stderr; yields a progress(done, total) callback."""
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=make_console(stderr=True), transient=True)
     with bar:
         task = bar.add_task(description, total=None)
 
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total or None)
+        def update(done: int, total: int | None, what: str | None = None) -> None:
+            bar.update(task, completed=done, total=total or None,
+                       description=f"{description} ({what})" if what else description)
 
         yield update
+
+
+def import_report(console: Console, data: dict[str, Any]) -> None:
+    """The summary an import ends with."""
+    if "added" in data:  # `import export`
+        added = data["added"]
+        total = sum(added.values())
+        detail = ", ".join(f"{n} {k}" for k, n in sorted(added.items())) or "nothing new"
+        _line(console, ("Imported", "bold green"), f" {data['path']}: {total} records ({detail})")
+        return
+    table = Table(title=f"Imported from {data['source']}", show_header=False, box=None)
+    table.add_column(style="bold")
+    table.add_column(justify="right")
+    for key in ("conversations", "messages", "notes", "events", "created", "unchanged", "revised", "relations",
+                "hidden_skipped", "empty_skipped"):
+        if data.get(key):
+            table.add_row(key.replace("_", " "), f"{data[key]:,}")
+    table.add_row("skipped", f"{len(data.get('skipped', [])):,}")
+    console.print(table)
+    for item in data.get("skipped", [])[:50]:
+        console.print(_t(f"  skipped {item['item']}: {item['reason']}", "yellow"))
+    if len(data.get("skipped", [])) > 50:
+        console.print(_t(f"  ... and {len(data['skipped']) - 50} more (see --json)", "yellow"))
+
+
+def export_done(console: Console, data: dict[str, Any]) -> None:
+    counts = data.get("counts", {})
+    what = f"{counts.get('pages', 0):,} pages, {counts.get('revisions', 0):,} revisions"
+    where = data["path"]
+    extra = f", {data['lines']:,} lines, sha256 {data['sha256'][:16]}..." if data.get("format") == "jsonl" else ""
+    _line(console, ("Exported", "bold green"), f" {what} to {where}{extra}")

@@ -7,6 +7,7 @@ from .access import ALL_PERMISSIONS, AccessSession
 from .core import LIMITS, default_path
 from .deletion import DeletionOps
 from .errors import Conflict, Cycle, Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported
+from .export import ExportOps
 from .importing import ImportOps, ImportUnit, PageRef
 from .lifecycle import LifecycleOps
 from .reads import PROJECTIONS, PROTOCOL_VERSION, SEARCH_MODES, ReadOps
@@ -14,7 +15,7 @@ from .search import SearchOps
 from .writes import WriteOps
 
 
-class Store(ImportOps, ReadOps, SearchOps, LifecycleOps, DeletionOps):
+class Store(ExportOps, SearchOps, LifecycleOps, DeletionOps):
     """The PCP Core operations on one SQLite file, as seen by one access session."""
 
 

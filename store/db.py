@@ -183,6 +183,12 @@ def make_models(db: pw.Database) -> SimpleNamespace:
         page = pw.ForeignKeyField(Page, on_delete="CASCADE")
         body_digest = pw.TextField()
 
+    class ExportRecord(Base):
+        path = pw.TextField()
+        format = pw.TextField()
+        scopes = pw.TextField()  # JSON list of namespaces, or null for everything
+        created_at = pw.TextField()
+
     class DeletionReceipt(Base):
         receipt_id = pw.TextField(unique=True)
         namespace = pw.TextField(null=True)
@@ -214,12 +220,12 @@ def make_models(db: pw.Database) -> SimpleNamespace:
     models = SimpleNamespace(
         Meta=Meta, Scope=Scope, Page=Page, Revision=Revision, ProvenanceInput=ProvenanceInput,
         Relation=Relation, Retraction=Retraction, LifecycleEvent=LifecycleEvent, Suppression=Suppression,
-        Recommendation=Recommendation, Idempotency=Idempotency, SourcePage=SourcePage, DeletionReceipt=DeletionReceipt,
+        Recommendation=Recommendation, Idempotency=Idempotency, SourcePage=SourcePage, ExportRecord=ExportRecord, DeletionReceipt=DeletionReceipt,
         DeletedRevision=DeletedRevision, AuditEvent=AuditEvent,
     )
     models.all = [
         Meta, Scope, Page, Revision, ProvenanceInput, Relation, Retraction, LifecycleEvent, Suppression,
-        Recommendation, Idempotency, SourcePage, DeletionReceipt, DeletedRevision, AuditEvent,
+        Recommendation, Idempotency, SourcePage, ExportRecord, DeletionReceipt, DeletedRevision, AuditEvent,
     ]
     return models
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Callable, Iterable
 
 from . import ids
@@ -75,7 +76,28 @@ class DeletionOps(StoreCore):
             marks = ",".join("?" * len(part))
             derived_ids += [r[0] for r in db.execute_sql(f"SELECT page_id FROM page WHERE id IN ({marks}) ORDER BY id", part)]
         return {"pages": page_ids, "revisions": revisions, "relations": relations, "derived_pages": derived_ids,
-                "suppressions": counts["suppressions"], "bytes": counts["bytes"], "counts": counts}
+                "suppressions": counts["suppressions"], "bytes": counts["bytes"], "counts": counts,
+                "export_files": self._exports_holding(page_pks), **self._extra_plan(page_pks)}
+
+    def _extra_plan(self, page_pks: set[int]) -> dict:
+        """Hook for what other rooms hold of these pages (handoffs)."""
+        return {}
+
+    def _exports_holding(self, page_pks: set[int]) -> list[dict]:
+        """Export files this store wrote after these pages existed, in a scope that covered them."""
+        if not page_pks:
+            return []
+        marks = ",".join("?" * min(len(page_pks), BATCH))
+        rows = self._db.execute_sql(
+            f"SELECT DISTINCT s.namespace, MIN(p.created_at) FROM page p JOIN scope s ON s.id = p.scope_id "
+            f"WHERE p.id IN ({marks}) GROUP BY s.namespace", sorted(page_pks)[:BATCH]
+        ).fetchall()
+        out = []
+        for rec in self._m.ExportRecord.select().order_by(self._m.ExportRecord.id):
+            scopes = json.loads(rec.scopes)
+            if any((scopes is None or ns in scopes) and rec.created_at >= first for ns, first in rows):
+                out.append({"path": rec.path, "format": rec.format, "created_at": rec.created_at})
+        return out
 
     def _deletable(self, call: Call, page_id: str) -> Any:
         if not self.session.is_owner:
@@ -213,8 +235,6 @@ class DeletionOps(StoreCore):
     def list_receipts(self, call: Call, limit: int = 50) -> dict:
         """Deletion receipts, newest first (ids and counts, never content)."""
         self._require_somewhere("audit")
-        import json
-
         m = self._m
         rows = m.DeletionReceipt.select().order_by(m.DeletionReceipt.id.desc()).limit(max(1, min(limit, 100)))
         return {"receipts": [

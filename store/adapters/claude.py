@@ -1,0 +1,153 @@
+"""Claude.ai export (`conversations.json`, the export .zip, or one conversation as the web API serves it)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..errors import Invalid
+from .base import ImportReport, Progress, epoch_to_time, read_json_export
+from .chats import ChatConversation, ChatMessage, write_conversations
+
+TOOL = "pcp-import-claude"
+NO_PARENT = "00000000-0000-4000-8000-000000000000"
+ROLES = {"human": "user", "assistant": "assistant"}
+
+
+def import_claude(store: Any, path: str | Path, namespace: str | None = None,
+                  progress: Progress | None = None) -> ImportReport:
+    """Import every conversation of a Claude export; each conversation is one transaction."""
+    data, label = read_json_export(path)
+    if isinstance(data, dict) and "chat_messages" in data:
+        items = [data]
+    elif isinstance(data, list):
+        items = data
+    else:
+        raise Invalid(f"{label}: not a Claude export (expected a list of conversations or one conversation).")
+    report = ImportReport(source="claude")
+    return write_conversations(store, "claude", TOOL, label, _parse_all(items), len(items), report, namespace, progress)
+
+
+def _parse_all(items: list) -> Iterator[ChatConversation | tuple[str, str]]:
+    for index, item in enumerate(items):
+        if not isinstance(item, dict) or not item.get("uuid"):
+            yield (f"claude item {index}", "not a conversation object (no uuid)")
+            continue
+        conv_id = str(item["uuid"])
+        title = item.get("name") if isinstance(item.get("name"), str) else ""
+        raw = item.get("chat_messages")
+        if not isinstance(raw, list) or not raw:
+            yield (f"claude conversation {conv_id} ({title or 'untitled'})", "no messages")
+            continue
+        yield parse_conversation(conv_id, title, item, raw)
+
+
+def parse_conversation(conv_id: str, title: str, item: dict, raw: list) -> ChatConversation:
+    entries = [m for m in raw if isinstance(m, dict) and m.get("uuid")]
+    # Exports do not keep messages in order: time first, then the export's own index.
+    ordered = sorted(
+        enumerate(entries),
+        key=lambda pair: (str(pair[1].get("created_at") or ""), _index(pair[1]), pair[0]),
+    )
+    has_tree = any("parent_message_uuid" in m for m in entries)
+    messages: list[ChatMessage] = []
+    previous: str | None = None
+    for _, entry in ordered:
+        node = str(entry["uuid"])
+        if has_tree:
+            parent = entry.get("parent_message_uuid")
+            parent = None if parent in (None, "", NO_PARENT) else str(parent)
+        else:
+            parent = previous  # the old export shape is one linear thread
+        messages.append(_message(node, entry, parent, item.get("model")))
+        previous = node
+    leaf = item.get("current_leaf_message_uuid")
+    if not leaf and messages:
+        leaf = messages[-1].node_id if not has_tree else max(messages, key=lambda m: m.observed_at or "").node_id
+    return ChatConversation(
+        conversation_id=conv_id,
+        title=title,
+        created_at=epoch_to_time(item.get("created_at")),
+        updated_at=epoch_to_time(item.get("updated_at")),
+        messages=messages,
+        current_leaf=str(leaf) if leaf else None,
+        extra_facets={k: item[k] for k in ("summary",) if isinstance(item.get(k), str) and item[k]},
+    )
+
+
+def _index(entry: dict) -> int:
+    value = entry.get("index")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _message(node: str, entry: dict, parent: str | None, model: Any) -> ChatMessage:
+    sender = str(entry.get("sender") or "unknown")
+    text = blocks_text(entry.get("content"))
+    if not text.strip() and isinstance(entry.get("text"), str):
+        text = entry["text"]
+    refs: list[dict] = []
+    for att in entry.get("attachments") or []:
+        if not isinstance(att, dict):
+            continue
+        name = att.get("file_name") or "attachment"
+        extracted = att.get("extracted_content")
+        if isinstance(extracted, str) and extracted.strip():
+            text += f"\n\nAttachment {name}:\n```\n{extracted}\n```"
+        refs.append({"uri": f"claude-attachment:{att.get('id') or name}",
+                     "media_type": att.get("file_type") or "application/octet-stream",
+                     "locator": {k: att[k] for k in ("file_name", "file_size") if k in att}})
+    for key in ("files", "files_v2"):
+        for f in entry.get(key) or []:
+            if not isinstance(f, dict):
+                continue
+            ident = f.get("file_uuid") or f.get("uuid") or f.get("file_name")
+            if not ident:
+                continue
+            ref = {"uri": f"claude-file:{ident}",
+                   "media_type": "image/*" if f.get("file_kind") == "image" else "application/octet-stream",
+                   "locator": {k: f[k] for k in ("file_name", "file_kind") if k in f}}
+            if not any(r["uri"] == ref["uri"] for r in refs):
+                refs.append(ref)
+    facets: dict = {}
+    if entry.get("truncated"):
+        facets["truncated"] = True
+    if isinstance(entry.get("stop_reason"), str) and entry["stop_reason"] not in ("stop_sequence", "end_turn"):
+        facets["stop_reason"] = entry["stop_reason"]
+    return ChatMessage(
+        node_id=node,
+        message_id=node,
+        parent_id=parent,
+        role=ROLES.get(sender, sender),
+        text=text.strip("\n") if text else "",
+        observed_at=epoch_to_time(entry.get("created_at")) or epoch_to_time(entry.get("updated_at")),
+        model=model if isinstance(model, str) and sender == "assistant" else None,
+        binary_refs=refs,
+        extra_facets=facets,
+    )
+
+
+def blocks_text(content: Any) -> str:
+    """The readable text of a message's content blocks (text, thinking, tool use and results)."""
+    if not isinstance(content, list):
+        return ""
+    pieces = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            pieces.append(block["text"])
+        elif kind == "thinking" and isinstance(block.get("thinking"), str):
+            pieces.append("Thinking:\n\n" + block["thinking"])
+        elif kind == "tool_use":
+            pieces.append(f"Tool call `{block.get('name', 'tool')}`:\n```json\n"
+                          f"{json.dumps(block.get('input'), ensure_ascii=False, indent=1)}\n```")
+        elif kind == "tool_result":
+            inner = block.get("content")
+            inner_text = blocks_text(inner) if isinstance(inner, list) else (inner if isinstance(inner, str) else "")
+            pieces.append("Tool result:\n" + inner_text)
+        else:
+            rest = {k: v for k, v in block.items() if k not in ("start_timestamp", "stop_timestamp")}
+            pieces.append(f"```json\n{json.dumps(rest, ensure_ascii=False)}\n```")
+    return "\n\n".join(p for p in pieces if p)

@@ -1,0 +1,525 @@
+"""The user's right to take everything out (pcp-core.md section 7): a streamed JSON Lines export,
+its import (ids kept verbatim, idempotent), and a human-readable Markdown folder."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import peewee as pw
+
+from . import ids
+from .core import Call, _storage_error, dumps, operation
+from .db import FTS_TABLE
+from .errors import Conflict, Forbidden, Invalid, PcpError
+from .importing import ImportOps
+from .reads import ReadOps, effective_status
+from .text import index_text
+from .writes import facet_text
+
+EXPORT_KIND = "pcp.export.v1"
+END_KIND = "pcp.export.end"
+STREAM_BATCH = 1000
+Progress = Callable[[int, int, str], None]
+
+
+def _line(obj: dict) -> bytes:
+    return (dumps(obj) + "\n").encode("utf-8")
+
+
+class ExportOps(ImportOps, ReadOps):
+    # --- what goes out ---
+
+    def _export_scopes(self, call: Call, scopes: Any) -> list[Any]:
+        if not self.session.is_owner:
+            raise Forbidden("Only the owner may export the store.")
+        m = self._m
+        rows = list(m.Scope.select().order_by(m.Scope.namespace))
+        if scopes:
+            wanted = {scopes} if isinstance(scopes, str) else set(scopes)
+            missing = sorted(wanted - {s.namespace for s in rows})
+            if missing:
+                raise Invalid(f"No scope named {', '.join(missing)}; `pcp scopes` lists them.")
+            rows = [s for s in rows if s.namespace in wanted]
+        call.scopes.update(s.namespace for s in rows)
+        return rows
+
+    def _iter_rows(self, sql: str, params: tuple, key_index: int) -> Iterator[tuple]:
+        """Stream rows in keyset batches so memory stays flat whatever the store's size."""
+        last = ""
+        while True:
+            rows = self._db.execute_sql(sql, (*params, last, STREAM_BATCH)).fetchall()
+            if not rows:
+                return
+            yield from rows
+            last = rows[-1][key_index]
+
+    def _export_lines(self, scope_rows: list[Any], full: bool, counts: dict) -> Iterator[dict]:
+        scope_ids = [s.id for s in scope_rows]
+        in_scopes = "1" if full else f"p.scope_id IN ({','.join(str(i) for i in scope_ids) or 'NULL'})"
+        for s in scope_rows:
+            yield {"kind": "scope", "namespace": s.namespace, "display_name": s.display_name,
+                   "description": s.description, "parent": s.parent, "visibility": s.visibility,
+                   "owner_id": s.owner_id, "created_at": s.created_at, "updated_at": s.updated_at}
+        for r in self._iter_rows(
+            "SELECT p.page_id, s.namespace, p.created_at, p.updated_at, p.status, p.head_revision_id, p.actor_type "
+            f"FROM page p JOIN scope s ON s.id = p.scope_id WHERE {in_scopes} AND p.page_id > ? ORDER BY p.page_id LIMIT ?",
+            (), 0,
+        ):
+            yield {"kind": "page", "page_id": r[0], "namespace": r[1], "created_at": r[2], "updated_at": r[3],
+                   "status": r[4], "head_revision_id": r[5], "actor_type": r[6]}
+        yield from self._revision_lines(in_scopes)
+        both_ends = "1" if full else (
+            f"r.from_page_id IN (SELECT p.id FROM page p WHERE {in_scopes}) AND "
+            f"r.to_page_id IN (SELECT p.id FROM page p WHERE {in_scopes})"
+        )
+        for r in self._iter_rows(
+            "SELECT r.relation_id, r.relation_type, fp.page_id, r.from_revision_id, tp.page_id, r.to_revision_id, "
+            "r.created_at, r.actor_type, r.actor_id FROM relation r JOIN page fp ON fp.id = r.from_page_id "
+            f"JOIN page tp ON tp.id = r.to_page_id WHERE {both_ends} AND r.relation_id > ? ORDER BY r.relation_id LIMIT ?",
+            (), 0,
+        ):
+            yield {"kind": "relation", "relation_id": r[0], "relation_type": r[1], "from_page_id": r[2],
+                   "from_revision_id": r[3], "to_page_id": r[4], "to_revision_id": r[5], "created_at": r[6],
+                   "created_by": {"actor_type": r[7], "actor_id": r[8]}}
+        for r in self._iter_rows(
+            "SELECT x.event_id, r.relation_id, x.actor_type, x.actor_id, x.reason, x.created_at FROM retraction x "
+            f"JOIN relation r ON r.id = x.relation_id WHERE {both_ends} AND x.event_id > ? ORDER BY x.event_id LIMIT ?",
+            (), 0,
+        ):
+            yield {"kind": "retraction", "event_id": r[0], "relation_id": r[1],
+                   "actor": {"actor_type": r[2], "actor_id": r[3]}, "reason": r[4], "created_at": r[5]}
+        for r in self._iter_rows(
+            "SELECT e.event_id, p.page_id, e.from_status, e.to_status, e.actor_type, e.actor_id, e.reason, e.created_at "
+            f"FROM lifecycle_event e JOIN page p ON p.id = e.page_id WHERE {in_scopes} AND e.event_id > ? "
+            "ORDER BY e.event_id LIMIT ?", (), 0,
+        ):
+            yield {"kind": "lifecycle_event", "event_id": r[0], "page_id": r[1], "from": r[2], "to": r[3],
+                   "actor": {"actor_type": r[4], "actor_id": r[5]}, "reason": r[6], "created_at": r[7]}
+        for r in self._iter_rows(
+            "SELECT x.context_id || ' ' || p.page_id, p.page_id, x.context_id, x.reason, x.expires_at, x.actor_type, "
+            f"x.actor_id, x.created_at FROM suppression x JOIN page p ON p.id = x.page_id WHERE {in_scopes} "
+            "AND x.context_id || ' ' || p.page_id > ? ORDER BY x.context_id || ' ' || p.page_id LIMIT ?", (), 0,
+        ):
+            yield {"kind": "suppression", "page_id": r[1], "context_id": r[2], "reason": r[3], "expires_at": r[4],
+                   "actor": {"actor_type": r[5], "actor_id": r[6]}, "created_at": r[7]}
+        for r in self._iter_rows(
+            "SELECT x.recommendation_id, p.page_id, x.action, x.reason, x.actor_type, x.actor_id, x.status, x.created_at "
+            f"FROM recommendation x JOIN page p ON p.id = x.page_id WHERE {in_scopes} AND x.recommendation_id > ? "
+            "ORDER BY x.recommendation_id LIMIT ?", (), 0,
+        ):
+            yield {"kind": "recommendation", "recommendation_id": r[0], "page_id": r[1], "action": r[2],
+                   "reason": r[3], "actor": {"actor_type": r[4], "actor_id": r[5]}, "status": r[6], "created_at": r[7]}
+        for r in self._iter_rows(
+            "SELECT x.source_key, p.page_id, x.body_digest FROM source_page x JOIN page p ON p.id = x.page_id "
+            f"WHERE {in_scopes} AND x.source_key > ? ORDER BY x.source_key LIMIT ?", (), 0,
+        ):
+            yield {"kind": "source_page", "source_key": r[0], "page_id": r[1], "body_digest": r[2]}
+        if full:
+            for r in self._iter_rows(
+                "SELECT receipt_id, namespace, page_ids, revision_ids, counts, actor_type, actor_id, reason, created_at "
+                "FROM deletion_receipt WHERE receipt_id > ? ORDER BY receipt_id LIMIT ?", (), 0,
+            ):
+                yield {"kind": "receipt", "receipt_id": r[0], "namespace": r[1], "page_ids": json.loads(r[2]),
+                       "revision_ids": json.loads(r[3]), "counts": json.loads(r[4]),
+                       "actor": {"actor_type": r[5], "actor_id": r[6]}, "reason": r[7], "created_at": r[8]}
+        yield from self._extra_export_lines(in_scopes, full)
+
+    def _extra_export_lines(self, in_scopes: str, full: bool) -> Iterator[dict]:
+        """Hook for records other rooms add (handoffs)."""
+        return iter(())
+
+    def _revision_lines(self, in_scopes: str) -> Iterator[dict]:
+        last_page, last_seq = "", 0
+        sql = (
+            "SELECT p.page_id, r.seq, r.revision_id, r.previous_revision_id, s.namespace, s.visibility, r.created_at, "
+            "r.observed_at, r.valid_from, r.valid_to, r.actor_type, r.actor_id, r.media_type, r.content, r.source_refs, "
+            "r.facets, r.provenance, r.content_digest, p.status, p.superseded, p.head = r.id "
+            "FROM page p JOIN revision r ON r.page_id = p.id JOIN scope s ON s.id = r.scope_id "
+            f"WHERE {in_scopes} AND (p.page_id > ? OR (p.page_id = ? AND r.seq > ?)) ORDER BY p.page_id, r.seq LIMIT ?"
+        )
+        while True:
+            rows = self._db.execute_sql(sql, (last_page, last_page, last_seq, STREAM_BATCH)).fetchall()
+            if not rows:
+                return
+            for r in rows:
+                payload = None if r[12] is None else {"media_type": r[12], "content": r[13]}
+                yield {
+                    "kind": "revision", "page_id": r[0], "revision_id": r[2], "previous_revision_id": r[3],
+                    "owner_id": self.owner_id, "namespace": r[4], "visibility": r[5],
+                    "lifecycle_status": effective_status(r[18], r[19]) if r[20] else "superseded",
+                    "created_at": r[6], "observed_at": r[7], "valid_from": r[8], "valid_to": r[9],
+                    "created_by": {"actor_type": r[10], "actor_id": r[11]}, "payload": payload,
+                    "source_refs": json.loads(r[14]), "facets": json.loads(r[15]),
+                    "provenance": json.loads(r[16]), "content_digest": r[17],
+                }
+            last_page, last_seq = rows[-1][0], rows[-1][1]
+
+    def _export_counts(self, scope_rows: list[Any], full: bool) -> dict:
+        db = self._db
+        in_scopes = "1" if full else f"scope_id IN ({','.join(str(s.id) for s in scope_rows) or 'NULL'})"
+        return {
+            "scopes": len(scope_rows),
+            "pages": db.execute_sql(f"SELECT COUNT(*) FROM page WHERE {in_scopes}").fetchone()[0],
+            "revisions": db.execute_sql(
+                f"SELECT COUNT(*) FROM revision WHERE page_id IN (SELECT id FROM page WHERE {in_scopes})").fetchone()[0],
+        }
+
+    def export(self, out: str | os.PathLike, scopes: Any = None, progress: Progress | None = None,
+               format: str = "jsonl") -> dict:
+        """Write everything (or chosen scopes) to `out`; returns {path, lines, sha256, counts}."""
+        if format not in ("jsonl", "markdown"):
+            raise Invalid("Export format must be jsonl or markdown.")
+        writer = self._export_markdown if format == "markdown" else self._export_jsonl
+        result = writer(Path(out), scopes, progress)
+        # Remembered so that plan_delete can name the export files that hold a page (they are not rewritten).
+        with self._db.atomic("IMMEDIATE"):
+            self._m.ExportRecord.create(path=str(Path(out).resolve()), format=format,
+                                        scopes=dumps(result.get("scopes")), created_at=ids.now())
+        return result
+
+    @operation("export", always_audit=True)
+    def _export_jsonl(self, call: Call, out: Path, scopes: Any, progress: Progress | None) -> dict:
+        scope_rows = self._export_scopes(call, scopes)
+        full = not scopes
+        counts = self._export_counts(scope_rows, full)
+        header = {"kind": EXPORT_KIND, "owner_id": self.owner_id, "exported_at": ids.now(), "counts": counts,
+                  "scopes": None if full else [s.namespace for s in scope_rows]}
+        digest = hashlib.sha256()
+        tmp = _temp_beside(out)
+        lines = 0
+        try:
+            with open(tmp, "wb") as fh:
+                data = _line(header)
+                fh.write(data)
+                digest.update(data)
+                lines += 1
+                total = counts["pages"] + counts["revisions"]
+                done = 0
+                for obj in self._export_lines(scope_rows, full, counts):
+                    data = _line(obj)
+                    fh.write(data)
+                    digest.update(data)
+                    lines += 1
+                    if obj["kind"] in ("page", "revision"):
+                        done += 1
+                        if progress and done % 500 == 0:
+                            progress(done, total, "records")
+                fh.write(_line({"kind": END_KIND, "sha256": digest.hexdigest()}))
+            os.replace(tmp, out)
+        except OSError as exc:
+            _remove(tmp)
+            raise Invalid(f"Cannot write the export to {out}: {exc.strerror or exc}.") from None
+        if progress:
+            progress(counts["pages"] + counts["revisions"], counts["pages"] + counts["revisions"], "records")
+        call.counts.update({"lines": lines + 1, **counts})
+        return {"path": str(out), "format": "jsonl", "lines": lines + 1, "sha256": digest.hexdigest(),
+                "counts": counts, "scopes": header["scopes"]}
+
+    @operation("export", always_audit=True)
+    def _export_markdown(self, call: Call, out: Path, scopes: Any, progress: Progress | None) -> dict:
+        scope_rows = self._export_scopes(call, scopes)
+        full = not scopes
+        counts = self._export_counts(scope_rows, full)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise Invalid(f"Cannot create the export folder {out}: {exc.strerror or exc}.") from None
+        in_scopes = "1" if full else f"p.scope_id IN ({','.join(str(s.id) for s in scope_rows) or 'NULL'})"
+        written = 0
+        for r in self._iter_rows(
+            "SELECT p.page_id, s.namespace, p.status, p.superseded, r.revision_id, r.created_at, r.observed_at, "
+            "r.media_type, r.content, r.title, r.source_refs, r.facets FROM page p JOIN scope s ON s.id = p.scope_id "
+            f"JOIN revision r ON r.id = p.head WHERE {in_scopes} AND p.page_id > ? ORDER BY p.page_id LIMIT ?", (), 0,
+        ):
+            folder = out / _safe_name(r[1])
+            folder.mkdir(exist_ok=True)
+            front = {"page_id": r[0], "revision_id": r[4], "namespace": r[1],
+                     "lifecycle_status": effective_status(r[2], r[3]), "created_at": r[5], "observed_at": r[6],
+                     "media_type": r[7], "source_refs": json.loads(r[10]), "facets": json.loads(r[11])}
+            body = r[8] if r[8] is not None else ""
+            if r[7] and r[7] != "text/markdown" and body:
+                body = f"```\n{body}\n```\n"
+            text = "---\n" + "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in front.items()) + "\n---\n\n" + body
+            name = f"{_safe_name(r[9] or 'untitled')[:80]}--{r[0][-10:]}.md"
+            try:
+                (folder / name).write_text(text, encoding="utf-8")
+            except OSError as exc:
+                raise Invalid(f"Cannot write {folder / name}: {exc.strerror or exc}.") from None
+            written += 1
+            if progress and written % 200 == 0:
+                progress(written, counts["pages"], "pages")
+        if progress:
+            progress(written, counts["pages"], "pages")
+        call.counts["pages"] = written
+        return {"path": str(out), "format": "markdown", "files": written, "counts": counts,
+                "scopes": None if full else [s.namespace for s in scope_rows]}
+
+    # --- and back in ---
+
+    def import_export(self, path: str | os.PathLike, progress: Progress | None = None) -> dict:
+        """Load a `pcp export` file: ids, times and counters copied verbatim; idempotent."""
+        p = Path(path)
+        total = self._verify_export_file(p)
+        return self._import_export(p, total, progress)
+
+    def _verify_export_file(self, p: Path) -> int:
+        """Check the header and the closing digest before anything is written; returns the line count."""
+        digest = hashlib.sha256()
+        count, last, header = 0, None, None
+        try:
+            with open(p, "rb") as fh:
+                for number, data in enumerate(fh, 1):
+                    if last is not None:
+                        digest.update(last)
+                    last = data
+                    count = number
+                    if number == 1:
+                        header = _parse_line(data, p, 1)
+        except OSError as exc:
+            raise Invalid(f"{p}: cannot read ({exc.strerror or exc}).") from None
+        if header is None or header.get("kind") != EXPORT_KIND:
+            raise Invalid(f"{p}: not a pcp export (line 1 is not a {EXPORT_KIND} header).")
+        end = _parse_line(last, p, count)
+        if end.get("kind") != END_KIND:
+            raise Invalid(f"{p}: the export is incomplete (no closing digest line); export it again.")
+        if end.get("sha256") != digest.hexdigest():
+            raise Invalid(f"{p}: the export's digest does not match its lines (damaged or edited).")
+        return count
+
+    @operation("import_export", write=True)
+    def _import_export(self, call: Call, p: Path, total: int, progress: Progress | None) -> dict:
+        if not self.session.is_owner:
+            raise Forbidden("Only the owner may import an export.")
+        m = self._m
+        added: dict[str, int] = {}
+        with open(p, "rb") as fh:
+            header = _parse_line(fh.readline(), p, 1)
+            self._adopt_owner(header)
+            for number, data in enumerate(fh, 2):
+                obj = _parse_line(data, p, number)
+                kind = obj.get("kind")
+                if kind == END_KIND:
+                    break
+                handler = getattr(self, f"_in_{kind}", None)
+                if handler is None:
+                    raise Invalid(f"{p}: line {number} has an unknown kind {kind!r}.")
+                try:
+                    if handler(obj):
+                        added[kind] = added.get(kind, 0) + 1
+                except (KeyError, TypeError, ValueError) as exc:
+                    raise Invalid(f"{p}: line {number} ({kind}) is malformed: {exc}.") from None
+                if progress and number % 500 == 0:
+                    progress(number, total, "lines")
+        self._finish_import()
+        if progress:
+            progress(total, total, "lines")
+        call.counts.update(added)
+        return {"path": str(p), "added": added, "owner_id": self.owner_id}
+
+    def _adopt_owner(self, header: dict) -> None:
+        m = self._m
+        owner = header.get("owner_id")
+        if owner == self.owner_id:
+            return
+        empty = not m.Page.select().exists() and not m.Scope.select().exists() and not m.DeletionReceipt.select().exists()
+        if not empty:
+            raise Conflict(f"This export belongs to owner {owner}, and this store (owner {self.owner_id}) is not empty.")
+        if ids.id_kind(owner) != "usr":
+            raise Invalid("The export header has no valid owner id.")
+        m.Meta.update(value=owner).where(m.Meta.key == "owner_id").execute()
+        self.owner_id = owner
+
+    def _same_or_conflict(self, what: str, ident: str, existing: dict, incoming: dict) -> bool:
+        if existing != incoming:
+            raise Conflict(f"{what} {ident} already exists here with different content; nothing was imported.")
+        return False
+
+    def _in_scope(self, obj: dict) -> bool:
+        m = self._m
+        fields = {k: obj[k] for k in ("display_name", "description", "parent", "visibility", "owner_id", "created_at", "updated_at")}
+        row = m.Scope.get_or_none(m.Scope.namespace == obj["namespace"])
+        if row is not None:
+            return self._same_or_conflict("Scope", obj["namespace"], {k: getattr(row, k) for k in fields}, fields)
+        m.Scope.create(namespace=obj["namespace"], **fields)
+        return True
+
+    def _in_page(self, obj: dict) -> bool:
+        m = self._m
+        row = m.Page.select(m.Page, m.Scope).join(m.Scope).where(m.Page.page_id == obj["page_id"]).first()
+        fields = {"namespace": obj["namespace"], "created_at": obj["created_at"], "status": obj["status"],
+                  "head_revision_id": obj["head_revision_id"]}
+        if row is not None:
+            return self._same_or_conflict("Page", obj["page_id"], {
+                "namespace": row.scope.namespace, "created_at": row.created_at, "status": row.status,
+                "head_revision_id": row.head_revision_id}, fields)
+        scope = m.Scope.get(m.Scope.namespace == obj["namespace"])
+        m.Page.create(page_id=obj["page_id"], scope=scope, head=None, head_revision_id=obj["head_revision_id"],
+                      status=obj["status"], superseded=0, title="", actor_type=obj.get("actor_type") or "user",
+                      created_at=obj["created_at"], updated_at=obj["updated_at"], sort_time=obj["created_at"])
+        return True
+
+    def _in_revision(self, obj: dict) -> bool:
+        m = self._m
+        existing = m.Revision.get_or_none(m.Revision.revision_id == obj["revision_id"])
+        payload = obj["payload"]
+        if existing is not None:
+            return self._same_or_conflict("Revision", obj["revision_id"],
+                                          {"digest": existing.content_digest, "content": existing.content},
+                                          {"digest": obj["content_digest"], "content": payload and payload["content"]})
+        page = m.Page.get(m.Page.page_id == obj["page_id"])
+        scope = m.Scope.get(m.Scope.namespace == obj["namespace"])
+        seq = (m.Revision.select(pw.fn.MAX(m.Revision.seq)).where(m.Revision.page == page.id).scalar() or 0) + 1
+        facets = obj["facets"]
+        from .writes import page_title
+
+        rev = m.Revision.create(
+            revision_id=obj["revision_id"], page=page.id, seq=seq, previous_revision_id=obj["previous_revision_id"],
+            scope=scope, created_at=obj["created_at"], observed_at=obj["observed_at"], valid_from=obj["valid_from"],
+            valid_to=obj["valid_to"], actor_type=obj["created_by"]["actor_type"], actor_id=obj["created_by"]["actor_id"],
+            media_type=payload["media_type"] if payload else None, content=payload["content"] if payload else None,
+            content_digest=obj["content_digest"], title=page_title(facets, payload, obj["source_refs"]),
+            facets=dumps(facets), source_refs=dumps(obj["source_refs"]), provenance=dumps(obj["provenance"]),
+        )
+        inputs = {i for e in obj["provenance"] for i in e.get("input_revision_ids", [])}
+        for input_id in sorted(inputs):
+            m.ProvenanceInput.create(revision=rev.id, page=page.id, input_revision_id=input_id, input_page=None)
+        self._db.execute_sql(
+            f"INSERT INTO {FTS_TABLE}(rowid, title, body, meta) VALUES (?, ?, ?, ?)",
+            (rev.id, index_text(rev.title, self._salt), index_text(rev.content or "", self._salt),
+             index_text(facet_text(facets), self._salt)),
+        )
+        return True
+
+    def _in_relation(self, obj: dict) -> bool:
+        m = self._m
+        existing = m.Relation.get_or_none(m.Relation.relation_id == obj["relation_id"])
+        if existing is not None:
+            return self._same_or_conflict("Relation", obj["relation_id"],
+                                          {"type": existing.relation_type, "to": existing.to_revision_id},
+                                          {"type": obj["relation_type"], "to": obj["to_revision_id"]})
+        m.Relation.create(
+            relation_id=obj["relation_id"], relation_type=obj["relation_type"],
+            from_page=m.Page.get(m.Page.page_id == obj["from_page_id"]).id, from_revision_id=obj["from_revision_id"],
+            to_page=m.Page.get(m.Page.page_id == obj["to_page_id"]).id, to_revision_id=obj["to_revision_id"],
+            created_at=obj["created_at"], actor_type=obj["created_by"]["actor_type"],
+            actor_id=obj["created_by"]["actor_id"],
+        )
+        return True
+
+    def _in_retraction(self, obj: dict) -> bool:
+        m = self._m
+        if m.Retraction.select().where(m.Retraction.event_id == obj["event_id"]).exists():
+            return False
+        rel = m.Relation.get(m.Relation.relation_id == obj["relation_id"])
+        m.Retraction.create(event_id=obj["event_id"], relation=rel.id, actor_type=obj["actor"]["actor_type"],
+                            actor_id=obj["actor"]["actor_id"], reason=obj["reason"], created_at=obj["created_at"])
+        m.Relation.update(retracted=1).where(m.Relation.id == rel.id).execute()
+        return True
+
+    def _in_lifecycle_event(self, obj: dict) -> bool:
+        m = self._m
+        if m.LifecycleEvent.select().where(m.LifecycleEvent.event_id == obj["event_id"]).exists():
+            return False
+        m.LifecycleEvent.create(event_id=obj["event_id"], page=m.Page.get(m.Page.page_id == obj["page_id"]).id,
+                                from_status=obj["from"], to_status=obj["to"], actor_type=obj["actor"]["actor_type"],
+                                actor_id=obj["actor"]["actor_id"], reason=obj["reason"], created_at=obj["created_at"])
+        return True
+
+    def _in_suppression(self, obj: dict) -> bool:
+        m = self._m
+        page = m.Page.get(m.Page.page_id == obj["page_id"])
+        if m.Suppression.select().where((m.Suppression.page == page.id) & (m.Suppression.context_id == obj["context_id"])).exists():
+            return False
+        m.Suppression.create(page=page.id, context_id=obj["context_id"], reason=obj["reason"],
+                             expires_at=obj["expires_at"], actor_type=obj["actor"]["actor_type"],
+                             actor_id=obj["actor"]["actor_id"], created_at=obj["created_at"])
+        return True
+
+    def _in_recommendation(self, obj: dict) -> bool:
+        m = self._m
+        if m.Recommendation.select().where(m.Recommendation.recommendation_id == obj["recommendation_id"]).exists():
+            return False
+        m.Recommendation.create(recommendation_id=obj["recommendation_id"],
+                                page=m.Page.get(m.Page.page_id == obj["page_id"]).id, action=obj["action"],
+                                reason=obj["reason"], actor_type=obj["actor"]["actor_type"],
+                                actor_id=obj["actor"]["actor_id"], status=obj["status"], created_at=obj["created_at"])
+        return True
+
+    def _in_source_page(self, obj: dict) -> bool:
+        m = self._m
+        if m.SourcePage.select().where(m.SourcePage.source_key == obj["source_key"]).exists():
+            return False
+        m.SourcePage.create(source_key=obj["source_key"], page=m.Page.get(m.Page.page_id == obj["page_id"]).id,
+                            body_digest=obj["body_digest"])
+        return True
+
+    def _in_receipt(self, obj: dict) -> bool:
+        m = self._m
+        if m.DeletionReceipt.select().where(m.DeletionReceipt.receipt_id == obj["receipt_id"]).exists():
+            return False
+        m.DeletionReceipt.create(receipt_id=obj["receipt_id"], namespace=obj["namespace"],
+                                 page_ids=dumps(obj["page_ids"]), revision_ids=dumps(obj["revision_ids"]),
+                                 counts=dumps(obj["counts"]), actor_type=obj["actor"]["actor_type"],
+                                 actor_id=obj["actor"]["actor_id"], reason=obj["reason"], created_at=obj["created_at"])
+        for rev_id in obj["revision_ids"]:
+            m.DeletedRevision.insert(revision_id=rev_id, page_id="", receipt_id=obj["receipt_id"]).on_conflict_ignore().execute()
+        return True
+
+    def _finish_import(self) -> None:
+        """Derived columns: heads, titles, sort times, supersedes counts, provenance input pages."""
+        db = self._db
+        db.execute_sql(
+            "UPDATE page SET head = (SELECT r.id FROM revision r WHERE r.revision_id = page.head_revision_id) "
+            "WHERE head IS NULL"
+        )
+        db.execute_sql(
+            "UPDATE page SET title = (SELECT r.title FROM revision r WHERE r.id = page.head), "
+            "media_type = (SELECT r.media_type FROM revision r WHERE r.id = page.head), "
+            "sort_time = COALESCE((SELECT r.observed_at FROM revision r WHERE r.id = page.head), "
+            "(SELECT r.created_at FROM revision r WHERE r.id = page.head)) WHERE title = ''"
+        )
+        db.execute_sql(
+            "UPDATE page SET superseded = (SELECT COUNT(*) FROM relation r WHERE r.to_page_id = page.id "
+            "AND r.relation_type = 'supersedes' AND r.retracted = 0)"
+        )
+        db.execute_sql(
+            "UPDATE provenance_input SET input_page = (SELECT r.page_id FROM revision r "
+            "WHERE r.revision_id = provenance_input.input_revision_id) WHERE input_page IS NULL"
+        )
+        missing = db.execute_sql("SELECT page_id FROM page WHERE head IS NULL LIMIT 1").fetchone()
+        if missing:
+            raise Invalid(f"The export names a head revision for page {missing[0]} that it does not contain.")
+
+
+def _parse_line(data: bytes | None, p: Path, number: int) -> dict:
+    if not data:
+        raise Invalid(f"{p}: line {number} is empty; the export is damaged.")
+    try:
+        obj = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise Invalid(f"{p}: line {number} is not valid JSON ({exc}).") from None
+    if not isinstance(obj, dict):
+        raise Invalid(f"{p}: line {number} is not a JSON object.")
+    return obj
+
+
+def _temp_beside(out: Path) -> Path:
+    return out.with_name(f".{out.name}.{os.getpid()}.{int(time.time() * 1000)}.tmp")
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
+
+
+def _safe_name(text: str) -> str:
+    cleaned = re.sub(r"[^\w\-. ]+", "_", text, flags=re.UNICODE).strip(" .")
+    return cleaned or "untitled"
