@@ -244,5 +244,18 @@ class StoreCore:
             raise Forbidden(f"This session may not {need.replace('_', ' ')} in scope {ns}.")
         return page
 
+    def _scope_dict(self, scope: Any, page_count: int, last_activity: str | None) -> dict:
+        return {
+            "namespace": scope.namespace,
+            "display_name": scope.display_name,
+            "description": scope.description,
+            "parent": scope.parent,
+            "visibility": scope.visibility,
+            "owner_id": scope.owner_id,
+            "permissions": sorted(self.session.permissions_in(scope.namespace)),
+            "page_count": page_count,
+            "last_activity": last_activity,
+        }
+
     def _scope_row(self, namespace: str) -> Any:
         return self._m.Scope.get_or_none(self._m.Scope.namespace == namespace)

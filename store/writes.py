@@ -85,19 +85,6 @@ class WriteOps(StoreCore):
             scope = self._new_scope(ns)
         return scope
 
-    def _scope_dict(self, scope: Any, page_count: int, last_activity: str | None) -> dict:
-        return {
-            "namespace": scope.namespace,
-            "display_name": scope.display_name,
-            "description": scope.description,
-            "parent": scope.parent,
-            "visibility": scope.visibility,
-            "owner_id": scope.owner_id,
-            "permissions": sorted(self.session.permissions_in(scope.namespace)),
-            "page_count": page_count,
-            "last_activity": last_activity,
-        }
-
     # --- idempotency ---
 
     def _replay(self, call: Call, key: str | None, body: Any) -> dict | None:
