@@ -61,7 +61,7 @@ def make_models(db: pw.Database) -> SimpleNamespace:
 
     class Page(Base):
         page_id = pw.TextField(unique=True)
-        scope = pw.ForeignKeyField(Scope, on_delete="RESTRICT")
+        scope = pw.ForeignKeyField(Scope, on_delete="RESTRICT", index=False)  # led by the composite indexes
         head = pw.IntegerField(null=True)  # revision.id of the head
         head_revision_id = pw.TextField(null=True)
         status = pw.TextField(default="active")  # latest lifecycle event: active|archived|tombstoned
@@ -82,10 +82,10 @@ def make_models(db: pw.Database) -> SimpleNamespace:
 
     class Revision(Base):
         revision_id = pw.TextField(unique=True)
-        page = pw.ForeignKeyField(Page, on_delete="CASCADE")
+        page = pw.ForeignKeyField(Page, on_delete="CASCADE", index=False)  # (page, seq) leads with it
         seq = pw.IntegerField()
         previous_revision_id = pw.TextField(null=True)
-        scope = pw.ForeignKeyField(Scope, on_delete="RESTRICT")
+        scope = pw.ForeignKeyField(Scope, on_delete="RESTRICT", index=False)
         created_at = pw.TextField()
         observed_at = pw.TextField(null=True)
         valid_from = pw.TextField(null=True)

@@ -18,6 +18,10 @@ _last_ms = 0
 _last_rand = 0
 
 
+_PAIRS = [a + b for a in _CROCKFORD for b in _CROCKFORD]  # every 10-bit group as two digits
+_SHIFTS = tuple(range(120, -1, -10))
+
+
 def ulid() -> str:
     """A monotonic ULID: 48-bit millisecond time + 80 random bits, sortable by creation."""
     global _last_ms, _last_rand
@@ -30,11 +34,8 @@ def ulid() -> str:
             rand = int.from_bytes(os.urandom(10), "big")
         _last_ms, _last_rand = ms, rand
     value = (ms << 80) | rand
-    out = []
-    for _ in range(26):
-        out.append(_CROCKFORD[value & 31])
-        value >>= 5
-    return "".join(reversed(out))
+    # 130 bits (two leading zeros) as 13 groups of 10 bits, two digits each.
+    return "".join([_PAIRS[(value >> shift) & 1023] for shift in _SHIFTS])
 
 
 def new_id(prefix: str) -> str:

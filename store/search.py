@@ -150,9 +150,12 @@ class SearchOps(StoreCore):
             match = fts_query(query, self._salt)
             if match is None:
                 return []
+            # CROSS JOIN fixes the join order: the full-text match drives, every other table is a
+            # lookup by key (otherwise SQLite may run the MATCH once per page of the scope).
             sql = (
                 f"SELECT r.id, bm25({FTS_TABLE}, 4.0, 1.0, 2.0) AS score FROM {FTS_TABLE} "
-                f"JOIN revision r ON r.id = {FTS_TABLE}.rowid {joins} "
+                f"CROSS JOIN revision r ON r.id = {FTS_TABLE}.rowid "
+                "CROSS JOIN page p ON p.id = r.page_id CROSS JOIN scope s ON s.id = p.scope_id "
                 f"WHERE {FTS_TABLE} MATCH ? AND {where} ORDER BY score, r.id LIMIT ? OFFSET ?"
             )
             return [(r[0], -r[1]) for r in db.execute_sql(sql, [match, *params, limit, offset]).fetchall()]
@@ -194,40 +197,40 @@ class SearchOps(StoreCore):
     def _hits(self, rows: list, matched_by: str, query: str) -> list[dict]:
         if not rows:
             return []
-        m = self._m
-        by_id = {
-            r.id: r
-            for r in m.Revision.select(m.Revision, m.Page, m.Scope)
-            .join(m.Page, on=(m.Revision.page == m.Page.id))
-            .switch(m.Revision)
-            .join(m.Scope, on=(m.Revision.scope == m.Scope.id))
-            .where(m.Revision.id.in_([row[0] for row in rows]))
+        marks = ",".join("?" * len(rows))
+        # Plain SQL: building model objects for a page of hits costs more than the search itself.
+        found = {
+            r[0]: r
+            for r in self._db.execute_sql(
+                "SELECT r.id, r.revision_id, r.title, r.content, r.created_at, r.observed_at, p.page_id, p.head, "
+                "p.status, p.superseded, s.namespace FROM revision r JOIN page p ON p.id = r.page_id "
+                f"JOIN scope s ON s.id = r.scope_id WHERE r.id IN ({marks})",
+                [row[0] for row in rows],
+            ).fetchall()
         }
         hits = []
         for rev_pk, score in rows:
-            rev = by_id[rev_pk]
-            page, scope = rev.page, rev.scope
-            if rev.content is not None:
-                text, start, end = snippet(rev.content, query if matched_by != "graph" else "")
+            _, revision_id, title, content, created_at, observed_at, page_id, head, status, superseded, ns = found[rev_pk]
+            if content is not None:
+                text, start, end = snippet(content, query if matched_by != "graph" else "")
                 projection = "payload"
             else:
-                text, start, end = snippet(rev.title, query)
+                text, start, end = snippet(title, query)
                 projection = "manifest"
-            projections = [p for p in PROJECTIONS if p != "payload" or rev.content is not None]
             hits.append({
-                "page_id": page.page_id,
-                "revision_id": rev.revision_id,
-                "namespace": scope.namespace,
+                "page_id": page_id,
+                "revision_id": revision_id,
+                "namespace": ns,
                 "owner_id": self.owner_id,
-                "lifecycle_status": effective_status(page.status, page.superseded) if rev.id == page.head else "superseded",
-                "title": rev.title,
+                "lifecycle_status": effective_status(status, superseded) if rev_pk == head else "superseded",
+                "title": title,
                 "snippet": text,
                 "projection": projection,
                 "range": [start, end],
                 "matched_by": matched_by,
                 "score": round(float(score), 6),
-                "projections": projections,
-                "created_at": rev.created_at,
-                "observed_at": rev.observed_at,
+                "projections": [p for p in PROJECTIONS if p != "payload" or content is not None],
+                "created_at": created_at,
+                "observed_at": observed_at,
             })
         return hits

@@ -43,7 +43,7 @@ SNIPPET_CHARS = 600
 
 def segment(text: str) -> str:
     """Text as the index sees it: every CJK character stands apart as its own token."""
-    if not text or not _HAS_CJK.search(text):
+    if not text or text.isascii() or not _HAS_CJK.search(text):
         return text or ""
     return _CJK_CHAR.sub(r" \1 ", text)
 
@@ -60,6 +60,9 @@ def _sealed(token: str, salt: bytes) -> str:
 def seal_long_tokens(text: str, salt: bytes) -> str:
     """Replace every token of 16+ UTF-8 bytes by its keyed hash (see the module note on erasure)."""
     if text.isascii():
+        # Most prose has no 16-character word: a split is much cheaper than the regex scan.
+        if not text or len(max(text.split(), key=len, default="")) < LONG_TOKEN_BYTES:
+            return text
         return _LONG_ASCII.sub(lambda m: _sealed(m.group(0), salt), text)
 
     def repl(m: re.Match) -> str:
