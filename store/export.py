@@ -19,8 +19,7 @@ from .db import FTS_TABLE
 from .errors import Conflict, Forbidden, Invalid, PcpError
 from .importing import ImportOps
 from .reads import ReadOps, effective_status
-from .text import index_text
-from .writes import facet_text
+from .writes import fts_row
 
 EXPORT_KIND = "pcp.export.v1"
 END_KIND = "pcp.export.end"
@@ -391,8 +390,7 @@ class ExportOps(ImportOps, ReadOps):
             m.ProvenanceInput.create(revision=rev.id, page=page.id, input_revision_id=input_id, input_page=None)
         self._db.execute_sql(
             f"INSERT INTO {FTS_TABLE}(rowid, title, body, meta) VALUES (?, ?, ?, ?)",
-            (rev.id, index_text(rev.title, self._salt), index_text(rev.content or "", self._salt),
-             index_text(facet_text(facets), self._salt)),
+            fts_row(rev.id, rev.title, rev.content, facets, self._salt),
         )
         return True
 

@@ -39,6 +39,14 @@ def facet_text(facets: dict) -> str:
     return "\n".join(parts)
 
 
+def fts_row(rowid: int, title: str, content: str | None, facets: dict, salt: bytes) -> tuple:
+    """The full-text row of a revision. A title taken from the content's first line is not
+    indexed twice (it would double those words' postings); a facet or source title is."""
+    own_title = bool(facets.get("title")) or content is None
+    return (rowid, index_text(title, salt) if own_title else "", index_text(content or "", salt),
+            index_text(facet_text(facets), salt) if facets else "")
+
+
 def page_title(facets: dict, payload: dict | None, source_refs: list[dict]) -> str:
     if facets.get("title"):
         return facets["title"]
@@ -193,11 +201,8 @@ class WriteOps(StoreCore):
             self._m.ProvenanceInput.create(revision=rev, page=page, input_revision_id=input_id, input_page=input_page)
             if input_page is not None and input_page != page.id and self._reaches(input_page, page.id):
                 raise Cycle(f"Page {page.page_id} cannot be derived from {input_id}: that input is derived from this page.")
-        self._db.execute_sql(
-            f"INSERT INTO {FTS_TABLE}(rowid, title, body, meta) VALUES (?, ?, ?, ?)",
-            (rev.id, index_text(rev.title, self._salt), index_text(rev.content or "", self._salt),
-             index_text(facet_text(facets), self._salt)),
-        )
+        self._db.execute_sql(f"INSERT INTO {FTS_TABLE}(rowid, title, body, meta) VALUES (?, ?, ?, ?)",
+                             fts_row(rev.id, rev.title, rev.content, facets, self._salt))
         return rev
 
     def _check_inputs(self, call: Call, events: list[dict], namespace: str, page: Any) -> list[tuple[str, int | None]]:
@@ -486,8 +491,7 @@ class WriteOps(StoreCore):
             revs.append((rev_pk, rev_id, page_pk, 1, None, scope.id, stamp, observed, None, None, actor_type, actor_id,
                          payload["media_type"], content, v.content_digest(content), title,
                          dumps(facets) if facets else "{}", "[]", provenance))
-            fts.append((rev_pk, index_text(title, salt), index_text(content, salt),
-                        index_text(facet_text(facets), salt) if facets else ""))
+            fts.append(fts_row(rev_pk, title, content, facets, salt))
         cur.executemany(
             "INSERT INTO page (id, page_id, scope_id, head, head_revision_id, status, superseded, title, media_type, "
             "actor_type, created_at, updated_at, sort_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", pages)
