@@ -173,17 +173,12 @@ class StoreCore:
     # --- audit ---
 
     def _append_audit(self, call: Call, decision: str, started: float, error_code: str | None = None) -> None:
-        self._m.AuditEvent.create(
-            event_id=ids.new_id("evt"),
-            time=ids.now(),
-            principal_type=self.session.principal_type,
-            principal_id=self.session.principal_id,
-            operation=call.operation,
-            scopes=dumps(sorted(call.scopes)),
-            decision=decision,
-            counts=dumps(call.counts),
-            duration_ms=round((time.perf_counter() - started) * 1000, 3),
-            error_code=error_code,
+        self._db.execute_sql(
+            "INSERT INTO audit_event (event_id, time, principal_type, principal_id, operation, scopes, decision, "
+            "counts, duration_ms, error_code) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (ids.new_id("evt"), ids.now(), self.session.principal_type, self.session.principal_id, call.operation,
+             dumps(sorted(call.scopes)), decision, dumps(call.counts),
+             round((time.perf_counter() - started) * 1000, 3), error_code),
         )
 
     def _audit_failure(self, call: Call, exc: PcpError, started: float) -> None:

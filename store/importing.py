@@ -1,4 +1,11 @@
-"""The adapter write path: pages found by source id, changes found by content digest, one transaction per unit."""
+"""The adapter write path: pages found by source id, changes found by content digest, one transaction per unit.
+
+A unit (a conversation, a note) is one transaction. New pages and their relations are
+gathered in memory with keys reserved up front and written with one `executemany` per
+table when the unit closes; an existing page is looked up with one query. Only the rare
+paths (a changed page gets a revision; a derivation or `supersedes` link needs its cycle
+check and counter) go through the general, checked code, after the gathered rows landed.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +18,10 @@ import peewee as pw
 
 from . import ids
 from . import validate as v
-from .core import Call, _storage_error
-from .errors import PcpError
-from .writes import WriteOps
+from .core import Call, _storage_error, dumps
+from .db import FTS_TABLE
+from .errors import Invalid, PcpError
+from .writes import DERIVATION_TYPES, WriteOps, fts_row, page_title
 
 
 @dataclass(frozen=True)
@@ -26,6 +34,19 @@ class PageRef:
     outcome: str  # created | unchanged | revised
 
 
+_INSERTS = {
+    "page": "INSERT INTO page (id, page_id, scope_id, head, head_revision_id, status, superseded, title, media_type, "
+            "actor_type, created_at, updated_at, sort_time) VALUES (?,?,?,?,?,'active',0,?,?,?,?,?,?)",
+    "revision": "INSERT INTO revision (id, revision_id, page_id, seq, previous_revision_id, scope_id, created_at, "
+                "observed_at, valid_from, valid_to, actor_type, actor_id, media_type, content, content_digest, title, "
+                "facets, source_refs, provenance) VALUES (?,?,?,1,NULL,?,?,?,NULL,NULL,?,?,?,?,?,?,?,?,?)",
+    "fts": f"INSERT INTO {FTS_TABLE}(rowid, title, body, meta) VALUES (?,?,?,?)",
+    "source_page": "INSERT INTO source_page (source_key, page_id, body_digest) VALUES (?,?,?)",
+    "relation": "INSERT INTO relation (relation_id, relation_type, from_page_id, from_revision_id, to_page_id, "
+                "to_revision_id, created_at, actor_type, actor_id, retracted) VALUES (?,?,?,?,?,?,?,?,?,0)",
+}
+
+
 class ImportUnit:
     """One all-or-nothing slice of an import (a conversation, a note): pages and relations."""
 
@@ -34,6 +55,60 @@ class ImportUnit:
         self._call = call
         self.actor = ("tool", tool)
         self.counts = {"created": 0, "unchanged": 0, "revised": 0, "relations": 0}
+        self._stamp = ids.now()  # one store time for the whole unit: it is one transaction
+        self._provenance = dumps([{"operation": "import", "actor_type": "tool", "actor_id": tool,
+                                   "timestamp": self._stamp, "input_revision_ids": []}])
+        self._scopes: dict[str, int] = {}  # namespace -> scope pk, permissions checked
+        self._pages: dict[int, tuple[str, str]] = {}  # page pk -> (namespace, head revision id)
+        self._fresh: set[int] = set()  # pages created in this unit (they have no relations yet)
+        self._linked: set[tuple[int, int, str]] = set()
+        self._allowed: set[tuple[str, str]] = set()
+        self._rows: dict[str, list[tuple]] = {name: [] for name in _INSERTS}
+        self._next: list[int] | None = None  # next free page and revision keys (we hold the write lock)
+        self._known: dict[str, tuple | None] = {}  # prefetched source ids (None: not in the store)
+
+    # --- scopes and permissions ---
+
+    def ensure_scope(self, namespace: str, display_name: str | None = None, parent: str | None = None) -> None:
+        """Create the scope if it does not exist yet (an existing one keeps the user's names)."""
+        self._scope_pk(v.namespace(namespace), display_name, parent)
+
+    def _scope_pk(self, ns: str, display_name: str | None = None, parent: str | None = None) -> int:
+        pk = self._scopes.get(ns)
+        if pk is None:
+            st = self._store
+            st._require(self._call, "ingest", ns)
+            row = st._db.execute_sql("SELECT id FROM scope WHERE namespace = ?", (ns,)).fetchone()
+            if row is None:
+                st._require(self._call, "manage_scope", ns)
+                cursor = st._db.execute_sql(
+                    "INSERT INTO scope (namespace, owner_id, visibility, display_name, description, parent, "
+                    "created_at, updated_at) VALUES (?, ?, 'private', ?, NULL, ?, ?, ?)",
+                    (ns, st.owner_id, display_name or ns, parent, self._stamp, self._stamp))
+                pk = cursor.lastrowid
+            else:
+                pk = row[0]
+            self._scopes[ns] = pk
+        return pk
+
+    def prefetch(self, source_keys: list[str]) -> None:
+        """Look up many source ids in one query (a conversation's messages) before upserting them."""
+        for part in range(0, len(source_keys), 500):
+            keys = source_keys[part:part + 500]
+            rows = self._store._db.execute_sql(
+                "SELECT sp.source_key, sp.body_digest, p.id, p.page_id, p.head_revision_id, s.namespace "
+                "FROM source_page sp JOIN page p ON p.id = sp.page_id JOIN scope s ON s.id = p.scope_id "
+                f"WHERE sp.source_key IN ({','.join('?' * len(keys))})", keys).fetchall()
+            found = {r[0]: r[1:] for r in rows}
+            for key in keys:
+                self._known[key] = found.get(key)
+
+    def _allow(self, permission: str, ns: str) -> None:
+        if (permission, ns) not in self._allowed:
+            self._store._require(self._call, permission, ns)
+            self._allowed.add((permission, ns))
+
+    # --- pages ---
 
     def upsert(self, source_key: str, namespace: str, *, payload: dict | None = None, source_refs: list | None = None,
                facets: dict | None = None, observed_at: str | None = None, change_key: Any = None) -> PageRef:
@@ -42,65 +117,140 @@ class ImportUnit:
         `change_key` replaces the source refs in the change digest: a ref naming the export
         file a message came from must not make the same message look changed in a newer file.
         """
-        st, m = self._store, self._store._m
         body_payload = v.payload(payload) if payload is not None else None
         refs, facet_map = v.source_refs(source_refs), v.facets(facets)
         observed = v.optional_time(observed_at, "observed_at")
         digest = v.body_digest({"payload": body_payload, "facets": facet_map,
                                 "source_refs": refs if change_key is None else change_key})
-        known = m.SourcePage.get_or_none(m.SourcePage.source_key == source_key)
-        if known is not None:
-            page = m.Page.select(m.Page, m.Scope).join(m.Scope).where(m.Page.id == known.page_id).first()
-            self._call.scopes.add(page.scope.namespace)
-            if known.body_digest == digest:
+        if source_key in self._known:
+            row = self._known.pop(source_key)
+        else:
+            row = self._store._db.execute_sql(
+                "SELECT sp.body_digest, p.id, p.page_id, p.head_revision_id, s.namespace FROM source_page sp "
+                "JOIN page p ON p.id = sp.page_id JOIN scope s ON s.id = p.scope_id WHERE sp.source_key = ?",
+                (source_key,),
+            ).fetchone()
+        if row is not None:
+            known_digest, pk, page_id, head, ns = row
+            self._call.scopes.add(ns)
+            if known_digest == digest:
+                self._pages[pk] = (ns, head)
                 self.counts["unchanged"] += 1
-                return PageRef(page.page_id, page.head_revision_id, page.id, "unchanged")
-            st._require(self._call, "ingest", page.scope.namespace)
-            previous = m.Revision.get_by_id(page.head)
-            stamp = ids.now()
-            rev = st._insert_revision(
-                page, page.scope, previous, previous.seq + 1, stamp, body_payload, refs, facet_map,
-                [{"operation": "import", "input_revision_ids": [previous.revision_id], "tool_or_model": None}],
-                [(previous.revision_id, page.id)], *self.actor, observed or previous.observed_at,
-                previous.valid_from, previous.valid_to,
-            )
-            m.Page.update(head=rev.id, head_revision_id=rev.revision_id, title=rev.title, media_type=rev.media_type,
-                          updated_at=stamp, sort_time=rev.observed_at or stamp).where(m.Page.id == page.id).execute()
-            m.SourcePage.update(body_digest=digest).where(m.SourcePage.source_key == source_key).execute()
-            self.counts["revised"] += 1
-            return PageRef(page.page_id, rev.revision_id, page.id, "revised")
-        result = st._create_page(
-            self._call, namespace=v.namespace(namespace), permission="ingest", payload=body_payload, source_refs=refs,
-            facets=facet_map, provenance=[], default_operation="import", observed_at=observed, actor=self.actor,
-        )
-        page = m.Page.get(m.Page.page_id == result["page_id"])
-        m.SourcePage.create(source_key=source_key, page=page.id, body_digest=digest)
-        self.counts["created"] += 1
-        return PageRef(page.page_id, result["revision_id"], page.id, "created")
-
-    def ensure_scope(self, namespace: str, display_name: str | None = None, parent: str | None = None) -> None:
-        """Create the scope if it does not exist yet (an existing one keeps the user's names)."""
-        st = self._store
+                return PageRef(page_id, head, pk, "unchanged")
+            rev_id = self._revise(source_key, pk, ns, body_payload, refs, facet_map, observed, digest)
+            return PageRef(page_id, rev_id, pk, "revised")
         ns = v.namespace(namespace)
+        if body_payload is None and not refs:
+            raise Invalid(f"{source_key}: a page needs a payload or at least one source ref.")
+        scope_pk = self._scope_pk(ns)
+        page_pk, rev_pk = self._reserve()
+        page_id, rev_id = ids.new_id("pg"), ids.new_id("rev")
+        title = page_title(facet_map, body_payload, refs)
+        media = body_payload["media_type"] if body_payload else None
+        content = body_payload["content"] if body_payload else None
+        tool_type, tool = self.actor
+        stamp = self._stamp
+        self._rows["page"].append((page_pk, page_id, scope_pk, rev_pk, rev_id, title, media, tool_type, stamp, stamp,
+                                   observed or stamp))
+        self._rows["revision"].append((rev_pk, rev_id, page_pk, scope_pk, stamp, observed, tool_type, tool, media,
+                                       content, v.content_digest(content), title, dumps(facet_map), dumps(refs),
+                                       self._provenance))
+        self._rows["fts"].append(fts_row(rev_pk, title, content, facet_map, self._store._salt))
+        self._rows["source_page"].append((source_key, page_pk, digest))
+        self._pages[page_pk] = (ns, rev_id)
+        self._fresh.add(page_pk)
+        self._call.scopes.add(ns)
+        self.counts["created"] += 1
+        return PageRef(page_id, rev_id, page_pk, "created")
+
+    def _reserve(self) -> tuple[int, int]:
+        if self._next is None:
+            db = self._store._db
+            self._next = [db.execute_sql("SELECT COALESCE(MAX(id), 0) + 1 FROM page").fetchone()[0],
+                          db.execute_sql("SELECT COALESCE(MAX(id), 0) + 1 FROM revision").fetchone()[0]]
+        keys = (self._next[0], self._next[1])
+        self._next[0] += 1
+        self._next[1] += 1
+        return keys
+
+    def _revise(self, source_key: str, pk: int, ns: str, payload: dict | None, refs: list, facets: dict,
+                observed: str | None, digest: str) -> str:
+        """The checked path: a new revision of a page whose source content changed."""
+        self.flush()
+        st, m = self._store, self._store._m
         st._require(self._call, "ingest", ns)
-        if st._scope_row(ns) is None:
-            st._require(self._call, "manage_scope", ns)
-            st._new_scope(ns, display_name, None, parent)
+        page = m.Page.select(m.Page, m.Scope).join(m.Scope).where(m.Page.id == pk).first()
+        previous = m.Revision.get_by_id(page.head)
+        rev = st._insert_revision(
+            page, page.scope, previous, previous.seq + 1, self._stamp, payload, refs, facets,
+            [{"operation": "import", "input_revision_ids": [previous.revision_id], "tool_or_model": None}],
+            [(previous.revision_id, page.id)], *self.actor, observed or previous.observed_at,
+            previous.valid_from, previous.valid_to,
+        )
+        m.Page.update(head=rev.id, head_revision_id=rev.revision_id, title=rev.title, media_type=rev.media_type,
+                      updated_at=self._stamp, sort_time=rev.observed_at or self._stamp).where(m.Page.id == pk).execute()
+        m.SourcePage.update(body_digest=digest).where(m.SourcePage.source_key == source_key).execute()
+        self._pages[pk] = (ns, rev.revision_id)
+        self.counts["revised"] += 1
+        return rev.revision_id
+
+    # --- relations ---
 
     def relate(self, source: PageRef, relation_type: str, target: PageRef) -> bool:
-        """Link two imported pages unless that live relation already exists; True when created."""
-        st, m = self._store, self._store._m
-        exists = m.Relation.select(m.Relation.id).where(
-            (m.Relation.from_page == source.pk) & (m.Relation.to_page == target.pk)
-            & (m.Relation.relation_type == relation_type) & (m.Relation.retracted == 0)
-        ).exists()
-        if exists:
+        """Link two pages of this import unless that live relation already exists; True when created."""
+        rtype = v.relation_type(relation_type)
+        key = (source.pk, target.pk, rtype)
+        if key in self._linked:
             return False
-        page = m.Page.select(m.Page, m.Scope).join(m.Scope).where(m.Page.id == source.pk).first()
-        rev = m.Revision.get_by_id(page.head)
-        st._link(self._call, page, rev, v.relation_type(relation_type), target.page_id)
+        for ref in (source, target):
+            if ref.pk not in self._pages:  # a page an earlier unit of the same import wrote
+                row = self._store._db.execute_sql(
+                    "SELECT s.namespace, p.head_revision_id FROM page p JOIN scope s ON s.id = p.scope_id "
+                    "WHERE p.id = ?", (ref.pk,)).fetchone()
+                if row is None:
+                    raise Invalid(f"Page {ref.page_id} is gone; it cannot be linked.")
+                self._pages[ref.pk] = (row[0], row[1])
+        if source.pk not in self._fresh and target.pk not in self._fresh:
+            exists = self._store._db.execute_sql(
+                "SELECT 1 FROM relation WHERE from_page_id = ? AND to_page_id = ? AND relation_type = ? "
+                "AND retracted = 0 LIMIT 1", key).fetchone()
+            if exists:
+                self._linked.add(key)
+                return False
+        self._linked.add(key)
+        if rtype in DERIVATION_TYPES or rtype == "supersedes":
+            self._relate_checked(source, rtype, target)
+        else:
+            (from_ns, from_head), (to_ns, to_head) = self._pages[source.pk], self._pages[target.pk]
+            self._allow("link", from_ns)
+            self._allow("read", to_ns)
+            self._rows["relation"].append((ids.new_id("rel"), rtype, source.pk, from_head, target.pk, to_head,
+                                           self._stamp, *self.actor))
         self.counts["relations"] += 1
         return True
+
+    def _relate_checked(self, source: PageRef, rtype: str, target: PageRef) -> None:
+        """Derivation links need the cycle check, `supersedes` its counter: the general path."""
+        self.flush()
+        st, m = self._store, self._store._m
+        page = m.Page.select(m.Page, m.Scope).join(m.Scope).where(m.Page.id == source.pk).first()
+        st._link(self._call, page, m.Revision.get_by_id(page.head), rtype, target.page_id, actor=self.actor)
+
+    # --- landing ---
+
+    def flush(self) -> None:
+        """Write the gathered rows (inside the unit's transaction)."""
+        cursor = self._store._db.cursor()
+        for table, sql in _INSERTS.items():
+            rows = self._rows[table]
+            if rows:
+                cursor.executemany(sql, rows)
+                self._rows[table] = []
+        if self._scopes:
+            marks = ",".join("?" * len(self._scopes))
+            cursor.execute(f"UPDATE scope SET updated_at = ? WHERE id IN ({marks})",
+                           (self._stamp, *self._scopes.values()))
+        self._next = None  # other writers in this transaction may now take keys
 
 
 class ImportOps(WriteOps):
@@ -113,6 +263,7 @@ class ImportOps(WriteOps):
             with self._db.atomic("IMMEDIATE"):
                 unit = ImportUnit(self, call, tool)
                 yield unit
+                unit.flush()
                 call.counts.update({k: n for k, n in unit.counts.items() if n})
                 self._append_audit(call, "allowed", started)
         except PcpError as exc:
@@ -125,7 +276,8 @@ class ImportOps(WriteOps):
 
     def source_page_id(self, source_key: str) -> str | None:
         """The page id an adapter created for a source id, if any."""
-        m = self._m
-        row = (m.SourcePage.select(m.Page.page_id).join(m.Page, on=(m.SourcePage.page == m.Page.id))
-               .where(m.SourcePage.source_key == source_key).tuples().first())
+        row = self._db.execute_sql(
+            "SELECT p.page_id FROM source_page sp JOIN page p ON p.id = sp.page_id WHERE sp.source_key = ?",
+            (source_key,),
+        ).fetchone()
         return row[0] if row else None

@@ -390,7 +390,8 @@ class WriteOps(StoreCore):
         self._remember(call, key, body, result, from_page.id)
         return result
 
-    def _link(self, call: Call, from_page: Any, from_rev: Any, rtype: str, to_id: str) -> dict:
+    def _link(self, call: Call, from_page: Any, from_rev: Any, rtype: str, to_id: str,
+              actor: tuple[str, str] | None = None) -> dict:
         self._require(call, "link", from_page.scope.namespace)
         to_page, to_rev = self._resolve_revision(to_id, call)
         if rtype in DERIVATION_TYPES and self._reaches(to_page.id, from_page.id):
@@ -398,10 +399,11 @@ class WriteOps(StoreCore):
                 f"Linking {from_page.page_id} {rtype} {to_page.page_id} would make a page derived from itself."
             )
         stamp = ids.now()
+        actor_type, actor_id = actor or (self.session.actor_type, self.session.principal_id)
         rel = self._m.Relation.create(
             relation_id=ids.new_id("rel"), relation_type=rtype, from_page=from_page, from_revision_id=from_rev.revision_id,
             to_page=to_page, to_revision_id=to_rev.revision_id, created_at=stamp,
-            actor_type=self.session.actor_type, actor_id=self.session.principal_id,
+            actor_type=actor_type, actor_id=actor_id,
         )
         if rtype == "supersedes":
             self._m.Page.update(superseded=self._m.Page.superseded + 1).where(self._m.Page.id == to_page.id).execute()

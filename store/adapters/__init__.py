@@ -3,5 +3,7 @@
 from .base import ImportReport
 from .chatgpt import import_chatgpt
 from .claude import import_claude
+from .events import import_events
+from .markdown import import_markdown
 
-__all__ = ["ImportReport", "import_chatgpt", "import_claude"]
+__all__ = ["ImportReport", "import_chatgpt", "import_claude", "import_events", "import_markdown"]

@@ -103,6 +103,7 @@ def _write_one(store: Any, source: str, tool: str, label: str, conv: ChatConvers
         report.hidden_skipped += len(hidden)
         return
     ns = namespace or f"conversation:{source}:{conv.conversation_id}"
+    visible_ids = {m.node_id for m in visible}
     on_branch = current_branch(conv)
     node_ids = {m.node_id for m in conv.messages}
     by_id = {m.node_id: m for m in conv.messages}
@@ -110,6 +111,8 @@ def _write_one(store: Any, source: str, tool: str, label: str, conv: ChatConvers
     with store.import_unit(tool) as unit:
         if namespace is None:
             unit.ensure_scope(ns, display_name=conv.title or conv.conversation_id, parent=parent_ns)
+        unit.prefetch([f"{source}:{conv.conversation_id}"]
+                      + [f"{source}:{conv.conversation_id}:{m.node_id}" for m in visible])
         conv_ref = unit.upsert(
             f"{source}:{conv.conversation_id}", ns,
             payload={"media_type": "text/markdown", "content": _conversation_text(source, conv, models)},
@@ -121,7 +124,7 @@ def _write_one(store: Any, source: str, tool: str, label: str, conv: ChatConvers
         )
         refs: dict[str, PageRef] = {}
         for msg in tree_order(conv.messages):
-            if msg.hidden or msg not in visible:
+            if msg.node_id not in visible_ids:
                 continue
             facets = {
                 "title": _message_title(msg),
