@@ -286,8 +286,12 @@ class WriteOps(StoreCore):
         return out
 
     @operation("ingest_event", write=True)
-    def ingest_event(self, call: Call, event: dict, namespace: str, idempotency_key: str) -> dict:
-        """Turn a raw event (message, tool event, file change) into a source-backed page."""
+    def ingest_event(self, call: Call, event: dict, namespace: str, idempotency_key: str, *,
+                     tool: str | None = None) -> dict:
+        """Turn a raw event (message, tool event, file change) into a source-backed page.
+
+        `tool` names the importer when the owner runs one (actor type `tool`, pcp-core.md section 2).
+        """
         ns = v.namespace(namespace)
         key = v.idempotency_key(idempotency_key, required=True)
         if not isinstance(event, dict):
@@ -308,7 +312,8 @@ class WriteOps(StoreCore):
         result = self._create_page(
             call, namespace=ns, permission="ingest", payload=body_payload, source_refs=refs, facets=facet_map,
             provenance=[], default_operation="ingest", observed_at=v.optional_time(event.get("observed_at"), "observed_at"),
-            actor=(self.session.actor_type, actor_id or self.session.principal_id),
+            actor=("tool", tool) if tool and self.session.is_owner
+            else (self.session.actor_type, actor_id or self.session.principal_id),
         )
         self._remember(call, key, body, result, self._m.Page.get(self._m.Page.page_id == result["page_id"]).id)
         return result

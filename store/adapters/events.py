@@ -40,8 +40,7 @@ def import_events(store: Any, path: str | Path, namespace: str | None = None,
             ns = event.get("namespace", namespace)
             if ns in (None, ""):
                 raise Invalid("the event has no namespace and none was given for the file")
-            body.setdefault("actor_id", TOOL)
-            result = store.ingest_event(body, ns, key)
+            result = store.ingest_event(body, ns, key, tool=TOOL)
         except PcpError as exc:
             report.skipped.append({"item": item, "reason": exc.message, "line": line_no})
         else:
