@@ -46,7 +46,7 @@ def test_events_import_and_replay(store, tmp_path):
     assert env["facets"] == {"title": "Build started", "keywords": ["ci"]}
     assert env["observed_at"] == "2026-01-31T09:30:00.000Z"
     assert env["provenance"][0]["operation"] == "ingest"
-    assert env["created_by"]["actor_id"] == "pcp-import-events"
+    assert env["created_by"] == {"actor_type": "tool", "actor_id": "pcp-import-events"}
     default = h.pages(store, ["events:default"], ("manifest",))[0]["revision"]
     assert default["payload"]["media_type"] == "text/plain"
     pdf = [r for r in h.pages(store, ["events:hooks"], ("manifest",)) if r["revision"]["payload"] is None]
