@@ -100,6 +100,15 @@ class SearchOps(StoreCore):
         if named:
             parts.append("s.namespace IN (" + ",".join("?" * len(named)) + ")")
             params += named
+        # The same scope test on the revision's own scope_id, so a match outside the scopes is
+        # dropped before its page is even looked up (authorization stays inside the query).
+        pre_sql, pre_params = self._scope_filter("search", "x.namespace")
+        if named:
+            pre_sql += " AND x.namespace IN (" + ",".join("?" * len(named)) + ")"
+            pre_params = [*pre_params, *named]
+        if pre_sql != "1":
+            parts.insert(0, f"r.scope_id IN (SELECT x.id FROM scope x WHERE {pre_sql})")
+            params = [*pre_params, *params]
         if not all_revisions:
             parts.append("r.id = p.head")
         statuses = flt["lifecycle_status"]
@@ -153,7 +162,7 @@ class SearchOps(StoreCore):
             # CROSS JOIN fixes the join order: the full-text match drives, every other table is a
             # lookup by key (otherwise SQLite may run the MATCH once per page of the scope).
             sql = (
-                f"SELECT r.id, bm25({FTS_TABLE}, 4.0, 1.0, 2.0) AS score FROM {FTS_TABLE} "
+                f"SELECT r.id, bm25({FTS_TABLE}, 1.0, 4.0, 2.0) AS score FROM {FTS_TABLE} "
                 f"CROSS JOIN revision r ON r.id = {FTS_TABLE}.rowid "
                 "CROSS JOIN page p ON p.id = r.page_id CROSS JOIN scope s ON s.id = p.scope_id "
                 f"WHERE {FTS_TABLE} MATCH ? AND {where} ORDER BY score, r.id LIMIT ? OFFSET ?"
