@@ -8,6 +8,7 @@ from .core import LIMITS, default_path
 from .deletion import DeletionOps
 from .errors import Conflict, Cycle, Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported
 from .export import ExportOps
+from .handoff import HandoffOps
 from .importing import ImportOps, ImportUnit, PageRef
 from .lifecycle import LifecycleOps
 from .reads import PROJECTIONS, PROTOCOL_VERSION, SEARCH_MODES, ReadOps
@@ -15,7 +16,7 @@ from .search import SearchOps
 from .writes import WriteOps
 
 
-class Store(ExportOps, SearchOps, LifecycleOps, DeletionOps):
+class Store(HandoffOps, ExportOps, SearchOps, LifecycleOps, DeletionOps):
     """The PCP Core operations on one SQLite file, as seen by one access session."""
 
 

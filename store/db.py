@@ -207,6 +207,51 @@ def make_models(db: pw.Database) -> SimpleNamespace:
         page_id = pw.TextField(index=True)
         receipt_id = pw.TextField()
 
+    class Handoff(Base):
+        """One copy handed to a chat (handoff.md): the body's ctxpack pack, its delta from the previous copy."""
+
+        handoff_id = pw.TextField(unique=True)
+        label = pw.TextField()
+        created_at = pw.TextField()
+        kind = pw.TextField()  # bundle | continuation
+        digest = pw.TextField(index=True)  # of the body as copied (a later erasure does not change it)
+        continuation_of = pw.TextField(null=True)  # digest of the previous body in this chat
+        previous = pw.IntegerField(null=True)  # handoff.id of that previous copy
+        first_handed_at = pw.TextField()  # the preamble's date, the same for the whole chat
+        preamble_bytes = pw.IntegerField()
+        base_entries = pw.IntegerField(default=0)  # entries of the body that earlier copies carried
+        header = pw.TextField(default="[]")  # a continuation's disregard notes (JSON)
+        new_scopes = pw.TextField(default="[]")  # scopes a continuation named as new (JSON)
+        scopes = pw.TextField(default="[]")  # every scope the chat has been told of (JSON)
+        pack = pw.TextField()  # canonical ctxpack pack of the body
+        delta = pw.TextField(null=True)  # ctxpack delta from the previous copy's pack
+        bytes = pw.IntegerField()  # of the copied text
+        tokens = pw.IntegerField()
+        file = pw.TextField()
+        clipboard = pw.TextField()
+
+        class Meta:
+            indexes = ((("label", "id"), False),)
+
+    class HandoffEntry(Base):
+        """Every entry of a copy's full body; `new` marks those its copied text carried."""
+
+        handoff = pw.ForeignKeyField(Handoff, on_delete="CASCADE")
+        n = pw.IntegerField()
+        page_id = pw.TextField(null=True, index=True)  # None once erased
+        revision_id = pw.TextField(null=True, index=True)
+        namespace = pw.TextField(null=True)
+        status = pw.TextField(null=True)  # lifecycle status when copied
+        at_head = pw.IntegerField(default=1)  # copied as the page's head (a revised head replaces it)
+        detail = pw.TextField()  # payload | excerpt | summary | reference | erased
+        bytes = pw.IntegerField()  # of the entry block in the body
+        tokens = pw.IntegerField()
+        new = pw.IntegerField(default=1)
+        live = pw.IntegerField(default=1)  # 0 once a continuation told the chat to disregard it
+
+        class Meta:
+            indexes = ((("handoff", "n"), True),)
+
     class AuditEvent(Base):
         event_id = pw.TextField(unique=True)
         time = pw.TextField()
@@ -223,11 +268,12 @@ def make_models(db: pw.Database) -> SimpleNamespace:
         Meta=Meta, Scope=Scope, Page=Page, Revision=Revision, ProvenanceInput=ProvenanceInput,
         Relation=Relation, Retraction=Retraction, LifecycleEvent=LifecycleEvent, Suppression=Suppression,
         Recommendation=Recommendation, Idempotency=Idempotency, SourcePage=SourcePage, ExportRecord=ExportRecord, DeletionReceipt=DeletionReceipt,
-        DeletedRevision=DeletedRevision, AuditEvent=AuditEvent,
+        DeletedRevision=DeletedRevision, AuditEvent=AuditEvent, Handoff=Handoff, HandoffEntry=HandoffEntry,
     )
     models.all = [
         Meta, Scope, Page, Revision, ProvenanceInput, Relation, Retraction, LifecycleEvent, Suppression,
         Recommendation, Idempotency, SourcePage, ExportRecord, DeletionReceipt, DeletedRevision, AuditEvent,
+        Handoff, HandoffEntry,
     ]
     return models
 

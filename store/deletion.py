@@ -83,6 +83,11 @@ class DeletionOps(StoreCore):
         """Hook for what other rooms hold of these pages (handoffs)."""
         return {}
 
+    def _erase_extra(self, page_pks: list[int], counts: dict) -> None:
+        """Hook: erase what other rooms hold of these pages (handoff copies), counting it in `counts`.
+
+        Called once per batch, before the pages' rows are removed."""
+
     def _exports_holding(self, page_pks: set[int]) -> list[dict]:
         """Export files this store wrote after these pages existed, in a scope that covered them."""
         if not page_pks:
@@ -125,6 +130,7 @@ class DeletionOps(StoreCore):
             "relations": counts["relations"], "suppressions": counts["suppressions"], "bytes": counts["bytes"],
             "page_ids": plan["pages"][:1000], "revision_ids": plan["revisions"][:1000],
             "relation_ids": plan["relations"][:1000], "derived_pages": plan["derived_pages"][:1000], "counts": counts,
+            "handoffs": plan.get("handoffs", [])[:1000],
         }
 
     def _deletable_scope(self, call: Call, namespace: str) -> Any:
@@ -176,8 +182,10 @@ class DeletionOps(StoreCore):
         receipt_id = ids.new_id("del")
         ordered = sorted(pages)
         done = 0
+        erased: dict[str, int] = {}
         for part in _chunks(ordered):
             marks = ",".join("?" * len(part))
+            self._erase_extra(part, erased)
             rev_rows = db.execute_sql(
                 f"SELECT r.id, r.revision_id, p.page_id FROM revision r JOIN page p ON p.id = r.page_id "
                 f"WHERE r.page_id IN ({marks})", part
@@ -210,7 +218,7 @@ class DeletionOps(StoreCore):
             if progress:
                 progress(done, len(ordered))
         stamp = ids.now()
-        counts = dict(plan["counts"])
+        counts = {**plan["counts"], **erased}
         self._m.DeletionReceipt.create(
             receipt_id=receipt_id, namespace=namespace, page_ids=dumps(plan["pages"]), revision_ids=dumps(plan["revisions"]),
             counts=dumps(counts), actor_type=self.session.actor_type, actor_id=self.session.principal_id,

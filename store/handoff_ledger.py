@@ -1,0 +1,257 @@
+"""The handoff ledger (shared spec handoff.md): listing copies, erasing pages from them, export and import.
+
+Every copy keeps its body's ctxpack pack and, for a continuation, the delta from the
+previous copy's pack, with one row per entry of the full body. Deleting a page
+rewrites every stored pack and `handoffs/<id>.md` file that carried it: the entry keeps
+its number and "erased", later entries keep their bytes, so a chat's bodies stay
+prefixes of one another and the deltas are computed again (pcp-core.md section 6).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from ctxpack import ContextPack, ContextPackDelta
+
+from . import bundle as bd
+from . import ids as idmod
+from .core import LIMITS, Call, StoreCore, dumps, operation
+from .errors import Forbidden, Invalid
+from .reads import clamp, decode_cursor, encode_cursor
+
+BATCH = 500
+MAX_LABEL_CHARS = 200
+
+
+def _chunks(values: list, size: int = BATCH) -> Iterator[list]:
+    for i in range(0, len(values), size):
+        yield values[i : i + size]
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write a file only the user can read, atomically (a reader never sees half a bundle)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def _label(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise Invalid("A copy needs a label naming the target chat, e.g. --label \"Claude: thesis chapter 3\".")
+    label = " ".join(value.split())
+    if len(label) > MAX_LABEL_CHARS:
+        raise Invalid(f"A label may have at most {MAX_LABEL_CHARS} characters.")
+    return label
+
+
+class LedgerOps(StoreCore):
+    """The ledger side of handoffs: listing, erasure hooks, export and import."""
+
+    def _require_export(self) -> None:
+        if not self.session.may_anywhere("export"):
+            raise Forbidden("Only the owner may bundle, copy or list handoffs (it takes the export permission).")
+
+    def _handoff_dir(self) -> Path:
+        return Path(self.path).parent / "handoffs"
+
+    @operation("handoffs")
+    def handoffs(self, call: Call, page_id: str | None = None, label: str | None = None, limit: int | None = None,
+                 cursor: str | None = None) -> dict:
+        """Recorded copies, newest first; with page_id, the copies that carried that page (which chats saw it)."""
+        self._require_export()
+        m = self._m
+        size = clamp(limit, LIMITS["default_hits"], LIMITS["max_list"])
+        after = decode_cursor(cursor, "handoffs")
+        query = m.Handoff.select()
+        if label is not None:
+            query = query.where(m.Handoff.label == _label(label))
+        if page_id is not None:
+            kind = idmod.id_kind(str(page_id))
+            if kind not in ("pg", "rev"):
+                raise Invalid(f"{page_id!r} is not a page or revision id (pg_... or rev_...).")
+            column = m.HandoffEntry.page_id if kind == "pg" else m.HandoffEntry.revision_id
+            query = query.where(m.Handoff.id.in_(
+                m.HandoffEntry.select(m.HandoffEntry.handoff).where((column == page_id) & (m.HandoffEntry.new == 1))))
+        if after:
+            query = query.where(m.Handoff.id < after["id"])
+        rows = list(query.order_by(m.Handoff.id.desc()).limit(size + 1))
+        more = len(rows) > size
+        rows = rows[:size]
+        carried: dict[int, list[dict]] = {r.id: [] for r in rows}
+        for part in _chunks([r.id for r in rows]):
+            for e in (m.HandoffEntry.select().where(m.HandoffEntry.handoff.in_(part) & (m.HandoffEntry.new == 1))
+                      .order_by(m.HandoffEntry.handoff, m.HandoffEntry.n)):
+                carried[e.handoff_id].append(self._entry_dict(e))
+        call.counts["handoffs"] = len(rows)
+        return {
+            "handoffs": [
+                {"handoff_id": r.handoff_id, "label": r.label, "digest": r.digest, "continuation_of": r.continuation_of,
+                 "created_at": r.created_at, "entries": carried[r.id], "bytes": r.bytes, "tokens": r.tokens}
+                for r in rows
+            ],
+            "next_cursor": encode_cursor({"k": "handoffs", "id": rows[-1].id}) if more else None,
+        }
+
+    @staticmethod
+    def _entry_dict(e: Any) -> dict:
+        return {"n": e.n, "page_id": e.page_id, "revision_id": e.revision_id, "namespace": e.namespace,
+                "detail": e.detail, "bytes": e.bytes, "tokens": e.tokens}
+
+    # --- deletion: erase handed-over copies too (pcp-core.md section 6) ---
+
+    def _page_ids_of(self, page_pks: Iterable[int]) -> list[str]:
+        out: list[str] = []
+        for part in _chunks(sorted(page_pks)):
+            out += [r[0] for r in self._db.execute_sql(
+                f"SELECT page_id FROM page WHERE id IN ({','.join('?' * len(part))})", part)]
+        return out
+
+    def _extra_plan(self, page_pks: set[int]) -> dict:
+        extra = super()._extra_plan(page_pks)  # type: ignore[misc]
+        m = self._m
+        found: list[dict] = []
+        for part in _chunks(self._page_ids_of(page_pks)):
+            rows = (m.HandoffEntry.select(m.HandoffEntry.n, m.Handoff.handoff_id, m.Handoff.label)
+                    .join(m.Handoff).where(m.HandoffEntry.page_id.in_(part))
+                    .order_by(m.Handoff.id, m.HandoffEntry.n).tuples())
+            found += [{"handoff_id": hid, "label": label, "entry": n} for n, hid, label in rows]
+        return {**extra, "handoffs": found}
+
+    def _erase_extra(self, page_pks: list[int], counts: dict) -> None:
+        super()._erase_extra(page_pks, counts)  # type: ignore[misc]
+        counts.setdefault("handoff_entries", 0)
+        m = self._m
+        page_ids = self._page_ids_of(page_pks)
+        if not page_ids:
+            return
+        hit: dict[int, set[int]] = {}
+        for part in _chunks(page_ids):
+            for handoff, n in (m.HandoffEntry.select(m.HandoffEntry.handoff, m.HandoffEntry.n)
+                               .where(m.HandoffEntry.page_id.in_(part)).tuples()):
+                hit.setdefault(handoff, set()).add(n)
+        if not hit:
+            return
+        gone = set(page_ids)
+        # Oldest first: a continuation's delta is recomputed against its already rewritten predecessor.
+        for h in m.Handoff.select().where(m.Handoff.id.in_(sorted(hit))).order_by(m.Handoff.id):
+            self._redact(h, hit[h.id], gone)
+            counts["handoff_entries"] += len(hit[h.id])
+
+    def _redact(self, h: Any, numbers: set[int], gone: set[str]) -> None:
+        """Replace entries `numbers` of one stored copy by their erased marker: pack, delta, notes and file."""
+        m = self._m
+        data = ContextPack.from_bytes(h.pack.encode("utf-8")).content.encode("utf-8")
+        rows = list(m.HandoffEntry.select().where(m.HandoffEntry.handoff == h.id).order_by(m.HandoffEntry.n))
+        pos = h.preamble_bytes
+        parts = [data[:pos]]
+        for r in rows:
+            block = data[pos : pos + r.bytes]
+            pos += r.bytes
+            if r.n in numbers:
+                marker = bd.render_erased(r.n)
+                block = marker.encode("utf-8")
+                m.HandoffEntry.update(page_id=None, revision_id=None, namespace=None, status=None, detail="erased",
+                                      bytes=len(block), tokens=bd.estimate_tokens(marker)).where(
+                    m.HandoffEntry.id == r.id).execute()
+            parts.append(block)
+        parts.append(data[pos:])
+        pack = ContextPack.from_content(b"".join(parts).decode("utf-8"))
+        notes = json.loads(h.header)
+        for item in notes:
+            if item.get("page_id") in gone:
+                item["page_id"] = item["revision_id"] = None
+        delta = None
+        if h.previous is not None:
+            base = m.Handoff.get_by_id(h.previous)
+            delta = ContextPackDelta.between(ContextPack.from_bytes(base.pack.encode("utf-8")), pack).to_json()
+        m.Handoff.update(pack=pack.to_json(), delta=delta, header=dumps(notes)).where(m.Handoff.id == h.id).execute()
+        h = m.Handoff.get_by_id(h.id)
+        self._rewrite_file(h, pack.content)
+
+    def _copied_text(self, h: Any, body: str) -> str:
+        """The text a copy handed over, rebuilt from its stored body (after an erasure, with markers)."""
+        if h.kind == "bundle":
+            return body + bd.trailer(h.digest)
+        m = self._m
+        sizes = [r.bytes for r in m.HandoffEntry.select(m.HandoffEntry.bytes)
+                 .where(m.HandoffEntry.handoff == h.id).order_by(m.HandoffEntry.n)]
+        offset = h.preamble_bytes + sum(sizes[: h.base_entries])
+        appended = body.encode("utf-8")[offset:].decode("utf-8")
+        header = bd.continuation_header(h.continuation_of, json.loads(h.header), json.loads(h.new_scopes),
+                                        appended=len(sizes) > h.base_entries)
+        return header + appended + bd.trailer(h.digest, h.continuation_of)
+
+    def _rewrite_file(self, h: Any, body: str) -> None:
+        text = self._copied_text(h, body)
+        for path in {Path(h.file), self._handoff_dir() / f"{h.handoff_id}.md"}:
+            if path.exists():
+                try:
+                    _write_private(path, text)
+                except OSError as exc:
+                    raise Invalid(f"Cannot rewrite the handoff copy {path} to erase the page: "
+                                  f"{exc.strerror or exc}; nothing was deleted.") from None
+
+    # --- export and import of the ledger ---
+
+    def _extra_export_lines(self, in_scopes: str, full: bool) -> Iterator[dict]:
+        yield from super()._extra_export_lines(in_scopes, full)  # type: ignore[misc]
+        if not full:
+            return  # a copy may draw on several scopes: the ledger goes out with whole-store exports only
+        m = self._m
+        last = 0
+        while True:
+            batch = list(m.Handoff.select().where(m.Handoff.id > last).order_by(m.Handoff.id).limit(100))
+            if not batch:
+                return
+            previous = {p.id: p.handoff_id for p in m.Handoff.select(m.Handoff.id, m.Handoff.handoff_id)
+                        .where(m.Handoff.id.in_([h.previous for h in batch if h.previous]))}
+            for h in batch:
+                entries = [
+                    {"n": e.n, "page_id": e.page_id, "revision_id": e.revision_id, "namespace": e.namespace,
+                     "status": e.status, "at_head": e.at_head, "detail": e.detail, "bytes": e.bytes,
+                     "tokens": e.tokens, "new": e.new, "live": e.live}
+                    for e in m.HandoffEntry.select().where(m.HandoffEntry.handoff == h.id).order_by(m.HandoffEntry.n)
+                ]
+                yield {"kind": "handoff", "handoff_id": h.handoff_id, "label": h.label, "created_at": h.created_at,
+                       "handoff_kind": h.kind, "digest": h.digest, "continuation_of": h.continuation_of,
+                       "previous_handoff_id": previous.get(h.previous), "first_handed_at": h.first_handed_at,
+                       "preamble_bytes": h.preamble_bytes, "base_entries": h.base_entries,
+                       "header": json.loads(h.header), "new_scopes": json.loads(h.new_scopes),
+                       "scopes": json.loads(h.scopes), "pack": h.pack, "delta": h.delta, "bytes": h.bytes,
+                       "tokens": h.tokens, "clipboard": h.clipboard, "entries": entries}
+            last = batch[-1].id
+
+    def _in_handoff(self, obj: dict) -> bool:
+        """Import one ledger record (idempotent by handoff_id); its file is written again beside this store."""
+        m = self._m
+        if m.Handoff.select().where(m.Handoff.handoff_id == obj["handoff_id"]).exists():
+            return False
+        pack = ContextPack.from_bytes(obj["pack"].encode("utf-8"))
+        if obj["delta"] is not None:
+            ContextPackDelta.from_bytes(obj["delta"].encode("utf-8"))
+        previous = None
+        if obj["previous_handoff_id"]:
+            previous = m.Handoff.get(m.Handoff.handoff_id == obj["previous_handoff_id"]).id
+        path = self._handoff_dir() / f"{obj['handoff_id']}.md"
+        h = m.Handoff.create(
+            handoff_id=obj["handoff_id"], label=obj["label"], created_at=obj["created_at"], kind=obj["handoff_kind"],
+            digest=obj["digest"], continuation_of=obj["continuation_of"], previous=previous,
+            first_handed_at=obj["first_handed_at"], preamble_bytes=obj["preamble_bytes"],
+            base_entries=obj["base_entries"], header=dumps(obj["header"]), new_scopes=dumps(obj["new_scopes"]),
+            scopes=dumps(obj["scopes"]), pack=obj["pack"], delta=obj["delta"], bytes=obj["bytes"],
+            tokens=obj["tokens"], file=str(path), clipboard=obj["clipboard"],
+        )
+        keys = ("n", "page_id", "revision_id", "namespace", "status", "at_head", "detail", "bytes", "tokens", "new", "live")
+        for part in _chunks(obj["entries"]):
+            m.HandoffEntry.insert_many([{**{k: e[k] for k in keys}, "handoff": h.id} for e in part]).execute()
+        try:
+            _write_private(path, self._copied_text(h, pack.content))
+        except OSError as exc:
+            raise Invalid(f"Cannot write the handoff copy {path}: {exc.strerror or exc}.") from None
+        return True
