@@ -230,8 +230,6 @@ def test_no_subcommand_prints_help(pcp: Pcp, capsys: pytest.CaptureFixture[str])
 
 @pytest.mark.parametrize("argv", [
     ["bogus"],
-    ["export", "--out", "x.jsonl"],
-    ["import", "markdown", "x"],
     ["bundle"],
     ["copy", "--label", "x"],
     ["handoffs"],
