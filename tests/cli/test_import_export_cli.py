@@ -1,0 +1,57 @@
+"""`pcp import` and `pcp export` end to end through the command line."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pcp_tui.cli import main
+
+EXPORTS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "exports"
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.skipif(not EXPORTS.is_dir(), reason="the shared export files are not beside the checkout")
+def test_import_chatgpt_then_reimport_adds_nothing(tmp_path, capsys):
+    db = str(tmp_path / "s.db")
+    src = str(EXPORTS / "chatgpt-danny-avila-LibreChat-1.json")
+    code, out, _ = run(capsys, "--db", db, "--json", "import", "chatgpt", src)
+    first = json.loads(out)
+    assert code == 0 and first["conversations"] == 1 and first["messages"] == 11 and first["created"] == 12
+    code, out, _ = run(capsys, "--db", db, "--json", "import", "chatgpt", src)
+    again = json.loads(out)
+    assert code == 0 and again["created"] == 0 and again["unchanged"] == 12
+
+
+def test_malformed_json_is_one_line_naming_the_position_and_writes_nothing(tmp_path, capsys):
+    db = str(tmp_path / "s.db")
+    bad = tmp_path / "conversations.json"
+    bad.write_text('[{"title": "x", "mapping": {]', encoding="utf-8")
+    code, out, err = run(capsys, "--db", db, "import", "chatgpt", str(bad))
+    assert code == 1 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "line 1, column" in err and "conversations.json" in err
+    code, out, _ = run(capsys, "--db", db, "--json", "search", "")
+    assert json.loads(out)["hits"] == []
+
+
+def test_export_then_import_export_round_trips(tmp_path, capsys):
+    db, other = str(tmp_path / "s.db"), str(tmp_path / "t.db")
+    run(capsys, "--db", db, "write", "--namespace", "project:a", "--content", "Decision: ship on Friday")
+    out_file = str(tmp_path / "all.jsonl")
+    code, out, _ = run(capsys, "--db", db, "--json", "export", "--out", out_file)
+    exported = json.loads(out)
+    assert code == 0 and exported["counts"]["pages"] == 1 and Path(out_file).exists()
+    code, out, _ = run(capsys, "--db", other, "--json", "import", "export", out_file)
+    assert code == 0 and json.loads(out)["added"]["page"] == 1
+    code, out, _ = run(capsys, "--db", other, "--json", "search", "friday")
+    assert [h["title"] for h in json.loads(out)["hits"]] == ["Decision: ship on Friday"]
+
+
+def test_import_of_an_unknown_source_is_a_bad_value(tmp_path, capsys):
+    code, out, err = run(capsys, "--db", str(tmp_path / "s.db"), "--json", "import", "gemini", "x.json")
+    assert code == 1 and json.loads(out)["error"]["code"] == "invalid"
