@@ -146,6 +146,15 @@ def build_parser() -> _Parser:
         p.add_argument("--limit", type=_int_at_least(1, "--limit"), metavar="N")
         p.add_argument("--cursor", metavar="C")
 
+    app_only = sub.add_parser("demo", help="open the app on the demo store (your own store is never touched)",
+                              description="Open the app on the demo store: --db if given, else $PCP_DEMO_DB, else "
+                                          "<data dir>/demo.db; filled with the shipped demo content when empty.")
+    app_only.set_defaults(parser=app_only)
+    app_only = sub.add_parser("serve", help="the app in a browser tab (textual-serve on 127.0.0.1)",
+                              description="Serve the app to a browser on 127.0.0.1 (one app session per tab).")
+    app_only.add_argument("--port", type=_int_at_least(1, "--port"), default=8000, metavar="N")
+    app_only.add_argument("--demo", action="store_true", help="serve the demo store instead")
+    app_only.set_defaults(parser=app_only)
     cmd("describe", "the store's capabilities", "capabilities", lambda st, a: st.describe_capabilities())
     cmd("doctor", "integrity check, counts, SQLite version, FTS state", "doctor", lambda st, a: st.doctor())
     p = cmd("scopes", "list the scopes you can see", "scopes",
@@ -250,7 +259,43 @@ def build_parser() -> _Parser:
     p.add_argument("--operation", metavar="OP")
     p.add_argument("--principal", metavar="ID")
     paging(p)
+    _handoff_commands(cmd, paging)
     return parser
+
+
+def _handoff_commands(cmd: Callable[..., _Parser], paging: Callable[[_Parser], None]) -> None:
+    """bundle, copy, handoffs, verify: handing context to a chat (shared spec handoff.md)."""
+
+    def selection(p: _Parser) -> None:
+        p.add_argument("ids", nargs="*", metavar="ID", help="page or revision ids, in the order you want them")
+        p.add_argument("--query", metavar="Q", help="add the active pages a search finds")
+        p.add_argument("--scope", action="append", metavar="NS", help="repeatable: search (or list) these scopes")
+
+    def budget(p: _Parser) -> None:
+        p.add_argument("--max-tokens", type=_int_at_least(1, "--max-tokens"), metavar="N",
+                       help="token budget (estimated): later entries degrade to excerpt, summary, reference")
+
+    p = cmd("bundle", "render pages as one bundle to paste into a chat (records nothing)", "bundle", _bundle)
+    selection(p)
+    budget(p)
+    p.add_argument("--out", metavar="F", help="write the bundle to F instead of standard output")
+    p = cmd("copy", "copy a bundle (or, with --continue, what changed) to the clipboard and record it",
+            "copied", _copy)
+    selection(p)
+    chat = p.add_mutually_exclusive_group(required=True)
+    chat.add_argument("--label", metavar="L", help="name of the target chat, e.g. \"Claude: thesis chapter 3\"")
+    chat.add_argument("--continue", dest="continue_label", metavar="L", help="continue the chat labelled L")
+    budget(p)
+    p.add_argument("--strict", action="store_true", help="refuse (exit 1) when there are warnings")
+    p = cmd("handoffs", "the handoff ledger, newest first", "handoffs", lambda st, a: st.handoffs(**_given(
+        page_id=a.page, label=a.label, limit=a.limit, cursor=a.cursor)))
+    p.add_argument("--page", metavar="ID", help="only the copies that carried this page or revision")
+    p.add_argument("--label", metavar="L", help="only the copies for this chat")
+    paging(p)
+    p = cmd("verify", "check a pasted bundle or continuation (exit 1 when a digest does not match)", "verified",
+            _verify)
+    p.add_argument("source", nargs="?", default="-", metavar="FILE", help="the pasted text; - or nothing: stdin")
+    p.set_defaults(exit_status=lambda result: 0 if result.get("digest_ok") else 1)
 
 
 IMPORT_SOURCES = ("chatgpt", "claude", "markdown", "events", "export")
@@ -346,6 +391,56 @@ def _delete(st: Any, args: argparse.Namespace) -> Any:
         args.render = "delete_plan"
         return st.plan_delete(args.page_id, cascade=args.cascade)
     return st.delete_page(args.page_id, args.reason, cascade=args.cascade)
+
+
+BUNDLE_KEYS = ("text", "digest", "bytes", "tokens", "tokens_exact", "entries", "cut", "warnings")
+COPY_KEYS = ("handoff_id", "label", "digest", "continuation_of", "text", "file", "clipboard", "bytes", "tokens",
+             "entries", "warnings")
+
+
+def _bundle(st: Any, args: argparse.Namespace) -> Any:
+    result = st.bundle(list(args.ids), query=args.query, scopes=tuple(args.scope or ()), max_tokens=args.max_tokens)
+    document = {k: result[k] for k in BUNDLE_KEYS}
+    if args.out is not None:
+        try:
+            with open(args.out, "w", encoding="utf-8", newline="") as fh:
+                fh.write(result["text"])
+        except OSError as exc:
+            raise CliError("invalid", f"cannot write {args.out!r}: {exc.strerror or exc}") from None
+    return document if args.json else {**document, "out": args.out}
+
+
+def _copy(st: Any, args: argparse.Namespace) -> Any:
+    from .clipboard import Clipboard
+
+    clipboard = Clipboard()
+    if args.continue_label is not None:
+        result = st.copy_continue(args.continue_label, list(args.ids), max_tokens=args.max_tokens,
+                                  strict=args.strict, clipboard=clipboard)
+    else:
+        result = st.copy(list(args.ids), query=args.query, scopes=tuple(args.scope or ()), label=args.label,
+                         max_tokens=args.max_tokens, strict=args.strict, clipboard=clipboard)
+    document = {k: result[k] for k in COPY_KEYS}
+    if args.json:
+        return document
+    detail = clipboard.report.detail if clipboard.report else "not copied to a clipboard"
+    return {**document, "cut": result.get("cut", []), "clipboard_detail": detail}
+
+
+def _verify(st: Any, args: argparse.Namespace) -> Any:
+    if args.source == "-":
+        stream = sys.stdin
+        if stream is None:
+            raise CliError("invalid", "standard input is not available")
+        raw = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
+        text = _decode(raw, "standard input") if isinstance(raw, bytes) else raw
+    else:
+        try:
+            with open(args.source, "rb") as fh:
+                text = _decode(fh.read(), repr(args.source))
+        except OSError as exc:
+            raise CliError("invalid", f"cannot read {args.source!r}: {exc.strerror or exc}") from None
+    return st.verify(text)
 
 
 @contextlib.contextmanager
@@ -458,6 +553,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def _at_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _open_app(args: argparse.Namespace, json_mode: bool) -> int:
+    """`pcp`, `pcp demo`, `pcp serve`: the app (it has no JSON output and always runs as the owner)."""
+    where = args.parser if args.command else None
+    if json_mode:
+        raise UsageError("the app has no --json output; use a subcommand", where)
+    if args.as_model or args.grant:
+        raise UsageError("the app runs as the store's owner; --as-model and --grant apply to subcommands", where)
+    from . import launch
+    from .demo import demo_path
+
+    if args.command == "demo" and not _at_terminal():
+        raise UsageError("the app needs a terminal (run it from one, or use pcp serve)", where)
+    if args.command == "serve":
+        db = demo_path(args.db) if args.demo else launch.store_path(args.db)
+        return launch.serve(db, args.port, demo=args.demo)
+    if args.command == "demo":
+        return launch.run_app(demo_path(args.db), demo=True)
+    return launch.run_app(launch.store_path(args.db))
+
+
 def _run(argv: list[str], json_mode: bool) -> int:
     parser = build_parser()
     try:
@@ -467,15 +586,19 @@ def _run(argv: list[str], json_mode: bool) -> int:
     except SystemExit as exc:  # --help printed its text
         return exc.code if isinstance(exc.code, int) else 0
     json_mode = json_mode or bool(args.json)
+    if args.command in ("demo", "serve") or (args.command is None and not json_mode and _at_terminal()):
+        return _open_app(args, json_mode)
     if args.command is None:
         if json_mode:
             raise UsageError("a subcommand is required with --json", parser)
-        parser.print_help()
+        parser.print_help()  # not at a terminal (a pipe, a script): the app cannot run here
         return 0
     if args.grant and not args.as_model:
         raise UsageError("--grant needs --as-model", parser)
     if getattr(args, "yes", False) and not getattr(args, "reason", None):
         raise UsageError("--reason is required with --yes", args.parser)
+    if args.command == "copy" and args.continue_label is not None and (args.query is not None or args.scope):
+        raise UsageError("--query and --scope choose pages for a new chat (--label), not for --continue", args.parser)
     if args.command in ("write", "ingest") and not (args.content is not None or args.file or args.stdin
                                                     or args.source_ref):
         raise UsageError("one of the arguments --content --file --stdin (or --source-ref) is required",
@@ -514,7 +637,7 @@ def _run(argv: list[str], json_mode: bool) -> int:
         from . import render
 
         getattr(render, args.render)(render.make_console(), result)
-    return 0
+    return getattr(args, "exit_status", lambda _: 0)(result)
 
 
 if __name__ == "__main__":

@@ -315,3 +315,102 @@ def export_done(console: Console, data: dict[str, Any]) -> None:
     where = data["path"]
     extra = f", {data['lines']:,} lines, sha256 {data['sha256'][:16]}..." if data.get("format") == "jsonl" else ""
     _line(console, ("Exported", "bold green"), f" {what} to {where}{extra}")
+
+
+# --- handing context to a chat (handoff.md) ------------------------------------------------------
+
+
+def _size_line(data: dict[str, Any]) -> str:
+    entries = data.get("entries") or []
+    return (f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}, {data.get('bytes', 0):,} bytes, "
+            f"~{data.get('tokens', 0):,} tokens (estimated)")
+
+
+def _cuts_and_warnings(err: Console, data: dict[str, Any]) -> None:
+    for c in data.get("cut") or []:
+        _line(err, ("cut: ", "yellow"), f"entry {c.get('n')} ({c.get('page_id')}) {c.get('from')} -> {c.get('to')}: "
+              f"{c.get('reason')}")
+    for w in data.get("warnings") or []:
+        _line(err, ("warning: ", "bold yellow"), str(w.get("message")))
+
+
+def bundle(console: Console, data: dict[str, Any]) -> None:
+    """The bundle text itself on stdout (or a note that it went to --out); sizes, cuts, warnings on stderr."""
+    err = make_console(stderr=True)
+    if data.get("out"):
+        _line(err, ("Wrote", "bold green"), f" the bundle to {data['out']}: {_size_line(data)}")
+    else:
+        console.file.write(str(data.get("text") or ""))
+        console.file.flush()
+        _line(err, ("Bundle", "bold"), f": {_size_line(data)}, {data.get('digest')}")
+    _cuts_and_warnings(err, data)
+
+
+_CLIPBOARD_WORDS = {
+    "pyperclip": ("Copied", "bold green"),
+    "osc52": ("Sent to the terminal clipboard (OSC 52, unconfirmed)", "bold yellow"),
+    "file-only": ("Not on the clipboard", "bold red"),
+}
+
+
+def copied(console: Console, data: dict[str, Any]) -> None:
+    """What was copied, by which path, where the file is; cuts and warnings on stderr."""
+    word, style = _CLIPBOARD_WORDS.get(str(data.get("clipboard")), ("Copied", "bold"))
+    kind = "continuation" if data.get("continuation_of") else "bundle"
+    _line(console, (word, style), f": {kind} for {data.get('label')!r}, {_size_line(data)}")
+    if data.get("clipboard_detail"):
+        _line(console, ("  clipboard: ", "dim"), str(data["clipboard_detail"]))
+    _line(console, ("  file: ", "dim"), str(data.get("file")))
+    _line(console, ("  handoff: ", "dim"), f"{data.get('handoff_id')} {data.get('digest')}")
+    if data.get("continuation_of"):
+        _line(console, ("  continues: ", "dim"), str(data["continuation_of"]))
+    _cuts_and_warnings(make_console(stderr=True), data)
+
+
+def _numbers(entries: list[dict[str, Any]]) -> str:
+    numbers = [str(e.get("n")) for e in entries]
+    return ", ".join(numbers[:8]) + (f", … (+{len(numbers) - 8})" if len(numbers) > 8 else "")
+
+
+def handoffs(console: Console, data: dict[str, Any]) -> None:
+    rows = data.get("handoffs") or []
+    if not rows:
+        _line(console, ("No handoffs.", "dim"))
+    else:
+        table = Table(box=box.SIMPLE_HEAD)
+        table.add_column("Created / handoff", no_wrap=True)
+        table.add_column("Label", overflow="fold", ratio=2)
+        table.add_column("Entries", overflow="fold", ratio=1)
+        table.add_column("Size", no_wrap=True, justify="right")
+        for h in rows:
+            created = str(h.get("created_at") or "").replace("T", " ")[:19]
+            entries = _numbers(h.get("entries") or []) or "none"
+            kind = "continuation" if h.get("continuation_of") else "bundle"
+            table.add_row(Text.assemble(created, "\n", (str(h.get("handoff_id")), "dim")), _t(h.get("label"), "bold"),
+                          Text.assemble(entries, "\n", (kind, "dim")),
+                          Text(f"{h.get('bytes', 0):,} B\n~{h.get('tokens', 0):,} tok"))
+        console.print(table)
+    _more(console, data)
+
+
+_STATE_STYLES = {"current": "green", "newer_revision": "yellow", "archived": "yellow", "tombstoned": "red",
+                 "deleted": "red", "unknown": "dim"}
+
+
+def verified(console: Console, data: dict[str, Any]) -> None:
+    if data.get("digest_ok"):
+        _line(console, ("Digest OK", "bold green"), f": this {data.get('kind')} is what pcp handed over ({data.get('digest')})")
+    else:
+        _line(console, ("Digest does not match", "bold red"),
+              f": this {data.get('kind')} is not byte for byte what pcp handed over (edited, truncated or tampered), "
+              "or its earlier bundle can no longer be rebuilt from the ledger")
+    entries = data.get("entries") or []
+    if entries:
+        table = Table(box=box.SIMPLE_HEAD)
+        for name in ("Entry", "State", "Page", "Revision"):
+            table.add_column(name, overflow="fold", no_wrap=name in ("Entry", "State"))
+        for e in entries:
+            state = str(e.get("state"))
+            table.add_row(_t(e.get("n")), _t(state, _STATE_STYLES.get(state, "")), _t(e.get("page_id")),
+                          _t(e.get("revision_id")))
+        console.print(table)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import hashlib
+import heapq
 import json
 from typing import Any
 
@@ -16,6 +18,36 @@ SEARCH_MODES = ("auto", "text", "exact", "temporal", "graph")
 PROTOCOL_VERSION = "0.4.0-draft"
 MAX_RELATIONS_PER_DIRECTION = 100
 MAX_HISTORY = 100
+
+
+LIST_ORDERS = ("recent", "title")
+LIST_STATUSES = ("active", "superseded", "archived", "tombstoned")
+STATUS_PARTS = {
+    "active": "(p.status = 'active' AND p.superseded = 0)",
+    "superseded": "(p.status = 'active' AND p.superseded > 0)",
+    "archived": "p.status = 'archived'",
+    "tombstoned": "p.status = 'tombstoned'",
+}
+STATUS_RAW = {"active": "active", "superseded": "active", "archived": "archived", "tombstoned": "tombstoned"}
+
+
+def _list_statuses(status: Any) -> list[str]:
+    """Requested effective statuses: default active; "all" is every status but tombstoned."""
+    if status is None or status == [] or status == "":
+        return ["active"]
+    if isinstance(status, str):
+        status = [s.strip() for s in status.split(",") if s.strip()]
+    wanted = set(status)
+    if "all" in wanted:
+        wanted = (wanted - {"all"}) | {"active", "superseded", "archived"}
+    bad = sorted(wanted - set(LIST_STATUSES))
+    if bad:
+        raise Invalid(f"Unknown lifecycle status {', '.join(bad)}; use {', '.join(LIST_STATUSES)} or all.")
+    return sorted(wanted)
+
+
+def dumps_key(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
 
 
 def encode_cursor(value: dict) -> str:
@@ -247,6 +279,91 @@ class ReadOps(StoreCore):
             call.scopes.add(scope.namespace)
         call.counts["scopes"] = len(scopes)
         return {"scopes": scopes, "next_cursor": encode_cursor({"k": "scopes", "ns": scopes[-1]["namespace"]}) if more else None}
+
+    # --- list_pages: keyset paging over page heads, for browsing (never reads payloads) ---
+
+    @operation("list_pages")
+    def list_pages(self, call: Call, scopes: Any = None, status: Any = None, order: str = "recent",
+                   after: str | None = None, limit: int | None = None, actor_types: Any = None) -> dict:
+        """Page heads in recency (sort_time, id) or title order, keyset-paged; authorization in the SQL."""
+        if order not in LIST_ORDERS:
+            raise Unsupported(f"Order {order!r} is not supported; use {' or '.join(LIST_ORDERS)}.")
+        self._require_somewhere("search")
+        named = self._named_scopes(call, scopes, "search")
+        statuses = _list_statuses(status)
+        actors = sorted({actor_types} if isinstance(actor_types, str) else set(actor_types or ()))
+        size = clamp(limit, LIMITS["default_hits"], LIMITS["max_list"])
+        fingerprint = hashlib.sha256(dumps_key([sorted(named), statuses, order, actors])).hexdigest()[:16]
+        state = decode_cursor(after, "pages")
+        if state is not None and state.get("f") != fingerprint:
+            raise Invalid("This cursor belongs to another listing; list again without a cursor.")
+        auth_sql, auth_params = self._scope_filter("search")
+        audit_sql, audit_params = self._scope_filter("audit")
+        where = [auth_sql, f"(p.status != 'tombstoned' OR {audit_sql})",
+                 "(" + " OR ".join(STATUS_PARTS[s] for s in statuses) + ")"]
+        params: list = [*auth_params, *audit_params]
+        if actors:
+            where.append("p.actor_type IN (" + ",".join("?" * len(actors)) + ")")
+            params += actors
+        key_col = "p.sort_time" if order == "recent" else "p.title"
+        if state is not None:
+            where.append(f"({key_col}, p.id) {'<' if order == 'recent' else '>'} (?, ?)")
+            params += [state["t"], state["i"]]
+        direction = "DESC" if order == "recent" else "ASC"
+        scope_ids = self._list_partitions(named, order)
+        raw = sorted({STATUS_RAW[s] for s in statuses}) if order == "recent" else [None]
+        runs = []
+        # One indexed query per (scope, raw status) partition, merged: each walks an index in order.
+        for scope_id in scope_ids:
+            for raw_status in raw:
+                extra, extra_params = [], []
+                if scope_id is not None:
+                    extra.append("p.scope_id = ?")
+                    extra_params.append(scope_id)
+                if raw_status is not None:
+                    extra.append("p.status = ?")
+                    extra_params.append(raw_status)
+                sql = (f"SELECT {key_col}, p.id FROM page p JOIN scope s ON s.id = p.scope_id "
+                       f"WHERE {' AND '.join(extra + where)} ORDER BY {key_col} {direction}, p.id {direction} LIMIT ?")
+                runs.append(self._db.execute_sql(sql, [*extra_params, *params, size + 1]).fetchall())
+        merged = list(heapq.merge(*runs, key=lambda r: (r[0] or "", r[1]), reverse=order == "recent"))[: size + 1]
+        more = len(merged) > size
+        rows = self._page_summaries([r[1] for r in merged[:size]])
+        call.counts["pages"] = len(rows)
+        call.scopes.update(r["namespace"] for r in rows)
+        cursor = None
+        if more:
+            last = merged[size - 1]
+            cursor = encode_cursor({"k": "pages", "t": last[0], "i": last[1], "f": fingerprint})
+        return {"pages": rows, "next_cursor": cursor}
+
+    def _list_partitions(self, named: list[str], order: str) -> list:
+        """Scope ids to walk one by one (None: one walk over every scope)."""
+        if named:
+            found = self._db.execute_sql(
+                "SELECT id FROM scope WHERE namespace IN (" + ",".join("?" * len(named)) + ")", named).fetchall()
+            return [r[0] for r in found] or [-1]
+        if order == "title":  # the title index starts with the scope: walk each scope when there are few
+            sql, params = self._scope_filter("search")
+            found = self._db.execute_sql(f"SELECT s.id FROM scope s WHERE {sql} LIMIT 65", params).fetchall()
+            if len(found) <= 64:
+                return [r[0] for r in found] or [-1]
+        return [None]
+
+    def _page_summaries(self, pks: list[int]) -> list[dict]:
+        if not pks:
+            return []
+        found = self._db.execute_sql(
+            "SELECT p.id, p.page_id, p.head_revision_id, s.namespace, p.title, p.status, p.superseded, p.media_type, "
+            "p.actor_type, p.sort_time, p.created_at, p.updated_at FROM page p JOIN scope s ON s.id = p.scope_id "
+            f"WHERE p.id IN ({','.join('?' * len(pks))})", pks).fetchall()
+        by_pk = {r[0]: r for r in found}
+        return [
+            {"page_id": r[1], "revision_id": r[2], "namespace": r[3], "title": r[4],
+             "lifecycle_status": effective_status(r[5], r[6]), "media_type": r[7], "actor_type": r[8],
+             "sort_time": r[9], "created_at": r[10], "updated_at": r[11]}
+            for r in (by_pk[pk] for pk in pks)
+        ]
 
     # --- capabilities, doctor, audit ---
 

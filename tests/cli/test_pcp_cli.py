@@ -230,12 +230,13 @@ def test_no_subcommand_prints_help(pcp: Pcp, capsys: pytest.CaptureFixture[str])
 
 @pytest.mark.parametrize("argv", [
     ["bogus"],
-    ["bundle"],
-    ["copy", "--label", "x"],
-    ["handoffs"],
-    ["verify"],
+    ["copy"],                                          # neither --label nor --continue
+    ["copy", "--label", "x", "--continue", "y"],       # both
+    ["copy", "--continue", "x", "--query", "q"],       # --query chooses pages for a new chat only
+    ["bundle", "--max-tokens"],                        # missing value
     ["demo"],
-    ["serve"],
+    ["serve", "--port"],                               # missing value
+    ["serve", "--port", "80", "extra"],
     ["mcp"],
     ["search", "--no-such-option"],
     ["write", "--content", "x"],                       # --namespace missing

@@ -1,0 +1,195 @@
+"""The pcp Textual app: browse, inspect, curate, exercise delete/export rights, and hand off context."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Any, Iterable
+
+from textual import work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.markup import escape
+from textual.screen import Screen
+from textual.widgets import Static
+
+from . import commands, config, theming
+from .messages import StoreReady, StoreWorkers
+
+
+class PcpApp(StoreWorkers, App[int]):
+    """One store, seen by its owner."""
+
+    TITLE = "pcp"
+    CSS_PATH = "app.tcss"
+    BINDINGS = commands.bindings("app")
+    ENABLE_COMMAND_PALETTE = True
+
+    def __init__(self, db: str | Path | None = None, *, demo: bool = False, config_folder: Path | None = None,
+                 theme: str | None = None, cursor_blink: bool = True, store: Any = None,
+                 use_pyperclip: bool = True) -> None:
+        super().__init__()
+        self.db_path = Path(db).expanduser() if db is not None else None
+        self.demo_mode = demo
+        self.config_folder = config_folder or config.config_dir()
+        self.forced_theme = theme  # tests and snapshots pin a theme; it is not saved
+        self.blink_cursor = cursor_blink
+        self.use_pyperclip = use_pyperclip  # tests keep the desktop clipboard out of it
+        self.store: Any = store
+        self.basket: list[dict] = []  # pages chosen for a handoff: {page_id, title, namespace}
+        self.user_keymap: dict[str, str] = {}
+        self._theme_ready = False
+        self.theme_names: list[str] = []
+
+    # --- theme variables, themes, keymap ---
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(theming.VARIABLE_DEFAULTS)
+
+    def compose(self) -> ComposeResult:
+        yield Static("Opening the store…", id="opening")
+
+    def on_mount(self) -> None:
+        problems: list[str] = []
+        for loaded in (theming.shipped_themes(), theming.user_themes(self.config_folder)):
+            for theme in loaded.themes:
+                self.register_theme(theme)
+                self.theme_names.append(theme.name)
+            problems += loaded.problems
+        settings = config.load_settings(self.config_folder)
+        problems += settings.problems
+        wanted = self.forced_theme or settings.theme or theming.DEFAULT_THEME
+        if wanted not in self.available_themes:
+            problems.append(f"The theme {wanted!r} is not installed; using {theming.DEFAULT_THEME}.")
+            wanted = theming.DEFAULT_THEME
+        self.theme = wanted
+        self._theme_ready = True
+        keymap, keymap_problems = config.load_keymap(self.config_folder)
+        problems += keymap_problems
+        if keymap:
+            self.user_keymap = keymap
+            self.set_keymap(keymap)
+        for problem in problems:
+            self.notify(problem, title="Settings", severity="warning", timeout=8)
+        self.open_store()
+
+    def watch_theme(self, theme: str) -> None:
+        if self._theme_ready and self.forced_theme is None:
+            problem = config.save_theme(self.config_folder, theme)
+            if problem:
+                self.notify(problem, severity="warning")
+
+    def key_display(self, command_id: str) -> str:
+        """The keys a command answers to now (the user's keymap applied), for help and labels."""
+        from textual.binding import Binding
+
+        cmd = commands.by_id(command_id)
+        keys = self.user_keymap.get(command_id, cmd.keys)
+        return ", ".join(self.get_key_display(Binding(k, cmd.action, key_display=cmd.key_display
+                                                      if k == cmd.keys else None)) for k in keys.split(","))
+
+    # --- the store ---
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="open")
+    def open_store(self) -> None:
+        """Open (and for the demo, fill) the store off the event loop."""
+        from store import Store
+
+        from . import demo
+
+        store = self.store or Store.open(self.db_path)
+        empty = demo.is_empty(store)
+        if empty and self.demo_mode:
+            demo.fill(store)
+            empty = False
+        self.post_message(StoreReady(store, empty, self.demo_mode))
+
+    def on_worker_state_changed(self, event) -> None:  # type: ignore[override]
+        super().on_worker_state_changed(event)
+        if event.worker.group == "open" and event.worker.error is not None and not self.screen_stack[1:]:
+            self.query_one("#opening", Static).update(
+                f"The store could not be opened: {getattr(event.worker.error, 'message', event.worker.error)}\n"
+                f"Quit with {self.key_display('quit')} and choose another with --db.")
+
+    def on_store_ready(self, message: StoreReady) -> None:
+        self.store = message.store
+        from .screens.main import MainScreen
+        from .screens.welcome import WelcomeScreen
+
+        self.sub_title = str(self.store.path) + ("  (demo)" if self.demo_mode else "")
+        screen: Screen = WelcomeScreen() if message.empty else MainScreen()
+        if len(self.screen_stack) > 1:
+            self.switch_screen(screen)
+        else:
+            self.push_screen(screen)
+
+    def switch_store(self, path: Path, *, demo: bool) -> None:
+        """Open another store file (the demo from the welcome screen)."""
+        old, self.store = self.store, None
+        if old is not None:
+            old.close()
+        self.db_path, self.demo_mode = path, demo
+        self.basket.clear()
+        self.open_store()
+
+    def report_error(self, error: BaseException) -> None:
+        """One place where failures of store calls become a sentence on screen."""
+        from store import PcpError
+
+        if isinstance(error, PcpError):
+            self.notify(error.message, title=error.code.replace("_", " ").capitalize(), severity="error", timeout=8)
+        else:
+            self.notify(f"{type(error).__name__}: {error}", title="Unexpected error", severity="error", timeout=8)
+
+    # --- app-wide actions ---
+
+    def action_help(self) -> None:
+        from .screens.help import HelpScreen
+
+        self.push_screen(HelpScreen(getattr(self.screen, "COMMAND_SCOPE", None)))
+
+    def action_rights(self) -> None:
+        from .screens.rights import RightsScreen
+
+        if self.store is not None and not isinstance(self.screen, RightsScreen):
+            self.push_screen(RightsScreen())
+
+    def action_handoff(self) -> None:
+        from .screens.handoff import HandoffScreen
+
+        if self.store is not None and not isinstance(self.screen, HandoffScreen):
+            self.push_screen(HandoffScreen())
+
+    def action_recommendations(self) -> None:
+        from .screens.recommendations import RecommendationsScreen
+
+        if self.store is not None:
+            self.push_screen(RecommendationsScreen())
+
+    def action_import(self) -> None:
+        from .screens.welcome import WelcomeScreen
+
+        if self.store is not None and not isinstance(self.screen, WelcomeScreen):
+            self.push_screen(WelcomeScreen(first_run=False))
+
+    def action_demo(self) -> None:
+        from . import demo
+
+        if not self.demo_mode:
+            self.notify("Opening the demo store; your own store is not touched.", title="Demo")
+            self.switch_store(demo.demo_path(), demo=True)
+
+    # --- the command palette: every command of this screen and the app, plus themes ---
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        scope = getattr(screen, "COMMAND_SCOPE", None)
+        for cmd in commands.for_screen(scope):
+            if cmd.id == "command_palette":
+                continue
+            target = self if cmd.where == "app" else screen
+            yield SystemCommand(cmd.title, escape(f"{cmd.help} · {self.key_display(cmd.id)}"),
+                                partial(self._run_command, target, cmd.action))
+        for name in sorted(set(self.theme_names)):
+            yield SystemCommand(f"Theme: {name}", "Use this theme (remembered)", partial(setattr, self, "theme", name))
+
+    async def _run_command(self, target: Any, action: str) -> None:
+        await target.run_action(action)

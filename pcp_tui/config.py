@@ -1,0 +1,80 @@
+"""The app's own files in the user config dir: config.toml (chosen theme), keymap.toml, themes/."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .commands import KNOWN_IDS
+
+
+def config_dir() -> Path:
+    """<platformdirs user_config_dir("pcp")>, or $PCP_CONFIG_DIR when set (tests, portable setups)."""
+    env = os.environ.get("PCP_CONFIG_DIR")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("pcp", appauthor=False))
+
+
+@dataclass
+class Settings:
+    """What the app remembers between runs."""
+
+    theme: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+def load_settings(folder: Path) -> Settings:
+    """config.toml; a broken file gives a problem to report, never an exception."""
+    path = folder / "config.toml"
+    if not path.exists():
+        return Settings()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return Settings(problems=[f"{path} could not be read ({exc}); using the defaults."])
+    theme = data.get("theme")
+    if theme is not None and not isinstance(theme, str):
+        return Settings(problems=[f"{path}: theme must be a name in quotes; using the default theme."])
+    return Settings(theme=theme)
+
+
+def save_theme(folder: Path, theme: str) -> str | None:
+    """Remember the chosen theme; returns a problem sentence when the file cannot be written."""
+    path = folder / "config.toml"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = []
+        if path.exists():
+            lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if not ln.strip().startswith("theme")]
+        escaped = theme.replace("\\", "\\\\").replace('"', '\\"')
+        path.write_text("\n".join([f'theme = "{escaped}"', *lines]) + "\n", encoding="utf-8")
+    except OSError as exc:
+        return f"The theme choice could not be saved to {path} ({exc.strerror or exc})."
+    return None
+
+
+def load_keymap(folder: Path) -> tuple[dict[str, str], list[str]]:
+    """keymap.toml: binding id -> keys (comma separated). Returns (keymap, problems)."""
+    path = folder / "keymap.toml"
+    if not path.exists():
+        return {}, []
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return {}, [f"The keymap {path} could not be read ({exc}); the default keys are in use."]
+    if isinstance(data.get("keys"), dict):  # either flat, or under a [keys] table
+        data = data["keys"]
+    keymap, problems = {}, []
+    for binding_id, keys in data.items():
+        if binding_id not in KNOWN_IDS:
+            problems.append(f"keymap.toml: there is no command {binding_id!r}; see the help screen for the ids.")
+        elif not isinstance(keys, str) or not keys.strip():
+            problems.append(f"keymap.toml: {binding_id} needs keys in quotes, e.g. {binding_id} = \"ctrl+k\".")
+        else:
+            keymap[binding_id] = ",".join(k.strip() for k in keys.split(",") if k.strip())
+    return keymap, problems

@@ -1,0 +1,114 @@
+"""Store reads the app composes from several calls (run inside worker threads, never on the event loop)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+ALL_PROJECTIONS = ("manifest", "payload", "relations", "history", "facets", "source_spans")
+MAX_GRAPH_NODES = 40
+
+
+def chunks(items: list, size: int = 20) -> Iterable[list]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def title_of(envelope: dict) -> str:
+    """A page's title as the store derives it: the title facet, else the first content line."""
+    facets = envelope.get("facets") or {}
+    if facets.get("title"):
+        return str(facets["title"])
+    content = ((envelope.get("payload") or {}).get("content") or "").strip()
+    for line in content.splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line[:120]
+    refs = envelope.get("source_refs") or []
+    return refs[0]["uri"] if refs else envelope.get("page_id", "")
+
+
+def titles(store: Any, page_ids: Iterable[str]) -> dict[str, str]:
+    """Titles of pages (those the session may see; others are left out)."""
+    wanted = list(dict.fromkeys(page_ids))
+    out: dict[str, str] = {}
+    for batch in chunks(wanted):
+        try:
+            results = store.read_pages(batch, projections=("manifest",))["results"]
+        except Exception:  # noqa: BLE001 - none of the batch is visible any more
+            continue
+        for res in results:
+            if "revision" in res:
+                env = res["revision"]
+                out[env["page_id"]] = title_of(env)
+    for pid in [p for p in wanted if p in out and not out[p]]:
+        env = store.read_pages([pid], max_chars=200)["results"][0].get("revision", {})
+        out[pid] = title_of(env)
+    return out
+
+
+def load_page(store: Any, page_id: str) -> dict:
+    """Everything the inspector shows for one page, in two reads plus relation-end titles."""
+    full = store.read_pages([page_id], projections=ALL_PROJECTIONS)["results"][0]
+    raw = store.read_pages([page_id])  # exactly what `pcp read --json ID` prints
+    relations = full.get("relations") or {"outgoing": [], "incoming": []}
+    others = [r["to_page_id"] for r in relations["outgoing"]] + [r["from_page_id"] for r in relations["incoming"]]
+    inputs = [i for e in full["revision"].get("provenance", []) for i in e.get("input_revision_ids", [])]
+    return {"page_id": page_id, "full": full, "raw": raw, "titles": titles(store, others),
+            "input_titles": revision_titles(store, inputs)}
+
+
+def revision_titles(store: Any, revision_ids: Iterable[str]) -> dict[str, str]:
+    """Titles of revisions (erased or hidden ones are left out)."""
+    names: dict[str, str] = {}
+    for batch in chunks(list(dict.fromkeys(revision_ids))):
+        try:
+            for r in store.read_pages(batch, projections=("manifest",))["results"]:
+                if "revision" in r:
+                    names[r["revision"]["revision_id"]] = title_of(r["revision"])
+        except Exception:  # noqa: BLE001 - none of them can be read any more
+            pass
+    return names
+
+
+def neighbourhood(store: Any, root: str, hops: int, types: set[str] | None = None) -> dict:
+    """Pages within `hops` relations of `root` (either direction), optionally only some relation types.
+
+    Returns {"nodes": {page_id: {"hop", "title"}}, "edges": [(relation_id, from, type, to)], "truncated"}.
+    """
+    nodes: dict[str, dict] = {root: {"hop": 0}}
+    edges: dict[str, tuple[str, str, str, str]] = {}
+    frontier, truncated = [root], False
+    for hop in range(1, hops + 1):
+        following: list[str] = []
+        for batch in chunks(frontier):
+            for res in store.read_pages(batch, projections=("manifest", "relations"))["results"]:
+                rels = res.get("relations") or {}
+                for rel in rels.get("outgoing", []) + rels.get("incoming", []):
+                    if types and rel["relation_type"] not in types:
+                        continue
+                    edges[rel["relation_id"]] = (rel["relation_id"], rel["from_page_id"], rel["relation_type"],
+                                                 rel["to_page_id"])
+                    for other in (rel["from_page_id"], rel["to_page_id"]):
+                        if other in nodes:
+                            continue
+                        if len(nodes) >= MAX_GRAPH_NODES:
+                            truncated = True
+                            continue
+                        nodes[other] = {"hop": hop}
+                        following.append(other)
+        frontier = following
+        if not frontier:
+            break
+    kept = [e for e in edges.values() if e[1] in nodes and e[3] in nodes]
+    names = titles(store, list(nodes))
+    for pid, node in nodes.items():
+        node["title"] = names.get(pid, pid)
+    return {"nodes": nodes, "edges": kept, "truncated": truncated}
+
+
+def provenance_children(store: Any, revision_id: str) -> dict:
+    """One level of a revision's provenance: its events' input revisions and its source refs."""
+    res = store.read_pages([revision_id], projections=("manifest",))["results"][0]
+    env = res["revision"]
+    inputs = [i for e in env.get("provenance", []) for i in e.get("input_revision_ids", [])]
+    return {"revision": env, "input_titles": revision_titles(store, inputs)}

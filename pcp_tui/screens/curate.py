@@ -1,0 +1,153 @@
+"""Curating the selected page from the main screen: revise, link, archive, suppress, tombstone, delete.
+
+Every destructive step first shows a ConfirmScreen (or the DeleteScreen) that says what will happen.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import work
+
+from .. import reading
+from ..messages import Done, StoreChanged
+from ..widgets.inspector import Inspector
+from ..widgets.page_list import PageList
+from .confirm import ConfirmScreen
+from .delete import DeleteScreen
+from .link import LinkScreen
+from .revise import ReviseScreen
+
+EXPLAIN = {
+    "archive": "It leaves ordinary search and the default page list (the Status filter 'archived' shows it); it stays "
+               "readable by id and can be restored. Nothing is erased.",
+    "restore": "It comes back into ordinary search and the default page list.",
+    "tombstone": "It is withdrawn from every search, list and handoff bundle. Its history, provenance and relations "
+                 "stay intact and readable by you; you can untombstone it. Nothing is erased.",
+    "untombstone": "It comes back with the status it had before the tombstone.",
+}
+
+
+class CurateActions:
+    """Mixin for the main screen: the actions on the page shown in the inspector."""
+
+    def _selected_envelope(self) -> dict | None:
+        page = self.query_one(Inspector).page  # type: ignore[attr-defined]
+        if page is None:
+            self.notify("Select a page first.", severity="warning")  # type: ignore[attr-defined]
+            return None
+        return page["full"]["revision"]
+
+    def action_revise(self) -> None:
+        self._open_revise(False)
+
+    def action_revise_in_editor(self) -> None:
+        self._open_revise(True)
+
+    def _open_revise(self, editor: bool) -> None:
+        env = self._selected_envelope()
+        if env is None:
+            return
+        if env.get("payload") is None or "content" not in env["payload"]:
+            self.notify("This page has no text payload to edit.", severity="warning")  # type: ignore[attr-defined]
+            return
+        self.app.push_screen(ReviseScreen(env, open_editor=editor), self._after_revise)  # type: ignore[attr-defined]
+
+    def _after_revise(self, result: dict | None) -> None:
+        if result:
+            self.notify(f"Revised: new revision {result['revision_id']}.", title="Revise")  # type: ignore[attr-defined]
+            self.post_message(StoreChanged(result["page_id"]))  # type: ignore[attr-defined]
+
+    def action_link(self) -> None:
+        env = self._selected_envelope()
+        if env is not None:
+            self.app.push_screen(LinkScreen(env["page_id"], reading.title_of(env)),  # type: ignore[attr-defined]
+                                 self._after_link)
+
+    def _after_link(self, result: dict | None) -> None:
+        if result:
+            self.notify(f"Linked: {result['relation_type']} → {result['to_page_id']}.", title="Link")  # type: ignore[attr-defined]
+            self.post_message(StoreChanged(result["from_page_id"]))  # type: ignore[attr-defined]
+
+    def action_archive(self) -> None:
+        env = self._selected_envelope()
+        if env is not None:
+            op = "restore" if env["lifecycle_status"] == "archived" else "archive"
+            self._confirm_lifecycle(env, op)
+
+    def action_tombstone(self) -> None:
+        env = self._selected_envelope()
+        if env is not None:
+            op = "untombstone" if env["lifecycle_status"] == "tombstoned" else "tombstone"
+            self._confirm_lifecycle(env, op)
+
+    def _confirm_lifecycle(self, env: dict, op: str) -> None:
+        title = reading.title_of(env)
+        screen = ConfirmScreen(f"{op.capitalize()} “{title}”?", f"{title} ({env['page_id']})\n\n{EXPLAIN[op]}",
+                               confirm_label=op.capitalize(), danger=op in ("archive", "tombstone"),
+                               fields=[("reason", "Reason (recorded with the lifecycle event)", f"{op}d in the pcp app")])
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._lifecycle(op, env["page_id"], screen.answers["reason"])
+
+        self.app.push_screen(screen, answered)  # type: ignore[attr-defined]
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curate")
+    def _lifecycle(self, op: str, page_id: str, reason: str) -> None:
+        result = getattr(self.app.store, f"{op}_page")(page_id, reason)  # type: ignore[attr-defined]
+        self.post_message(Done("lifecycle", result, context=op))  # type: ignore[attr-defined]
+
+    def action_suppress(self) -> None:
+        env = self._selected_envelope()
+        if env is None:
+            return
+        title = reading.title_of(env)
+        screen = ConfirmScreen(
+            f"Suppress “{title}” for one context?",
+            f"{title} ({env['page_id']})\n\nSearches and bundles that pass this context id (a chat, task or query id) "
+            "will not show it. Nothing else changes: no revision, no status change, nothing global.",
+            confirm_label="Suppress", danger=False,
+            fields=[("context", "Context id", "chat:current"), ("reason", "Reason", "not relevant here")])
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._suppress(env["page_id"], screen.answers["context"], screen.answers["reason"])
+
+        self.app.push_screen(screen, answered)  # type: ignore[attr-defined]
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curate")
+    def _suppress(self, page_id: str, context: str, reason: str) -> None:
+        result = self.app.store.suppress_pages([page_id], context, reason=reason)  # type: ignore[attr-defined]
+        self.post_message(Done("suppressed", result))  # type: ignore[attr-defined]
+
+    def action_delete(self) -> None:
+        env = self._selected_envelope()
+        if env is not None:
+            self.app.push_screen(DeleteScreen(env["page_id"], reading.title_of(env)),  # type: ignore[attr-defined]
+                                 self._after_delete)
+
+    def _after_delete(self, receipt: dict | None) -> None:
+        if receipt:
+            for page_id in receipt.get("page_ids", []):
+                self.query_one(PageList).remove_row(page_id)  # type: ignore[attr-defined]
+                self._drop_from_basket(page_id)
+            self.notify(f"Erased; receipt {receipt['receipt_id']}.", title="Deleted")  # type: ignore[attr-defined]
+            self.post_message(StoreChanged(None, removed=True))  # type: ignore[attr-defined]
+
+    def _drop_from_basket(self, page_id: str) -> None:
+        basket: list[dict[str, Any]] = self.app.basket  # type: ignore[attr-defined]
+        basket[:] = [b for b in basket if b["page_id"] != page_id]
+
+    def curate_done(self, message: Done) -> bool:
+        """Handle the answers of the curate workers; True when the message was one of them."""
+        if message.what == "lifecycle":
+            result = message.result
+            self.query_one(PageList).update_row(result["page_id"], lifecycle_status=result["lifecycle_status"])  # type: ignore[attr-defined]
+            self.notify(f"{message.context.capitalize()}d: now {result['lifecycle_status']}.", title="Lifecycle")  # type: ignore[attr-defined]
+            self.post_message(StoreChanged(result["page_id"]))  # type: ignore[attr-defined]
+            return True
+        if message.what == "suppressed":
+            self.notify(f"Suppressed in context {message.result['context_id']}.", title="Suppress")  # type: ignore[attr-defined]
+            return True
+        return False

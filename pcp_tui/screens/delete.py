@@ -1,0 +1,151 @@
+"""Deleting a page for good: the plan, a typed confirmation (the page's short id), then the receipt on screen."""
+
+from __future__ import annotations
+
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Label, Static
+
+from .. import commands, reading
+from ..messages import Done, StoreWorkers
+from ..widgets.fields import Field
+
+
+def short_id(page_id: str) -> str:
+    """The last 6 characters of a page id: what the user types to confirm a delete."""
+    return page_id[-6:]
+
+
+def plan_text(plan: dict, titles: dict[str, str]) -> Content:
+    """What plan_delete says will be erased, in sentences."""
+    counts = plan.get("counts", {})
+    lines = [
+        f"Erases {counts.get('pages', len(plan.get('pages', [])))} page(s): "
+        f"{counts.get('revisions', len(plan.get('revisions', [])))} revision(s), "
+        f"{counts.get('relations', len(plan.get('relations', [])))} relation(s), "
+        f"{plan.get('suppressions', 0)} suppression(s), {plan.get('bytes', 0):,} bytes of content.",
+        "Nothing of it stays in the database, its WAL, its index or the handoff copies; a receipt without content is kept.",
+    ]
+    if len(plan.get("pages", [])) > 1:
+        lines.append("Pages: " + ", ".join(titles.get(p, p) for p in plan["pages"][:12]))
+    for rev in plan.get("revisions", [])[:8]:
+        lines.append(f"  revision {rev}")
+    if len(plan.get("revisions", [])) > 8:
+        lines.append(f"  … and {len(plan['revisions']) - 8} more revisions")
+    derived = plan.get("derived_pages", [])
+    if derived:
+        lines.append(f"{len(derived)} page(s) derived from it stay unless you cascade (ctrl+k): "
+                     + ", ".join(titles.get(p, p) for p in derived[:8]))
+    handoffs = plan.get("handoffs", [])
+    if handoffs:
+        chats = sorted({h["label"] for h in handoffs})
+        lines.append(f"Handoffs touched: {len(handoffs)} entr{'y' if len(handoffs) == 1 else 'ies'} in "
+                     f"{', '.join(chats)} (their stored copies are rewritten to say 'erased').")
+    for export in plan.get("export_files", []):
+        lines.append(f"Your export file {export['path']} holds it; it is your file and is not rewritten.")
+    return Content("\n".join(lines))
+
+
+def receipt_text(receipt: dict) -> Content:
+    counts = receipt.get("counts", {})
+    parts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in counts.items() if v)
+    return Content.assemble(
+        ("Deleted. ", "bold"), f"Receipt {receipt['receipt_id']} at {receipt['created_at']}\n",
+        f"Pages: {', '.join(receipt.get('page_ids', []))}\n", f"Counts: {parts or 'none'}\n",
+        f"Reason: {receipt.get('reason', '')}\n", "The receipt holds ids and counts only, never content.")
+
+
+class DeleteScreen(StoreWorkers, ModalScreen["dict | None"]):
+    """Dismisses with the deletion receipt, or None when nothing was erased."""
+
+    COMMAND_SCOPE = "delete"
+    BINDINGS = commands.bindings("delete")
+
+    def __init__(self, page_id: str, title: str) -> None:
+        super().__init__()
+        self.page_id, self.page_title = page_id, title
+        self.plan: dict | None = None
+        self.receipt: dict | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="dialog wide"):
+            yield Static(Content.styled(f"Delete “{self.page_title}” for good", "bold"), classes="dialog-title")
+            with VerticalScroll(id="delete-body"):
+                yield Static("Planning…", id="plan")
+            yield Checkbox("Also erase the pages derived from it (cascade)", id="cascade", disabled=True)
+            yield Label(f"Type the page's short id — the last 6 characters of {self.page_id} — to confirm:",
+                        id="typed-label")
+            yield Field(placeholder="6 characters", id="typed", max_length=6)
+            yield Label("Reason (kept in the receipt):")
+            yield Field(value="erased in the pcp app", id="reason")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Cancel", id="cancel", variant="default")
+                yield Button("Delete for good", id="confirm", variant="error", disabled=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel", Button).focus()
+        self._plan(False)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="delete-plan")
+    def _plan(self, cascade: bool) -> None:
+        plan = self.app.store.plan_delete(self.page_id, cascade=cascade)
+        names = reading.titles(self.app.store, plan.get("pages", [])[:12] + plan.get("derived_pages", [])[:8])
+        self.post_message(Done("plan", (plan, names)))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="delete")
+    def _delete(self, reason: str, cascade: bool) -> None:
+        self.post_message(Done("receipt", self.app.store.delete_page(self.page_id, reason, cascade=cascade)))
+
+    def on_done(self, message: Done) -> None:
+        message.stop()
+        if message.what == "plan":
+            self.plan, names = message.result
+            self.query_one("#plan", Static).update(plan_text(self.plan, names))
+            cascade = self.query_one("#cascade", Checkbox)
+            cascade.disabled = not (self.plan.get("derived_pages") or self.plan.get("cascade"))
+            self._check_ready()
+        elif message.what == "receipt":
+            self.receipt = message.result
+            self.query_one("#plan", Static).update(receipt_text(self.receipt))
+            for selector in ("#cascade", "#typed-label", "#typed", "#confirm", "Label"):
+                for widget in self.query(selector):
+                    widget.display = False
+            self.query_one("#reason").display = False
+            button = self.query_one("#cancel", Button)
+            button.label = "Close"
+            button.focus()
+
+    def on_input_changed(self, event: Field.Changed) -> None:
+        self._check_ready()
+
+    def _check_ready(self) -> None:
+        typed = self.query_one("#typed", Field).value.strip()
+        reason = self.query_one("#reason", Field).value.strip()
+        self.query_one("#confirm", Button).disabled = not (
+            self.plan is not None and typed == short_id(self.page_id) and reason and self.receipt is None)
+
+    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        event.stop()
+        self.plan = None
+        self._check_ready()
+        self.query_one("#plan", Static).update("Planning…")
+        self._plan(event.value)
+
+    def action_toggle_cascade(self) -> None:
+        box = self.query_one("#cascade", Checkbox)
+        if not box.disabled and self.receipt is None:
+            box.toggle()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "confirm" and not event.button.disabled:
+            event.button.disabled = True
+            self._delete(self.query_one("#reason", Field).value.strip(), self.query_one("#cascade", Checkbox).value)
+        elif event.button.id == "cancel":
+            self.action_cancel()
+
+    def action_cancel(self) -> None:
+        self.dismiss(self.receipt)

@@ -1,0 +1,210 @@
+"""Handing context to a chat: the basket, the bundle preview, copy with a chat label, continue a chat, the ledger."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Label, OptionList, Static, TabbedContent, TabPane
+from textual.widgets.option_list import Option
+
+from .. import commands
+from ..messages import Done, StoreWorkers
+from ..widgets.fields import Field
+from .confirm import ConfirmScreen
+
+
+def tui_clipboard(app: Any, use_pyperclip: bool = True):
+    """The clipboard function Store.copy calls (in a worker): pyperclip first, and always OSC 52 via the app.
+
+    App.copy_to_clipboard also keeps the text in `app.clipboard`. The answer names the path that
+    worked: "pyperclip", else "osc52" (sent to the terminal; delivery cannot be confirmed).
+    """
+    from ..clipboard import _pyperclip
+
+    def copy(text: str) -> str:
+        ok = _pyperclip(text)[0] if use_pyperclip else False
+        app.call_from_thread(app.copy_to_clipboard, text)
+        return "pyperclip" if ok else "osc52"
+
+    return copy
+
+
+def summary(result: dict, what: str) -> Content:
+    """Size, tokens, entries, warnings and cuts of a bundle or copy result."""
+    exact = "" if result.get("tokens_exact") else " (estimated)"
+    lines: list[Content] = [Content.assemble(
+        (what, "bold"), f": {result['bytes']:,} bytes, {result['tokens']:,} tokens{exact}, "
+        f"{len(result['entries'])} entr{'y' if len(result['entries']) == 1 else 'ies'}")]
+    for e in result["entries"]:
+        lines.append(Content(f"  #{e['n']} {e['page_id']} {e.get('namespace', '')} {e['detail']} · "
+                             f"{e['tokens']} tokens"))
+    for w in result.get("warnings", []):
+        lines.append(Content.styled(f"⚠ {w.get('message', w)}", "$warning"))
+    for c in result.get("cut", []):
+        lines.append(Content.styled(f"✂ {c.get('message') or c}", "$warning"))
+    if result.get("file"):
+        lines.append(Content(f"Copied via {result['clipboard']}; file: {result['file']}"))
+    return Content("\n").join(lines)
+
+
+class HandoffScreen(StoreWorkers, Screen):
+    """The basket on the left; preview and ledger on the right."""
+
+    COMMAND_SCOPE = "handoff"
+    BINDINGS = commands.bindings("handoff")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.preview: dict | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(Content.styled("Handoff: carry pages into a chat", "bold"), id="handoff-title")
+        with Horizontal(id="handoff-panes"):
+            with Vertical(id="basket-pane"):
+                yield Label("Basket (space on the page list adds pages)")
+                yield OptionList(id="basket")
+                yield Label("Chat label")
+                yield Field(placeholder="Claude: thesis chapter 3", id="label")
+                yield Label("Token budget (optional)")
+                yield Field(placeholder="e.g. 4000", id="budget", restrict=r"[0-9]*")
+                yield Static("", id="copy-result")
+            with TabbedContent(initial="preview", id="handoff-tabs"):
+                with TabPane("Preview", id="preview"):
+                    with VerticalScroll():
+                        yield Static("Preview the bundle to see its size, tokens, warnings and cuts.",
+                                     id="preview-summary")
+                        yield Static("", id="preview-text")
+                with TabPane("Ledger", id="ledger"):
+                    yield Static("", id="ledger-note")
+                    yield DataTable(id="ledger-table", cursor_type="row")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#ledger-table", DataTable).add_columns("when", "chat", "handoff", "kind", "entries", "tokens")
+        self._show_basket()
+        self._ledger(None)
+
+    # --- the basket ---
+
+    @property
+    def ids(self) -> list[str]:
+        return [b["page_id"] for b in self.app.basket]
+
+    def _show_basket(self) -> None:
+        listing = self.query_one("#basket", OptionList)
+        listing.clear_options()
+        listing.add_options([Option(Content.assemble(f"{n}. ", b["title"], (f"  {b['namespace']}", "dim")),
+                                    id=b["page_id"]) for n, b in enumerate(self.app.basket, 1)]
+                            or [Option("The basket is empty.", disabled=True)])
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option.id:
+            self._ledger(event.option.id)
+
+    def action_remove(self) -> None:
+        listing = self.query_one("#basket", OptionList)
+        if listing.highlighted is None or not self.app.basket:
+            return
+        del self.app.basket[listing.highlighted]
+        self.preview = None
+        self._show_basket()
+
+    def action_clear(self) -> None:
+        self.app.basket.clear()
+        self.preview = None
+        self._show_basket()
+
+    def _budget(self) -> int | None:
+        text = self.query_one("#budget", Field).value.strip()
+        return int(text) if text else None
+
+    def _label(self) -> str | None:
+        label = self.query_one("#label", Field).value.strip()
+        if not label:
+            self.notify("Name the chat first (the label), e.g. “Claude: thesis chapter 3”.", severity="warning")
+            self.query_one("#label", Field).focus()
+            return None
+        return label
+
+    # --- preview, copy, continue ---
+
+    def action_preview(self) -> None:
+        if not self.ids:
+            self.notify("The basket is empty: mark pages with space on the page list.", severity="warning")
+            return
+        self.query_one(TabbedContent).active = "preview"
+        self._bundle(self.ids, self._budget())
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="bundle")
+    def _bundle(self, ids: list[str], budget: int | None) -> None:
+        self.post_message(Done("bundle", self.app.store.bundle(ids=ids, max_tokens=budget)))
+
+    def action_copy(self) -> None:
+        label = self._label()
+        if label is None or not self.ids:
+            if not self.ids:
+                self.notify("The basket is empty.", severity="warning")
+            return
+        warnings = (self.preview or {}).get("warnings", [])
+        if self.preview is None or warnings:
+            body = "\n".join(f"⚠ {w.get('message', w)}" for w in warnings) or "No preview was made yet."
+            screen = ConfirmScreen(f"Copy {len(self.ids)} page(s) to “{label}”?",
+                                   body + "\n\nThe bundle goes to the clipboard and to a file beside the store; the "
+                                   "ledger records it for this chat.", confirm_label="Copy", danger=bool(warnings))
+            self.app.push_screen(screen, lambda yes: yes and self._copy(label, self.ids, self._budget(), False))
+            return
+        self._copy(label, self.ids, self._budget(), False)
+
+    def action_continue_chat(self) -> None:
+        label = self._label()
+        if label is not None:
+            self._copy(label, self.ids, self._budget(), True)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="copy")
+    def _copy(self, label: str, ids: list[str], budget: int | None, continuing: bool) -> None:
+        store, clip = self.app.store, tui_clipboard(self.app, getattr(self.app, "use_pyperclip", True))
+        if continuing:
+            result = store.copy_continue(label, ids=ids, max_tokens=budget, clipboard=clip)
+        else:
+            result = store.copy(ids=ids, label=label, max_tokens=budget, clipboard=clip)
+        self.post_message(Done("copied", result))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="ledger")
+    def _ledger(self, page_id: str | None) -> None:
+        self.post_message(Done("ledger", self.app.store.handoffs(page_id=page_id, limit=50), context=page_id))
+
+    def on_done(self, message: Done) -> None:
+        message.stop()
+        if message.what == "bundle":
+            self.preview = message.result
+            self.query_one("#preview-summary", Static).update(summary(message.result, "Bundle"))
+            self.query_one("#preview-text", Static).update(Content(message.result["text"]))
+        elif message.what == "copied":
+            result = message.result
+            kind = "Continuation" if result.get("continuation_of") else "Bundle"
+            self.query_one("#copy-result", Static).update(summary(result, f"{kind} {result['handoff_id']}"))
+            self.query_one("#preview-text", Static).update(Content(result["text"]))
+            self.notify(f"Copied to “{result['label']}” via {result['clipboard']}.", title="Handoff")
+            self._ledger(None)
+        elif message.what == "ledger":
+            self._show_ledger(message.result, message.context)
+
+    def _show_ledger(self, ledger: dict, page_id: str | None) -> None:
+        title = next((b["title"] for b in self.app.basket if b["page_id"] == page_id), page_id)
+        chats = sorted({h["label"] for h in ledger["handoffs"]})
+        note = (f"Chats that saw “{title}”: {', '.join(chats) or 'none yet'}" if page_id
+                else f"Every handoff, newest first ({len(ledger['handoffs'])} shown)")
+        self.query_one("#ledger-note", Static).update(Content(note))
+        table = self.query_one("#ledger-table", DataTable)
+        table.clear()
+        for h in ledger["handoffs"]:
+            table.add_row(h["created_at"][:16], h["label"], h["handoff_id"],
+                          "continuation" if h.get("continuation_of") else "bundle", len(h["entries"]), h["tokens"])
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

@@ -1,0 +1,47 @@
+"""The help screen: every command of the current screen and of the app, with the keys in force now."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from .. import commands
+
+TITLES = {"app": "Everywhere", "main": "Pages", "confirm": "Confirmations", "delete": "Delete",
+          "revise": "Revise", "link": "Link", "rights": "Your rights", "handoff": "Handoff",
+          "reviews": "Reviews", "welcome": "Welcome / import", "help": "Help"}
+
+
+class HelpScreen(ModalScreen[None]):
+    """Keys and commands; the ids are what keymap.toml remaps (id = "keys")."""
+
+    COMMAND_SCOPE = "help"
+    BINDINGS = commands.bindings("help")
+
+    def __init__(self, scope: str | None) -> None:
+        super().__init__()
+        self.scope = scope
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="dialog full"):
+            yield Static(Content.styled("Keys", "bold"), classes="dialog-title")
+            yield Static(Content(
+                "Every action is also in the command palette. Remap a key in keymap.toml beside config.toml, e.g. "
+                "revise = \"ctrl+e\" (the id is the last column). Lists: ↑/↓ or j/k, PageUp/PageDown, Home/End, "
+                "Enter opens; Tab moves between panes."), classes="dialog-body")
+            yield DataTable(id="keys", cursor_type="row", zebra_stripes=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("Where", "Keys", "Command", "What it does", "Id")
+        shown = [self.scope] if self.scope and self.scope != "help" else []
+        for where in [*shown, "app", *(w for w in TITLES if w not in ("app", *shown))]:
+            for cmd in (c for c in commands.COMMANDS if c.where == where):
+                table.add_row(TITLES.get(where, where), self.app.key_display(cmd.id), cmd.title, cmd.help, cmd.id)
+        table.focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,276 @@
+"""The main screen: scopes on the left, pages (or search hits) in the middle, the inspector on the right."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+from textual.worker import get_current_worker
+
+from .. import commands
+from ..messages import Done, OpenPage, StoreChanged, StoreWorkers
+from ..widgets.fields import Field
+from ..widgets.graph import GraphView
+from ..widgets.inspector import Inspector
+from ..widgets.page_list import PageList
+from ..widgets.relations import RelationList
+from ..widgets.revisions import RevisionsView
+from ..widgets.scope_tree import ScopeTree
+from .curate import CurateActions
+
+ORDERS = ("recent", "title")
+STATUSES = ("active", "all", "archived", "superseded", "tombstoned")
+ACTORS = (None, "user", "model", "tool", "system")
+MODES = ("text", "exact")
+WINDOW = 100  # rows per list window (the store's maximum list size)
+SEARCH_WINDOW = 50  # hits per search window (the store's maximum)
+DEBOUNCE = 0.3
+
+
+def list_fetch(store: Any, scopes: list[str] | None, status: str, order: str, actor: str | None):
+    """A page-list window fetcher over list_pages (runs in the list's worker)."""
+    def fetch(after: str | None) -> tuple[list[dict], str | None]:
+        r = store.list_pages(scopes=scopes, status=status, order=order, after=after, limit=WINDOW,
+                             actor_types=[actor] if actor else None)
+        return r["pages"], r["next_cursor"]
+
+    return fetch
+
+
+def search_fetch(store: Any, query: str, mode: str, scopes: list[str] | None, status: str, actor: str | None):
+    """A page-list window fetcher over search_pages."""
+    statuses = ["active", "superseded", "archived"] if status == "all" else [status]
+    filters: dict[str, Any] = {"lifecycle_status": statuses}
+    if actor:
+        filters["actor_types"] = [actor]
+
+    def fetch(after: str | None) -> tuple[list[dict], str | None]:
+        r = store.search_pages(query, scopes=scopes or (), mode=mode, filters=filters, limit=SEARCH_WINDOW,
+                               cursor=after)
+        return r["hits"], r["next_cursor"]
+
+    return fetch
+
+
+class MainScreen(CurateActions, StoreWorkers, Screen):
+    """Browse and curate."""
+
+    COMMAND_SCOPE = "main"
+    BINDINGS = commands.bindings("main")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scopes: list[str] | None = None
+        self.scope_label = "all scopes"
+        self.order, self.status, self.actor, self.mode = "recent", "active", None, "text"
+        self.query_text = ""
+        self.reviews = 0
+        self._timer = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="panes"):
+            yield ScopeTree(id="scopes")
+            with Vertical(id="pages-pane"):
+                yield Field(placeholder="Search (/)  text or exact", id="search")
+                yield Static("", id="list-status")
+                yield PageList(id="pages")
+            yield Inspector(id="inspector")
+        yield Static("", id="status-line")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.refresh_all()
+        self.query_one(PageList).focus()
+
+    # --- loading ---
+
+    def refresh_all(self) -> None:
+        self._load_scopes()
+        self._load_reviews()
+        self.reload_pages()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="scopes")
+    def _load_scopes(self) -> None:
+        scopes, cursor = [], None
+        while True:  # scopes are few; a store with thousands still lists them a page at a time
+            page = self.app.store.list_scopes(limit=100, cursor=cursor)
+            scopes += page["scopes"]
+            cursor = page["next_cursor"]
+            if cursor is None or get_current_worker().is_cancelled:
+                break
+        self.post_message(Done("scopes", scopes))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="reviews")
+    def _load_reviews(self) -> None:
+        self.post_message(Done("reviews", len(self.app.store.list_recommendations()["recommendations"])))
+
+    def reload_pages(self, keep_page: str | None = None) -> None:
+        store = self.app.store
+        page_list = self.query_one(PageList)
+        page_list.marked = {b["page_id"] for b in self.app.basket}
+        if self.query_text.strip():
+            fetch = search_fetch(store, self.query_text, self.mode, self.scopes, self.status, self.actor)
+            page_list.load(fetch, query=self.query_text, keep_page=keep_page,
+                           empty_note="No pages match.")
+        else:
+            fetch = list_fetch(store, self.scopes, self.status, self.order, self.actor)
+            page_list.load(fetch, keep_page=keep_page, empty_note="No pages here (try the Status filter: f).")
+        self._show_status()
+
+    def _show_status(self) -> None:
+        what = f"search “{self.query_text}” ({self.mode})" if self.query_text.strip() else f"by {self.order}"
+        author = self.actor or "anyone"
+        self.query_one("#list-status", Static).update(Content.assemble(
+            (self.scope_label, "bold"), f" · {what} · status {self.status} · by {author}"))
+        basket = len(self.app.basket)
+        parts = [str(self.app.store.path) + ("  (demo)" if self.app.demo_mode else "")]
+        parts.append(f"basket {basket} ({self.app.key_display('handoff')})")
+        if self.reviews:
+            parts.append(f"{self.reviews} tombstone recommendation{'s' if self.reviews != 1 else ''} "
+                         f"({self.app.key_display('recommendations')})")
+        parts.append(f"help {self.app.key_display('help')}")
+        self.query_one("#status-line", Static).update(Content("  ·  ".join(parts)))
+
+    def on_done(self, message: Done) -> None:
+        message.stop()
+        if message.what == "scopes":
+            self.query_one(ScopeTree).show_scopes(message.result)
+        elif message.what == "reviews":
+            self.reviews = message.result
+            self._show_status()
+        elif message.what == "row":
+            row = message.result
+            self.query_one(PageList).update_row(row.pop("page_id"), **row)
+        else:
+            self.curate_done(message)
+
+    # --- events from the panes ---
+
+    def on_page_list_highlighted(self, message: PageList.Highlighted) -> None:
+        self.query_one(Inspector).show(message.row["page_id"] if message.row else None)
+
+    def on_page_list_chosen(self, message: PageList.Chosen) -> None:
+        self.query_one(Inspector).query_one("#tabs").focus()
+
+    def on_scope_tree_scopes_chosen(self, message: ScopeTree.ScopesChosen) -> None:
+        self.scopes, self.scope_label = message.namespaces, message.label
+        self.reload_pages()
+
+    def on_input_changed(self, event: Field.Changed) -> None:
+        if event.input.id != "search":
+            return
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_timer(DEBOUNCE, lambda: self._search(event.value))
+
+    def on_input_submitted(self, event: Field.Submitted) -> None:
+        if event.input.id == "search":
+            if self._timer is not None:
+                self._timer.stop()
+            self._search(event.value)
+            self.query_one(PageList).focus()
+
+    def _search(self, text: str) -> None:
+        if text != self.query_text:
+            self.query_text = text
+            self.reload_pages()
+
+    def on_relation_list_follow(self, message: RelationList.Follow) -> None:
+        self.post_message(OpenPage(message.page_id))
+
+    def on_graph_view_follow(self, message: GraphView.Follow) -> None:
+        self.post_message(OpenPage(message.page_id))
+
+    def on_open_page(self, message: OpenPage) -> None:
+        self.query_one(Inspector).show(message.page_id)
+
+    def on_store_changed(self, message: StoreChanged) -> None:
+        self._load_scopes()
+        self._load_reviews()
+        inspector = self.query_one(Inspector)
+        if message.removed:
+            page_list = self.query_one(PageList)
+            inspector.show(page_list.current["page_id"] if page_list.current else None)
+        else:
+            inspector.reload()
+            if message.page_id and inspector.page_id == message.page_id:
+                self._refresh_row(message.page_id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="row")
+    def _refresh_row(self, page_id: str) -> None:
+        from .. import reading
+
+        env = self.app.store.read_pages([page_id], projections=("manifest",))["results"][0]["revision"]
+        self.post_message(Done("row", {"page_id": page_id, "title": reading.title_of(env),
+                                       "lifecycle_status": env["lifecycle_status"]}))
+
+    def on_screen_resume(self) -> None:
+        if getattr(self.app, "store", None) is not None:
+            self.query_one(PageList).marked = {b["page_id"] for b in self.app.basket}
+            self.query_one(PageList).refresh()
+            self._show_status()
+
+    # --- actions (declared in commands.py) ---
+
+    def action_focus_search(self) -> None:
+        self.query_one("#search", Field).focus()
+
+    def action_focus_scopes(self) -> None:
+        self.query_one(ScopeTree).focus()
+
+    def action_focus_pages(self) -> None:
+        self.query_one(PageList).focus()
+
+    def action_all_scopes(self) -> None:
+        self.scopes, self.scope_label = None, "all scopes"
+        self.reload_pages()
+
+    def action_cycle_order(self) -> None:
+        self.order = ORDERS[(ORDERS.index(self.order) + 1) % len(ORDERS)]
+        self.reload_pages()
+
+    def action_cycle_status(self) -> None:
+        self.status = STATUSES[(STATUSES.index(self.status) + 1) % len(STATUSES)]
+        self.reload_pages()
+
+    def action_cycle_actor(self) -> None:
+        self.actor = ACTORS[(ACTORS.index(self.actor) + 1) % len(ACTORS)]
+        self.reload_pages()
+
+    def action_cycle_search_mode(self) -> None:
+        self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
+        self.reload_pages()
+
+    def action_refresh(self) -> None:
+        current = self.query_one(PageList).current
+        self._load_scopes()
+        self._load_reviews()
+        self.reload_pages(keep_page=current["page_id"] if current else None)
+
+    def action_toggle_basket(self) -> None:
+        row = self.query_one(PageList).current
+        if row is None:
+            return
+        basket = self.app.basket
+        if any(b["page_id"] == row["page_id"] for b in basket):
+            basket[:] = [b for b in basket if b["page_id"] != row["page_id"]]
+        else:
+            basket.append({"page_id": row["page_id"], "title": row.get("title") or row["page_id"],
+                           "namespace": row.get("namespace", "")})
+        page_list = self.query_one(PageList)
+        page_list.marked = {b["page_id"] for b in basket}
+        page_list.refresh()
+        self._show_status()
+        page_list.action_cursor(1)
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one(Inspector).switch_tab(tab)
+
+    def action_toggle_diff(self) -> None:
+        self.query_one(Inspector).switch_tab("revisions")
+        self.query_one(RevisionsView).toggle_layout()

@@ -1,0 +1,105 @@
+"""Pending tombstone recommendations (from model clients) for the owner to review."""
+
+from __future__ import annotations
+
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from .. import commands, reading
+from ..messages import Done, OpenPage, StoreChanged, StoreWorkers
+from .confirm import ConfirmScreen
+
+
+class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
+    """Each row: the page, who recommends withdrawing it and why; t tombstones (after a confirmation)."""
+
+    COMMAND_SCOPE = "reviews"
+    BINDINGS = commands.bindings("reviews")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[dict] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="dialog full"):
+            yield Static(Content.styled("Tombstone recommendations", "bold"), classes="dialog-title")
+            yield Static(Content("Models may recommend withdrawing a page; only you can tombstone it. "
+                                 "Enter shows the page, t tombstones it."), classes="dialog-body")
+            yield DataTable(id="reviews-table", cursor_type="row")
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).add_columns("page", "status", "recommended by", "when", "reason")
+        self._load()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="reviews")
+    def _load(self) -> None:
+        store = self.app.store
+        recs = store.list_recommendations()["recommendations"]
+        found = {}
+        for batch in reading.chunks(list({r["page_id"] for r in recs})):
+            for res in store.read_pages(batch, projections=("manifest",))["results"]:
+                if "revision" in res:
+                    found[res["revision"]["page_id"]] = res["revision"]
+        rows = [{**r, "title": reading.title_of(found[r["page_id"]]) if r["page_id"] in found else r["page_id"],
+                 "page_status": found.get(r["page_id"], {}).get("lifecycle_status", "?")} for r in recs]
+        self.post_message(Done("recommendations", rows))
+
+    def on_done(self, message: Done) -> None:
+        message.stop()
+        if message.what == "recommendations":
+            self.rows = message.result
+            table = self.query_one(DataTable)
+            table.clear()
+            for r in self.rows:
+                table.add_row(r["title"], r["page_status"], f"{r['actor']['actor_type']}:{r['actor']['actor_id']}",
+                              r["created_at"][:16], r["reason"])
+            if not self.rows:
+                table.add_row("No pending recommendations.", "", "", "", "")
+            table.focus()
+        elif message.what == "tombstoned":
+            self.notify(f"Tombstoned {message.result['page_id']}.", title="Tombstone")
+            for screen in self.app.screen_stack:
+                if screen is not self:
+                    screen.post_message(StoreChanged(message.result["page_id"]))
+            self._load()
+
+    def _current(self) -> dict | None:
+        row = self.query_one(DataTable).cursor_row
+        return self.rows[row] if 0 <= row < len(self.rows) else None
+
+    def action_open(self) -> None:
+        rec = self._current()
+        if rec:
+            self.dismiss(None)
+            self.app.screen.post_message(OpenPage(rec["page_id"]))
+
+    def action_tombstone(self) -> None:
+        rec = self._current()
+        if rec is None:
+            return
+        screen = ConfirmScreen(
+            f"Tombstone “{rec['title']}”?",
+            f"{rec['actor']['actor_id']} recommends it: {rec['reason']}\n\nThe page is withdrawn from every search, "
+            "list and bundle; its history stays and you can untombstone it. Nothing is erased.",
+            confirm_label="Tombstone", fields=[("reason", "Reason", f"recommended by {rec['actor']['actor_id']}")])
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._tombstone(rec["page_id"], screen.answers["reason"])
+
+        self.app.push_screen(screen, answered)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="reviews-tombstone")
+    def _tombstone(self, page_id: str, reason: str) -> None:
+        self.post_message(Done("tombstoned", self.app.store.tombstone_page(page_id, reason)))
+
+    def action_back(self) -> None:
+        self.dismiss(None)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open()

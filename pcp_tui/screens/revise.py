@@ -1,0 +1,133 @@
+"""Revising a page: edit in a TextArea (or $EDITOR); a concurrent change is a Conflict and the draft is kept."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+from pathlib import Path
+
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Static
+
+from .. import commands, reading
+from ..messages import Done, StoreWorkers
+from ..widgets.fields import Editor, Field
+
+SUFFIX = {"text/markdown": ".md", "text/plain": ".txt", "application/json": ".json", "text/x-python": ".py"}
+
+
+class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
+    """Dismisses with revise_page's answer, or None when cancelled."""
+
+    COMMAND_SCOPE = "revise"
+    BINDINGS = commands.bindings("revise")
+
+    def __init__(self, envelope: dict, *, open_editor: bool = False) -> None:
+        super().__init__()
+        self.envelope = envelope
+        self.expected = envelope["revision_id"]
+        self.title_before = reading.title_of(envelope)
+        self.open_editor = open_editor
+        self.conflicted = False
+
+    def compose(self) -> ComposeResult:
+        env = self.envelope
+        payload = env.get("payload") or {}
+        with Vertical(id="dialog", classes="dialog full"):
+            yield Static(Content.assemble(("Revise ", "bold"), (self.title_before, "bold"),
+                                          (f"  on top of {self.expected}", "dim")), id="revise-head")
+            yield Static("", id="conflict")
+            yield Label("Title")
+            yield Field(value=(env.get("facets") or {}).get("title") or "", id="title",
+                        placeholder="(no title facet: the first line is the title)")
+            yield Label(f"Content ({payload.get('media_type') or 'text/markdown'})")
+            yield Editor(payload.get("content") or "", id="body", soft_wrap=True, show_line_numbers=False)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Cancel", id="cancel")
+                yield Button("Edit in $EDITOR", id="editor")
+                yield Button("Save revision", id="save", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#conflict", Static).display = False
+        self.query_one("#body", Editor).focus()
+        if self.open_editor:
+            self.call_after_refresh(self.action_editor)
+
+    @property
+    def draft(self) -> str:
+        return self.query_one("#body", Editor).text
+
+    def action_save(self) -> None:
+        title = self.query_one("#title", Field).value.strip()
+        facets = None
+        old_facets = dict(self.envelope.get("facets") or {})
+        if title != (old_facets.get("title") or ""):
+            if title:
+                old_facets["title"] = title
+            else:
+                old_facets.pop("title", None)
+            facets = old_facets
+        self.query_one("#save", Button).disabled = True
+        self._save(self.envelope["page_id"], self.expected, self.draft, facets)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="revise")
+    def _save(self, page_id: str, expected: str, content: str, facets: dict | None) -> None:
+        from store import Conflict
+
+        store = self.app.store
+        kwargs = {"content": content}
+        if facets is not None:
+            kwargs["facets"] = facets
+        try:
+            result = store.revise_page(page_id, expected, **kwargs)
+        except Conflict as exc:
+            current = store.read_pages([page_id], projections=("manifest",))["results"][0]["revision"]
+            self.post_message(Done("conflict", (exc.message, current)))
+            return
+        self.post_message(Done("revised", result))
+
+    def on_done(self, message: Done) -> None:
+        message.stop()
+        self.query_one("#save", Button).disabled = False
+        if message.what == "revised":
+            self.dismiss(message.result)
+        elif message.what == "conflict":
+            text, current = message.result
+            self.conflicted = True
+            self.expected = current["revision_id"]  # saving again puts the draft on top of the new head
+            banner = self.query_one("#conflict", Static)
+            banner.display = True
+            banner.update(Content.assemble(
+                ("The page changed while you were editing. ", "bold $error"), text + "\n",
+                "Your draft is kept below. Save again (ctrl+s) to write it on top of the new revision "
+                f"{self.expected}, or Cancel to drop it."))
+            self.notify("The page changed meanwhile; your draft is kept.", title="Conflict", severity="warning")
+
+    def action_editor(self) -> None:
+        """Suspend the app and continue the draft in $VISUAL / $EDITOR."""
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        media = (self.envelope.get("payload") or {}).get("media_type") or "text/markdown"
+        with tempfile.TemporaryDirectory(prefix="pcp-revise-") as folder:
+            path = Path(folder) / ("draft" + SUFFIX.get(media, ".txt"))
+            path.write_text(self.draft, encoding="utf-8")
+            try:
+                with self.app.suspend():
+                    subprocess.run([*shlex.split(editor), str(path)], check=False)
+            except Exception as exc:  # noqa: BLE001 - no terminal to hand over (web, tests): say so
+                self.notify(f"Cannot open {editor} here ({type(exc).__name__}); edit in the box instead.",
+                            severity="warning")
+                return
+            self.query_one("#body", Editor).text = path.read_text(encoding="utf-8")
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        {"save": self.action_save, "cancel": self.action_cancel, "editor": self.action_editor}[event.button.id]()

@@ -1,0 +1,243 @@
+"""Your rights: export everything (or chosen scopes), delete a whole scope, read the audit log and receipts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import (Button, DataTable, Footer, Label, ProgressBar, Select, SelectionList, Static,
+                             TabbedContent, TabPane)
+
+from .. import commands
+from ..messages import Done, Progress, StoreWorkers
+from ..widgets.fields import Field
+
+AUDIT_PAGE = 50
+
+
+def default_export_path(db_path: Path, fmt: str) -> str:
+    """<db folder>/exports/pcp-export-<time>.jsonl (a folder for markdown)."""
+    from store import ids
+
+    stamp = ids.now()[:19].replace("-", "").replace(":", "").replace("T", "-")
+    return str(db_path.parent / "exports" / (f"pcp-export-{stamp}" + (".jsonl" if fmt == "jsonl" else "")))
+
+
+class RightsScreen(StoreWorkers, Screen):
+    """Every right of pcp-core sections 6-7 with a keyboard path."""
+
+    COMMAND_SCOPE = "rights"
+    BINDINGS = commands.bindings("rights")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.audit_cursor: str | None = None
+        self.scope_plan: dict | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(Content.styled("Your rights: take everything out, erase a whole scope, see who did what", "bold"),
+                     id="rights-title")
+        with TabbedContent(initial="export", id="rights-tabs"):
+            with TabPane("Export", id="export"):
+                with VerticalScroll():
+                    yield Label("Scopes to export (choose none for everything)")
+                    yield SelectionList[str](id="export-scopes")
+                    yield Label("Format")
+                    yield Select([("JSON Lines (complete, re-importable)", "jsonl"),
+                                  ("Markdown folder (for reading)", "markdown")], value="jsonl", allow_blank=False,
+                                 id="export-format")
+                    yield Label("Write to")
+                    yield Field(id="export-path")
+                    yield Button("Export", id="export-run", variant="primary")
+                    yield ProgressBar(id="export-progress", show_eta=False)
+                    yield Static("", id="export-result")
+            with TabPane("Delete a scope", id="delete-scope"):
+                with VerticalScroll():
+                    yield Label("Scope to erase, with every page in it")
+                    yield Select([], id="scope-choice", prompt="choose a scope")
+                    yield Static("", id="scope-plan")
+                    yield Label("Type the scope's namespace to confirm")
+                    yield Field(id="scope-typed")
+                    yield Label("Reason (kept in the receipt)")
+                    yield Field(value="erased in the pcp app", id="scope-reason")
+                    yield Button("Delete this scope for good", id="scope-run", variant="error", disabled=True)
+                    yield ProgressBar(id="scope-progress", show_eta=False)
+                    yield Static("", id="scope-result")
+            with TabPane("Audit log", id="audit"):
+                yield DataTable(id="audit-table", cursor_type="row", zebra_stripes=True)
+                yield Static("", id="audit-note")
+            with TabPane("Receipts", id="receipts"):
+                yield DataTable(id="receipts-table", cursor_type="row")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        for bar in self.query(ProgressBar):
+            bar.display = False
+        self.query_one("#export-path", Field).value = default_export_path(self.app.store.path, "jsonl")
+        self.query_one("#audit-table", DataTable).add_columns("time", "principal", "operation", "scopes", "decision",
+                                                              "counts", "ms")
+        self.query_one("#receipts-table", DataTable).add_columns("receipt", "time", "scope", "pages", "revisions",
+                                                                 "reason")
+        self._load_scopes()
+        self._load_audit(None)
+        self._load_receipts()
+
+    # --- loading ---
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="rights-scopes")
+    def _load_scopes(self) -> None:
+        scopes, cursor = [], None
+        while True:
+            page = self.app.store.list_scopes(limit=100, cursor=cursor)
+            scopes += page["scopes"]
+            if not (cursor := page["next_cursor"]):
+                break
+        self.post_message(Done("scopes", scopes))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="rights-audit")
+    def _load_audit(self, cursor: str | None) -> None:
+        self.post_message(Done("audit", self.app.store.audit_log(limit=AUDIT_PAGE, cursor=cursor)))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="rights-receipts")
+    def _load_receipts(self) -> None:
+        self.post_message(Done("receipts", self.app.store.list_receipts()["receipts"]))
+
+    def on_done(self, message: Done) -> None:
+        message.stop()
+        handler = getattr(self, f"_show_{message.what.replace('-', '_')}")
+        handler(message.result)
+
+    def _show_scopes(self, scopes: list[dict]) -> None:
+        choices = [(f"{s['namespace']}  ({s['page_count']} pages)", s["namespace"]) for s in scopes]
+        listing = self.query_one("#export-scopes", SelectionList)
+        listing.clear_options()
+        listing.add_options(choices)
+        self.query_one("#scope-choice", Select).set_options(choices)
+
+    def _show_audit(self, page: dict) -> None:
+        table = self.query_one("#audit-table", DataTable)
+        for e in page["events"]:
+            counts = ", ".join(f"{k} {v}" for k, v in e["counts"].items())
+            table.add_row(e["time"][:19], f"{e['principal_type']}:{e['principal_id']}", e["operation"],
+                          ", ".join(e["scopes"]), e["decision"] + (f" ({e['error_code']})" if e["error_code"] else ""),
+                          counts, f"{e['duration_ms']:.1f}")
+        self.audit_cursor = page["next_cursor"]
+        more = f"; {self.app.key_display('rights.more')} loads more" if self.audit_cursor else "; that is all"
+        self.query_one("#audit-note", Static).update(f"{table.row_count} events, newest first{more}.")
+
+    def _show_receipts(self, receipts: list[dict]) -> None:
+        table = self.query_one("#receipts-table", DataTable)
+        table.clear()
+        for r in receipts:
+            table.add_row(r["receipt_id"], r["created_at"][:19], r.get("namespace") or "", len(r["page_ids"]),
+                          len(r["revision_ids"]), r["reason"])
+
+    # --- export ---
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id == "export-format" and isinstance(event.value, str):
+            self.query_one("#export-path", Field).value = default_export_path(self.app.store.path, event.value)
+        elif event.select.id == "scope-choice" and isinstance(event.value, str):
+            self.scope_plan = None
+            self.query_one("#scope-plan", Static).update("Planning…")
+            self._plan_scope(event.value)
+            self._check_scope_ready()
+
+    def action_export(self) -> None:
+        self.query_one(TabbedContent).active = "export"
+        path = self.query_one("#export-path", Field).value.strip()
+        if not path:
+            self.notify("Give the path to write the export to.", severity="warning")
+            return
+        scopes = list(self.query_one("#export-scopes", SelectionList).selected) or None
+        fmt = str(self.query_one("#export-format", Select).value)
+        bar = self.query_one("#export-progress", ProgressBar)
+        bar.display = True
+        bar.update(total=None, progress=0)
+        self.query_one("#export-result", Static).update("Exporting…")
+        self._export(path, scopes, fmt)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="export")
+    def _export(self, path: str, scopes: list[str] | None, fmt: str) -> None:
+        Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        result = self.app.store.export(Path(path).expanduser(), scopes=scopes, format=fmt,
+                                       progress=lambda done, total, *_: self.post_message(Progress("export", done, total)))
+        self.post_message(Done("export-done", result))
+
+    def _show_export_done(self, result: dict) -> None:
+        counts = result.get("counts", {})
+        what = f"{result['lines']} lines, sha256 {result['sha256'][:16]}…" if result.get("format") == "jsonl" \
+            else f"{result.get('files', 0)} files"
+        self.query_one("#export-result", Static).update(Content.assemble(
+            ("Exported ", "bold"), f"{counts.get('pages', 0)} pages, {counts.get('revisions', 0)} revisions ({what}) to\n",
+            (result["path"], "bold")))
+        self.notify(f"Exported to {result['path']}", title="Export")
+
+    def on_progress(self, message: Progress) -> None:
+        bar_id = {"export": "#export-progress", "delete-scope": "#scope-progress"}[message.task]
+        self.query_one(bar_id, ProgressBar).update(total=message.total, progress=message.done)
+
+    # --- delete a scope ---
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="scope-plan")
+    def _plan_scope(self, namespace: str) -> None:
+        self.post_message(Done("scope-plan", self.app.store.plan_delete_scope(namespace)))
+
+    def _show_scope_plan(self, plan: dict) -> None:
+        self.scope_plan = plan
+        derived = plan.get("derived_pages", [])
+        text = (f"Erases scope {plan['namespace']}: {plan['pages']} pages, {plan['revisions']} revisions, "
+                f"{plan['relations']} relations, {plan['suppressions']} suppressions, {plan['bytes']:,} bytes, "
+                "and the scope itself. A receipt without content is kept.")
+        if derived:
+            text += f"\n{len(derived)} page(s) in other scopes derive from it; they keep their own content."
+        self.query_one("#scope-plan", Static).update(Content(text))
+        self._check_scope_ready()
+
+    def on_input_changed(self, event: Field.Changed) -> None:
+        if event.input.id in ("scope-typed", "scope-reason"):
+            self._check_scope_ready()
+
+    def _check_scope_ready(self) -> None:
+        plan = self.scope_plan
+        typed = self.query_one("#scope-typed", Field).value.strip()
+        reason = self.query_one("#scope-reason", Field).value.strip()
+        self.query_one("#scope-run", Button).disabled = not (plan and typed == plan["namespace"] and reason)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="delete-scope")
+    def _delete_scope(self, namespace: str, reason: str) -> None:
+        receipt = self.app.store.delete_scope(
+            namespace, reason, progress=lambda done, total, *_: self.post_message(Progress("delete-scope", done, total)))
+        self.post_message(Done("scope-deleted", receipt))
+
+    def _show_scope_deleted(self, receipt: dict) -> None:
+        counts = receipt.get("counts", {})
+        self.query_one("#scope-result", Static).update(Content.assemble(
+            ("Deleted. ", "bold"), f"Receipt {receipt['receipt_id']}: {counts.get('pages', 0)} pages, "
+            f"{counts.get('revisions', 0)} revisions erased from {receipt.get('namespace')}."))
+        self.scope_plan = None
+        self.query_one("#scope-typed", Field).value = ""
+        self._load_scopes()
+        self._load_receipts()
+
+    # --- actions ---
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "export-run":
+            self.action_export()
+        elif event.button.id == "scope-run" and self.scope_plan:
+            event.button.disabled = True
+            self.query_one("#scope-progress", ProgressBar).display = True
+            self._delete_scope(self.scope_plan["namespace"], self.query_one("#scope-reason", Field).value.strip())
+
+    def action_more_audit(self) -> None:
+        if self.audit_cursor:
+            self._load_audit(self.audit_cursor)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

@@ -1,0 +1,78 @@
+"""The 1-3 hop neighbourhood of a page drawn in the terminal: a spanning tree with typed, directed edges.
+
+Each line is an option, so Enter on a node follows it; edges outside the spanning tree are listed
+after it. Colours come from $graph-root, $graph-node and $graph-edge.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+ROOT, NODE, EDGE = "bold $graph-root", "$graph-node", "$graph-edge"
+
+
+def graph_lines(graph: dict, root: str) -> list[tuple[Content, str | None]]:
+    """(line, page id to follow or None) for a neighbourhood from reading.neighbourhood."""
+    nodes, edges = graph["nodes"], graph["edges"]
+    adjacent: dict[str, list[tuple[str, str, str, str]]] = {}
+    for rid, frm, rtype, to in edges:
+        adjacent.setdefault(frm, []).append((rid, rtype, to, "out"))
+        adjacent.setdefault(to, []).append((rid, rtype, frm, "in"))
+    children: dict[str, list[tuple[str, str, str, str]]] = {}
+    seen, used, queue = {root}, set(), deque([root])
+    while queue:
+        here = queue.popleft()
+        for rid, rtype, other, way in sorted(adjacent.get(here, []), key=lambda e: (e[1], nodes[e[2]]["title"])):
+            if other not in seen:
+                seen.add(other)
+                used.add(rid)
+                children.setdefault(here, []).append((rid, rtype, other, way))
+                queue.append(other)
+    lines: list[tuple[Content, str | None]] = [(Content.styled("◉ " + nodes[root]["title"], ROOT), None)]
+
+    def walk(page: str, indent: str) -> None:
+        kids = children.get(page, [])
+        for k, (_rid, rtype, other, way) in enumerate(kids):
+            last = k == len(kids) - 1
+            edge = f"─{rtype}─▶ " if way == "out" else f"◀─{rtype}── "
+            line = Content.assemble((indent + ("└─" if last else "├─"), EDGE), (edge, EDGE),
+                                    (nodes[other]["title"], NODE))
+            lines.append((line, other))
+            walk(other, indent + ("   " if last else "│  "))
+
+    walk(root, "")
+    extra = [e for e in edges if e[0] not in used]
+    if extra:
+        lines.append((Content.styled("also linked:", EDGE), None))
+        for _rid, frm, rtype, to in extra:
+            lines.append((Content.assemble(("  " + nodes[frm]["title"], NODE), (f" ─{rtype}─▶ ", EDGE),
+                                           (nodes[to]["title"], NODE)), to))
+    if graph.get("truncated"):
+        lines.append((Content.styled(f"(only the nearest {len(nodes)} pages are drawn)", EDGE), None))
+    return lines
+
+
+class GraphView(OptionList):
+    """The neighbourhood graph; Enter on a node follows it."""
+
+    class Follow(Message):
+        def __init__(self, page_id: str) -> None:
+            super().__init__()
+            self.page_id = page_id
+
+    def show_graph(self, graph: dict, root: str) -> None:
+        self.clear_options()
+        options = []
+        for n, (line, target) in enumerate(graph_lines(graph, root)):
+            options.append(Option(line, id=f"g{n}:{target}" if target else None, disabled=target is None))
+        self.add_options(options)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id:
+            self.post_message(self.Follow(event.option.id.split(":", 1)[1]))

@@ -1,0 +1,171 @@
+"""The inspector: one page in tabs (Content, Revisions, Provenance, Relations, Facets, Raw)."""
+
+from __future__ import annotations
+
+import json
+
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.highlight import highlight
+from textual.widgets import Markdown, Static, TabbedContent, TabPane
+from textual.worker import get_current_worker
+
+from .. import reading
+from ..messages import Done, StoreWorkers
+from .provenance import ProvenanceTree
+from .relations import RelationsView
+from .revisions import RevisionsView
+
+CODE_LANGUAGES = {
+    "application/json": "json", "application/javascript": "javascript", "text/javascript": "javascript",
+    "application/x-python": "python", "application/x-sh": "bash", "text/x-shellscript": "bash",
+    "application/toml": "toml", "application/yaml": "yaml", "application/xml": "xml", "text/xml": "xml",
+    "text/html": "html", "text/css": "css", "application/sql": "sql", "text/x-c++": "cpp", "text/x-c": "c",
+}
+TABS = ("content", "revisions", "provenance", "relations", "facets", "raw")
+
+
+def code_language(media_type: str | None) -> str | None:
+    """The highlighter language of a code media type (text/x-python -> python), else None."""
+    if not media_type:
+        return None
+    base = media_type.split(";")[0].strip().lower()
+    if base in CODE_LANGUAGES:
+        return CODE_LANGUAGES[base]
+    if base.startswith("text/x-"):
+        return base[len("text/x-"):]
+    if base.endswith(("+json", "+xml")):
+        return base.rsplit("+", 1)[1]
+    return None
+
+
+class Inspector(StoreWorkers, Vertical):
+    """Shows whatever page `show` was last given; every read runs in a worker."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.page_id: str | None = None
+        self.page: dict | None = None  # the last load_page result
+        self._stale: set[str] = set()  # tabs not yet drawn for this page
+
+    def compose(self) -> ComposeResult:
+        yield Static("No page selected.", id="inspector-title")
+        with TabbedContent(initial="content", id="tabs"):
+            with TabPane("Content", id="content"):
+                with VerticalScroll(id="content-scroll"):
+                    yield Markdown("", id="content-markdown")
+                    yield Static("", id="content-text")
+            with TabPane("Revisions", id="revisions"):
+                yield RevisionsView(id="revisions-view")
+            with TabPane("Provenance", id="provenance"):
+                yield ProvenanceTree(id="provenance-tree")
+            with TabPane("Relations", id="relations"):
+                yield RelationsView(id="relations-view")
+            with TabPane("Facets", id="facets"):
+                with VerticalScroll():
+                    yield Static("", id="facets-text")
+            with TabPane("Raw", id="raw"):
+                with VerticalScroll():
+                    yield Static("", id="raw-text")
+
+    # --- loading ---
+
+    def show(self, page_id: str | None) -> None:
+        self.page_id = page_id
+        if page_id is None:
+            self.page = None
+            self.query_one("#inspector-title", Static).update("No page selected.")
+            return
+        self._load(page_id)
+
+    def reload(self) -> None:
+        if self.page_id:
+            self._load(self.page_id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="inspector")
+    def _load(self, page_id: str) -> None:
+        data = reading.load_page(self.app.store, page_id)
+        if not get_current_worker().is_cancelled:
+            self.post_message(Done("page", data, context=page_id))
+
+    def on_done(self, message: Done) -> None:
+        if message.what != "page":
+            return
+        message.stop()
+        if message.context != self.page_id:
+            return
+        self.page = message.result
+        self._fill(message.result)
+
+    # --- drawing ---
+
+    def _fill(self, data: dict) -> None:
+        env = data["full"]["revision"]
+        who = env["created_by"]
+        head = Content.assemble(
+            (reading.title_of(env), "bold"), "\n",
+            (f"{env['page_id']}  {env['namespace']}  ", "dim"),
+            (env["lifecycle_status"], f"$lifecycle-{env['lifecycle_status']}"),
+            (f"  {who['actor_type']}:{who['actor_id']}  {(env.get('observed_at') or env['created_at'])[:16]}", "dim"),
+        )
+        self.query_one("#inspector-title", Static).update(head, layout=False)  # fixed height: no relayout
+        # Only the visible tab is drawn now; the others when they are opened (cursor moves stay cheap).
+        self._stale = set(TABS)
+        self._draw_tab(self.active_tab)
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        event.stop()
+        self._draw_tab(self.active_tab)
+
+    def _draw_tab(self, tab: str) -> None:
+        if self.page is None or tab not in self._stale:
+            return
+        self._stale.discard(tab)
+        full = self.page["full"]
+        env = full["revision"]
+        if tab == "content":
+            self._show_content(env, full.get("truncated", False))
+        elif tab == "revisions":
+            self.query_one(RevisionsView).show(full.get("history", []))
+        elif tab == "provenance":
+            self.query_one(ProvenanceTree).show(env, reading.title_of(env), self.page["input_titles"])
+        elif tab == "relations":
+            self.query_one(RelationsView).show(env["page_id"], full.get("relations", {}), self.page["titles"])
+        elif tab == "facets":
+            facets = full.get("facets") or {}
+            self.query_one("#facets-text", Static).update(
+                highlight(json.dumps(facets, ensure_ascii=False, indent=2), language="json") if facets
+                else Content("No facets."))
+        elif tab == "raw":
+            raw = json.dumps(self.page["raw"], ensure_ascii=False, indent=2)
+            self.query_one("#raw-text", Static).update(highlight(raw, language="json"))
+
+    def _show_content(self, env: dict, truncated: bool) -> None:
+        payload = env.get("payload") or {}
+        text = payload.get("content")
+        media = payload.get("media_type")
+        markdown = self.query_one("#content-markdown", Markdown)
+        plain = self.query_one("#content-text", Static)
+        note = "\n\n(cut at the read budget)" if truncated else ""
+        if text is None:
+            refs = "\n".join(r.get("uri", "") for r in env.get("source_refs", []))
+            markdown.display, plain.display = False, True
+            plain.update(Content(f"No payload; the page points to its sources:\n{refs}"))
+        elif media == "text/markdown":
+            markdown.display, plain.display = True, False
+            markdown.update(text + note)
+        else:
+            markdown.display, plain.display = False, True
+            language = code_language(media)
+            plain.update(highlight(text, language=language) if language else Content(text + note))
+        self.query_one("#content-scroll", VerticalScroll).scroll_home(animate=False)
+
+    def switch_tab(self, tab: str) -> None:
+        if tab in TABS:
+            self.query_one(TabbedContent).active = tab
+
+    @property
+    def active_tab(self) -> str:
+        return str(self.query_one(TabbedContent).active)

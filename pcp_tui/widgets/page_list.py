@@ -1,0 +1,311 @@
+"""A page list that scrolls through millions of pages by fetching keyset windows as you go.
+
+Line API (render_line): only visible lines are drawn; rows arrive a window at a time from a
+fetch function run in a worker thread. Rows far above the cursor are dropped so memory stays
+bounded however far one scrolls (Home starts again from the top).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+from rich.cells import cell_len, set_cell_size
+from rich.text import Text
+from textual import events, work
+from textual.binding import Binding
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.worker import get_current_worker
+
+from ..messages import StoreWorkers
+
+Fetch = Callable[[str | None], tuple[list[dict], str | None]]
+MAX_ROWS = 20_000  # rows kept in memory; older ones are dropped from the top
+DROP = 5_000
+PREFETCH = 40  # fetch the next window when the cursor or the view gets this close to the end
+STATUS_GLYPH = {"active": "●", "superseded": "◌", "archived": "▣", "tombstoned": "✝"}
+
+
+def short_date(row: dict) -> str:
+    stamp = row.get("sort_time") or row.get("observed_at") or row.get("created_at") or ""
+    return stamp[:10]
+
+
+def match_spans(text: str, query: str) -> list[tuple[int, int]]:
+    """Where the query (or its words) occurs in text, case-insensitively."""
+    terms = sorted({t for t in re.findall(r"[^\W_]+", query or "")} | {query.strip()}, key=len, reverse=True)
+    spans: list[tuple[int, int]] = []
+    for term in filter(None, terms):
+        for m in re.finditer(re.escape(term), text, re.IGNORECASE):
+            if not any(s < m.end() and m.start() < e for s, e in spans):
+                spans.append((m.start(), m.end()))
+    return sorted(spans)
+
+
+class PageList(StoreWorkers, ScrollView, can_focus=True):
+    """Pages (or search hits) in keyset order; the cursor row is what the inspector shows."""
+
+    COMPONENT_CLASSES = {
+        "page-list--cursor", "page-list--cursor-blurred", "page-list--meta", "page-list--match", "page-list--mark",
+        "page-list--snippet", "page-list--note", "page-list--active", "page-list--superseded",
+        "page-list--archived", "page-list--tombstoned",
+    }
+    BINDINGS = [
+        Binding("up,k", "cursor(-1)", "Up", show=False, id="page_list.up"),
+        Binding("down,j", "cursor(1)", "Down", show=False, id="page_list.down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="page_list.page_up"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="page_list.page_down"),
+        Binding("home", "home", "Top", show=False, id="page_list.home"),
+        Binding("end", "end", "End of loaded", show=False, id="page_list.end"),
+        Binding("enter", "choose", "Open", show=False, id="page_list.open"),
+    ]
+    cursor = reactive(0, init=False)
+
+    class Highlighted(Message):
+        """The cursor moved onto a row (None when the list is empty)."""
+
+        def __init__(self, row: dict | None) -> None:
+            super().__init__()
+            self.row = row
+
+    class Chosen(Message):
+        def __init__(self, row: dict) -> None:
+            super().__init__()
+            self.row = row
+
+    class Window(Message):
+        def __init__(self, generation: int, rows: list[dict], next_cursor: str | None, first: bool) -> None:
+            super().__init__()
+            self.generation, self.rows, self.next_cursor, self.first = generation, rows, next_cursor, first
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.rows: list[dict] = []
+        self.marked: set[str] = set()
+        self.query = ""
+        self.row_height = 2
+        self.dropped = 0
+        self.empty_note = "No pages here."
+        self._fetch: Fetch | None = None
+        self._next: str | None = None
+        self._loading = False
+        self._generation = 0
+        self._keep: str | None = None
+        self._styles: dict[str, Any] = {}
+
+    # --- loading ---
+
+    def load(self, fetch: Fetch, *, query: str = "", row_height: int = 2, keep_page: str | None = None,
+             empty_note: str = "No pages here.") -> None:
+        """Start over with a new source of rows (a listing or a search)."""
+        self._generation += 1
+        self._fetch, self.query, self.row_height, self.empty_note = fetch, query, row_height, empty_note
+        self._keep = keep_page
+        self.rows, self._next, self.dropped = [], None, 0
+        self._loading = True
+        self.set_reactive(PageList.cursor, 0)
+        self._update_size()
+        self.scroll_to(0, 0, animate=False)
+        self.refresh()
+        self._fetch_window(self._generation, fetch, None)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="page-window")
+    def _fetch_window(self, generation: int, fetch: Fetch, after: str | None) -> None:
+        rows, next_cursor = fetch(after)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.Window(generation, rows, next_cursor, after is None))
+
+    def on_page_list_window(self, message: Window) -> None:
+        message.stop()
+        if message.generation != self._generation:
+            return  # a window of a listing that has been replaced
+        self._loading = False
+        self.rows.extend(message.rows)
+        self._next = message.next_cursor
+        if len(self.rows) > MAX_ROWS:
+            del self.rows[:DROP]
+            self.dropped += DROP
+            self.set_reactive(PageList.cursor, max(0, self.cursor - DROP))
+            self.scroll_to(y=max(0, self.scroll_y - DROP * self.row_height), animate=False)
+        self._update_size()
+        self.refresh()
+        if message.first:
+            index = 0
+            if self._keep is not None:
+                index = next((i for i, r in enumerate(self.rows) if r["page_id"] == self._keep), 0)
+                self._keep = None
+            self.set_reactive(PageList.cursor, index)
+            self._cursor_visible()
+            self.post_message(self.Highlighted(self.current))
+        self._maybe_more()
+
+    def _maybe_more(self) -> None:
+        if self._loading or self._next is None or self._fetch is None:
+            return
+        last_visible = (self.scroll_y + self.size.height) // max(1, self.row_height)
+        if max(self.cursor, last_visible) >= len(self.rows) - PREFETCH:
+            self._loading = True
+            self._fetch_window(self._generation, self._fetch, self._next)
+
+    @property
+    def more(self) -> bool:
+        return self._next is not None
+
+    @property
+    def current(self) -> dict | None:
+        return self.rows[self.cursor] if 0 <= self.cursor < len(self.rows) else None
+
+    def update_row(self, page_id: str, **changes: Any) -> None:
+        """Change a loaded row in place (after archive, revise...) without reloading the list."""
+        for row in self.rows:
+            if row["page_id"] == page_id:
+                row.update(changes)
+        self.refresh()
+
+    def remove_row(self, page_id: str) -> None:
+        self.rows = [r for r in self.rows if r["page_id"] != page_id]
+        self.set_reactive(PageList.cursor, min(self.cursor, max(0, len(self.rows) - 1)))
+        self._update_size()
+        self.refresh()
+        self.post_message(self.Highlighted(self.current))
+
+    # --- cursor and scrolling ---
+
+    def _update_size(self) -> None:
+        lines = len(self.rows) * self.row_height + (1 if self._next is not None or self._loading else 0)
+        self.virtual_size = Size(self.size.width, max(lines, 1))
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        before = self.scroll_offset.y
+        self._cursor_visible()
+        if self.scroll_offset.y == before:  # only the two rows that changed are drawn again
+            for index in (old, new):
+                self.refresh_lines(index * self.row_height - before, self.row_height)
+        else:
+            self.refresh()
+        self.post_message(self.Highlighted(self.current))
+        self._maybe_more()
+
+    def _cursor_visible(self) -> None:
+        region = Region(0, self.cursor * self.row_height, self.size.width, self.row_height)
+        self.scroll_to_region(region, animate=False, force=True)
+
+    def action_cursor(self, delta: int) -> None:
+        if self.rows:
+            self.cursor = max(0, min(len(self.rows) - 1, self.cursor + delta))
+
+    def action_page(self, direction: int) -> None:
+        self.action_cursor(direction * max(1, self.size.height // self.row_height - 1))
+
+    def action_home(self) -> None:
+        if self.dropped and self._fetch is not None:
+            self.load(self._fetch, query=self.query, row_height=self.row_height, empty_note=self.empty_note)
+        elif self.rows:
+            self.cursor = 0
+
+    def action_end(self) -> None:
+        if self.rows:
+            self.cursor = len(self.rows) - 1
+
+    def action_choose(self) -> None:
+        if self.current is not None:
+            self.post_message(self.Chosen(self.current))
+
+    def on_click(self, event: events.Click) -> None:
+        index = (event.y + self.scroll_offset.y) // self.row_height
+        if 0 <= index < len(self.rows):
+            self.cursor = index
+
+    def on_resize(self) -> None:
+        self._update_size()
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
+
+    # --- drawing ---
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        line = y + self.scroll_offset.y
+        index, sub = divmod(line, self.row_height)
+        if index >= len(self.rows):
+            if not self.rows and line == 0:
+                note = "Loading…" if self._loading else self.empty_note
+                return self._strip(Text(" " + note, style=self._style("page-list--note")), width)
+            if index == len(self.rows) and sub == 0 and (self._next is not None or self._loading):
+                self.call_later(self._maybe_more)
+                return self._strip(Text(" loading more…", style=self._style("page-list--note")), width)
+            return Strip.blank(width, self._style("base"))
+        row = self.rows[index]
+        if sub == 0:
+            text = self._title_line(row, width)
+        else:
+            text = self._snippet_line(row, width) if self.query else self._meta_line(row, width)
+        if index == self.cursor:
+            text.stylize(self._style("page-list--cursor" if self.has_focus else "page-list--cursor-blurred"))
+        return self._strip(text, width)
+
+    def _style(self, name: str) -> Any:
+        """Component and base styles, cached until the styles or the theme change (render_line is hot)."""
+        style = self._styles.get(name)
+        if style is None:
+            style = self.rich_style if name == "base" else self.get_component_rich_style(name)
+            self._styles[name] = style
+        return style
+
+    def notify_style_update(self) -> None:
+        self._styles = {}
+        super().notify_style_update()
+
+    def _strip(self, text: Text, width: int) -> Strip:
+        base = self._style("base")
+        text.stylize_before(base)  # the widget's own background under every segment
+        return Strip(text.render(self.app.console)).adjust_cell_length(width, base)
+
+    def _title_line(self, row: dict, width: int) -> Text:
+        status = row.get("lifecycle_status", "active")
+        date = f" {short_date(row)} "
+        mark = "◆" if row["page_id"] in self.marked else " "
+        title = " ".join((row.get("title") or row["page_id"]).split())
+        room = max(4, width - 3 - cell_len(date))
+        if cell_len(title) > room:
+            title = set_cell_size(title, room - 1) + "…"
+        text = Text(no_wrap=True, overflow="crop")
+        text.append(mark, self._style("page-list--mark"))
+        text.append(STATUS_GLYPH.get(status, "?") + " ", self._style(f"page-list--{status}"))
+        start = len(text)
+        text.append(title)
+        for s, e in match_spans(title, self.query) if self.query else ():
+            text.stylize(self._style("page-list--match"), start + s, start + e)
+        text.append(" " * max(0, room - cell_len(title)))
+        text.append(date, self._style("page-list--meta"))
+        return text
+
+    def _meta_line(self, row: dict, width: int) -> Text:
+        parts = [row.get("namespace", "")]
+        if row.get("actor_type"):
+            parts.append(f"by {row['actor_type']}")
+        if row.get("lifecycle_status", "active") != "active":
+            parts.append(row["lifecycle_status"])
+        return Text("    " + " · ".join(parts), style=self._style("page-list--meta"), no_wrap=True,
+                    overflow="ellipsis")
+
+    def _snippet_line(self, row: dict, width: int) -> Text:
+        snippet = " ".join((row.get("snippet") or "").split())
+        spans = match_spans(snippet, self.query)
+        if spans and spans[0][0] > 20:
+            cut = spans[0][0] - 20
+            snippet = "…" + snippet[cut:]
+            spans = [(s - cut + 1, e - cut + 1) for s, e in spans]
+        text = Text("    " + snippet, style=self._style("page-list--snippet"), no_wrap=True,
+                    overflow="crop")
+        for s, e in spans:
+            text.stylize(self._style("page-list--match"), 4 + s, 4 + e)
+        return text

@@ -1,0 +1,97 @@
+"""The Revisions tab: a page's history and the diff between any two of its revisions."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Label, OptionList, Select
+from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
+
+from ..messages import Done, StoreWorkers
+from .diff import DiffView
+
+
+def revision_label(n: int, rev: dict) -> str:
+    who = rev.get("created_by", {})
+    return f"#{n} {rev['created_at'][:16].replace('T', ' ')} {who.get('actor_type', '?')} …{rev['revision_id'][-6:]}"
+
+
+class RevisionsView(StoreWorkers, Vertical):
+    """History newest first; choose From and To (Enter on a revision compares it with the one before)."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.history: list[dict] = []
+        self._setting = False
+
+    def compose(self) -> ComposeResult:
+        yield OptionList(id="history")
+        with Horizontal(id="diff-controls"):
+            yield Label("From ")
+            yield Select([], id="rev-from", compact=True, allow_blank=True, prompt="revision")
+            yield Label(" To ")
+            yield Select([], id="rev-to", compact=True, allow_blank=True, prompt="revision")
+            yield Label("", id="diff-mode")
+        with VerticalScroll(id="diff-scroll"):
+            yield DiffView(id="diff")
+
+    def show(self, history: list[dict]) -> None:
+        self.history = history
+        total = len(history)
+        listing = self.query_one("#history", OptionList)
+        listing.clear_options()
+        listing.add_options([
+            Option(Text(revision_label(total - i, rev) + f"  {rev['lifecycle_status']}"), id=rev["revision_id"])
+            for i, rev in enumerate(history)
+        ])
+        choices = [(revision_label(total - i, rev), rev["revision_id"]) for i, rev in enumerate(history)]
+        self._setting = True
+        for sel_id in ("#rev-from", "#rev-to"):
+            self.query_one(sel_id, Select).set_options(choices)
+        self._setting = False
+        self.query_one("#diff-mode", Label).update(f"  {self.query_one(DiffView).layout_mode}")
+        if history:
+            self.compare(history[1]["revision_id"] if total > 1 else history[0]["revision_id"],
+                         history[0]["revision_id"])
+
+    def compare(self, old: str, new: str) -> None:
+        """Select From/To and load the diff."""
+        self._setting = True
+        self.query_one("#rev-from", Select).value = old
+        self.query_one("#rev-to", Select).value = new
+        self._setting = False
+        self._diff(old, new)
+
+    def toggle_layout(self) -> None:
+        mode = self.query_one(DiffView).toggle()
+        self.query_one("#diff-mode", Label).update(f"  {mode}")
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        event.stop()
+        if self._setting:
+            return
+        old, new = self.query_one("#rev-from", Select).value, self.query_one("#rev-to", Select).value
+        if isinstance(old, str) and isinstance(new, str):
+            self._diff(old, new)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        ids = [r["revision_id"] for r in self.history]
+        index = ids.index(event.option.id)
+        self.compare(ids[min(index + 1, len(ids) - 1)], ids[index])
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="diff")
+    def _diff(self, old: str, new: str) -> None:
+        results = self.app.store.read_pages([old, new], projections=("payload",))["results"]
+        texts = [((r.get("revision") or {}).get("payload") or {}).get("content") or "" for r in results]
+        if not get_current_worker().is_cancelled:
+            self.post_message(Done("diff", (texts[0], texts[1], old, new)))
+
+    def on_done(self, message: Done) -> None:
+        if message.what == "diff":
+            message.stop()
+            old, new, old_id, new_id = message.result
+            self.query_one(DiffView).show(old, new, f"…{old_id[-6:]}", f"…{new_id[-6:]}")

@@ -1,0 +1,108 @@
+"""Fixtures for the app tests: a deterministic demo store (fixed ids and clock), an app factory, a big store."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+SIZE = (120, 40)
+BASE = datetime(2026, 4, 1, 12, 0, 0, tzinfo=timezone.utc)
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+@pytest.fixture
+def fixed_clock(monkeypatch):
+    """Store ids and times from a counter, so screens and snapshots are the same on every run."""
+    import store.ids as ids
+
+    ticks = itertools.count(1)
+    serial = itertools.count(1)
+
+    def now() -> str:
+        return ids.format_time(BASE + timedelta(seconds=next(ticks)))
+
+    def ulid() -> str:
+        n = next(serial)
+        value = ((int(BASE.timestamp() * 1000) + n) << 80) | n
+        return "".join(CROCKFORD[(value >> (5 * i)) & 31] for i in reversed(range(26)))
+
+    monkeypatch.setattr(ids, "now", now)
+    monkeypatch.setattr(ids, "ulid", ulid)
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    """Run in a temporary folder so the store path on screen is the same relative name every time."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PCP_CONFIG_DIR", str(tmp_path / "config"))
+    return tmp_path
+
+
+@pytest.fixture
+def demo_store(workdir, fixed_clock):
+    """The shipped demo world in demo.db; yields (store, refs: demo ref -> page id)."""
+    from store import Store
+
+    from pcp_tui import demo
+
+    st = Store.open(Path("demo.db"))
+    refs = demo.fill(st)
+    yield st, refs
+    st.close()
+
+
+@pytest.fixture
+def empty_store(workdir, fixed_clock):
+    from store import Store
+
+    st = Store.open(Path("empty.db"))
+    yield st
+    st.close()
+
+
+@pytest.fixture
+def make_app(workdir):
+    """make_app(store, **kw): the app on that store, pinned theme, no blinking, no desktop clipboard."""
+    from pcp_tui.app import PcpApp
+
+    def make(store, **kw):
+        kw.setdefault("theme", "pcp-dark")
+        return PcpApp(store.path, store=store, config_folder=workdir / "config", cursor_blink=False,
+                      use_pyperclip=False, **kw)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def big_store_path(tmp_path_factory):
+    """A 100,000-page store built once with write_pages_bulk (two scopes)."""
+    from store import Store
+
+    path = tmp_path_factory.mktemp("big") / "big.db"
+    st = Store.open(path)
+    st.write_pages_bulk(({"content": f"Bulk page {i}: notes about topic {i % 97}.",
+                          "facets": {"title": f"Bulk {i:06d}"},
+                          "observed_at": f"2025-{1 + i % 12:02d}-{1 + i % 28:02d}T{i % 24:02d}:00:00Z"}
+                         for i in range(99_000)), "project:bulk", batch_size=5000)
+    st.write_pages_bulk(({"content": f"Other page {i}", "facets": {"title": f"Other {i:04d}"}} for i in range(1_000)),
+                        "project:other", batch_size=1000)
+    st.close()
+    return path
+
+
+# Snapshots live in tests/tui/snapshots/<test file>/ (pytest-textual-snapshot's snap_compare looks the
+# extension class up in its module at call time, so a subclass there moves the folder).
+try:
+    import pytest_textual_snapshot as _pts
+
+    class _SnapshotsHere(_pts.SVGImageExtension):
+        @classmethod
+        def dirname(cls, *, test_location) -> str:
+            return str(Path(test_location.filepath).parent / "snapshots" / test_location.basename)
+
+    _pts.SVGImageExtension = _SnapshotsHere
+except ImportError:  # pragma: no cover - the snapshot tests are skipped without the plugin
+    pass

@@ -1,0 +1,41 @@
+"""Small helpers for driving the app in Pilot tests."""
+
+from __future__ import annotations
+
+from pcp_tui.widgets.page_list import PageList
+
+
+async def settle(app, pilot, rounds: int = 3) -> None:
+    """Let workers finish and their answers land (answers may start new workers)."""
+    for _ in range(rounds):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def page_list(app) -> PageList:
+    return app.screen.query_one(PageList)
+
+
+async def select_page(app, pilot, page_id: str) -> None:
+    """Put the page-list cursor next to a page, then step onto it with a key (as a person would)."""
+    rows = page_list(app).rows
+    index = next(i for i, r in enumerate(rows) if r["page_id"] == page_id)
+    page_list(app).focus()
+    if index == 0:
+        page_list(app).cursor = 1 if len(rows) > 1 else 0
+        await pilot.press("up")
+    else:
+        page_list(app).cursor = index - 1
+        await pilot.press("down")
+    await settle(app, pilot)
+    assert page_list(app).current["page_id"] == page_id
+
+
+async def type_into(app, pilot, selector: str, text: str) -> None:
+    """Focus a field and type into it, key by key."""
+    widget = app.screen.query_one(selector)
+    widget.focus()
+    await pilot.pause()
+    if hasattr(widget, "value"):
+        widget.value = ""
+    await pilot.press(*text)

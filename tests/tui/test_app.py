@@ -1,0 +1,154 @@
+"""The app as a whole: welcome and import, the demo, reviews, keymap, themes, help, palette, quitting."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import page_list, settle, type_into
+from pcp_tui import commands
+from pcp_tui.screens.confirm import ConfirmScreen
+from pcp_tui.screens.help import HelpScreen
+from pcp_tui.screens.main import MainScreen
+from pcp_tui.screens.recommendations import RecommendationsScreen
+from pcp_tui.screens.welcome import WelcomeScreen
+
+SIZE = (120, 40)
+
+
+async def test_empty_store_welcomes_and_imports_with_progress(demo_store, empty_store, make_app, workdir):
+    demo, refs = demo_store
+    export = workdir / "from-demo.jsonl"
+    demo.export(export)
+    app = make_app(empty_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.screen, WelcomeScreen)
+        app.screen.query_one("#source").value = "export"
+        await type_into(app, pilot, "#path", str(export))
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert "Imported" in str(app.screen.query_one("#result").render())
+        assert app.screen.query_one("#progress").percentage == 1.0
+        await pilot.press("escape")  # to the pages
+        await settle(app, pilot)
+        assert isinstance(app.screen, MainScreen)
+        assert len(page_list(app).rows) > 10
+    assert empty_store.read_pages([refs["alpha-outline"]])["results"][0]["revision"]["page_id"] == refs["alpha-outline"]
+
+
+async def test_welcome_opens_the_demo_and_leaves_the_store_alone(empty_store, make_app, workdir, monkeypatch):
+    monkeypatch.setenv("PCP_DEMO_DB", str(workdir / "the-demo.db"))
+    app = make_app(empty_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+d")
+        await settle(app, pilot, rounds=5)
+        assert isinstance(app.screen, MainScreen)
+        assert app.demo_mode and app.store.path == workdir / "the-demo.db"
+        assert len(page_list(app).rows) > 10
+    from store import Store
+
+    with Store.open(Path("empty.db")) as again:
+        assert again.list_pages(status="all")["pages"] == []
+
+
+async def test_reviews_list_recommendations_and_tombstone_after_asking(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "1 tombstone recommendation" in str(app.screen.query_one("#status-line").render())
+        await pilot.press("f4")
+        await settle(app, pilot)
+        assert isinstance(app.screen, RecommendationsScreen)
+        assert app.screen.query_one("#reviews-table").row_count == 1
+        await pilot.press("t")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await settle(app, pilot)
+    head = store.read_pages([refs["garden-idea"]], projections=("manifest",))["results"][0]["revision"]
+    assert head["lifecycle_status"] == "tombstoned"
+
+
+async def test_user_keymap_remaps_and_a_broken_one_is_a_notice(demo_store, make_app, workdir):
+    store, refs = demo_store
+    config = workdir / "config"
+    config.mkdir(exist_ok=True)
+    (config / "keymap.toml").write_text('archive = "z"\nquit = "ctrl+x"\nnot_a_command = "k"\n', encoding="utf-8")
+    app = make_app(store)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(app, pilot)
+        assert any("not_a_command" in n.message for n in app._notifications)
+        await pilot.press("z")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen)  # z now archives (after asking)
+        await pilot.press("escape")
+        await pilot.press("ctrl+x")
+        await settle(app, pilot)
+    assert app.return_code == 0
+    (config / "keymap.toml").write_text("archive = [broken\n", encoding="utf-8")
+    app = make_app(store)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(app, pilot)
+        assert any("could not be read" in n.message for n in app._notifications)
+        assert isinstance(app.screen, MainScreen)
+
+
+async def test_themes_from_files_a_broken_one_is_a_notice_and_the_choice_is_remembered(demo_store, workdir):
+    from pcp_tui.app import PcpApp
+
+    store, refs = demo_store
+    config = workdir / "config"
+    (config / "themes").mkdir(parents=True)
+    (config / "themes" / "mine.toml").write_text('name = "mine"\nprimary = "#336699"\n[variables]\n'
+                                                  'lifecycle-tombstoned = "#ff00ff"\n', encoding="utf-8")
+    (config / "themes" / "bad.json").write_text('{"name": "bad", "primary": "not a colour"}', encoding="utf-8")
+    app = PcpApp(store.path, store=store, config_folder=config, cursor_blink=False, use_pyperclip=False)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(app, pilot)
+        assert app.theme == "pcp-dark"
+        assert {"pcp-dark", "pcp-light", "pcp-high-contrast", "mine"} <= set(app.available_themes)
+        assert "bad" not in app.available_themes
+        assert any("bad.json" in n.message for n in app._notifications)
+        assert app.get_css_variables()["lifecycle-archived"]  # app variables are declared for every theme
+        app.theme = "pcp-light"
+        await pilot.pause()
+    assert 'theme = "pcp-light"' in (config / "config.toml").read_text(encoding="utf-8")
+    app = PcpApp(store.path, store=store, config_folder=config, cursor_blink=False, use_pyperclip=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.theme == "pcp-light"
+
+
+async def test_help_lists_every_key_and_the_palette_every_command(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        palette = {c.title for c in app.get_system_commands(app.screen)}
+        main_titles = {c.title for c in commands.for_screen("main") if c.id != "command_palette"}
+        assert main_titles <= palette and "Theme: pcp-high-contrast" in palette
+        await pilot.press("f1")
+        await settle(app, pilot)
+        assert isinstance(app.screen, HelpScreen)
+        table = app.screen.query_one("#keys")
+        ids = {table.get_row_at(i)[4] for i in range(table.row_count)}
+        assert {c.id for c in commands.COMMANDS} <= ids
+        await pilot.press("escape")
+        await pilot.press("ctrl+p")
+        await settle(app, pilot)
+        assert app.screen.__class__.__name__ == "CommandPalette"
+        await pilot.press(*"Your rights", "enter")
+        await settle(app, pilot)
+        assert app.screen.__class__.__name__ == "RightsScreen"
+
+
+async def test_ctrl_q_quits_with_status_zero(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+    assert app.return_code == 0

@@ -1,0 +1,59 @@
+"""A 100,000-page store: the app opens it and moves through it a window at a time, never loading it all."""
+
+from __future__ import annotations
+
+import time
+
+from helpers import page_list, settle
+from pcp_tui.widgets.inspector import Inspector
+from pcp_tui.widgets.scope_tree import ScopeTree
+
+SIZE = (120, 40)
+
+
+async def test_opens_and_navigates_100k_pages_by_windows(big_store_path, workdir):
+    from store import Store
+
+    from pcp_tui.app import PcpApp
+
+    store = Store.open(big_store_path)
+    app = PcpApp(store.path, store=store, config_folder=workdir / "config", theme="pcp-dark", cursor_blink=False,
+                 use_pyperclip=False)
+    async with app.run_test(size=SIZE) as pilot:
+        started = time.perf_counter()
+        await settle(app, pilot)
+        assert time.perf_counter() - started < 10
+        pages = page_list(app)
+        assert len(pages.rows) == 100 and pages.more  # one window, not 100,000 rows
+        first = pages.rows[0]["page_id"]
+        for _ in range(8):
+            await pilot.press("pagedown")
+        await settle(app, pilot)
+        assert pages.cursor > 60
+        loaded = len(pages.rows)
+        assert 100 < loaded <= 400  # the next windows arrived as the cursor came near the end
+        await pilot.press("end")
+        await settle(app, pilot)
+        assert len(pages.rows) > loaded and len(pages.rows) <= loaded + 200
+        ids = [r["page_id"] for r in pages.rows]
+        assert len(ids) == len(set(ids)) and ids[0] == first  # keyset windows neither repeat nor skip
+        times = [r["sort_time"] for r in pages.rows]
+        assert times == sorted(times, reverse=True)
+        assert app.screen.query_one(Inspector).page["page_id"] == pages.current["page_id"]
+        await pilot.press("home")
+        await settle(app, pilot)
+        assert pages.cursor == 0
+        # switch scope
+        tree = app.screen.query_one(ScopeTree)
+        other = next(n for g in tree.root.children for n in g.children if str(n.label).startswith("project:other"))
+        tree.focus()
+        tree.move_cursor(other)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert {r["namespace"] for r in pages.rows} == {"project:other"} and len(pages.rows) == 100
+        # search
+        await pilot.press("0", "slash", *"topic 42", "enter")
+        await settle(app, pilot)
+        assert pages.rows and all("topic 42" in r["snippet"] for r in pages.rows)
+        assert len(pages.rows) % 50 == 0 and len(pages.rows) <= 150 and pages.more  # search windows of 50
+    store.close()

@@ -1,0 +1,177 @@
+"""Browsing: scopes, the page list (sort, status and author filters, search), and the inspector tabs."""
+
+from __future__ import annotations
+
+from helpers import page_list, select_page, settle, type_into
+from pcp_tui.widgets.diff import DiffView
+from pcp_tui.widgets.graph import GraphView
+from pcp_tui.widgets.inspector import Inspector
+from pcp_tui.widgets.provenance import ProvenanceTree
+from pcp_tui.widgets.relations import RelationList
+from pcp_tui.widgets.scope_tree import ScopeTree
+
+SIZE = (120, 40)
+
+
+def titles(app):
+    return [r["title"] for r in page_list(app).rows]
+
+
+async def test_opens_on_the_pages_with_the_newest_first_and_inspects_it(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        rows = page_list(app).rows
+        assert rows[0]["page_id"] == refs["alpha-outline"]  # observed last
+        assert "Lemma: every product" not in titles(app)  # tombstoned pages are not listed by default
+        assert "Old to-do list" not in titles(app)  # nor archived ones
+        inspector = app.screen.query_one(Inspector)
+        assert inspector.page["page_id"] == refs["alpha-outline"]
+        assert "Thesis outline" in str(app.screen.query_one("#inspector-title").render())
+        tree = app.screen.query_one(ScopeTree)
+        labels = [str(n.label) for n in tree.root.children]
+        assert any(label.startswith("project") for label in labels)
+        scope_nodes = [str(n.label).split()[0] for g in tree.root.children for n in g.children]
+        assert "project:alpha" in scope_nodes and "user:me" in scope_nodes
+        # conversation scopes sit under their parent project
+        alpha = next(n for g in tree.root.children for n in g.children if str(n.label).startswith("project:alpha"))
+        assert [str(c.label).split()[0] for c in alpha.children] == ["conversation:chatgpt-tychonoff"]
+
+
+async def test_scope_selection_sort_status_and_author_filters(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        tree = app.screen.query_one(ScopeTree)
+        garden = next(n for g in tree.root.children for n in g.children if str(n.label).startswith("project:garden"))
+        await pilot.press("ctrl+s")  # focus the scopes
+        tree.move_cursor(garden)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert {r["namespace"] for r in page_list(app).rows} == {"project:garden", "conversation:claude-watering"}
+        await pilot.press("ctrl+l", "o")  # sort by title
+        await settle(app, pilot)
+        assert titles(app) == sorted(titles(app))
+        await pilot.press("0", "f")  # every scope, status: all (but tombstoned)
+        await settle(app, pilot)
+        assert "Old to-do list" in titles(app) and "Thesis outline (first draft)" in titles(app)
+        await pilot.press("f")  # archived only
+        await settle(app, pilot)
+        assert titles(app) == ["Old to-do list"]
+        await pilot.press("f", "f")  # tombstoned
+        await settle(app, pilot)
+        assert [r["page_id"] for r in page_list(app).rows] == [refs["alpha-wrong-lemma"]]
+        await pilot.press("f", "w", "w")  # active again; written by a model
+        await settle(app, pilot)
+        assert {r["page_id"] for r in page_list(app).rows} == {refs["alpha-summary"], refs["garden-idea"]}
+
+
+async def test_search_is_debounced_and_highlights_the_match(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("slash")
+        assert app.focused.id == "search"
+        await pilot.press(*"紧致性")
+        await pilot.pause(0.5)  # the debounce
+        await settle(app, pilot)
+        rows = page_list(app).rows
+        assert refs["alpha-proof"] in {r["page_id"] for r in rows}
+        assert all("snippet" in r for r in rows)
+        assert page_list(app).query == "紧致性"
+        line = page_list(app).render_line(0)
+        assert "紧致性" in line.text or "紧" in line.text
+        await pilot.press("ctrl+t")  # exact mode
+        await settle(app, pilot)
+        assert "(exact)" in str(app.screen.query_one("#list-status").render())
+        assert refs["alpha-proof"] in {r["page_id"] for r in page_list(app).rows}
+
+
+async def test_revisions_tab_diffs_any_two_revisions(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-outline"])
+        await pilot.press("2")
+        await settle(app, pilot)
+        diff = app.screen.query_one(DiffView)
+        text = str(diff.render())
+        assert "+6. 附录" in text and "-4. Tychonoff's theorem (finite case first)" in text
+        await pilot.press("v")
+        await settle(app, pilot)
+        assert diff.layout_mode == "side-by-side" and " │ " in str(diff.render())
+        history = app.screen.query_one("#history")
+        history.focus()
+        history.highlighted = 2  # the oldest revision: compare it with itself (no earlier one)
+        await pilot.press("enter")
+        await pilot.press("v")  # back to unified
+        await settle(app, pilot)
+        assert diff.layout_mode == "unified" and "same content" in str(diff.render())
+
+
+async def test_provenance_expands_lazily_back_to_the_sources(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-proof"])
+        await pilot.press("3")
+        await settle(app, pilot)
+        tree = app.screen.query_one(ProvenanceTree)
+        derive = next(n for n in tree.root.children if str(n.label).startswith("derive"))
+        notes = derive.children[0]
+        assert "紧致性 reading notes" in str(notes.label) and not notes.children
+        tree.focus()
+        tree.move_cursor(notes)
+        await pilot.press("space")  # expand: one store read for this level
+        await settle(app, pilot)
+        assert notes.children and str(notes.children[0].label).startswith("write by user:owner")
+
+
+async def test_relations_follow_and_graph(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["chat-conv"])
+        await pilot.press("4")
+        await settle(app, pilot)
+        relations = app.screen.query_one(RelationList)
+        prompts = [str(relations.get_option_at_index(i).prompt) for i in range(relations.option_count)]
+        assert prompts[0].startswith("outgoing · contains (3)")
+        graph = app.screen.query_one(GraphView)
+        lines = [str(graph.get_option_at_index(i).prompt) for i in range(graph.option_count)]
+        assert lines[0].startswith("◉ ChatGPT")
+        assert any("─contains─▶" in line for line in lines)
+        assert any("responds_to" in line for line in lines)  # two hops out
+        relations.focus()
+        relations.highlighted = 1
+        await pilot.press("enter")  # follow the first relation
+        await settle(app, pilot)
+        inspector = app.screen.query_one(Inspector)
+        assert inspector.page["page_id"] in {refs["chat-q"], refs["chat-a"], refs["chat-q2"]}
+
+
+async def test_facets_and_raw_tabs(demo_store, make_app):
+    import json
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["garden-schedule"])
+        await pilot.press("5")
+        await settle(app, pilot)
+        assert "plan_week" in str(app.screen.query_one("#facets-text").render())
+        await pilot.press("6")
+        await settle(app, pilot)
+        raw = str(app.screen.query_one("#raw-text").render())
+        assert json.loads(raw) == store.read_pages([refs["garden-schedule"]])  # the same JSON as `pcp read --json`
+        await pilot.press("1")
+        await settle(app, pilot)
+        content = str(app.screen.query_one("#content-text").render())
+        assert "def needs_water" in content  # code is shown as code, not as Markdown

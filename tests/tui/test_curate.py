@@ -1,0 +1,255 @@
+"""Curating from the app: each action path changes the store (and a cancelled one changes nothing)."""
+
+from __future__ import annotations
+
+import pytest
+from store import NotFound
+
+from helpers import page_list, select_page, settle, type_into
+from pcp_tui.screens.confirm import ConfirmScreen
+from pcp_tui.screens.delete import DeleteScreen
+from pcp_tui.screens.link import LinkScreen
+from pcp_tui.screens.revise import ReviseScreen
+from pcp_tui.widgets.fields import Editor
+
+SIZE = (120, 40)
+
+
+def status_of(store, page_id):
+    return store.read_pages([page_id], projections=("manifest",))["results"][0]["revision"]["lifecycle_status"]
+
+
+def head_of(store, page_id):
+    return store.read_pages([page_id])["results"][0]["revision"]
+
+
+async def test_archive_asks_first_and_a_cancel_changes_nothing(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-bib"])
+        await pilot.press("a")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert app.screen.focused.id == "cancel"  # the safe button has the focus
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert status_of(store, refs["alpha-bib"]) == "active"
+        await pilot.press("a")
+        await settle(app, pilot)
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert status_of(store, refs["alpha-bib"]) == "archived"
+        assert page_list(app).current["lifecycle_status"] == "archived"
+        await pilot.press("a", "y")  # archived -> restore
+        await settle(app, pilot)
+        assert status_of(store, refs["alpha-bib"]) == "active"
+
+
+async def test_tombstone_and_untombstone(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["garden-idea"])
+        await pilot.press("t")
+        await settle(app, pilot)
+        assert "withdrawn from every search" in str(app.screen.query_one(".dialog-body").render())
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert status_of(store, refs["garden-idea"]) == "active"
+        await pilot.press("t", "y")
+        await settle(app, pilot)
+        assert status_of(store, refs["garden-idea"]) == "tombstoned"
+        assert refs["garden-idea"] not in [h["page_id"] for h in store.search_pages("sensor")["hits"]]
+        await pilot.press("t", "y")
+        await settle(app, pilot)
+        assert status_of(store, refs["garden-idea"]) == "active"
+
+
+async def test_suppress_for_one_context(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["garden-readme"])
+        await pilot.press("s")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#field-context", "chat-42")
+        await pilot.press("y")  # typed into the field: y is a letter there
+        app.screen.query_one("#confirm").focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+    found = {h["page_id"] for h in store.search_pages("watering", context_id="chat-42y")["hits"]}
+    assert refs["garden-readme"] not in found
+    assert refs["garden-readme"] in {h["page_id"] for h in store.search_pages("watering")["hits"]}
+    assert status_of(store, refs["garden-readme"]) == "active"  # suppression is not a lifecycle change
+
+
+async def test_revise_writes_a_new_revision(demo_store, make_app):
+    store, refs = demo_store
+    before = head_of(store, refs["me-reading"])
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["me-reading"])
+        await pilot.press("e")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviseScreen)
+        editor = app.screen.query_one(Editor)
+        editor.move_cursor(editor.document.end)
+        await pilot.press(*"- Halmos", "enter")
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ReviseScreen)
+    after = head_of(store, refs["me-reading"])
+    assert after["revision_id"] != before["revision_id"]
+    assert after["previous_revision_id"] == before["revision_id"]
+    assert after["payload"]["content"].rstrip().endswith("- Halmos")
+
+
+async def test_a_revise_conflict_keeps_the_draft(demo_store, make_app):
+    store, refs = demo_store
+    page = refs["me-prefs"]
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, page)
+        await pilot.press("e")
+        await settle(app, pilot)
+        editor = app.screen.query_one(Editor)
+        editor.text = "my draft, written while someone else revised"
+        # Someone else (another process, a model client) revises the page meanwhile.
+        other = store.revise_page(page, head_of(store, page)["revision_id"], content="the other change")
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviseScreen), "the dialog stays open on a conflict"
+        assert app.screen.conflicted and app.screen.query_one("#conflict").display
+        assert app.screen.query_one(Editor).text == "my draft, written while someone else revised"
+        assert head_of(store, page)["revision_id"] == other["revision_id"]  # nothing of ours was written
+        await pilot.press("ctrl+s")  # saving again puts the draft on top of the new head
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ReviseScreen)
+    head = head_of(store, page)
+    assert head["previous_revision_id"] == other["revision_id"]
+    assert head["payload"]["content"] == "my draft, written while someone else revised"
+
+
+async def test_link_to_a_page_picked_by_search(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["me-reading"])
+        await pilot.press("l")
+        await settle(app, pilot)
+        assert isinstance(app.screen, LinkScreen)
+        await type_into(app, pilot, "#find", "Bibliography")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await pilot.press("down", "enter")
+        await settle(app, pilot)
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, LinkScreen)
+    rels = store.read_pages([refs["me-reading"]], projections=("relations",))["results"][0]["relations"]
+    assert [(r["relation_type"], r["to_page_id"]) for r in rels["outgoing"]] == [("related_to", refs["alpha-bib"])]
+
+
+async def test_cancelled_delete_changes_nothing(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-bib"])
+        await pilot.press("D")
+        await settle(app, pilot)
+        assert isinstance(app.screen, DeleteScreen)
+        assert "Erases 1 page(s)" in str(app.screen.query_one("#plan").render())
+        await type_into(app, pilot, "#typed", "WRONG1")
+        assert app.screen.query_one("#confirm").disabled
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, DeleteScreen)
+    assert head_of(store, refs["alpha-bib"])["page_id"] == refs["alpha-bib"]
+    assert store.list_receipts()["receipts"] == []
+
+
+async def test_confirmed_delete_erases_and_shows_the_receipt(demo_store, make_app):
+    store, refs = demo_store
+    page = refs["alpha-bib"]
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, page)
+        await pilot.press("D")
+        await settle(app, pilot)
+        assert f"last 6 characters of {page}" in str(app.screen.query_one("#typed-label").render())
+        await type_into(app, pilot, "#typed", page[-6:])
+        assert not app.screen.query_one("#confirm").disabled
+        app.screen.query_one("#confirm").focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, DeleteScreen)
+        receipt = store.list_receipts()["receipts"][0]
+        shown = str(app.screen.query_one("#plan").render())
+        assert receipt["receipt_id"] in shown and "Deleted." in shown
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert page not in [r["page_id"] for r in page_list(app).rows]
+    with pytest.raises(NotFound):
+        store.read_pages([page])
+    assert receipt["page_ids"] == [page]
+
+
+async def test_delete_can_cascade_to_derived_pages(demo_store, make_app):
+    store, refs = demo_store
+    page = refs["alpha-proof"]  # the model-written summary derives from it
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, page)
+        await pilot.press("D")
+        await settle(app, pilot)
+        assert "derived from it" in str(app.screen.query_one("#plan").render())
+        await pilot.press("ctrl+k")
+        await settle(app, pilot)
+        assert "Erases 2 page(s)" in str(app.screen.query_one("#plan").render())
+        await type_into(app, pilot, "#typed", page[-6:])
+        app.screen.query_one("#confirm").focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await pilot.press("escape")
+        await settle(app, pilot)
+    for gone in (page, refs["alpha-summary"]):
+        with pytest.raises(NotFound):
+            store.read_pages([gone])
+
+
+async def test_revise_in_editor_suspends_the_app_and_reads_the_draft_back(demo_store, make_app, monkeypatch):
+    import contextlib
+    import sys
+
+    store, refs = demo_store
+    editor = f"{sys.executable} -c \"import sys; open(sys.argv[1], 'a').write('from the editor')\""
+    monkeypatch.setenv("VISUAL", editor)
+    app = make_app(store)
+    suspended = []
+
+    @contextlib.contextmanager
+    def suspend():  # a headless run has no terminal to hand over; record that the app would
+        suspended.append(True)
+        yield
+
+    monkeypatch.setattr(app, "suspend", suspend)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["me-reading"])
+        await pilot.press("E")
+        await settle(app, pilot)
+        assert suspended and app.screen.query_one(Editor).text.endswith("from the editor")
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+    assert head_of(store, refs["me-reading"])["payload"]["content"].endswith("from the editor")

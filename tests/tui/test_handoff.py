@@ -1,0 +1,90 @@
+"""Handoff from the app: basket, preview, copy (clipboard + ledger), continue a chat, the ledger per page."""
+
+from __future__ import annotations
+
+from helpers import page_list, select_page, settle, type_into
+from pcp_tui.screens.confirm import ConfirmScreen
+from pcp_tui.screens.handoff import HandoffScreen
+
+SIZE = (120, 40)
+
+
+async def _basket(app, pilot, *page_ids):
+    for page_id in page_ids:
+        await select_page(app, pilot, page_id)
+        await pilot.press("space")
+    await settle(app, pilot)
+
+
+async def test_copy_puts_the_bundle_on_the_clipboard_and_records_the_ledger(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await _basket(app, pilot, refs["alpha-outline"], refs["alpha-proof"])
+        assert [b["page_id"] for b in app.basket] == [refs["alpha-outline"], refs["alpha-proof"]]
+        assert refs["alpha-outline"] in page_list(app).marked
+        await pilot.press("f3")
+        await settle(app, pilot)
+        assert isinstance(app.screen, HandoffScreen)
+        await pilot.press("ctrl+b")
+        await settle(app, pilot)
+        summary = str(app.screen.query_one("#preview-summary").render())
+        assert "bytes" in summary and "tokens (estimated)" in summary and "2 entries" in summary
+        await type_into(app, pilot, "#label", "Claude: thesis")
+        await pilot.press("ctrl+y")
+        await settle(app, pilot)
+        ledger = store.handoffs(label="Claude: thesis")["handoffs"]
+        assert len(ledger) == 1
+        assert app.clipboard.rstrip().endswith(f"sha256:{ledger[0]['digest'].split(':')[-1]}")
+        assert refs["alpha-proof"] in app.clipboard
+        assert "osc52" in str(app.screen.query_one("#copy-result").render())
+        # which chats saw this page?
+        basket = app.screen.query_one("#basket")
+        basket.focus()
+        basket.highlighted = 1
+        await settle(app, pilot)
+        assert "Chats that saw" in str(app.screen.query_one("#ledger-note").render())
+        assert app.screen.query_one("#ledger-table").row_count == 1
+
+
+async def test_continue_a_chat_copies_only_the_continuation(demo_store, make_app):
+    store, refs = demo_store
+    store.copy(ids=[refs["garden-readme"]], label="ChatGPT: garden")
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await _basket(app, pilot, refs["garden-decision"])
+        await pilot.press("f3")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#label", "ChatGPT: garden")
+        await pilot.press("ctrl+o")
+        await settle(app, pilot)
+    assert app.clipboard.startswith("continues pcp-bundle sha256:")
+    assert refs["garden-decision"] in app.clipboard and refs["garden-readme"] not in app.clipboard
+    assert len(store.handoffs(label="ChatGPT: garden")["handoffs"]) == 2
+
+
+async def test_mixed_scopes_warn_and_ask_before_copying(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await _basket(app, pilot, refs["alpha-outline"], refs["me-prefs"])
+        await pilot.press("f3")
+        await settle(app, pilot)
+        await pilot.press("ctrl+b")
+        await settle(app, pilot)
+        assert "⚠" in str(app.screen.query_one("#preview-summary").render())
+        await type_into(app, pilot, "#label", "Mixed chat")
+        await pilot.press("ctrl+y")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")  # no copy
+        await settle(app, pilot)
+        assert store.handoffs(label="Mixed chat")["handoffs"] == []
+        await pilot.press("ctrl+y")
+        await settle(app, pilot)
+        await pilot.press("y")
+        await settle(app, pilot)
+    assert len(store.handoffs(label="Mixed chat")["handoffs"]) == 1

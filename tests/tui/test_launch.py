@@ -1,0 +1,70 @@
+"""`pcp`, `pcp demo` and `pcp serve` start the app on the right store (the app itself is replaced by a recorder)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from pcp_tui import cli, launch
+
+
+@pytest.fixture
+def started(monkeypatch):
+    calls = []
+    monkeypatch.setattr(launch, "run_app", lambda db, demo=False: calls.append(("app", db, demo)) or 0)
+    monkeypatch.setattr(cli, "_at_terminal", lambda: True)
+    return calls
+
+
+def test_pcp_opens_the_app_on_the_default_store(started, monkeypatch, tmp_path):
+    monkeypatch.setenv("PCP_DB", str(tmp_path / "env.db"))
+    assert cli.main([]) == 0
+    assert cli.main(["--db", str(tmp_path / "given.db")]) == 0
+    assert started == [("app", tmp_path / "env.db", False), ("app", tmp_path / "given.db", False)]
+
+
+def test_pcp_with_json_and_no_subcommand_is_still_a_usage_error(started, capsys):
+    assert cli.main(["--json"]) == 2
+    assert '"usage"' in capsys.readouterr().out and started == []
+
+
+def test_pcp_demo_never_uses_pcp_db(started, monkeypatch, tmp_path):
+    monkeypatch.setenv("PCP_DB", str(tmp_path / "mine.db"))
+    monkeypatch.setenv("PCP_DEMO_DB", str(tmp_path / "demo-env.db"))
+    assert cli.main(["demo"]) == 0
+    assert cli.main(["--db", str(tmp_path / "d.db"), "demo"]) == 0
+    monkeypatch.delenv("PCP_DEMO_DB")
+    assert cli.main(["demo"]) == 0
+    assert started[0] == ("app", tmp_path / "demo-env.db", True)
+    assert started[1] == ("app", tmp_path / "d.db", True)
+    assert started[2][1].name == "demo.db" and started[2][1] != tmp_path / "mine.db"
+
+
+def test_pcp_serve_binds_to_loopback_and_runs_the_app_command(monkeypatch, tmp_path):
+    served = {}
+
+    class FakeServer:
+        def __init__(self, command, host, port, title):
+            served.update(command=command, host=host, port=port)
+
+        def serve(self):
+            served["running"] = True
+
+    import textual_serve.server
+
+    monkeypatch.setattr(textual_serve.server, "Server", FakeServer)
+    assert cli.main(["--db", str(tmp_path / "s.db"), "serve", "--port", "8123"]) == 0
+    assert served["host"] == "127.0.0.1" and served["port"] == 8123 and served["running"]
+    assert served["command"].startswith(sys.executable) and "-m pcp_tui.launch" in served["command"]
+    assert str((tmp_path / "s.db").resolve()) in served["command"]
+
+
+def test_the_demo_content_ships_inside_the_package():
+    from importlib import resources
+
+    text = resources.files("pcp_tui").joinpath("data/demo.jsonl").read_text(encoding="utf-8")
+    assert "紧致性" in text and '"op": "tombstone"' in text
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8")
+    assert "data/*.jsonl" in pyproject and "textual-serve" in pyproject

@@ -1,0 +1,98 @@
+"""Your rights: export (file written, path shown), delete a whole scope (typed confirmation, receipt), audit log."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from store import NotFound
+
+from helpers import settle, type_into
+from pcp_tui.screens.rights import RightsScreen
+
+SIZE = (120, 40)
+
+
+async def test_export_everything_writes_the_file_and_shows_its_path(demo_store, make_app, workdir):
+    store, refs = demo_store
+    app = make_app(store)
+    out = workdir / "mine.jsonl"
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f2")
+        await settle(app, pilot)
+        assert isinstance(app.screen, RightsScreen)
+        assert app.screen.query_one("#export-path").value.startswith("exports/pcp-export-")
+        await type_into(app, pilot, "#export-path", str(out))
+        await pilot.press("ctrl+x")
+        await settle(app, pilot)
+        shown = str(app.screen.query_one("#export-result").render())
+        assert str(out) in shown and "Exported" in shown
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0])["kind"] == "pcp.export.v1"
+    assert json.loads(lines[-1])["kind"] == "pcp.export.end"
+    assert sum(1 for line in lines if json.loads(line)["kind"] == "page") == len(refs)
+
+
+async def test_export_chosen_scopes_only(demo_store, make_app, workdir):
+    store, refs = demo_store
+    app = make_app(store)
+    out = workdir / "me.jsonl"
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f2")
+        await settle(app, pilot)
+        scopes = app.screen.query_one("#export-scopes")
+        scopes.select("user:me")
+        await type_into(app, pilot, "#export-path", str(out))
+        await pilot.press("ctrl+x")
+        await settle(app, pilot)
+    pages = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    namespaces = {p["namespace"] for p in pages if p["kind"] == "page"}
+    assert namespaces == {"user:me"}
+
+
+async def test_delete_a_whole_scope_with_typed_confirmation(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f2")
+        await settle(app, pilot)
+        app.screen.query_one("#rights-tabs").active = "delete-scope"
+        await pilot.pause()
+        app.screen.query_one("#scope-choice").value = "user:me"
+        await settle(app, pilot)
+        assert "2 pages" in str(app.screen.query_one("#scope-plan").render())
+        await type_into(app, pilot, "#scope-typed", "user:m")
+        assert app.screen.query_one("#scope-run").disabled  # not the namespace yet
+        await pilot.press("e")
+        assert not app.screen.query_one("#scope-run").disabled
+        app.screen.query_one("#scope-run").focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert "Deleted." in str(app.screen.query_one("#scope-result").render())
+    assert "user:me" not in {s["namespace"] for s in store.list_scopes(limit=100)["scopes"]}
+    with pytest.raises(NotFound):
+        store.read_pages([refs["me-prefs"]])
+    assert store.list_receipts()["receipts"][0]["namespace"] == "user:me"
+
+
+async def test_audit_log_is_paged(demo_store, make_app):
+    store, refs = demo_store
+    for n in range(60):  # more events than one audit page
+        store.suppress_pages([refs["me-prefs"]], f"ctx-{n}")
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f2")
+        await settle(app, pilot)
+        table = app.screen.query_one("#audit-table")
+        assert table.row_count == 50
+        assert "loads more" in str(app.screen.query_one("#audit-note").render())
+        await pilot.press("ctrl+n")
+        await settle(app, pilot)
+        assert table.row_count == 100
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, RightsScreen)

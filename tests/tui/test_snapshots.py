@@ -1,0 +1,171 @@
+"""Snapshots of every screen (pytest-textual-snapshot): fixed demo data, ids and clock, theme, size, no blinking.
+
+Update after a deliberate change with `pytest tests/tui/test_snapshots.py --snapshot-update`, then look at
+the SVGs in tests/tui/snapshots/.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import select_page, settle, type_into
+
+pytest.importorskip("pytest_textual_snapshot")
+SIZE = (120, 40)
+
+
+def snap(snap_compare, app, steps=None):
+    async def run_before(pilot):
+        await settle(app, pilot)
+        if steps is not None:
+            await steps(pilot)
+            await settle(app, pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_main_screen(snap_compare, demo_store, make_app):
+    store, refs = demo_store
+    snap(snap_compare, make_app(store))
+
+
+def test_main_screen_light_theme(snap_compare, demo_store, make_app):
+    store, refs = demo_store
+    snap(snap_compare, make_app(store, theme="pcp-light"))
+
+
+def test_main_screen_high_contrast(snap_compare, demo_store, make_app):
+    store, refs = demo_store
+    snap(snap_compare, make_app(store, theme="pcp-high-contrast"))
+
+
+def test_search_results(snap_compare, demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+
+    async def steps(pilot):
+        await pilot.press("slash", *"tube lemma", "enter")
+
+    snap(snap_compare, app, steps)
+
+
+def test_revisions_diff(snap_compare, demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+
+    async def steps(pilot):
+        await select_page(app, pilot, refs["alpha-outline"])
+        await pilot.press("2")
+
+    snap(snap_compare, app, steps)
+
+
+def test_provenance(snap_compare, demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+
+    async def steps(pilot):
+        await select_page(app, pilot, refs["alpha-summary"])
+        await pilot.press("3")
+
+    snap(snap_compare, app, steps)
+
+
+def test_relations_graph(snap_compare, demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+
+    async def steps(pilot):
+        await select_page(app, pilot, refs["alpha-proof"])
+        await pilot.press("4")
+
+    snap(snap_compare, app, steps)
+
+
+def test_archive_confirmation(snap_compare, demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+
+    async def steps(pilot):
+        await select_page(app, pilot, refs["alpha-bib"])
+        await pilot.press("a")
+
+    snap(snap_compare, app, steps)
+
+
+def test_delete_plan(snap_compare, demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+
+    async def steps(pilot):
+        await select_page(app, pilot, refs["alpha-proof"])
+        await pilot.press("D")
+
+    snap(snap_compare, app, steps)
+
+
+def test_delete_receipt(snap_compare, demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+
+    async def steps(pilot):
+        await select_page(app, pilot, refs["me-reading"])
+        await pilot.press("D")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#typed", refs["me-reading"][-6:])
+        app.screen.query_one("#confirm").focus()
+        await pilot.press("enter")
+
+    snap(snap_compare, app, steps)
+
+
+def test_rights_export(snap_compare, demo_store, make_app):
+    store, refs = demo_store
+    snap(snap_compare, make_app(store), lambda pilot: pilot.press("f2"))
+
+
+def test_rights_audit_log(snap_compare, demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+
+    async def steps(pilot):
+        await pilot.press("f2")
+        await settle(app, pilot)
+        app.screen.query_one("#rights-tabs").active = "audit"
+
+    snap(snap_compare, app, steps)
+
+
+def test_handoff_preview(snap_compare, demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+
+    async def steps(pilot):
+        for ref in ("alpha-outline", "alpha-proof"):
+            await select_page(app, pilot, refs[ref])
+            await pilot.press("space")
+        await pilot.press("f3")
+        await settle(app, pilot)
+        await pilot.press("ctrl+b")
+
+    snap(snap_compare, app, steps)
+
+
+def test_revise_dialog(snap_compare, demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+
+    async def steps(pilot):
+        await select_page(app, pilot, refs["me-prefs"])
+        await pilot.press("e")
+
+    snap(snap_compare, app, steps)
+
+
+def test_help(snap_compare, demo_store, make_app):
+    store, refs = demo_store
+    snap(snap_compare, make_app(store), lambda pilot: pilot.press("f1"))
+
+
+def test_welcome(snap_compare, empty_store, make_app):
+    snap(snap_compare, make_app(empty_store))
