@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 import peewee as pw
 
@@ -70,7 +71,7 @@ def operation(name: str, *, write: bool = False, always_audit: bool = False) -> 
         def wrapper(self: "StoreCore", *args: Any, **kwargs: Any) -> Any:
             call = Call(name)
             started = time.perf_counter()
-            try:
+            with self._failures_audited(call, started):
                 if write:
                     with self._db.atomic("IMMEDIATE"):
                         result = fn(self, call, *args, **kwargs)
@@ -82,16 +83,6 @@ def operation(name: str, *, write: bool = False, always_audit: bool = False) -> 
                         with self._db.atomic("IMMEDIATE"):
                             self._append_audit(call, "allowed", started)
                 return result
-            except PcpError as exc:
-                self._audit_failure(call, exc, started)
-                raise
-            except pw.OperationalError as exc:
-                err = _storage_error(exc)
-                self._audit_failure(call, err, started)
-                raise err from None
-            except pw.DatabaseError as exc:
-                err = Invalid(f"The store file {self.path} is damaged or not a pcp store ({exc}).")
-                raise err from None
 
         return wrapper  # type: ignore[return-value]
 
@@ -181,6 +172,21 @@ class StoreCore:
              round((time.perf_counter() - started) * 1000, 3), error_code),
         )
 
+    @contextlib.contextmanager
+    def _failures_audited(self, call: Call, started: float) -> Iterator[None]:
+        """Turn storage errors into contract errors and record every failed or denied call."""
+        try:
+            yield
+        except PcpError as exc:
+            self._audit_failure(call, exc, started)
+            raise
+        except pw.OperationalError as exc:
+            err = _storage_error(exc)
+            self._audit_failure(call, err, started)
+            raise err from None
+        except pw.DatabaseError as exc:
+            raise Invalid(f"The store file {self.path} is damaged or not a pcp store ({exc}).") from None
+
     def _audit_failure(self, call: Call, exc: PcpError, started: float) -> None:
         decision = "denied" if exc.code == "forbidden" else "failed"
         try:
@@ -251,6 +257,16 @@ class StoreCore:
             "page_count": page_count,
             "last_activity": last_activity,
         }
+
+    def _resolve_revision(self, ident: str, call: Call) -> tuple[Any, Any]:
+        """(page, revision) for a page id (its head) or a revision id, if visible to this session."""
+        m = self._m
+        page = self._page_row(ident, call, "read")
+        if ids.id_kind(ident) == "rev":
+            rev = m.Revision.get(m.Revision.revision_id == ident)
+        else:
+            rev = m.Revision.get_by_id(page.head)
+        return page, rev
 
     def _scope_row(self, namespace: str) -> Any:
         return self._m.Scope.get_or_none(self._m.Scope.namespace == namespace)

@@ -14,13 +14,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-import peewee as pw
-
 from . import ids
 from . import validate as v
-from .core import Call, _storage_error, dumps
+from .core import Call, dumps
 from .db import FTS_TABLE
-from .errors import Invalid, PcpError
+from .errors import Invalid
 from .writes import DERIVATION_TYPES, WriteOps, fts_row, page_title
 
 
@@ -259,20 +257,12 @@ class ImportOps(WriteOps):
         """One transaction for one unit of an import: everything in it lands, or nothing does."""
         call = Call(operation)
         started = time.perf_counter()
-        try:
-            with self._db.atomic("IMMEDIATE"):
-                unit = ImportUnit(self, call, tool)
-                yield unit
-                unit.flush()
-                call.counts.update({k: n for k, n in unit.counts.items() if n})
-                self._append_audit(call, "allowed", started)
-        except PcpError as exc:
-            self._audit_failure(call, exc, started)
-            raise
-        except pw.OperationalError as exc:
-            err = _storage_error(exc)
-            self._audit_failure(call, err, started)
-            raise err from None
+        with self._failures_audited(call, started), self._db.atomic("IMMEDIATE"):
+            unit = ImportUnit(self, call, tool)
+            yield unit
+            unit.flush()
+            call.counts.update({k: n for k, n in unit.counts.items() if n})
+            self._append_audit(call, "allowed", started)
 
     def source_page_id(self, source_key: str) -> str | None:
         """The page id an adapter created for a source id, if any."""

@@ -146,16 +146,6 @@ class ReadOps(StoreCore):
             out.append(event)
         return out
 
-    def _load(self, ident: str, call: Call) -> tuple[Any, Any, Any]:
-        """(revision, page, scope) for a page id (head) or revision id visible to this session."""
-        m = self._m
-        page = self._page_row(ident, call, "read")
-        if ids.id_kind(ident) == "rev":
-            rev = m.Revision.get(m.Revision.revision_id == ident)
-        else:
-            rev = m.Revision.get_by_id(page.head)
-        return rev, page, page.scope
-
     # --- read_pages ---
 
     @operation("read_pages")
@@ -174,7 +164,8 @@ class ReadOps(StoreCore):
         results, readable = [], 0
         for ident in requested:
             try:
-                rev, page, scope = self._load(str(ident), call)
+                page, rev = self._resolve_revision(str(ident), call)
+                scope = page.scope
             except PcpError as exc:
                 results.append({"requested_id": ident, "error": exc.to_dict()})
                 continue

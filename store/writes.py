@@ -125,18 +125,6 @@ class WriteOps(StoreCore):
     def _principal_key(self) -> str:
         return f"{self.session.principal_type}:{self.session.principal_id}"
 
-    # --- resolving ids ---
-
-    def _resolve_revision(self, ident: str, call: Call) -> tuple[Any, Any]:
-        """(page, revision) for a page id (its head) or a revision id, if visible."""
-        m = self._m
-        page = self._page_row(ident, call, "read")
-        if ids.id_kind(ident) == "rev":
-            rev = m.Revision.get(m.Revision.revision_id == ident)
-        else:
-            rev = m.Revision.get_by_id(page.head)
-        return page, rev
-
     # --- the write path shared by write_page, ingest_event and importers ---
 
     def _create_page(
