@@ -126,6 +126,8 @@ def test_rights_export(snap_compare, demo_store, make_app):
 
 def test_rights_audit_log(snap_compare, demo_store, make_app):
     store, refs = demo_store
+    # Durations are measured, so they differ from run to run; the snapshot fixes them.
+    store._db.execute_sql("UPDATE audit_event SET duration_ms = 1.0")
     app = make_app(store)
 
     async def steps(pilot):
