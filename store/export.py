@@ -134,18 +134,24 @@ class ExportOps(ImportOps, ReadOps):
         return iter(())
 
     def _revision_lines(self, in_scopes: str) -> Iterator[dict]:
-        last_page, last_seq = "", 0
-        sql = (
-            "SELECT p.page_id, r.seq, r.revision_id, r.previous_revision_id, s.namespace, s.visibility, r.created_at, "
-            "r.observed_at, r.valid_from, r.valid_to, r.actor_type, r.actor_id, r.media_type, r.content, r.source_refs, "
-            "r.facets, r.provenance, r.content_digest, p.status, p.superseded, p.head = r.id "
-            "FROM page p JOIN revision r ON r.page_id = p.id JOIN scope s ON s.id = r.scope_id "
-            f"WHERE {in_scopes} AND (p.page_id > ? OR (p.page_id = ? AND r.seq > ?)) ORDER BY p.page_id, r.seq LIMIT ?"
-        )
+        """Revisions by (page_id, seq): pages walked in id order by their index, a batch at a time."""
+        last_page = ""
         while True:
-            rows = self._db.execute_sql(sql, (last_page, last_page, last_seq, STREAM_BATCH)).fetchall()
-            if not rows:
+            pages = self._db.execute_sql(
+                f"SELECT p.id, p.page_id FROM page p WHERE {in_scopes} AND p.page_id > ? ORDER BY p.page_id LIMIT ?",
+                (last_page, STREAM_BATCH),
+            ).fetchall()
+            if not pages:
                 return
+            marks = ",".join("?" * len(pages))
+            rows = self._db.execute_sql(
+                "SELECT p.page_id, r.seq, r.revision_id, r.previous_revision_id, s.namespace, s.visibility, "
+                "r.created_at, r.observed_at, r.valid_from, r.valid_to, r.actor_type, r.actor_id, r.media_type, "
+                "r.content, r.source_refs, r.facets, r.provenance, r.content_digest, p.status, p.superseded, "
+                "p.head = r.id FROM revision r JOIN page p ON p.id = r.page_id JOIN scope s ON s.id = r.scope_id "
+                f"WHERE r.page_id IN ({marks})", [pk for pk, _ in pages],
+            ).fetchall()
+            rows.sort(key=lambda r: (r[0], r[1]))
             for r in rows:
                 payload = None if r[12] is None else {"media_type": r[12], "content": r[13]}
                 yield {
@@ -157,7 +163,7 @@ class ExportOps(ImportOps, ReadOps):
                     "source_refs": json.loads(r[14]), "facets": json.loads(r[15]),
                     "provenance": json.loads(r[16]), "content_digest": r[17],
                 }
-            last_page, last_seq = rows[-1][0], rows[-1][1]
+            last_page = pages[-1][1]
 
     def _export_counts(self, scope_rows: list[Any], full: bool) -> dict:
         db = self._db
