@@ -115,14 +115,14 @@ def _fast_canonical_pack(data: bytes) -> "ContextPack | None":
                     return None
             elif s[-2] not in _ZERO_LOW2:
                 return None
-    if any(c[0] & 0xC0 == 0x80 for c in chunks):  # a chunk starting inside a character
-        return None
-    joined = b"".join(chunks)
+    # ASCII chunks are valid UTF-8 already (isascii is a fast word scan); only the others are decoded.
     try:
-        joined.decode("utf-8")  # with the check above, every chunk is valid UTF-8 on its own
+        for c in chunks:
+            if not c.isascii():
+                c.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    if len(joined) != total or digest_of() != digest:
+    if sum(map(len, chunks)) != total or digest_of() != digest:
         return None
     pack = ContextPack._trusted(tuple(chunks), quoted, digest)
     if pack._byte_count != byte_count:
