@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         ("scope switch: longest loop block", f"{figures['scope_block_ms']:,.1f} ms"),
         ("open page in a tab (median of 4)", f"{figures['open_page_ms']:,.1f} ms"),
         ("open page: longest loop block", f"{figures['open_block_ms']:,.1f} ms"),
-        ("search, last keystroke to hits (median of 10, incl. 300 ms debounce)",
+        ("search, last keystroke to hits (median of 10, incl. the debounce)",
          f"{figures['search_median_ms']:,.0f} ms"),
         ("search, worst of 10", f"{figures['search_max_ms']:,.0f} ms"),
         ("search: longest loop block", f"{figures['search_block_ms']:,.1f} ms"),

@@ -29,7 +29,7 @@ ACTORS = (None, "user", "model", "tool", "system")
 MODES = ("text", "exact")
 WINDOW = 100  # rows per list window (the store's maximum list size)
 SEARCH_WINDOW = 50  # hits per search window (the store's maximum)
-DEBOUNCE = 0.3
+DEBOUNCE = 0.15  # seconds of quiet typing before a search; results must land within 300 ms
 
 
 def list_fetch(store: Any, scopes: list[str] | None, status: str, order: str, actor: str | None):
