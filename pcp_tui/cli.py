@@ -155,6 +155,16 @@ def build_parser() -> _Parser:
     app_only.add_argument("--port", type=_int_at_least(1, "--port"), default=8000, metavar="N")
     app_only.add_argument("--demo", action="store_true", help="serve the demo store instead")
     app_only.set_defaults(parser=app_only)
+    app_only = sub.add_parser("mcp", help="stdio MCP server for a model client (needs pip install 'pcp[mcp]')",
+                              description="Serve the store over stdio to a Model Context Protocol client as a model "
+                                          "client principal with exactly the grants given (fixed at start).")
+    app_only.add_argument("--client-id", required=True, metavar="ID", help="the model client's principal id")
+    app_only.add_argument("--grant", dest="mcp_grants", action="append", default=[], metavar="NS=PERMS",
+                          help="repeatable: NS (or *, or a prefix ending in *) gets comma-separated permissions")
+    app_only.add_argument("--toolset", type=_one_of("--toolset", ("read", "write")), default="read",
+                          metavar="read|write", help="read (default): describe, list_scopes, search_pages, "
+                                                     "read_pages; write adds the writing tools")
+    app_only.set_defaults(parser=app_only)
     cmd("describe", "the store's capabilities", "capabilities", lambda st, a: st.describe_capabilities())
     cmd("doctor", "integrity check, counts, SQLite version, FTS state", "doctor", lambda st, a: st.doctor())
     p = cmd("scopes", "list the scopes you can see", "scopes",
@@ -577,6 +587,34 @@ def _open_app(args: argparse.Namespace, json_mode: bool) -> int:
     return launch.run_app(launch.store_path(args.db))
 
 
+def _mcp(args: argparse.Namespace, json_mode: bool) -> int:
+    """`pcp mcp`: the stdio MCP server (stdout belongs to the protocol; errors go to stderr)."""
+    if json_mode:
+        raise UsageError("pcp mcp speaks MCP on stdout and has no --json output", args.parser)
+    if args.as_model or args.grant:
+        raise UsageError("pcp mcp takes --client-id and --grant after the subcommand", args.parser)
+    if not args.mcp_grants:
+        raise UsageError("pcp mcp needs at least one --grant NS=PERMS", args.parser)
+    try:
+        from . import mcp_server
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types"):
+            raise
+        sys.stderr.write(f"{PROG}: the MCP server needs the mcp package: pip install 'pcp[mcp]'\n")
+        return 1
+    import store
+
+    path = args.db if args.db is not None else (os.environ.get("PCP_DB") or None)
+    try:
+        if path is not None and not str(path).strip():
+            raise CliError("invalid", "--db must not be empty")
+        return mcp_server.serve(path, args.client_id, args.mcp_grants, args.toolset)
+    except store.PcpError as exc:
+        return _fail(exc.code, exc.message, False)
+    except CliError as exc:
+        return _fail(exc.code, exc.message, False)
+
+
 def _run(argv: list[str], json_mode: bool) -> int:
     parser = build_parser()
     try:
@@ -593,6 +631,8 @@ def _run(argv: list[str], json_mode: bool) -> int:
             raise UsageError("a subcommand is required with --json", parser)
         parser.print_help()  # not at a terminal (a pipe, a script): the app cannot run here
         return 0
+    if args.command == "mcp":
+        return _mcp(args, json_mode)
     if args.grant and not args.as_model:
         raise UsageError("--grant needs --as-model", parser)
     if getattr(args, "yes", False) and not getattr(args, "reason", None):
