@@ -42,6 +42,24 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{ulid()}"
 
 
+def new_id_pairs(first: str, second: str, count: int) -> list[tuple[str, str]]:
+    """`count` pairs of fresh ids (e.g. page and revision) under one lock: a bulk load's ids."""
+    global _last_ms, _last_rand
+    out = []
+    with _lock:
+        ms = max(int(time.time() * 1000), _last_ms)
+        rand = _last_rand if ms == _last_ms else int.from_bytes(os.urandom(10), "big")
+        for _ in range(count):
+            pair = []
+            for prefix in (first, second):
+                rand = (rand + 1) & ((1 << 80) - 1)
+                value = (ms << 80) | rand
+                pair.append(prefix + "_" + "".join([_PAIRS[(value >> shift) & 1023] for shift in _SHIFTS]))
+            out.append((pair[0], pair[1]))
+        _last_ms, _last_rand = ms, rand
+    return out
+
+
 def id_kind(ident: str) -> str | None:
     """The prefix of a well-formed id (`pg`, `rev`, ...), else None."""
     if not isinstance(ident, str) or "_" not in ident:

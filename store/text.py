@@ -61,7 +61,7 @@ def seal_long_tokens(text: str, salt: bytes) -> str:
     """Replace every token of 16+ UTF-8 bytes by its keyed hash (see the module note on erasure)."""
     if text.isascii():
         # Most prose has no 16-character word: a split is much cheaper than the regex scan.
-        if not text or len(max(text.split(), key=len, default="")) < LONG_TOKEN_BYTES:
+        if max(map(len, text.split()), default=0) < LONG_TOKEN_BYTES:
             return text
         return _LONG_ASCII.sub(lambda m: _sealed(m.group(0), salt), text)
 
@@ -116,8 +116,13 @@ def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> tuple[str, int
 
 def first_line(text: str, limit: int = 120) -> str:
     """A title for a page without one: its first non-empty line, Markdown heading marks removed."""
-    for line in (text or "").splitlines():
-        line = line.strip().lstrip("#").strip()
+    text = text or ""
+    start, end = 0, len(text)
+    while start < end:  # walk line by line; a long page is never split whole
+        stop = text.find("\n", start)
+        stop = end if stop < 0 else stop
+        line = text[start:stop].strip().lstrip("#").strip()
         if line:
             return line[:limit]
+        start = stop + 1
     return ""

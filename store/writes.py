@@ -473,12 +473,13 @@ class WriteOps(StoreCore):
         # Every page of a batch shares one store time and actor, hence one provenance document.
         provenance = dumps([{"operation": "write", "actor_type": actor_type, "actor_id": actor_id,
                              "timestamp": stamp, "input_revision_ids": []}])
+        id_pairs = ids.new_id_pairs("pg", "rev", len(batch))
         for offset, item in enumerate(batch):
             payload = v.payload(None, item.get("content"), item.get("media_type"))
-            facets = v.facets(item.get("facets"))
-            observed = v.optional_time(item.get("observed_at"), "observed_at")
+            facets = v.facets(item["facets"]) if item.get("facets") is not None else {}
+            observed = v.optional_time(item["observed_at"], "observed_at") if item.get("observed_at") else None
             page_pk, rev_pk = next_page + offset, next_rev + offset
-            page_id, rev_id = ids.new_id("pg"), ids.new_id("rev")
+            page_id, rev_id = id_pairs[offset]
             title = page_title(facets, payload, [])
             content = payload["content"]
             pages.append((page_pk, page_id, scope.id, rev_pk, rev_id, "active", 0, title, payload["media_type"],
