@@ -109,11 +109,11 @@ class SearchOps(StoreCore):
         if pre_sql != "1":
             parts.insert(0, f"r.scope_id IN (SELECT x.id FROM scope x WHERE {pre_sql})")
             params = [*pre_params, *params]
-        if not all_revisions:
-            parts.append("r.id = p.head")
         statuses = flt["lifecycle_status"]
+        if not all_revisions or statuses == ["active"]:  # only a head can be active
+            parts.append("r.id = p.head")
         if statuses == ["active"]:
-            parts.append("r.id = p.head AND p.status = 'active' AND p.superseded = 0")
+            parts.append("p.status = 'active' AND p.superseded = 0")
         else:
             parts.append(f"{STATUS_SQL} IN (" + ",".join("?" * len(statuses)) + ")")
             params += statuses

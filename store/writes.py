@@ -78,8 +78,6 @@ class WriteOps(StoreCore):
     def _new_scope(self, ns: str, display_name: str | None = None, description: str | None = None,
                    parent: str | None = None, visibility: str = "private") -> Any:
         stamp = ids.now()
-        if parent is None and ":" in ns:
-            parent = None  # grouping by prefix is the reader's business; parent is only what the user says
         return self._m.Scope.create(
             namespace=ns, owner_id=self.owner_id, visibility=visibility, display_name=display_name or ns,
             description=description, parent=parent, created_at=stamp, updated_at=stamp,

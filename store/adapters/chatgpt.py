@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..errors import Invalid
 from .base import ImportReport, Progress, epoch_to_time, read_json_export
-from .chats import ChatConversation, ChatMessage, write_conversations
+from .chats import ChatConversation, ChatMessage, conversation_items, write_conversations
 
 TOOL = "pcp-import-chatgpt"
 # Content the ChatGPT app never shows: custom instructions and memory injected as context.
@@ -20,12 +19,7 @@ def import_chatgpt(store: Any, path: str | Path, namespace: str | None = None,
                    progress: Progress | None = None) -> ImportReport:
     """Import every conversation of a ChatGPT export; each conversation is one transaction."""
     data, label = read_json_export(path)
-    if isinstance(data, dict) and "mapping" in data or isinstance(data, dict) and "conversation_id" in data:
-        items = [data]
-    elif isinstance(data, list):
-        items = data
-    else:
-        raise Invalid(f"{label}: not a ChatGPT export (expected a list of conversations or one conversation).")
+    items = conversation_items(data, label, "ChatGPT", ("mapping", "conversation_id"))
     report = ImportReport(source="chatgpt")
     return write_conversations(store, "chatgpt", TOOL, label, _parse_all(items), len(items), report, namespace, progress)
 

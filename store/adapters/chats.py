@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ..errors import Invalid
 from ..importing import PageRef
 from .base import ImportReport, Progress
 
@@ -34,6 +35,15 @@ class ChatConversation:
     messages: list[ChatMessage]
     current_leaf: str | None  # node id of the message the user last saw, if the export says
     extra_facets: dict = field(default_factory=dict)
+
+
+def conversation_items(data: Any, label: str, source: str, single_keys: tuple[str, ...]) -> list:
+    """The conversations of an export: a list of them, or one conversation object (it has one of `single_keys`)."""
+    if isinstance(data, dict) and any(key in data for key in single_keys):
+        return [data]
+    if isinstance(data, list):
+        return data
+    raise Invalid(f"{label}: not a {source} export (expected a list of conversations or one conversation).")
 
 
 def current_branch(conv: ChatConversation) -> set[str]:

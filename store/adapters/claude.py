@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..errors import Invalid
 from .base import ImportReport, Progress, epoch_to_time, read_json_export
-from .chats import ChatConversation, ChatMessage, write_conversations
+from .chats import ChatConversation, ChatMessage, conversation_items, write_conversations
 
 TOOL = "pcp-import-claude"
 NO_PARENT = "00000000-0000-4000-8000-000000000000"
@@ -19,12 +18,7 @@ def import_claude(store: Any, path: str | Path, namespace: str | None = None,
                   progress: Progress | None = None) -> ImportReport:
     """Import every conversation of a Claude export; each conversation is one transaction."""
     data, label = read_json_export(path)
-    if isinstance(data, dict) and "chat_messages" in data:
-        items = [data]
-    elif isinstance(data, list):
-        items = data
-    else:
-        raise Invalid(f"{label}: not a Claude export (expected a list of conversations or one conversation).")
+    items = conversation_items(data, label, "Claude", ("chat_messages",))
     report = ImportReport(source="claude")
     return write_conversations(store, "claude", TOOL, label, _parse_all(items), len(items), report, namespace, progress)
 
