@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Callable
 
 import peewee as pw
 
+from . import index
 from .errors import Invalid
+from .index import FTS_TABLE
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MIN_SQLITE = (3, 43, 0)  # FTS5 contentless_delete (3.43) and secure-delete (3.42)
 
 PRAGMAS = (
@@ -21,15 +24,6 @@ PRAGMAS = (
     ("synchronous", "normal"),
     ("cache_size", -32_000),
     ("temp_store", "memory"),
-)
-
-FTS_TABLE = "revision_fts"
-# The body comes first: FTS5 marks every posting outside column 0 with its column, so the
-# column holding most tokens costs least there (the index is about a third smaller).
-FTS_DDL = (
-    f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
-    "body, title, meta, content='', contentless_delete=1, "
-    "tokenize='unicode61 remove_diacritics 2')"
 )
 
 # Revisions are immutable: the database itself refuses to update one.
@@ -310,9 +304,8 @@ def install_schema(db: pw.SqliteDatabase, models: SimpleNamespace) -> int:
         tables = set(db.get_tables())
         if "meta" not in tables:
             db.create_tables(models.all)
-            db.execute_sql(FTS_DDL)
-            # FTS5 secure-delete: deleted tokens are removed from index segments, not just masked.
-            db.execute_sql(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES('secure-delete', 1)")
+            # FTS5 secure-delete (set inside): deleted tokens are removed from index segments, not just masked.
+            index.create(db.cursor())
             db.execute_sql(IMMUTABLE_TRIGGER)
             models.Meta.create(key="schema_version", value=str(SCHEMA_VERSION))
             return SCHEMA_VERSION
@@ -328,5 +321,19 @@ def install_schema(db: pw.SqliteDatabase, models: SimpleNamespace) -> int:
         return SCHEMA_VERSION
 
 
+def needs_migration(db: pw.SqliteDatabase) -> bool:
+    """Whether opening this store would change its schema (a model server refuses such a store)."""
+    tables = set(db.get_tables())
+    if "meta" not in tables:
+        return False
+    row = db.execute_sql("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return (int(row[0]) if row else 0) < SCHEMA_VERSION
+
+
+def _to_v2(db: pw.SqliteDatabase, models: SimpleNamespace) -> None:
+    """Schema 2: the analysed full-text index with per-scope statistics, filled in resumable batches."""
+    index.start_upgrade(db.cursor())
+
+
 # MIGRATIONS[n] upgrades schema version n to n + 1, inside the open transaction.
-MIGRATIONS: dict[int, object] = {}
+MIGRATIONS: dict[int, Callable[[pw.SqliteDatabase, SimpleNamespace], None]] = {1: _to_v2}

@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterable
 from . import ids
 from . import validate as v
 from .core import Call, StoreCore, dumps, operation
-from .db import FTS_TABLE
+from . import index
 from .errors import Forbidden, not_found
 from .writes import DERIVATION_TYPES
 
@@ -173,6 +173,7 @@ class DeletionOps(StoreCore):
         pages = {r[0] for r in self._db.execute_sql("SELECT id FROM page WHERE scope_id = ?", (scope.id,))}
         plan = self._plan(pages, set())
         receipt = self._erase(call, pages, plan, why, scope.namespace, progress)
+        index.drop_scope(self._db.cursor(), scope.id)
         self._m.Scope.delete().where(self._m.Scope.id == scope.id).execute()
         return receipt
 
@@ -190,9 +191,8 @@ class DeletionOps(StoreCore):
                 f"SELECT r.id, r.revision_id, p.page_id FROM revision r JOIN page p ON p.id = r.page_id "
                 f"WHERE r.page_id IN ({marks})", part
             ).fetchall()
-            rev_pks = [r[0] for r in rev_rows]
-            for rev_part in _chunks(rev_pks):
-                db.execute_sql(f"DELETE FROM {FTS_TABLE} WHERE rowid IN ({','.join('?' * len(rev_part))})", rev_part)
+            # A whole scope's statistics go with the scope; a page's are taken out term by term.
+            index.remove_revisions(db.cursor(), self._salt, [r[0] for r in rev_rows], count=namespace is None)
             # A supersedes link from an erased page no longer hides its target.
             db.execute_sql(
                 f"UPDATE page SET superseded = superseded - (SELECT COUNT(*) FROM relation r WHERE r.to_page_id = page.id "

@@ -15,11 +15,10 @@ import peewee as pw
 
 from . import ids
 from .core import Call, _storage_error, dumps, operation
-from .db import FTS_TABLE
+from . import index
 from .errors import Conflict, Forbidden, Invalid, PcpError
 from .importing import ImportOps
 from .reads import ReadOps, effective_status
-from .writes import fts_row
 
 EXPORT_KIND = "pcp.export.v1"
 END_KIND = "pcp.export.end"
@@ -394,10 +393,8 @@ class ExportOps(ImportOps, ReadOps):
         inputs = {i for e in obj["provenance"] for i in e.get("input_revision_ids", [])}
         for input_id in sorted(inputs):
             m.ProvenanceInput.create(revision=rev.id, page=page.id, input_revision_id=input_id, input_page=None)
-        self._db.execute_sql(
-            f"INSERT INTO {FTS_TABLE}(rowid, title, body, meta) VALUES (?, ?, ?, ?)",
-            fts_row(rev.id, rev.title, rev.content, facets, self._salt),
-        )
+        index.add_revisions(self._db.cursor(), self._salt, [(rev.id, scope.id, rev.title, rev.content, facets)],
+                            counted=page.status != "tombstoned")
         return True
 
     def _in_relation(self, obj: dict) -> bool:

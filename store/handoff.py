@@ -131,7 +131,9 @@ class HandoffOps(LedgerOps):
         q = query or ""
         args = (where, params, MAX_QUERY_PAGES, 0, flt, False, call)
         if q.strip():
-            rows = self._run("text", q, *args) or self._run("exact", q, *args)  # type: ignore[attr-defined]
+            # A bundle takes the pages that hold every word of the query (ranked), else the substring.
+            rows = (self._ranked("text", q, named, where, params, MAX_QUERY_PAGES)  # type: ignore[attr-defined]
+                    or self._run("exact", q, *args))  # type: ignore[attr-defined]
         else:
             rows = self._run("temporal", q, *args)  # type: ignore[attr-defined]
         pks = [r[0] for r in rows]

@@ -17,9 +17,9 @@ from typing import Any, Iterator
 from . import ids
 from . import validate as v
 from .core import Call, dumps
-from .db import FTS_TABLE
+from . import index
 from .errors import Invalid
-from .writes import DERIVATION_TYPES, WriteOps, fts_row, page_title
+from .writes import DERIVATION_TYPES, WriteOps, page_title
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,6 @@ _INSERTS = {
     "revision": "INSERT INTO revision (id, revision_id, page_id, seq, previous_revision_id, scope_id, created_at, "
                 "observed_at, valid_from, valid_to, actor_type, actor_id, media_type, content, content_digest, title, "
                 "facets, source_refs, provenance) VALUES (?,?,?,1,NULL,?,?,?,NULL,NULL,?,?,?,?,?,?,?,?,?)",
-    "fts": f"INSERT INTO {FTS_TABLE}(rowid, title, body, meta) VALUES (?,?,?,?)",
     "source_page": "INSERT INTO source_page (source_key, page_id, body_digest) VALUES (?,?,?)",
     "relation": "INSERT INTO relation (relation_id, relation_type, from_page_id, from_revision_id, to_page_id, "
                 "to_revision_id, created_at, actor_type, actor_id, retracted) VALUES (?,?,?,?,?,?,?,?,?,0)",
@@ -62,6 +61,7 @@ class ImportUnit:
         self._linked: set[tuple[int, int, str]] = set()
         self._allowed: set[tuple[str, str]] = set()
         self._rows: dict[str, list[tuple]] = {name: [] for name in _INSERTS}
+        self._index: list[tuple[int, int, str, str | None, dict]] = []
         self._next: list[int] | None = None  # next free page and revision keys (we hold the write lock)
         self._known: dict[str, tuple | None] = {}  # prefetched source ids (None: not in the store)
 
@@ -153,7 +153,7 @@ class ImportUnit:
         self._rows["revision"].append((rev_pk, rev_id, page_pk, scope_pk, stamp, observed, tool_type, tool, media,
                                        content, v.content_digest(content), title, dumps(facet_map), dumps(refs),
                                        self._provenance))
-        self._rows["fts"].append(fts_row(rev_pk, title, content, facet_map, self._store._salt))
+        self._index.append((rev_pk, scope_pk, title, content, facet_map))
         self._rows["source_page"].append((source_key, page_pk, digest))
         self._pages[page_pk] = (ns, rev_id)
         self._fresh.add(page_pk)
@@ -244,6 +244,9 @@ class ImportUnit:
             if rows:
                 cursor.executemany(sql, rows)
                 self._rows[table] = []
+        if self._index:
+            index.add_revisions(cursor, self._store._salt, self._index)
+            self._index = []
         if self._scopes:
             marks = ",".join("?" * len(self._scopes))
             cursor.execute(f"UPDATE scope SET updated_at = ? WHERE id IN ({marks})",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import ids
+from . import ids, index
 from . import validate as v
 from .core import Call, StoreCore, operation
 from .errors import Conflict, Forbidden, Invalid
@@ -43,6 +43,9 @@ class LifecycleOps(StoreCore):
             event_id=event_id, page=page.id, from_status=page.status, to_status=target,
             actor_type=self.session.actor_type, actor_id=self.session.principal_id, reason=why, created_at=stamp,
         )
+        if (page.status == "tombstoned") != (target == "tombstoned"):
+            # A tombstoned page's text leaves the search statistics (a session without audit learns nothing of it).
+            index.set_counted(self._db.cursor(), self._salt, page.id, counted=target != "tombstoned")
         m.Page.update(status=target, updated_at=stamp).where(m.Page.id == page.id).execute()
         call.counts["pages"] = 1
         return {"page_id": page.page_id, "lifecycle_status": effective_status(target, page.superseded), "event_id": event_id}

@@ -10,7 +10,8 @@ from typing import Any
 
 from . import ids
 from .core import LIMITS, Call, StoreCore, operation
-from .db import FTS_TABLE, SCHEMA_VERSION
+from .db import SCHEMA_VERSION
+from .index import FTS_TABLE
 from .errors import Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported, not_found
 
 PROJECTIONS = ("manifest", "payload", "source_spans", "relations", "facets", "history")

@@ -7,13 +7,18 @@ from typing import Any
 
 from . import ids as idmod
 from .core import LIMITS, Call, StoreCore, dumps, operation
-from .db import FTS_TABLE
-from .errors import Invalid, Unsupported
+from . import analysis, index
+from .errors import Conflict, Invalid, Unsupported
+from .ranking import Ranker
+from .ranking import Scope as RankScope
 from .reads import PROJECTIONS, SEARCH_MODES, clamp, decode_cursor, effective_status, encode_cursor
-from .text import fts_query, snippet
+from .text import snippet
 
 STATUSES = ("active", "superseded", "archived", "tombstoned")
-FILTER_KEYS = {"lifecycle_status", "relation_types", "created_after", "created_before", "media_types", "actor_types"}
+FILTER_KEYS = {"lifecycle_status", "relation_types", "created_after", "created_before", "observed_after",
+               "observed_before", "media_types", "actor_types"}
+TIME_FILTERS = ("created_after", "created_before", "observed_after", "observed_before")
+MAX_SCOPE_TOKENS = 64  # a session that may search this many scopes or fewer is filtered inside FTS5
 STATUS_SQL = (
     "(CASE WHEN r.id != p.head THEN 'superseded' WHEN p.status != 'active' THEN p.status "
     "WHEN p.superseded > 0 THEN 'superseded' ELSE 'active' END)"
@@ -47,20 +52,50 @@ class SearchOps(StoreCore):
         used = state["m"] if state else mode
         where, params = self._where(named, flt, context_id, bool(all_revisions))
 
-        if used == "auto":
-            if not query.strip():
-                used = "temporal"
-            else:
-                rows = self._run("text", query, where, params, size + 1, offset, flt, bool(all_revisions), call)
-                used = "text" if rows or offset else "exact"
-                if used == "text":
-                    return self._page_of_hits(rows, size, offset, "text", query, fingerprint, call)
+        if used == "auto" and not query.strip():
+            used = "temporal"
+        if used in ("auto", "text"):
+            units = analysis.ranked_units(query, self._salt)
+            rows = self._ranked(used, query, named, where, params, offset + size + 1)[offset:]
+            if rows or offset or used == "text":
+                return self._page_of_hits(rows, size, offset, used, query, fingerprint, call, units)
+            used = "exact"  # nothing ranked (a fragment of a word, a symbol): look for it as a substring
         rows = self._run(used, query, where, params, size + 1, offset, flt, bool(all_revisions), call)
         return self._page_of_hits(rows, size, offset, used, query, fingerprint, call)
 
-    def _page_of_hits(self, rows: list, size: int, offset: int, used: str, query: str, fingerprint: str, call: Call) -> dict:
+    def _ranked(self, mode: str, query: str, named: list[str], where: str, params: list, need: int) -> list[tuple[int, float]]:
+        """The best `need` (revision pk, score) rows of `auto` (any term) or `text` (every term)."""
+        self._require_current_index()
+        units = analysis.ranked_units(query, self._salt)
+        expr = analysis.text_match(query, self._salt) if mode == "text" else None
+        if mode == "text" and expr is None:
+            return []
+        return Ranker(self._db, self._salt, self._rank_scope(named, where, params)).rank(units, need, text_expr=expr)
+
+    def _require_current_index(self) -> None:
+        progress = index.upgrade_progress(self._db.cursor())
+        if progress is not None:
+            done, total = progress
+            raise Conflict(f"Index upgrade in progress ({done:,} of {total:,} revisions); run pcp once to finish it, "
+                           "or search with mode exact meanwhile.")
+
+    def _rank_scope(self, named: list[str], where: str, params: list) -> RankScope:
+        """The scopes whose statistics this session's scores may use: those it may search (and named ones)."""
+        scope_sql, scope_params = self._scope_filter("search", "s.namespace")
+        if named:
+            scope_sql = ("" if scope_sql == "1" else scope_sql + " AND ") + "s.namespace IN (" + ",".join("?" * len(named)) + ")"
+            scope_params = [*scope_params, *named]
+        tokens = None
+        if scope_sql != "1":
+            pks = [r[0] for r in self._db.execute_sql(
+                f"SELECT s.id FROM scope s WHERE {scope_sql} LIMIT {MAX_SCOPE_TOKENS + 1}", scope_params).fetchall()]
+            tokens = sorted(pks) if len(pks) <= MAX_SCOPE_TOKENS else None
+        return RankScope(scope_sql, scope_params, where, params, tokens)
+
+    def _page_of_hits(self, rows: list, size: int, offset: int, used: str, query: str, fingerprint: str, call: Call,
+                      units: list | None = None) -> dict:
         more = len(rows) > size
-        hits = self._hits(rows[:size], used, query)
+        hits = self._hits(rows[:size], used, query, units)
         call.counts["hits"] = len(hits)
         call.scopes.update(h["namespace"] for h in hits)
         next_cursor = encode_cursor({"k": "search", "o": offset + size, "m": used, "f": fingerprint}) if more else None
@@ -88,7 +123,7 @@ class SearchOps(StoreCore):
                 if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
                     raise Invalid(f"The {key} filter must be a list of strings.")
                 flt[key] = sorted(set(value))
-        for key in ("created_after", "created_before"):
+        for key in TIME_FILTERS:
             if flt.get(key) is not None:
                 flt[key] = idmod.parse_time(flt[key], key)
         return flt
@@ -135,6 +170,13 @@ class SearchOps(StoreCore):
         if flt.get("created_before"):
             parts.append("r.created_at < ?")
             params.append(flt["created_before"])
+        # When it happened: the source's time when known, else when it was stored (the hit's `date`).
+        if flt.get("observed_after"):
+            parts.append("COALESCE(r.observed_at, r.created_at) >= ?")
+            params.append(flt["observed_after"])
+        if flt.get("observed_before"):
+            parts.append("COALESCE(r.observed_at, r.created_at) < ?")
+            params.append(flt["observed_before"])
         if flt.get("relation_types"):
             marks = ",".join("?" * len(flt["relation_types"]))
             parts.append(
@@ -155,19 +197,6 @@ class SearchOps(StoreCore):
         """(revision pk, score) rows of one mode, already filtered by access."""
         db = self._db
         joins = "JOIN page p ON p.id = r.page_id JOIN scope s ON s.id = p.scope_id"
-        if mode == "text":
-            match = fts_query(query, self._salt)
-            if match is None:
-                return []
-            # CROSS JOIN fixes the join order: the full-text match drives, every other table is a
-            # lookup by key (otherwise SQLite may run the MATCH once per page of the scope).
-            sql = (
-                f"SELECT r.id, bm25({FTS_TABLE}, 1.0, 4.0, 2.0) AS score FROM {FTS_TABLE} "
-                f"CROSS JOIN revision r ON r.id = {FTS_TABLE}.rowid "
-                "CROSS JOIN page p ON p.id = r.page_id CROSS JOIN scope s ON s.id = p.scope_id "
-                f"WHERE {FTS_TABLE} MATCH ? AND {where} ORDER BY score, r.id LIMIT ? OFFSET ?"
-            )
-            return [(r[0], -r[1]) for r in db.execute_sql(sql, [match, *params, limit, offset]).fetchall()]
         if mode in ("exact", "temporal"):
             order = "r.created_at DESC, r.id DESC" if all_revisions else "p.sort_time DESC, p.id DESC"
             extra, extra_params = "", []
@@ -203,7 +232,7 @@ class SearchOps(StoreCore):
         )
         return self._db.execute_sql(sql, [*n_params, page.id, *params, limit, offset]).fetchall()
 
-    def _hits(self, rows: list, matched_by: str, query: str) -> list[dict]:
+    def _hits(self, rows: list, matched_by: str, query: str, units: list | None = None) -> list[dict]:
         if not rows:
             return []
         marks = ",".join("?" * len(rows))
@@ -220,12 +249,12 @@ class SearchOps(StoreCore):
         hits = []
         for rev_pk, score in rows:
             _, revision_id, title, content, created_at, observed_at, page_id, head, status, superseded, ns = found[rev_pk]
-            if content is not None:
-                text, start, end = snippet(content, query if matched_by != "graph" else "")
-                projection = "payload"
+            body, projection = (content, "payload") if content is not None else (title, "manifest")
+            if units is not None:
+                text, start, end, marks = analysis.passage(body, units, self._salt)
             else:
-                text, start, end = snippet(title, query)
-                projection = "manifest"
+                text, start, end = snippet(body, query if matched_by in ("exact", "temporal") else "")
+                marks = analysis.substring_marks(text, query) if matched_by in ("exact", "temporal") else []
             hits.append({
                 "page_id": page_id,
                 "revision_id": revision_id,
@@ -233,7 +262,9 @@ class SearchOps(StoreCore):
                 "owner_id": self.owner_id,
                 "lifecycle_status": effective_status(status, superseded) if rev_pk == head else "superseded",
                 "title": title,
+                "date": observed_at or created_at,
                 "snippet": text,
+                "highlights": marks,
                 "projection": projection,
                 "range": [start, end],
                 "matched_by": matched_by,

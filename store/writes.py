@@ -8,43 +8,15 @@ from typing import Any, Callable, Iterable
 from . import ids
 from . import validate as v
 from .core import Call, StoreCore, dumps, operation
-from .db import FTS_TABLE
+from . import index
 from .errors import Conflict, Cycle, Forbidden, Invalid, not_found
-from .text import first_line, index_text
+from .text import first_line
 
 DERIVATION_TYPES = ("derived_from", "summarizes", "aggregates")
 RECOMMENDED_RELATION_TYPES = (
     "contains", "derived_from", "depends_on", "defines", "uses", "supports", "contradicts", "supersedes",
     "inspired_by", "related_to", "responds_to", "continues", "summarizes", "aggregates", "links_to",
 )
-
-
-def facet_text(facets: dict) -> str:
-    """The searchable text of facets other than the title (summary, keywords, anchors, symbols...)."""
-    parts: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            parts.append(value)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-        elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
-
-    for key, value in facets.items():
-        if key != "title":
-            walk(value)
-    return "\n".join(parts)
-
-
-def fts_row(rowid: int, title: str, content: str | None, facets: dict, salt: bytes) -> tuple:
-    """The full-text row of a revision. A title taken from the content's first line is not
-    indexed twice (it would double those words' postings); a facet or source title is."""
-    own_title = bool(facets.get("title")) or content is None
-    return (rowid, index_text(title, salt) if own_title else "", index_text(content or "", salt),
-            index_text(facet_text(facets), salt) if facets else "")
 
 
 def page_title(facets: dict, payload: dict | None, source_refs: list[dict]) -> str:
@@ -187,8 +159,8 @@ class WriteOps(StoreCore):
             self._m.ProvenanceInput.create(revision=rev, page=page, input_revision_id=input_id, input_page=input_page)
             if input_page is not None and input_page != page.id and self._reaches(input_page, page.id):
                 raise Cycle(f"Page {page.page_id} cannot be derived from {input_id}: that input is derived from this page.")
-        self._db.execute_sql(f"INSERT INTO {FTS_TABLE}(rowid, title, body, meta) VALUES (?, ?, ?, ?)",
-                             fts_row(rev.id, rev.title, rev.content, facets, self._salt))
+        index.add_revisions(self._db.cursor(), self._salt, [(rev.id, scope.id, rev.title, rev.content, facets)],
+                            counted=page.status != "tombstoned")
         return rev
 
     def _check_inputs(self, call: Call, events: list[dict], namespace: str, page: Any) -> list[tuple[str, int | None]]:
@@ -485,7 +457,7 @@ class WriteOps(StoreCore):
             revs.append((rev_pk, rev_id, page_pk, 1, None, scope.id, stamp, observed, None, None, actor_type, actor_id,
                          payload["media_type"], content, v.content_digest(content), title,
                          dumps(facets) if facets else "{}", "[]", provenance))
-            fts.append(fts_row(rev_pk, title, content, facets, salt))
+            fts.append((rev_pk, scope.id, title, content, facets))
         cur.executemany(
             "INSERT INTO page (id, page_id, scope_id, head, head_revision_id, status, superseded, title, media_type, "
             "actor_type, created_at, updated_at, sort_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", pages)
@@ -493,6 +465,6 @@ class WriteOps(StoreCore):
             "INSERT INTO revision (id, revision_id, page_id, seq, previous_revision_id, scope_id, created_at, observed_at, "
             "valid_from, valid_to, actor_type, actor_id, media_type, content, content_digest, title, facets, source_refs, "
             "provenance) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", revs)
-        cur.executemany(f"INSERT INTO {FTS_TABLE}(rowid, title, body, meta) VALUES (?,?,?,?)", fts)
+        index.add_revisions(cur, salt, fts)
         call.counts["pages"] = len(batch)
         return len(batch)

@@ -116,7 +116,7 @@ def test_read_only_session_finds_and_reads_but_cannot_write(seeded):
         async with connect(seeded["db"], READ_GRANT) as s:
             described = await ok(s, "describe")
             scopes = await ok(s, "list_scopes")
-            hits = await ok(s, "search_pages", {"query": "compactness", "limit": 5})
+            hits = await ok(s, "search_pages", {"query": "compactness of spaces", "limit": 5})
             page = await ok(s, "read_pages", {"ids": [seeded["a1"]["page_id"]]})
             write = await s.call_tool("write_page", {"namespace": "project:a", "content": "x"})
         async with connect(seeded["db"], READ_GRANT, toolset="write") as s:

@@ -64,6 +64,8 @@ HIT_KEYS = {
     "projections",
     "created_at",
     "observed_at",
+    "date",
+    "highlights",
 }
 RELATION_KEYS = {
     "relation_id",

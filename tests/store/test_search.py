@@ -118,15 +118,15 @@ def test_auto_falls_back_to_exact_when_text_finds_nothing(store):
             exercised = True
             assert auto[0]["matched_by"] == "exact"
         else:
-            assert auto[0]["matched_by"] == "text"
+            assert auto[0]["matched_by"] == "auto"
     assert exercised, "no query exercised the fallback (text matched every substring)"
 
 
-def test_auto_uses_text_when_text_matches(store):
+def test_auto_ranks_when_a_term_matches(store):
     p = h.write(store, "project:s", "meadow thistle cobalt")
     hits = store.search_pages("thistle")["hits"]
     assert [x["page_id"] for x in hits] == [p["page_id"]]
-    assert hits[0]["matched_by"] == "text"
+    assert hits[0]["matched_by"] == "auto"
 
 
 def test_temporal_mode_orders_by_observed_then_created(store):

@@ -1,0 +1,277 @@
+"""Text analysis shared by the index and the query side: one tokenizer, one normalisation.
+
+Why this design: the full-text index and the ranking must see the same terms, and the
+ranking's statistics must come from pages the session may see (so they cannot come from
+FTS5's own `bm25()`, whose statistics cover the whole index). So Python turns every text
+into its index terms once, here, and FTS5 only stores and matches them:
+
+- Latin (and every other alphabetic) word: Unicode-folded (NFKD, marks removed,
+  casefolded), then stemmed by the Snowball English stemmer (`products` and `product`,
+  `discussed` and `discuss` meet). A term of 16 UTF-8 bytes or more is indexed as a keyed
+  hash (see `seal`), so FTS5 leaf keys never keep 16 bytes of erased text.
+- CJK (Han, kana, Hangul): every character is a term of its own, so a word of any length is
+  a phrase of adjacent characters; a CJK question is split into overlapping two-character
+  units (a question is never one phrase) after dropping function characters (的, 了, 是, 吗 ...).
+- Characters that are not letters or digits (punctuation, symbols, private-use characters)
+  are never indexed at all, so no token class can escape the long-term sealing.
+
+Stop words are indexed (the `text` mode and phrase matching need positions) but dropped from
+ranked queries unless a query has nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterator
+
+import snowballstemmer  # type: ignore[import-untyped]
+
+_CJK_CLASS = (
+    "\u1100-\u11ff\u2e80-\u2fdf\u3005\u3007\u3021-\u3029\u3040-\u309f\u30a0-\u30ff\u3100-\u312f"
+    "\u3130-\u318f\u31a0-\u31bf\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af"
+    "\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+)
+_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+# A CJK character alone, or a run of other letters/digits (combining marks kept with their letter).
+_TOKEN = re.compile(f"([{_CJK_CLASS}])|((?:(?![{_CJK_CLASS}])[^\\W_]|[{_MARKS}])+)")
+_HAS_CJK = re.compile(f"[{_CJK_CLASS}]")
+LONG_TOKEN_BYTES = 16
+
+# Function words of English questions and prose: they match nearly everything and say little.
+EN_STOP = frozenset(
+    """a about above after again against all am an and any are aren't as at be because been before being below
+    between both but by can could did didn do does doesn doing don down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is isn it its itself just me
+    more most my myself no nor not now of off on once only or other our ours ourselves out over own same she
+    should so some such than that the their theirs them themselves then there these they this those through
+    to too under until up very was wasn we were weren what when where which while who whom why will with
+    would you your yours yourself yourselves s t ve ll re d m o y ever also any anything something
+    ago yet still again get got""".split()
+)
+# CJK characters that are grammar rather than content (particles, copulas, question marks, pronouns).
+CJK_STOP = frozenset(
+    "的了是吗过呢吧啊么嘛在和与及或也都就而之其把被让给对从向于以为着地得这那哪些个们我你他她它您谁什怎"
+    "否有没不很又还再所已经曾"
+    "のはがをにでともへやかねよなだ"
+    "은는이가을를에의도와과"
+)
+
+
+@lru_cache(maxsize=None)
+def _stemmer() -> snowballstemmer.stemmer:
+    return snowballstemmer.stemmer("english")
+
+
+_STEMS: dict[str, str] = {}
+
+
+def _fold(word: str) -> str:
+    if word.isascii():
+        return word.lower()
+    decomposed = unicodedata.normalize("NFKD", word)
+    return "".join(c for c in decomposed if not unicodedata.combining(c) and c.isalnum()).casefold()
+
+
+def normalise_word(word: str) -> str:
+    """A non-CJK word as the index stores it: folded and stemmed (cached; words repeat)."""
+    stem = _STEMS.get(word)
+    if stem is None:
+        folded = _fold(word)
+        stem = _stemmer().stemWord(folded) if folded.isascii() and folded.isalpha() else folded
+        if len(_STEMS) > 500_000:
+            _STEMS.clear()
+        _STEMS[word] = stem
+    return stem
+
+
+def seal(term: str, salt: bytes) -> str:
+    """A term of 16+ UTF-8 bytes as a keyed hash (`h` + 13 hex digits), so the index never holds it."""
+    if len(term) < LONG_TOKEN_BYTES // 4 or len(term.encode("utf-8")) < LONG_TOKEN_BYTES:
+        return term
+    return "h" + hashlib.blake2b(term.encode("utf-8"), digest_size=7, key=salt).hexdigest()[:13]
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One index term and where it stands in the original text."""
+
+    term: str
+    start: int
+    end: int
+    cjk: bool
+
+
+def tokens(text: str, salt: bytes) -> Iterator[Token]:
+    """The index terms of a text, in order, with their character ranges in it."""
+    for m in _TOKEN.finditer(text or ""):
+        if m.group(1) is not None:
+            yield Token(m.group(1), m.start(), m.end(), True)
+        else:
+            term = normalise_word(m.group(2))
+            if term:
+                yield Token(seal(term, salt), m.start(), m.end(), False)
+
+
+def index_terms(text: str, salt: bytes) -> list[str]:
+    """Just the terms (the index's view of a text)."""
+    return [t.term for t in tokens(text, salt)]
+
+
+def index_text(text: str, salt: bytes) -> str:
+    """Text as it goes into FTS5: its terms separated by spaces (FTS5 re-splits on the spaces only)."""
+    return " ".join(index_terms(text, salt)) if text else ""
+
+
+def stat_terms(terms: list[str]) -> set[str]:
+    """The distinct keys a document contributes to the term statistics: its terms and CJK bigrams."""
+    keys = set(terms)
+    prev = ""
+    for term in terms:
+        cjk = bool(_HAS_CJK.match(term)) and len(term) == 1
+        if cjk and prev:
+            keys.add(prev + term)
+        prev = term if cjk else ""
+    return keys
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One unit of a query: a term or a CJK bigram, with its FTS5 expression and statistics key."""
+
+    key: str  # the term, or the two CJK characters of a bigram
+    parts: tuple[str, ...]  # the index terms it is made of (one, or two adjacent CJK characters)
+
+    @property
+    def match(self) -> str:
+        return '"' + " ".join(self.parts).replace('"', '""') + '"'
+
+
+def _query_runs(query: str, salt: bytes) -> list[list[Token]]:
+    """The query's tokens, grouped into runs of adjacent CJK characters and single other words."""
+    runs: list[list[Token]] = []
+    for tok in tokens(query, salt):
+        if tok.cjk and runs and runs[-1][-1].cjk and runs[-1][-1].end == tok.start:
+            runs[-1].append(tok)
+        else:
+            runs.append([tok])
+    return runs
+
+
+def ranked_units(query: str, salt: bytes) -> list[Unit]:
+    """The units of a question for `auto`: content words and overlapping CJK bigrams, stop words out."""
+    units: list[Unit] = []
+    fallback: list[Unit] = []
+    for run in _query_runs(query, salt):
+        if not run[0].cjk:
+            unit = Unit(run[0].term, (run[0].term,))
+            (fallback if run[0].term in EN_STOP else units).append(unit)
+            continue
+        # Function characters split a CJK run; what is left is read as overlapping bigrams.
+        pieces: list[list[str]] = [[]]
+        for tok in run:
+            if tok.term in CJK_STOP:
+                fallback.append(Unit(tok.term, (tok.term,)))
+                pieces.append([])
+            else:
+                pieces[-1].append(tok.term)
+        for piece in pieces:
+            if len(piece) == 1:
+                units.append(Unit(piece[0], (piece[0],)))
+            for a, b in zip(piece, piece[1:]):
+                units.append(Unit(a + b, (a, b)))
+    chosen = units or fallback
+    seen: set[str] = set()
+    out = []
+    for unit in chosen:
+        if unit.key not in seen:
+            seen.add(unit.key)
+            out.append(unit)
+    return out
+
+
+def text_match(query: str, salt: bytes) -> str | None:
+    """The FTS5 expression of `text` mode: every word (CJK words as phrases) must occur."""
+    phrases = []
+    for run in _query_runs(query, salt):
+        terms = [t.term for t in run]
+        if not run[0].cjk and terms[0] in EN_STOP:
+            continue
+        phrases.append('"' + " ".join(terms).replace('"', '""') + '"')
+    if not phrases:  # only stop words: then they are what was asked for
+        phrases = ['"' + " ".join(t.term for t in run).replace('"', '""') + '"' for run in _query_runs(query, salt)]
+    return " ".join(phrases) if phrases else None
+
+
+def text_units(query: str, salt: bytes) -> list[Unit]:
+    """The units `text` mode ranks by (its words and CJK bigrams)."""
+    return ranked_units(query, salt)
+
+
+def passage(text: str, units: list[Unit], salt: bytes, width: int = 600) -> tuple[str, int, int, list[list[int]]]:
+    """The window of at most `width` characters holding the most query units, and where they stand in it.
+
+    Returns (snippet, start, end, highlights) with highlights as [start, end] character ranges
+    within the snippet; the text itself is never marked.
+    """
+    if not text:
+        return "", 0, 0, []
+    scan = text[:200_000]
+    singles = {u.parts[0]: u.key for u in units if len(u.parts) == 1}
+    pairs = {u.parts: u.key for u in units if len(u.parts) == 2}
+    toks = list(tokens(scan, salt))
+    hits: list[tuple[int, int, str]] = []  # (start, end, unit key)
+    for i, tok in enumerate(toks):
+        if tok.term in singles:
+            hits.append((tok.start, tok.end, singles[tok.term]))
+        if pairs and i + 1 < len(toks):
+            key = pairs.get((tok.term, toks[i + 1].term))
+            if key is not None:
+                hits.append((tok.start, toks[i + 1].end, key))
+    start = 0
+    if hits and len(text) > width:
+        best = (-1, 0)
+        j = 0
+        for i, (s, _, _) in enumerate(hits):
+            while j < len(hits) and hits[j][1] - s <= width * 3 // 4:
+                j += 1
+            distinct = len({h[2] for h in hits[i:j]})
+            if distinct > best[0]:
+                best = (distinct, s)
+        start = max(0, best[1] - width // 4)
+        space = text.rfind(" ", max(0, start - 40), start + 1)
+        if space >= 0 and best[1] - space < width:
+            start = space + 1
+    end = min(len(text), start + width)
+    marks = _merge([[max(s, start) - start, min(e, end) - start] for s, e, _ in hits if s < end and e > start])
+    return text[start:end], start, end, marks
+
+
+def substring_marks(snippet: str, query: str) -> list[list[int]]:
+    """Ranges of a case-insensitive substring in a snippet (for `exact` and `temporal`)."""
+    needle = query.strip().casefold()
+    if not needle:
+        return []
+    hay = snippet.casefold()
+    if len(hay) != len(snippet):  # casefolding changed lengths: fall back to lower()
+        hay, needle = snippet.lower(), query.strip().lower()
+        if len(hay) != len(snippet):
+            return []
+    out, pos = [], hay.find(needle)
+    while pos >= 0 and len(out) < 100:
+        out.append([pos, pos + len(needle)])
+        pos = hay.find(needle, pos + len(needle))
+    return out
+
+
+def _merge(ranges: list[list[int]]) -> list[list[int]]:
+    out: list[list[int]] = []
+    for s, e in sorted(ranges):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out

@@ -1,0 +1,265 @@
+"""The full-text index and its per-scope statistics, kept in step in the same transaction.
+
+Every revision has one FTS5 row (its title, body and facet text as analysed by
+`store.analysis`). Beside it, `term_stat` counts per scope how many revisions contain
+each term (and each CJK bigram), and `scope_stat` how many revisions a scope has and how
+many terms they hold. The ranking reads these for the scopes a session may search only,
+so its scores cannot change when pages are added where the session cannot look.
+Revisions of tombstoned pages are left out of the statistics (a session without `audit`
+must not learn from them); tombstoning and untombstoning move a page's counts out and in.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from .analysis import index_terms, stat_terms
+
+FTS_TABLE = "revision_terms"
+LEGACY_FTS_TABLE = "revision_fts"  # schema 1: raw text with CJK spacing, no statistics
+# The body comes first: FTS5 marks every posting outside column 0 with its column, so the
+# column holding most terms costs least there. `scope` holds one token, `zs<scope pk>`, so a
+# session that may search only a few scopes is filtered inside FTS5.
+FTS_DDL = (
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
+    "body, title, meta, scope, content='', contentless_delete=1, "
+    "tokenize='unicode61 remove_diacritics 0')"
+)
+UPGRADE_KEY = "index_upgrade"  # meta: "<cursor> <until>" while old revisions are being re-indexed
+
+STATS_DDL = (
+    "CREATE TABLE IF NOT EXISTS term_stat (term TEXT NOT NULL, scope_id INTEGER NOT NULL, df INTEGER NOT NULL, "
+    "PRIMARY KEY (term, scope_id)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS scope_stat (scope_id INTEGER PRIMARY KEY, docs INTEGER NOT NULL, "
+    "terms INTEGER NOT NULL)",
+)
+
+
+def facet_text(facets: dict[str, Any]) -> str:
+    """The searchable text of facets other than the title (summary, keywords, anchors, symbols...)."""
+    parts: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+
+    for key, value in facets.items():
+        if key != "title":
+            walk(value)
+    return "\n".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Analysed:
+    """A revision's three index columns as term lists."""
+
+    title: list[str]
+    body: list[str]
+    meta: list[str]
+
+    @property
+    def count(self) -> int:
+        return len(self.title) + len(self.body) + len(self.meta)
+
+    def keys(self) -> set[str]:
+        return stat_terms(self.title) | stat_terms(self.body) | stat_terms(self.meta)
+
+
+def analyse(title: str, content: str | None, facets: dict[str, Any], salt: bytes) -> Analysed:
+    """The index view of a revision. A title taken from the content's first line is not indexed
+    twice (it would double those words' postings); a facet or source title is."""
+    own_title = bool(facets.get("title")) or content is None
+    return Analysed(
+        index_terms(title, salt) if own_title and title else [],
+        index_terms(content or "", salt),
+        index_terms(facet_text(facets), salt) if facets else [],
+    )
+
+
+@dataclass
+class StatsDelta:
+    """Changes to the statistics, gathered over many revisions and written at once."""
+
+    df: Counter[tuple[int, str]] = field(default_factory=Counter)
+    docs: Counter[int] = field(default_factory=Counter)
+    terms: Counter[int] = field(default_factory=Counter)
+
+    def add(self, scope_id: int, doc: Analysed, sign: int = 1) -> None:
+        for key in doc.keys():
+            self.df[(scope_id, key)] += sign
+        self.docs[scope_id] += sign
+        self.terms[scope_id] += sign * doc.count
+
+    def write(self, cur: Any) -> None:
+        ups = [(t, s, n) for (s, t), n in self.df.items() if n > 0]
+        downs = [(n, t, s) for (s, t), n in self.df.items() if n < 0]
+        if ups:
+            cur.executemany(
+                "INSERT INTO term_stat (term, scope_id, df) VALUES (?,?,?) "
+                "ON CONFLICT(term, scope_id) DO UPDATE SET df = df + excluded.df", ups)
+        if downs:
+            cur.executemany("UPDATE term_stat SET df = df + ? WHERE term = ? AND scope_id = ?", downs)
+            cur.executemany("DELETE FROM term_stat WHERE term = ? AND scope_id = ? AND df <= 0",
+                            [(t, s) for _, t, s in downs])
+        rows = [(s, self.docs[s], self.terms[s]) for s in set(self.docs) | set(self.terms)]
+        if rows:
+            cur.executemany(
+                "INSERT INTO scope_stat (scope_id, docs, terms) VALUES (?,?,?) ON CONFLICT(scope_id) DO UPDATE SET "
+                "docs = docs + excluded.docs, terms = terms + excluded.terms", rows)
+        self.df.clear()
+        self.docs.clear()
+        self.terms.clear()
+
+
+def fts_row(rowid: int, scope_pk: int, doc: Analysed) -> tuple[int, str, str, str, str]:
+    return (rowid, " ".join(doc.title), " ".join(doc.body), " ".join(doc.meta), f"zs{scope_pk}")
+
+
+INSERT_FTS = f"INSERT INTO {FTS_TABLE}(rowid, title, body, meta, scope) VALUES (?,?,?,?,?)"
+
+
+def add_revisions(cur: Any, salt: bytes, rows: Iterable[tuple[int, int, str, str | None, dict[str, Any]]],
+                  counted: bool = True) -> None:
+    """Index revisions given as (revision pk, scope pk, title, content, facets) and count them."""
+    delta = StatsDelta()
+    fts = []
+    for rev_pk, scope_pk, title, content, facets in rows:
+        doc = analyse(title, content, facets, salt)
+        fts.append(fts_row(rev_pk, scope_pk, doc))
+        if counted:
+            delta.add(scope_pk, doc)
+    if fts:
+        cur.executemany(INSERT_FTS, fts)
+    delta.write(cur)
+
+
+def _upgrade_state(cur: Any) -> tuple[int, int] | None:
+    """(cursor, until) while revisions up to `until` are being re-indexed; None when the index is current."""
+    row = cur.execute("SELECT value FROM meta WHERE key = ?", (UPGRADE_KEY,)).fetchone()
+    if row is None:
+        return None
+    cursor, until = row[0].split()
+    return int(cursor), int(until)
+
+
+def _revision_docs(cur: Any, salt: bytes, rev_pks: Sequence[int]) -> list[tuple[int, int, Analysed, bool]]:
+    """(revision pk, scope pk, analysed text, counted) of stored revisions already in the current index."""
+    state = _upgrade_state(cur)
+    out = []
+    for part in chunks(list(rev_pks)):
+        marks = ",".join("?" * len(part))
+        for rev_pk, scope_pk, title, content, facets, status in cur.execute(
+            "SELECT r.id, r.scope_id, r.title, r.content, r.facets, p.status FROM revision r "
+            f"JOIN page p ON p.id = r.page_id WHERE r.id IN ({marks})", part,
+        ).fetchall():
+            if state is not None and state[0] < rev_pk <= state[1]:
+                continue  # not re-indexed yet: it has no statistics to move
+            doc = analyse(title or "", content, json.loads(facets or "{}"), salt)
+            out.append((rev_pk, scope_pk, doc, status != "tombstoned"))
+    return out
+
+
+def _has_table(cur: Any, name: str) -> bool:
+    return cur.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
+
+
+def remove_revisions(cur: Any, salt: bytes, rev_pks: Sequence[int], count: bool = True) -> None:
+    """Take revisions out of the index and the statistics (before their rows are deleted)."""
+    if count:
+        delta = StatsDelta()
+        for _, scope_pk, doc, counted in _revision_docs(cur, salt, rev_pks):
+            if counted:
+                delta.add(scope_pk, doc, -1)
+        delta.write(cur)
+    tables = [FTS_TABLE] + ([LEGACY_FTS_TABLE] if _has_table(cur, LEGACY_FTS_TABLE) else [])
+    for part in chunks(list(rev_pks)):
+        for table in tables:
+            cur.execute(f"DELETE FROM {table} WHERE rowid IN ({','.join('?' * len(part))})", part)
+
+
+def set_counted(cur: Any, salt: bytes, page_pk: int, counted: bool) -> None:
+    """Move a page's revisions into (untombstone) or out of (tombstone) the statistics."""
+    rev_pks = [r[0] for r in cur.execute("SELECT id FROM revision WHERE page_id = ?", (page_pk,)).fetchall()]
+    delta = StatsDelta()
+    for _, scope_pk, doc, _ in _revision_docs(cur, salt, rev_pks):
+        delta.add(scope_pk, doc, 1 if counted else -1)
+    delta.write(cur)
+
+
+def upgrade_progress(cur: Any) -> tuple[int, int] | None:
+    """(revisions re-indexed, revisions to re-index) while an index upgrade is pending."""
+    state = _upgrade_state(cur)
+    if state is None:
+        return None
+    cursor, until = state
+    done = cur.execute("SELECT COUNT(*) FROM revision WHERE id <= ?", (cursor,)).fetchone()[0]
+    total = cur.execute("SELECT COUNT(*) FROM revision WHERE id <= ?", (until,)).fetchone()[0]
+    return int(done), int(total)
+
+
+def start_upgrade(cur: Any) -> None:
+    """Create the current index beside the old one and mark every existing revision for re-indexing."""
+    cur.execute(FTS_DDL)
+    cur.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES('secure-delete', 1)")
+    for ddl in STATS_DDL:
+        cur.execute(ddl)
+    until = cur.execute("SELECT COALESCE(MAX(id), 0) FROM revision").fetchone()[0]
+    cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (UPGRADE_KEY, f"0 {until}"))
+
+
+def upgrade_batch(cur: Any, salt: bytes, size: int = 2000) -> bool:
+    """Re-index the next `size` old revisions (one transaction, the caller's); True when none are left."""
+    state = _upgrade_state(cur)
+    if state is None:
+        return True
+    cursor, until = state
+    rows = cur.execute(
+        "SELECT r.id, r.scope_id, r.title, r.content, r.facets, p.status FROM revision r JOIN page p ON p.id = r.page_id "
+        "WHERE r.id > ? AND r.id <= ? ORDER BY r.id LIMIT ?", (cursor, until, size),
+    ).fetchall()
+    delta = StatsDelta()
+    fts = []
+    for rev_pk, scope_pk, title, content, facets, status in rows:
+        doc = analyse(title or "", content, json.loads(facets or "{}"), salt)
+        fts.append(fts_row(rev_pk, scope_pk, doc))
+        if status != "tombstoned":
+            delta.add(scope_pk, doc)
+    if fts:
+        cur.executemany(INSERT_FTS, fts)
+    delta.write(cur)
+    if len(rows) < size:
+        cur.execute("DELETE FROM meta WHERE key = ?", (UPGRADE_KEY,))
+        if _has_table(cur, LEGACY_FTS_TABLE):
+            cur.execute(f"DROP TABLE {LEGACY_FTS_TABLE}")
+        return True
+    cur.execute("UPDATE meta SET value = ? WHERE key = ?", (f"{rows[-1][0]} {until}", UPGRADE_KEY))
+    return False
+
+
+def create(cur: Any) -> None:
+    """The index of a new store."""
+    cur.execute(FTS_DDL)
+    cur.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES('secure-delete', 1)")
+    for ddl in STATS_DDL:
+        cur.execute(ddl)
+
+
+def drop_scope(cur: Any, scope_pk: int) -> None:
+    """Forget a deleted scope's statistics."""
+    cur.execute("DELETE FROM term_stat WHERE scope_id = ?", (scope_pk,))
+    cur.execute("DELETE FROM scope_stat WHERE scope_id = ?", (scope_pk,))
+
+
+def chunks(items: list[Any], size: int = 500) -> Iterable[list[Any]]:
+    """Slices of at most `size` items (SQLite bounds the number of parameters)."""
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
