@@ -40,7 +40,6 @@ import json
 import math
 import os
 import re
-import statistics
 import sys
 import tempfile
 import time
@@ -419,7 +418,7 @@ def run_cjk(args: argparse.Namespace, work: Path) -> dict:
     page_id = {}
     for key, page in pages.items():
         res = st.write_page(namespace, content=page["text"], media_type="text/markdown",
-                            facets={"title": page["title"], "set_id": key})
+                            facets={"title": page["title"]})
         page_id[key] = res["page_id"] if "page_id" in res else res["revision"]["page_id"]
     questions = [Question("cjk", q.get("lang", "?"), q["question"], {page_id[t] for t in q["targets"]},
                           set(q["targets"]), list(q["targets"])) for q in raw_questions]
