@@ -27,6 +27,14 @@ time.perf_counter, store and bare taking turns on every sample:
            namespace, 20 hits: search_pages(q, scopes=[ns], mode="text", limit=20)
            vs SELECT .. FROM fts JOIN revisions .. WHERE fts MATCH ? AND namespace = ?
            ORDER BY bm25(fts) LIMIT 20
+  natural-language search
+           --nl-queries questions of 6-12 words (1-2 rare words of one topic, df
+           0.1 %..1 %; 1-3 mid words, df 1 %..10 %; the rest common words, df >= 10 %,
+           led by a question word when the vocabulary has one), 20 hits, mode "auto":
+           the owner (every scope), a model session granted one of the scopes, and one
+           granted project:*, vs bare bm25 of the question's words OR-ed over the bare
+           table (ORDER BY bm25 LIMIT 20; with r.namespace = ? for the one-scope
+           session); and mode "text" (owner) vs the same words AND-ed on the bare table
   read     read_pages([page_id]) vs SELECT .. FROM revisions WHERE page_id = ?
   delete   delete_page(page_id, reason) vs one transaction deleting the FTS entry
            and the revision row
@@ -50,6 +58,7 @@ import math
 import os
 import platform
 import random
+import re
 import resource
 import shutil
 import statistics
@@ -67,6 +76,8 @@ if str(ROOT) not in sys.path:
 
 BATCH = 1000
 DF_LO, DF_HI = 0.001, 0.01
+NL_MID_LO, NL_COMMON = 0.01, 0.10  # natural-language questions: mid words df 1 %..10 %, common >= 10 %
+NL_LEADS = ("how", "what", "when", "where", "which", "who", "why", "did", "can", "should", "would")
 
 # --------------------------------------------------------------------------- corpus
 
@@ -92,6 +103,7 @@ _VOWELS = "a e i o u a e i o u a e i o ea ee ai ou oa".split()
 _CODAS = ("", "", "", "", "", "n", "r", "s", "t", "l", "m", "nd", "st", "ng", "ck", "rt", "nt", "ss", "ll", "x")
 _SUFFIXES = ("", "", "", "", "", "", "", "", "ing", "ed", "er", "tion", "ly", "ment", "ness", "able", "al", "ive", "ous")
 
+NL_WARMUP = 5
 N_BACKGROUND = 4000
 N_RARE = 3000
 N_TOPICS = 150
@@ -181,6 +193,11 @@ BARE_SEARCH = (
     "FROM revisions_fts JOIN revisions r ON r.id = revisions_fts.rowid "
     "WHERE revisions_fts MATCH ? AND r.namespace = ? ORDER BY score LIMIT 20"
 )
+BARE_SEARCH_ALL = (
+    "SELECT r.id, r.page_id, r.namespace, r.created_at, r.content, bm25(revisions_fts) AS score "
+    "FROM revisions_fts JOIN revisions r ON r.id = revisions_fts.rowid "
+    "WHERE revisions_fts MATCH ? ORDER BY score LIMIT 20"
+)
 BARE_READ = "SELECT id, page_id, namespace, created_at, content FROM revisions WHERE page_id = ?"
 BARE_LIST = "SELECT id, page_id, namespace, created_at, content FROM revisions ORDER BY created_at DESC LIMIT 50"
 
@@ -234,6 +251,39 @@ def pct(values: list[float], q: float) -> float:
 
 def file_size(path: Path) -> int:
     return path.stat().st_size if path.exists() else 0
+
+
+def nl_questions(corpus: "Corpus", df: Counter, n_pages: int, count: int, seed: int) -> tuple[list[str], dict]:
+    """Questions of 6-12 words: 1-2 rare words of one topic, 1-3 mid words, the rest common words."""
+    freq = {w: c / n_pages for w, c in df.items()}
+    rare_set = {w for w, f in freq.items() if DF_LO <= f <= DF_HI}
+    mid = sorted(w for w, f in freq.items() if NL_MID_LO <= f < NL_COMMON)
+    common = sorted(w for w, f in freq.items() if f >= NL_COMMON)
+    leads = [w for w in NL_LEADS if w in common] or common
+    topics = [sorted(w for w in topic if w in rare_set) for topic in corpus.topics]
+    topics = [t for t in topics if t] or [sorted(rare_set)]
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        length = rng.randint(6, 12)
+        topic = rng.choice(topics)
+        n_rare = min(len(topic), rng.randint(1, 2))
+        n_mid = min(len(mid), rng.randint(1, 3))
+        words = rng.sample(topic, n_rare) + rng.sample(mid, n_mid)
+        words += rng.sample(common, max(0, length - 1 - len(words)))
+        rng.shuffle(words)
+        out.append(" ".join([rng.choice(leads), *words]).capitalize() + "?")
+    tiers = {"rare": (DF_LO, DF_HI, len(rare_set)), "mid": (NL_MID_LO, NL_COMMON, len(mid)),
+             "common": (NL_COMMON, 1.0, len(common))}
+    return out, tiers
+
+
+def bare_or(question: str) -> str:
+    return " OR ".join(f'"{w}"' for w in dict.fromkeys(re.findall(r"[^\W_]+", question.lower())))
+
+
+def bare_and(question: str) -> str:
+    return " ".join(f'"{w}"' for w in dict.fromkeys(re.findall(r"[^\W_]+", question.lower())))
 
 
 def log(msg: str) -> None:
@@ -343,7 +393,7 @@ def run_probe(kind: str, path: Path) -> dict:
 # --------------------------------------------------------------------------- the benchmark
 
 def run(args: argparse.Namespace) -> int:
-    from store import Cycle, Store
+    from store import AccessSession, Cycle, Store
 
     sqlite3 = sqlite_module()
     N, S = args.pages, args.scopes
@@ -484,6 +534,11 @@ def run(args: argparse.Namespace) -> int:
     dfs = sorted(df[w] / N for q, _ in queries for w in q.split())
     log(f"  {len(in_range):,} words have document frequency in {DF_LO:.1%}..{DF_HI:.1%}; "
         f"query terms df {dfs[0]:.2%}..{dfs[-1]:.2%} (median {statistics.median(dfs):.2%})")
+    nl_qs, nl_tiers = nl_questions(corpus, df, N, args.nl_queries + NL_WARMUP, args.seed + 11)
+    nl_lengths = [len(q.split()) for q in nl_qs]
+    log(f"  natural-language questions: {len(nl_qs)} of {min(nl_lengths)}-{max(nl_lengths)} words; vocabulary tiers "
+        + ", ".join(f"{name} df {lo:.1%}..{hi:.0%} ({n:,} words)" for name, (lo, hi, n) in nl_tiers.items())
+        + f"; e.g. {nl_qs[0]!r}")
     del df
 
     # ---- search
@@ -508,6 +563,48 @@ def run(args: argparse.Namespace) -> int:
     log(f"  search: {len(search_store)} queries, hits per query store mean {statistics.mean(hits_store):.1f} "
         f"(zero-hit {sum(h == 0 for h in hits_store)}, full page of 20: {sum(h == 20 for h in hits_store)}), "
         f"bare mean {statistics.mean(hits_bare):.1f}; hit-count mismatches {mismatches}")
+
+    # ---- natural-language questions (auto for three sessions, text for the owner) vs bare OR / AND
+    nl_scope = used_scopes[len(used_scopes) // 2]
+    grant = ["search", "read"]
+    sessions = {
+        "owner": st,
+        "one": st.with_session(AccessSession.model_client("bench-one-scope", {nl_scope: grant})),
+        "star": st.with_session(AccessSession.model_client("bench-project-star", {"project:*": grant})),
+    }
+    nl_rows = ("auto owner", "auto one", "auto star", "bare or", "bare or one", "text owner", "bare and")
+    nl_times: dict[str, list[float]] = {r: [] for r in nl_rows}
+    nl_hits: dict[str, list[int]] = {r: [] for r in nl_rows}
+    nl_spent = dict.fromkeys(nl_rows, 0.0)
+    nl_skipped: set[str] = set()
+    gc.collect()
+    for i, q in enumerate(nl_qs):
+        order = list(nl_rows) if i % 2 == 0 else list(reversed(nl_rows))
+        for name in order:
+            if name in nl_skipped:
+                continue
+            t0 = time.perf_counter()
+            if name.startswith(("auto", "text")):
+                mode, who = name.split()
+                n_hits = len(sessions[who].search_pages(q, mode=mode, limit=20)["hits"])
+            elif name == "bare or":
+                n_hits = len(bare.execute(BARE_SEARCH_ALL, (bare_or(q),)).fetchall())
+            elif name == "bare or one":
+                n_hits = len(bare.execute(BARE_SEARCH, (bare_or(q), nl_scope)).fetchall())
+            else:
+                n_hits = len(bare.execute(BARE_SEARCH_ALL, (bare_and(q),)).fetchall())
+            dt = time.perf_counter() - t0
+            nl_spent[name] += dt
+            if i >= NL_WARMUP:
+                nl_times[name].append(dt)
+                nl_hits[name].append(n_hits)
+            if nl_spent[name] > args.nl_budget and i >= NL_WARMUP:
+                nl_skipped.add(name)
+                log(f"  natural-language row {name!r} stopped after {len(nl_times[name])} questions "
+                    f"({nl_spent[name]:.0f} s > --nl-budget {args.nl_budget:.0f} s)")
+    log(f"  natural-language search: {len(nl_times['auto owner'])} timed questions (+{NL_WARMUP} warm-up), one-scope "
+        f"session on {nl_scope}; mean hits " + ", ".join(
+            f"{r} {statistics.mean(h):.1f}" for r, h in nl_hits.items() if h))
 
     # ---- read by id
     read_store, read_bare = [], []
@@ -546,6 +643,10 @@ def run(args: argparse.Namespace) -> int:
     with PlanCapture(st._db) as cap:
         st.search_pages("", mode="temporal", limit=50)
     plan_sections.append(("store search_pages temporal (first page)", cap.plans()))
+    for who in ("owner", "one"):
+        with PlanCapture(st._db) as cap:
+            sessions[who].search_pages(nl_qs[NL_WARMUP], mode="auto", limit=20)
+        plan_sections.append((f"store search_pages auto, natural-language question ({who})", cap.plans()))
     with PlanCapture(st._db) as cap:
         st.read_pages([store_ids[read_set[0]][0]])
     plan_sections.append(("store read_pages", cap.plans()))
@@ -596,6 +697,19 @@ def run(args: argparse.Namespace) -> int:
     row("ingest throughput", ingest_store, ingest_bare, "pag/s", "{:,.0f}", ">= 0.5x bare", ingest_store >= 0.5 * ingest_bare)
     row("search p50", sp50, bp50, "ms", "{:,.2f}")
     row("search p95", sp95, bp95, "ms", "{:,.2f}", "<= 2x bare and < 20 ms", sp95 <= 2 * bp95 and sp95 < 20)
+    nl = {r: (pct(t, .5) * ms, pct(t, .95) * ms) if t else (float("nan"), float("nan")) for r, t in nl_times.items()}
+    for label, store_row, bare_row, target, ok in (
+        ("NL auto owner", "auto owner", "bare or", "p95 <= 50 ms and <= bare OR",
+         nl["auto owner"][1] <= 50 and nl["auto owner"][1] <= nl["bare or"][1]),
+        ("NL auto 1 scope", "auto one", "bare or one", "p95 <= 50 ms and <= bare OR",
+         nl["auto one"][1] <= 50 and nl["auto one"][1] <= nl["bare or one"][1]),
+        ("NL auto project:*", "auto star", "bare or", "p95 <= 50 ms and <= bare OR",
+         nl["auto star"][1] <= 50 and nl["auto star"][1] <= nl["bare or"][1]),
+        ("NL text vs bare AND", "text owner", "bare and", "p95 <= 2x bare AND",
+         nl["text owner"][1] <= 2 * nl["bare and"][1]),
+    ):
+        row(f"{label} p50", nl[store_row][0], nl[bare_row][0], "ms", "{:,.2f}")
+        row(f"{label} p95", nl[store_row][1], nl[bare_row][1], "ms", "{:,.2f}", target, ok)
     row("read by id p50", pct(read_store, .5) * ms, pct(read_bare, .5) * ms, "ms", "{:,.3f}")
     row("read by id p95", pct(read_store, .95) * ms, pct(read_bare, .95) * ms, "ms", "{:,.3f}")
     row("delete p50", pct(delete_store, .5) * ms, pct(delete_bare, .5) * ms, "ms", "{:,.2f}")
@@ -612,6 +726,8 @@ def run(args: argparse.Namespace) -> int:
         f"read {len(read_store)}, delete {len(delete_store)}, open {len(open_store)} subprocesses each; "
         f"link_pages p50 {pct(link_times, .5) * ms:.1f} ms / p95 {pct(link_times, .95) * ms:.1f} ms "
         f"({n_links:,} links, store only)")
+    log("  natural-language rows: " + ", ".join(
+        f"{r} {len(t)} q, {sum(h == 0 for h in nl_hits[r])} zero-hit" for r, t in nl_times.items()))
     log(f"  ingest batch time p50 store {pct(batch_store, .5) * ms:.0f} ms, bare {pct(batch_bare, .5) * ms:.0f} ms; "
         f"p95 store {pct(batch_store, .95) * ms:.0f} ms, bare {pct(batch_bare, .95) * ms:.0f} ms")
     log(f"  peak RSS of the benchmark process {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB")
@@ -649,6 +765,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages", type=int, default=1_000_000, help="pages to write (default 1,000,000)")
     parser.add_argument("--scopes", type=int, default=20, help="namespaces project:p00.. (default 20)")
     parser.add_argument("--queries", type=int, default=200, help="timed two-term text searches (default 200)")
+    parser.add_argument("--nl-queries", type=int, default=100,
+                        help="timed natural-language questions (default 100, +5 warm-up)")
+    parser.add_argument("--nl-budget", type=float, default=600.0,
+                        help="seconds one natural-language row may take before it stops (default 600)")
     parser.add_argument("--reads", type=int, default=200, help="timed reads by id (default 200)")
     parser.add_argument("--deletes", type=int, default=20, help="timed deletes (default 20)")
     parser.add_argument("--probes", type=int, default=10, help="fresh-process open + first page runs (default 10)")
