@@ -37,9 +37,11 @@ CAP = 2000  # newest matching revisions taken per unit
 PROXIMITY_WINDOW = 8
 NEIGHBOUR_SHARE = 0.35
 TEXT_CAP = 500
+POOL = 50  # candidates scored exactly (at least)
 MAX_ANALYSED_CHARS = 30_000
 
 _WORD = re.compile(analysis._TOKEN.pattern)
+_ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,24 +55,43 @@ class Scope:
     scope_tokens: list[int] | None  # scope pks to filter inside FTS5, when few
 
 
+_TERMS: dict[bytes, dict[str, str]] = {}
+
+
 def _terms(text: str, salt: bytes) -> list[str]:
-    """Index terms of a text (the scoring path: no offsets kept)."""
+    """Index terms of a text (the scoring path: no offsets kept; words repeat, so each is analysed once)."""
     if not text:
         return []
     if len(text) > MAX_ANALYSED_CHARS:
         text = text[:MAX_ANALYSED_CHARS]
+    cache = _TERMS.get(salt)
+    if cache is None or len(cache) > 500_000:
+        cache = _TERMS[salt] = {}
     out = []
-    stems = analysis._STEMS
+    if text.isascii():  # most text: no CJK, no marks, so a plain scan finds the same words
+        for word in _ASCII_WORD.findall(text):
+            term = cache.get(word)
+            if term is None:
+                term = cache[word] = analysis.seal(analysis.normalise_word(word), salt)
+            out.append(term)
+        return out
     for cjk, word in _WORD.findall(text):
         if cjk:
             out.append(cjk)
-        else:
-            term = stems.get(word)
-            if term is None:
-                term = analysis.normalise_word(word)
-            if term:
-                out.append(analysis.seal(term, salt))
+            continue
+        term = cache.get(word)
+        if term is None:
+            term = cache[word] = analysis.seal(analysis.normalise_word(word), salt)
+        if term:
+            out.append(term)
     return out
+
+
+def _positions(terms: list[str]) -> dict[str, list[int]]:
+    where: dict[str, list[int]] = {}
+    for i, t in enumerate(terms):
+        where.setdefault(t, []).append(i)
+    return where
 
 
 class Ranker:
@@ -147,12 +168,15 @@ class Ranker:
         own_title = bool(facets.get("title")) or content is None
         t_terms = _terms(title, self._salt) if own_title else []
         b_terms = _terms(content or "", self._salt)
+        b_pos = _positions(b_terms)
         if not own_title and b_terms:
             # The first line is the title: it counts as title too (it is indexed once, as body).
-            line = (content or "").lstrip().split("\n", 1)[0]
-            t_terms = _terms(line, self._salt)
+            body = (content or "").strip()
+            t_terms = _terms(body.split("\n", 1)[0], self._salt) if "\n" in body else b_terms
+        t_pos = _positions(t_terms) if t_terms is not b_terms else b_pos
         m_terms = _terms(facet_text(facets), self._salt) if facets else []
         dl = len(b_terms) + len(m_terms) + (len(t_terms) if own_title else 0)
+        m_pos = _positions(m_terms) if m_terms else {}
         norm = K1 * (1 - B + B * dl / avgdl)
         score = 0.0
         positions: list[list[int]] = []
@@ -161,9 +185,9 @@ class Ranker:
         for u in units:
             w = idf.get(u.key, 0.0)
             total_idf += w
-            tf_b, pos = _count(b_terms, u.parts)
-            tf_t, _ = _count(t_terms, u.parts)
-            tf_m, _ = _count(m_terms, u.parts) if m_terms else (0, [])
+            tf_b, pos = _count(b_pos, u.parts)
+            tf_t, _ = _count(t_pos, u.parts)
+            tf_m, _ = _count(m_pos, u.parts) if m_pos else (0, [])
             tf = tf_b + TITLE_WEIGHT * tf_t + META_WEIGHT * tf_m
             if tf <= 0:
                 continue
@@ -189,7 +213,7 @@ class Ranker:
         idf = {u.key: self._idf(n, df.get(u.key, 0)) for u in units}
         # A unit no counted revision holds may still match a tombstoned page (shown only with audit).
         present = list(units)
-        pool_size = max(100, 2 * need)
+        pool_size = max(POOL, 3 * need)
         found: dict[int, float] = {}
         if text_expr is not None:
             for rid in self._enumerate(text_expr, TEXT_CAP):
@@ -245,14 +269,15 @@ class Ranker:
             scores[rid] = scores.get(rid, 0.0) + share
 
 
-def _count(terms: list[str], parts: tuple[str, ...]) -> tuple[int, list[int]]:
-    """Occurrences (and positions) of a unit in a term list."""
+def _count(where: dict[str, list[int]], parts: tuple[str, ...]) -> tuple[int, list[int]]:
+    """Occurrences (and positions) of a unit, given each term's positions in a text."""
+    first = where.get(parts[0])
+    if not first:
+        return 0, []
     if len(parts) == 1:
-        p = parts[0]
-        pos = [i for i, t in enumerate(terms) if t == p]
-        return len(pos), pos
-    a, b = parts
-    pos = [i for i in range(len(terms) - 1) if terms[i] == a and terms[i + 1] == b]
+        return len(first), first
+    second = set(where.get(parts[1], ()))
+    pos = [i for i in first if i + 1 in second]
     return len(pos), pos
 
 
