@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 import pcpstore_helpers as h
@@ -129,10 +127,10 @@ def test_auto_uses_text_when_text_matches(store):
     assert hits[0]["matched_by"] == "text"
 
 
-def test_temporal_mode_orders_by_observed_then_created(store):
+def test_temporal_mode_orders_by_observed_then_created(store, clock):
     old = h.write(store, "project:t", "observed long ago", observed_at="2001-01-01T00:00:00.000Z")
     mid = h.write(store, "project:t", "no observed time")
-    time.sleep(0.01)
+    clock.advance()
     late = h.write(store, "project:t", "created last, but observed in 2010", observed_at="2010-01-01T00:00:00.000Z")
     future = h.write(store, "project:t", "observed in the future", observed_at="2999-01-01T00:00:00.000Z")
     hits = store.search_pages("", mode="temporal")["hits"]
@@ -141,10 +139,10 @@ def test_temporal_mode_orders_by_observed_then_created(store):
     assert hits[0]["observed_at"] == "2999-01-01T00:00:00.000Z"
 
 
-def test_temporal_mode_substring_filter(store):
+def test_temporal_mode_substring_filter(store, clock):
     a = h.write(store, "project:t", "alpha one")
     h.write(store, "project:t", "beta two")
-    time.sleep(0.01)
+    clock.advance()
     c = h.write(store, "project:t", "ALPHA three")
     hits = store.search_pages("alpha", mode="temporal")["hits"]
     assert [x["page_id"] for x in hits] == [c["page_id"], a["page_id"]]
@@ -298,11 +296,10 @@ def test_filter_media_types_and_actor_types(store, as_model):
     assert ids(actor_types=["user"]) == {a["page_id"], b["page_id"]}
 
 
-def test_filter_created_window(store):
+def test_filter_created_window(store, clock):
     a = h.write(store, "project:f", "windowword a")
-    time.sleep(0.02)
-    t = h.now_ts()
-    time.sleep(0.02)
+    t = clock.advance()
+    clock.advance()
     b = h.write(store, "project:f", "windowword b")
     after = {x["page_id"] for x in store.search_pages("windowword", filters={"created_after": t})["hits"]}
     before = {x["page_id"] for x in store.search_pages("windowword", filters={"created_before": t})["hits"]}
