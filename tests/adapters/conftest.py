@@ -1,7 +1,7 @@
-"""Fixtures for the importer tests (store/adapters): a fresh store per test, the sample exports.
+"""Fixtures for the importer tests (store/adapters): the sample exports (the store fixture is in tests/conftest.py).
 
-The sample exports live beside the repository checkout, in ../shared/data/exports
-(SOURCES.md there says where each file comes from and what is unusual about it)."""
+The sample exports are vendored in tests/data/exports (SOURCES.md there says where each file comes
+from, under which licence, and what is unusual about it), so these tests run on any clean checkout."""
 
 from __future__ import annotations
 
@@ -11,21 +11,7 @@ import import_helpers as h
 
 
 @pytest.fixture
-def store(tmp_path):
-    from store import Store
-
-    d = tmp_path / "db"
-    d.mkdir()
-    st = Store.open(d / "s.db")
-    yield st
-    try:
-        st.close()
-    except Exception:
-        pass
-
-
-@pytest.fixture
 def exports():
-    if not h.EXPORTS.is_dir():
-        pytest.skip(f"sample exports not found at {h.EXPORTS}")
+    # Part of the repository: a missing folder is a broken checkout, never a reason to skip.
+    assert h.EXPORTS.is_dir(), f"the vendored sample exports are missing: {h.EXPORTS}"
     return h.EXPORTS

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
-EXPORTS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "exports"
+# The sample exports vendored from shared/data/exports (tests/data/exports/SOURCES.md).
+EXPORTS = Path(__file__).resolve().parents[1] / "data" / "exports"
 VAULT = EXPORTS / "vault-mfarragher-obsidiantools-vault-stub"
 VAULT_NAME = VAULT.name
 

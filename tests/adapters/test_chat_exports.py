@@ -1,4 +1,4 @@
-"""The ChatGPT and Claude importers on every sample export in ../shared/data/exports.
+"""The ChatGPT and Claude importers on every sample export in tests/data/exports (vendored).
 
 Expected numbers come from reading the files (SOURCES.md describes each one):
 messages are the nodes with a message, minus hidden scaffolding; pages are one per

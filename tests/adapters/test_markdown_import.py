@@ -1,4 +1,4 @@
-"""The Markdown importer on the sample Obsidian vault (../shared/data/exports/vault-...) and variants of it."""
+"""The Markdown importer on the sample Obsidian vault (tests/data/exports/vault-..., vendored) and variants of it."""
 
 from __future__ import annotations
 

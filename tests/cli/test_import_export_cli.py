@@ -3,11 +3,9 @@
 import json
 from pathlib import Path
 
-import pytest
-
 from pcp_tui.cli import main
 
-EXPORTS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "exports"
+EXPORTS = Path(__file__).resolve().parents[1] / "data" / "exports"  # vendored (tests/data/exports/SOURCES.md)
 
 
 def run(capsys, *argv):
@@ -16,7 +14,6 @@ def run(capsys, *argv):
     return code, out.out, out.err
 
 
-@pytest.mark.skipif(not EXPORTS.is_dir(), reason="the shared export files are not beside the checkout")
 def test_import_chatgpt_then_reimport_adds_nothing(tmp_path, capsys):
     db = str(tmp_path / "s.db")
     src = str(EXPORTS / "chatgpt-danny-avila-LibreChat-1.json")

@@ -1,6 +1,6 @@
 """Fixtures for the handoff tests (shared spec handoff.md); data and helpers live in handoff_helpers.py.
 
-Every test gets its own database file under tmp_path (never :memory:).
+The store and db_path fixtures (a database file under tmp_path, never :memory:) are in tests/conftest.py.
 """
 
 from __future__ import annotations
@@ -17,22 +17,6 @@ def fixed_clock(monkeypatch):
 
     monkeypatch.setattr(store.ids, "now", lambda: FIXED_NOW)
     return FIXED_NOW
-
-
-@pytest.fixture
-def db_path(tmp_path):
-    d = tmp_path / "db"
-    d.mkdir()
-    return d / "s.db"
-
-
-@pytest.fixture
-def store(db_path):
-    from store import Store
-
-    st = Store.open(db_path)
-    yield st
-    st.close()
 
 
 @pytest.fixture

@@ -1,31 +1,12 @@
 """Fixtures for the store contract tests (shared/spec/pcp-core.md, /tmp/store_api.md).
 
-Every test gets its own database file under tmp_path (never :memory:)."""
+The store and db_path fixtures (a database file under tmp_path, never :memory:) are in tests/conftest.py."""
 
 from __future__ import annotations
 
 import pytest
 
 import pcpstore_helpers as h
-
-
-@pytest.fixture
-def db_path(tmp_path):
-    d = tmp_path / "db"
-    d.mkdir()
-    return d / "s.db"
-
-
-@pytest.fixture
-def store(db_path):
-    from store import Store
-
-    st = Store.open(db_path)
-    yield st
-    try:
-        st.close()
-    except Exception:
-        pass
 
 
 @pytest.fixture

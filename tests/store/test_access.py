@@ -74,14 +74,8 @@ def test_list_scopes_shows_only_granted_scopes(store, two_scopes, reader_a):
 
 def test_list_scopes_needs_permission(store, two_scopes, as_model):
     m = as_model({"project:a": {"search", "read"}})
-    try:
-        res = m.list_scopes()
-    except Exception as exc:  # forbidden is fine
-        from store import PcpError
-
-        assert isinstance(exc, PcpError) and exc.code == "forbidden"
-    else:
-        assert res["scopes"] == []
+    with raises_code("forbidden"):
+        m.list_scopes()
 
 
 def test_prefix_grant(store, two_scopes, as_model):
@@ -112,15 +106,10 @@ def test_graph_neighbours_are_filtered(store, two_scopes, reader_a):
 def test_graph_query_on_hidden_page_reveals_nothing(store, two_scopes, reader_a):
     b1 = two_scopes["b1"]
     store.link_pages(b1["page_id"], "related_to", two_scopes["a1"]["page_id"])
-    try:
-        hits = reader_a.search_pages(b1["page_id"], mode="graph")["hits"]
-    except Exception as exc:
-        from store import PcpError
-
-        assert isinstance(exc, PcpError) and exc.code in ("not_found", "forbidden")
-        assert "project:b" not in exc.message
-    else:
-        assert hits == [], "a graph query on a page the session cannot see must not expose its neighbours"
+    # The same answer as for a page that does not exist: nothing says the page is there.
+    with raises_code("not_found") as box:
+        reader_a.search_pages(b1["page_id"], mode="graph")
+    assert "project:b" not in box.value.message
 
 
 def test_relation_lists_show_authorized_ends_only(store, two_scopes, reader_a):
@@ -186,7 +175,7 @@ def test_relations_never_grant_access(store, two_scopes, reader_a):
 def test_model_cannot_link_to_hidden_page(store, two_scopes, as_model, db_path):
     m = as_model({"project:a": h.READER | {"link"}})
     before = h.counts(db_path)
-    with raises_code("not_found", "forbidden") as box:
+    with raises_code("not_found") as box:
         m.link_pages(two_scopes["a1"]["page_id"], "related_to", two_scopes["b1"]["page_id"])
     assert "project:b" not in box.value.message
     assert h.counts(db_path) == before
@@ -196,7 +185,7 @@ def test_model_cannot_revise_hidden_page(store, two_scopes, as_model, db_path):
     m = as_model({"project:a": h.READER | {"revise", "write"}})
     b1 = two_scopes["b1"]
     before = h.counts(db_path)
-    with raises_code("not_found", "forbidden"):
+    with raises_code("not_found"):
         m.revise_page(b1["page_id"], b1["revision_id"], content="overwritten")
     assert h.counts(db_path) == before
     assert h.content_of(store, b1["page_id"]).startswith("zanzibar quokka")
@@ -345,14 +334,9 @@ def test_tombstone_filter_needs_audit(store, two_scopes, as_model):
     a1 = two_scopes["a1"]
     store.tombstone_page(a1["page_id"], "withdrawn")
     m = as_model({"project:a": h.READER})
-    try:
-        hits = h.all_hits(m, "zanzibar", filters={"lifecycle_status": ["tombstoned"]})
-    except Exception as exc:
-        from store import PcpError
-
-        assert isinstance(exc, PcpError) and exc.code == "forbidden"
-    else:
-        assert a1["page_id"] not in {x["page_id"] for x in hits}
+    # Without audit the filter is accepted but tombstoned pages stay out of the hits.
+    hits = h.all_hits(m, "zanzibar", filters={"lifecycle_status": ["tombstoned"]})
+    assert a1["page_id"] not in {x["page_id"] for x in hits}
     auditor = as_model({"project:a": h.READER | {"audit"}})
     hits = h.all_hits(auditor, "zanzibar", filters={"lifecycle_status": ["tombstoned"]})
     assert a1["page_id"] in {x["page_id"] for x in hits}

@@ -59,11 +59,8 @@ def test_unadvertised_mode_is_unsupported(store, mode):
     if mode in caps["search_modes"]:
         pytest.skip(f"{mode} is advertised")
     h.write(store, "project:cap", "x")
-    with raises_code("unsupported", "invalid"):
+    with raises_code("unsupported"):
         store.search_pages("x", mode=mode)
-    if mode:
-        with raises_code("unsupported"):
-            store.search_pages("x", mode=mode)
 
 
 @pytest.mark.parametrize("proj", ["embedding", "summary", "raw", "tokens"])

@@ -1,8 +1,8 @@
-"""A 100,000-page store: the app opens it and moves through it a window at a time, never loading it all."""
+"""A 100,000-page store: the app opens it and moves through it a window at a time, never loading it all.
+
+How fast it opens is measured by bench/tui_bench.py (its first-window budget), not here."""
 
 from __future__ import annotations
-
-import time
 
 from helpers import page_list, settle
 from pcp_tui.widgets.inspector import Inspector
@@ -20,9 +20,7 @@ async def test_opens_and_navigates_100k_pages_by_windows(big_store_path, workdir
     app = PcpApp(store.path, store=store, config_folder=workdir / "config", theme="pcp-dark", cursor_blink=False,
                  use_pyperclip=False)
     async with app.run_test(size=SIZE) as pilot:
-        started = time.perf_counter()
         await settle(app, pilot)
-        assert time.perf_counter() - started < 10
         pages = page_list(app)
         assert len(pages.rows) == 100 and pages.more  # one window, not 100,000 rows
         first = pages.rows[0]["page_id"]

@@ -1,0 +1,56 @@
+"""Fixtures shared by every test folder: a fresh store file per test, and the store clock held still.
+
+Every test gets its own database file under tmp_path (never :memory:). Folder conftests add what only
+their tests need (tests/handoff and tests/tui pin the clock their own way for golden text and snapshots).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+CLOCK_START = datetime(2026, 3, 1, 9, 0, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def db_path(tmp_path):
+    d = tmp_path / "db"
+    d.mkdir()
+    return d / "s.db"
+
+
+@pytest.fixture
+def store(db_path):
+    from store import Store
+
+    st = Store.open(db_path)
+    yield st
+    st.close()
+
+
+class Clock:
+    """The store's clock (`store.ids.now`), standing still until the test moves it."""
+
+    def __init__(self, start: datetime) -> None:
+        self.moment = start
+
+    def now(self) -> str:
+        from store import ids
+
+        return ids.format_time(self.moment)
+
+    def advance(self, seconds: float = 1.0) -> str:
+        """Move the clock on; returns the new time, as the store would write it."""
+        self.moment += timedelta(seconds=seconds)
+        return self.now()
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """A Clock patched in as `store.ids.now`: records written now get clock.now() as their time."""
+    import store.ids
+
+    c = Clock(CLOCK_START)
+    monkeypatch.setattr(store.ids, "now", c.now)
+    return c
