@@ -30,12 +30,14 @@ from .analysis import Unit
 from .index import FTS_TABLE, facet_text
 
 K1 = 1.2
-B = 0.75
+B = 0.9
 TITLE_WEIGHT = 2.0
 META_WEIGHT = 0.5
 CAP = 2000  # newest matching revisions taken per unit
 PROXIMITY_WINDOW = 8
-NEIGHBOUR_SHARE = 0.35
+PROXIMITY_WEIGHT = 0.5
+COVERAGE = 0.4  # share of a score that depends on holding more of the query's weight
+NEIGHBOUR_SHARE = 0.5
 TEXT_CAP = 500
 POOL = 50  # candidates scored exactly (at least)
 MAX_ANALYSED_CHARS = 30_000
@@ -197,9 +199,9 @@ class Ranker:
                 positions.append(pos)
         if score <= 0:
             return 0.0
-        score += _proximity(positions) * (matched_idf / max(len(positions), 1)) * 0.5
+        score += _proximity(positions) * (matched_idf / max(len(positions), 1)) * PROXIMITY_WEIGHT
         if total_idf > 0:
-            score *= 0.6 + 0.4 * (matched_idf / total_idf)
+            score *= 1 - COVERAGE + COVERAGE * (matched_idf / total_idf)
         return score
 
     # --- the search ---
