@@ -16,6 +16,7 @@ from textual.worker import Worker, WorkerState
 
 if TYPE_CHECKING:
     from textual import getters
+    from textual.widgets.tree import NodeID
 
     from .app import PcpApp
 
@@ -288,7 +289,7 @@ class DiffLoaded(Message):
 class ProvenanceLoaded(Message):
     """One more level of provenance under a node of the tree."""
 
-    node_id: int
+    node_id: NodeID
     level: Data
 
 

@@ -156,7 +156,12 @@ class HandoffScreen(StoreWorkers, Screen):
             screen = ConfirmScreen(f"Copy {len(self.ids)} page(s) to “{label}”?",
                                    body + "\n\nThe bundle goes to the clipboard and to a file beside the store; the "
                                    "ledger records it for this chat.", confirm_label="Copy", danger=bool(warnings))
-            self.app.push_screen(screen, lambda yes: yes and self._copy(label, self.ids, self._budget(), False))
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self._copy(label, self.ids, self._budget(), False)
+
+            self.app.push_screen(screen, answered)
             return
         self._copy(label, self.ids, self._budget(), False)
 

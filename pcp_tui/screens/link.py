@@ -9,10 +9,11 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
+from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from .. import commands
-from ..messages import Data, LinkCandidates, Linked, StoreWorkers
+from ..messages import LinkCandidates, Linked, StoreWorkers
 from ..widgets.fields import Field
 
 
@@ -26,7 +27,7 @@ class LinkScreen(StoreWorkers, ModalScreen["dict | None"]):
         super().__init__()
         self.page_id, self.page_title = page_id, title
         self.target: tuple[str, str] | None = None
-        self._timer = None
+        self._timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         from store.writes import RECOMMENDED_RELATION_TYPES

@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Footer, Static
+from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from .. import commands
@@ -66,10 +67,11 @@ class MainScreen(CurateActions):
         super().__init__()
         self.scopes: list[str] | None = None
         self.scope_label = "all scopes"
-        self.order, self.status, self.actor, self.mode = "recent", "active", None, "text"
+        self.order, self.status, self.mode = "recent", "active", "text"
+        self.actor: str | None = None
         self.query_text = ""
         self.reviews = 0
-        self._timer = None
+        self._timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):

@@ -7,6 +7,7 @@ import shlex
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -81,7 +82,7 @@ class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
         from store import Conflict
 
         store = self.app.store
-        kwargs = {"content": content}
+        kwargs: dict[str, Any] = {"content": content}
         if facets is not None:
             kwargs["facets"] = facets
         try:
@@ -133,4 +134,4 @@ class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        {"save": self.action_save, "cancel": self.action_cancel, "editor": self.action_editor}[event.button.id]()
+        {"save": self.action_save, "cancel": self.action_cancel, "editor": self.action_editor}[event.button.id or ""]()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import (Button, DataTable, Footer, Label, ProgressBar, Select, SelectionList, Static,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual import on, work
 from textual.widgets import Tree
-from textual.widgets.tree import TreeNode
+from textual.widgets.tree import NodeID, TreeNode
 from textual.worker import get_current_worker
 
 from .. import reading
@@ -61,7 +61,7 @@ class ProvenanceTree(StoreWorkers, Tree[dict]):
 
     # Not exclusive: expanding two nodes in a row must load both (each result goes to its own node).
     @work(thread=True, exclusive=False, exit_on_error=False, group="provenance")
-    def _expand(self, node_id: int, revision_id: str) -> None:
+    def _expand(self, node_id: NodeID, revision_id: str) -> None:
         level = reading.provenance_children(self.app.store, revision_id)
         if not get_current_worker().is_cancelled:
             self.post_message(ProvenanceLoaded(node_id, level))
