@@ -96,9 +96,10 @@ def main(argv: list[str] | None = None) -> int:
                 times["baseline"].append(timed(lambda: ContextPack.from_content(body).to_bytes()))
                 times["bundle"].append(timed(lambda: st.bundle(ids)))
                 label = f"bench chat {r}"
-                times["copy"].append(timed(lambda: st.copy(ids, label=label)))
+                times["copy"].append(timed(lambda label=label: st.copy(ids, label=label)))
                 result = {}
-                times["continuation"].append(timed(lambda: result.update(st.copy_continue(label, extra))))
+                times["continuation"].append(timed(lambda label=label, result=result:
+                                                   result.update(st.copy_continue(label, extra))))
                 cont_bytes = result["bytes"]
                 gc.collect()
         finally:

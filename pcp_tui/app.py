@@ -6,11 +6,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Iterable
 
-from textual import work
+from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import Static
+from textual.worker import Worker
 
 from . import commands, config, theming
 from .messages import StoreReady, StoreWorkers
@@ -103,8 +104,9 @@ class PcpApp(StoreWorkers, App[int]):
             empty = False
         self.post_message(StoreReady(store, empty, self.demo_mode))
 
-    def on_worker_state_changed(self, event) -> None:  # type: ignore[override]
-        super().on_worker_state_changed(event)
+    @on(Worker.StateChanged)
+    def _show_open_failure(self, event: Worker.StateChanged) -> None:
+        # StoreWorkers.on_worker_state_changed reports the error (Textual calls it along the MRO).
         if event.worker.group == "open" and event.worker.error is not None and not self.screen_stack[1:]:
             self.query_one("#opening", Static).update(
                 f"The store could not be opened: {getattr(event.worker.error, 'message', event.worker.error)}\n"

@@ -108,7 +108,7 @@ def _given(**kwargs: Any) -> dict[str, Any]:
 
 
 def build_parser() -> _Parser:
-    json_flag = argparse.ArgumentParser(add_help=False)
+    json_flag = _Parser(add_help=False)
     json_flag.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     parser = _Parser(prog=PROG, description="A local PCP (Paged Context Protocol) context store.",
                      epilog="Global options go before the subcommand. See `pcp COMMAND --help`.")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
-def bindings(where: str) -> list[Binding]:
+def bindings(where: str) -> list[BindingType]:
     """The bindings of one screen (or of the app)."""
     return [c.binding() for c in COMMANDS if c.where == where]
 

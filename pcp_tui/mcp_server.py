@@ -15,7 +15,7 @@ import functools
 import json
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, cast
 
 import anyio
 import anyio.to_thread
@@ -249,7 +249,7 @@ class PcpMcp:
         self.toolset = toolset
         self.context_id = f"mcp:{client_id}"
         session = store.AccessSession.model_client(client_id, self.grants)
-        self.store = store.Store.open(db_path, session=session)
+        self.store = cast(store.Store, store.Store.open(db_path, session=session))  # Store.open is typed StoreCore
         # Peewee keeps one connection per thread; one worker at a time keeps calls serialised.
         self._limiter = anyio.CapacityLimiter(1)
         self.server = MCPServer(

@@ -1,30 +1,41 @@
 """Messages that thread workers post back to the UI, and the one place that reports worker errors.
 
-Workers never touch widgets: they call the store, then `post_message` one of these.
+Workers never touch widgets: they call the store, then `post_message` one of these. There is one
+message class per kind of answer; the node that started the worker handles it with `@on(...)`.
+Answers stay the store's plain data (dicts), so what a handler reads is what `--json` prints.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
+from textual.message_pump import MessagePump
 from textual.worker import Worker, WorkerState
 
+if TYPE_CHECKING:
+    from textual import getters
+    from textual.widgets.tree import NodeID
 
-class StoreWorkers:
-    """Mixin for screens and widgets that run store calls in workers: errors become notifications."""
+    from .app import PcpApp
+
+Data = dict[str, Any]  # a store answer (revision, hit, scope, plan, receipt, ...), plain JSON-like data
+
+
+class StoreWorkers(MessagePump):
+    """Mixin for screens and widgets that run store calls in workers: errors become notifications.
+
+    Textual calls the `on_worker_state_changed` of every class along the MRO, so a subclass that
+    handles the event too must not call this one again through `super()`.
+    """
+
+    if TYPE_CHECKING:  # the app these nodes run in, with its store, basket and key_display (app.py imports us)
+        app = getters.app(PcpApp)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:
-            self.app.report_error(event.worker.error)  # type: ignore[attr-defined]
-
-
-class Done(Message):
-    """A store call finished: `what` names it, `result` is its plain-data answer."""
-
-    def __init__(self, what: str, result: Any, context: Any = None) -> None:
-        super().__init__()
-        self.what, self.result, self.context = what, result, context
+            self.app.report_error(event.worker.error)
 
 
 class Progress(Message):
@@ -60,3 +71,231 @@ class StoreChanged(Message):
     def __init__(self, page_id: str | None = None, removed: bool = False) -> None:
         super().__init__()
         self.page_id, self.removed = page_id, removed
+
+
+# --- answers of store calls, one class per kind (grouped by the screen or widget that asks) ---
+
+# The main screen and the rights screen
+
+
+@dataclass
+class ScopesLoaded(Message):
+    """Every scope the owner can see (list_scopes, all pages of it)."""
+
+    scopes: list[Data]
+
+
+@dataclass
+class ReviewsCounted(Message):
+    """How many tombstone recommendations wait for the owner."""
+
+    count: int
+
+
+@dataclass
+class RowRefreshed(Message):
+    """A page's list row after a write: its title and lifecycle status now."""
+
+    page_id: str
+    title: str
+    lifecycle_status: str
+
+
+@dataclass
+class LifecycleChanged(Message):
+    """archive/restore/tombstone/untombstone_page answered; `op` is the one asked for."""
+
+    op: str
+    result: Data
+
+
+@dataclass
+class Suppressed(Message):
+    """suppress_pages answered."""
+
+    result: Data
+
+
+# The link screen
+
+
+@dataclass
+class LinkCandidates(Message):
+    """Search hits the page can be linked to (the page itself left out)."""
+
+    hits: list[Data]
+
+
+@dataclass
+class Linked(Message):
+    """link_pages answered with the new relation."""
+
+    relation: Data
+
+
+# The rights screen
+
+
+@dataclass
+class AuditLoaded(Message):
+    """One page of the audit log (events and the cursor of the next page)."""
+
+    page: Data
+
+
+@dataclass
+class ReceiptsLoaded(Message):
+    """Every deletion receipt."""
+
+    receipts: list[Data]
+
+
+@dataclass
+class Exported(Message):
+    """export answered: where, what format, counts, checksum."""
+
+    result: Data
+
+
+@dataclass
+class ScopePlanned(Message):
+    """plan_delete_scope answered: what erasing the scope would remove."""
+
+    plan: Data
+
+
+@dataclass
+class ScopeDeleted(Message):
+    """delete_scope answered with its receipt."""
+
+    receipt: Data
+
+
+# The revise screen
+
+
+@dataclass
+class Revised(Message):
+    """revise_page answered with the new revision."""
+
+    result: Data
+
+
+@dataclass
+class ReviseConflicted(Message):
+    """revise_page raised Conflict: the store's sentence and the page's head revision now."""
+
+    text: str
+    current: Data
+
+
+# The recommendations screen
+
+
+@dataclass
+class RecommendationsLoaded(Message):
+    """Pending recommendations, each with the page's title and status added."""
+
+    rows: list[Data]
+
+
+@dataclass
+class Tombstoned(Message):
+    """tombstone_page answered (from the recommendations screen)."""
+
+    result: Data
+
+
+# The delete screen
+
+
+@dataclass
+class DeletePlanned(Message):
+    """plan_delete answered, with the titles of the pages it names."""
+
+    plan: Data
+    titles: dict[str, str]
+
+
+@dataclass
+class PageDeleted(Message):
+    """delete_page answered with its receipt."""
+
+    receipt: Data
+
+
+# The handoff screen
+
+
+@dataclass
+class BundleBuilt(Message):
+    """bundle answered (the preview)."""
+
+    bundle: Data
+
+
+@dataclass
+class Copied(Message):
+    """copy or copy_continue answered."""
+
+    result: Data
+
+
+@dataclass
+class LedgerLoaded(Message):
+    """handoffs answered, for one page or (page_id None) for every handoff."""
+
+    ledger: Data
+    page_id: str | None
+
+
+# The welcome screen
+
+
+@dataclass
+class Imported(Message):
+    """An import finished with its report."""
+
+    report: Data
+
+
+@dataclass
+class ImportFailed(Message):
+    """An import raised; the error itself reaches the user through StoreWorkers."""
+
+
+# Widgets of the inspector
+
+
+@dataclass
+class PageLoaded(Message):
+    """Everything the inspector shows of one page (reading.load_page)."""
+
+    page_id: str
+    data: Data
+
+
+@dataclass
+class DiffLoaded(Message):
+    """The texts of two revisions to compare."""
+
+    old_text: str
+    new_text: str
+    old_id: str
+    new_id: str
+
+
+@dataclass
+class ProvenanceLoaded(Message):
+    """One more level of provenance under a node of the tree."""
+
+    node_id: NodeID
+    level: Data
+
+
+@dataclass
+class GraphLoaded(Message):
+    """The relation neighbourhood of a page."""
+
+    page_id: str
+    graph: Data

@@ -171,7 +171,7 @@ def _revision_panel(result: dict[str, Any]) -> Panel:
                           style="dim"))
     content = payload.get("content") if payload else None
     if content is not None:
-        media = str(payload.get("media_type") or "")
+        media = str((payload or {}).get("media_type") or "")
         parts.append(Markdown(content) if media.startswith("text/markdown") else Text(content))
         if result.get("truncated"):
             parts.append(Text("… truncated (raise --max-chars to read more)", style="yellow"))

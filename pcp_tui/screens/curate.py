@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual import work
+from textual import on, work
+from textual.screen import Screen
 
 from .. import reading
-from ..messages import Done, StoreChanged
+from ..messages import LifecycleChanged, StoreChanged, StoreWorkers, Suppressed
 from ..widgets.inspector import Inspector
 from ..widgets.page_list import PageList
 from .confirm import ConfirmScreen
@@ -28,13 +29,13 @@ EXPLAIN = {
 }
 
 
-class CurateActions:
-    """Mixin for the main screen: the actions on the page shown in the inspector."""
+class CurateActions(StoreWorkers, Screen[None]):
+    """Base of the main screen: the actions on the page shown in the inspector (which it must compose)."""
 
     def _selected_envelope(self) -> dict | None:
-        page = self.query_one(Inspector).page  # type: ignore[attr-defined]
+        page = self.query_one(Inspector).page
         if page is None:
-            self.notify("Select a page first.", severity="warning")  # type: ignore[attr-defined]
+            self.notify("Select a page first.", severity="warning")
             return None
         return page["full"]["revision"]
 
@@ -49,25 +50,25 @@ class CurateActions:
         if env is None:
             return
         if env.get("payload") is None or "content" not in env["payload"]:
-            self.notify("This page has no text payload to edit.", severity="warning")  # type: ignore[attr-defined]
+            self.notify("This page has no text payload to edit.", severity="warning")
             return
-        self.app.push_screen(ReviseScreen(env, open_editor=editor), self._after_revise)  # type: ignore[attr-defined]
+        self.app.push_screen(ReviseScreen(env, open_editor=editor), self._after_revise)
 
     def _after_revise(self, result: dict | None) -> None:
         if result:
-            self.notify(f"Revised: new revision {result['revision_id']}.", title="Revise")  # type: ignore[attr-defined]
-            self.post_message(StoreChanged(result["page_id"]))  # type: ignore[attr-defined]
+            self.notify(f"Revised: new revision {result['revision_id']}.", title="Revise")
+            self.post_message(StoreChanged(result["page_id"]))
 
     def action_link(self) -> None:
         env = self._selected_envelope()
         if env is not None:
-            self.app.push_screen(LinkScreen(env["page_id"], reading.title_of(env)),  # type: ignore[attr-defined]
+            self.app.push_screen(LinkScreen(env["page_id"], reading.title_of(env)),
                                  self._after_link)
 
     def _after_link(self, result: dict | None) -> None:
         if result:
-            self.notify(f"Linked: {result['relation_type']} → {result['to_page_id']}.", title="Link")  # type: ignore[attr-defined]
-            self.post_message(StoreChanged(result["from_page_id"]))  # type: ignore[attr-defined]
+            self.notify(f"Linked: {result['relation_type']} → {result['to_page_id']}.", title="Link")
+            self.post_message(StoreChanged(result["from_page_id"]))
 
     def action_archive(self) -> None:
         env = self._selected_envelope()
@@ -91,12 +92,12 @@ class CurateActions:
             if yes:
                 self._lifecycle(op, env["page_id"], screen.answers["reason"])
 
-        self.app.push_screen(screen, answered)  # type: ignore[attr-defined]
+        self.app.push_screen(screen, answered)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curate")
     def _lifecycle(self, op: str, page_id: str, reason: str) -> None:
-        result = getattr(self.app.store, f"{op}_page")(page_id, reason)  # type: ignore[attr-defined]
-        self.post_message(Done("lifecycle", result, context=op))  # type: ignore[attr-defined]
+        result = getattr(self.app.store, f"{op}_page")(page_id, reason)
+        self.post_message(LifecycleChanged(op, result))
 
     def action_suppress(self) -> None:
         env = self._selected_envelope()
@@ -114,40 +115,40 @@ class CurateActions:
             if yes:
                 self._suppress(env["page_id"], screen.answers["context"], screen.answers["reason"])
 
-        self.app.push_screen(screen, answered)  # type: ignore[attr-defined]
+        self.app.push_screen(screen, answered)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curate")
     def _suppress(self, page_id: str, context: str, reason: str) -> None:
-        result = self.app.store.suppress_pages([page_id], context, reason=reason)  # type: ignore[attr-defined]
-        self.post_message(Done("suppressed", result))  # type: ignore[attr-defined]
+        result = self.app.store.suppress_pages([page_id], context, reason=reason)
+        self.post_message(Suppressed(result))
 
     def action_delete(self) -> None:
         env = self._selected_envelope()
         if env is not None:
-            self.app.push_screen(DeleteScreen(env["page_id"], reading.title_of(env)),  # type: ignore[attr-defined]
+            self.app.push_screen(DeleteScreen(env["page_id"], reading.title_of(env)),
                                  self._after_delete)
 
     def _after_delete(self, receipt: dict | None) -> None:
         if receipt:
             for page_id in receipt.get("page_ids", []):
-                self.query_one(PageList).remove_row(page_id)  # type: ignore[attr-defined]
+                self.query_one(PageList).remove_row(page_id)
                 self._drop_from_basket(page_id)
-            self.notify(f"Erased; receipt {receipt['receipt_id']}.", title="Deleted")  # type: ignore[attr-defined]
-            self.post_message(StoreChanged(None, removed=True))  # type: ignore[attr-defined]
+            self.notify(f"Erased; receipt {receipt['receipt_id']}.", title="Deleted")
+            self.post_message(StoreChanged(None, removed=True))
 
     def _drop_from_basket(self, page_id: str) -> None:
-        basket: list[dict[str, Any]] = self.app.basket  # type: ignore[attr-defined]
+        basket: list[dict[str, Any]] = self.app.basket
         basket[:] = [b for b in basket if b["page_id"] != page_id]
 
-    def curate_done(self, message: Done) -> bool:
-        """Handle the answers of the curate workers; True when the message was one of them."""
-        if message.what == "lifecycle":
-            result = message.result
-            self.query_one(PageList).update_row(result["page_id"], lifecycle_status=result["lifecycle_status"])  # type: ignore[attr-defined]
-            self.notify(f"{message.context.capitalize()}d: now {result['lifecycle_status']}.", title="Lifecycle")  # type: ignore[attr-defined]
-            self.post_message(StoreChanged(result["page_id"]))  # type: ignore[attr-defined]
-            return True
-        if message.what == "suppressed":
-            self.notify(f"Suppressed in context {message.result['context_id']}.", title="Suppress")  # type: ignore[attr-defined]
-            return True
-        return False
+    @on(LifecycleChanged)
+    def _lifecycle_changed(self, message: LifecycleChanged) -> None:
+        message.stop()
+        result = message.result
+        self.query_one(PageList).update_row(result["page_id"], lifecycle_status=result["lifecycle_status"])
+        self.notify(f"{message.op.capitalize()}d: now {result['lifecycle_status']}.", title="Lifecycle")
+        self.post_message(StoreChanged(result["page_id"]))
+
+    @on(Suppressed)
+    def _suppressed(self, message: Suppressed) -> None:
+        message.stop()
+        self.notify(f"Suppressed in context {message.result['context_id']}.", title="Suppress")

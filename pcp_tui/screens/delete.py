@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
@@ -10,7 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Label, Static
 
 from .. import commands, reading
-from ..messages import Done, StoreWorkers
+from ..messages import DeletePlanned, PageDeleted, StoreWorkers
 from ..widgets.fields import Field
 
 
@@ -93,30 +93,33 @@ class DeleteScreen(StoreWorkers, ModalScreen["dict | None"]):
     def _plan(self, cascade: bool) -> None:
         plan = self.app.store.plan_delete(self.page_id, cascade=cascade)
         names = reading.titles(self.app.store, plan.get("pages", [])[:12] + plan.get("derived_pages", [])[:8])
-        self.post_message(Done("plan", (plan, names)))
+        self.post_message(DeletePlanned(plan, names))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="delete")
     def _delete(self, reason: str, cascade: bool) -> None:
-        self.post_message(Done("receipt", self.app.store.delete_page(self.page_id, reason, cascade=cascade)))
+        self.post_message(PageDeleted(self.app.store.delete_page(self.page_id, reason, cascade=cascade)))
 
-    def on_done(self, message: Done) -> None:
+    @on(DeletePlanned)
+    def _show_plan(self, message: DeletePlanned) -> None:
         message.stop()
-        if message.what == "plan":
-            self.plan, names = message.result
-            self.query_one("#plan", Static).update(plan_text(self.plan, names))
-            cascade = self.query_one("#cascade", Checkbox)
-            cascade.disabled = not (self.plan.get("derived_pages") or self.plan.get("cascade"))
-            self._check_ready()
-        elif message.what == "receipt":
-            self.receipt = message.result
-            self.query_one("#plan", Static).update(receipt_text(self.receipt))
-            for selector in ("#cascade", "#typed-label", "#typed", "#confirm", "Label"):
-                for widget in self.query(selector):
-                    widget.display = False
-            self.query_one("#reason").display = False
-            button = self.query_one("#cancel", Button)
-            button.label = "Close"
-            button.focus()
+        self.plan = plan = message.plan
+        self.query_one("#plan", Static).update(plan_text(plan, message.titles))
+        cascade = self.query_one("#cascade", Checkbox)
+        cascade.disabled = not (plan.get("derived_pages") or plan.get("cascade"))
+        self._check_ready()
+
+    @on(PageDeleted)
+    def _show_receipt(self, message: PageDeleted) -> None:
+        message.stop()
+        self.receipt = receipt = message.receipt
+        self.query_one("#plan", Static).update(receipt_text(receipt))
+        for selector in ("#cascade", "#typed-label", "#typed", "#confirm", "Label"):
+            for widget in self.query(selector):
+                widget.display = False
+        self.query_one("#reason").display = False
+        button = self.query_one("#cancel", Button)
+        button.label = "Close"
+        button.focus()
 
     def on_input_changed(self, event: Field.Changed) -> None:
         self._check_ready()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Footer, Label, OptionList, Static, Tabbed
 from textual.widgets.option_list import Option
 
 from .. import commands
-from ..messages import Done, StoreWorkers
+from ..messages import BundleBuilt, Copied, LedgerLoaded, StoreWorkers
 from ..widgets.fields import Field
 from .confirm import ConfirmScreen
 
@@ -142,7 +142,7 @@ class HandoffScreen(StoreWorkers, Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="bundle")
     def _bundle(self, ids: list[str], budget: int | None) -> None:
-        self.post_message(Done("bundle", self.app.store.bundle(ids=ids, max_tokens=budget)))
+        self.post_message(BundleBuilt(self.app.store.bundle(ids=ids, max_tokens=budget)))
 
     def action_copy(self) -> None:
         label = self._label()
@@ -156,7 +156,12 @@ class HandoffScreen(StoreWorkers, Screen):
             screen = ConfirmScreen(f"Copy {len(self.ids)} page(s) to “{label}”?",
                                    body + "\n\nThe bundle goes to the clipboard and to a file beside the store; the "
                                    "ledger records it for this chat.", confirm_label="Copy", danger=bool(warnings))
-            self.app.push_screen(screen, lambda yes: yes and self._copy(label, self.ids, self._budget(), False))
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self._copy(label, self.ids, self._budget(), False)
+
+            self.app.push_screen(screen, answered)
             return
         self._copy(label, self.ids, self._budget(), False)
 
@@ -172,29 +177,33 @@ class HandoffScreen(StoreWorkers, Screen):
             result = store.copy_continue(label, ids=ids, max_tokens=budget, clipboard=clip)
         else:
             result = store.copy(ids=ids, label=label, max_tokens=budget, clipboard=clip)
-        self.post_message(Done("copied", result))
+        self.post_message(Copied(result))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="ledger")
     def _ledger(self, page_id: str | None) -> None:
-        self.post_message(Done("ledger", self.app.store.handoffs(page_id=page_id, limit=50), context=page_id))
+        self.post_message(LedgerLoaded(self.app.store.handoffs(page_id=page_id, limit=50), page_id))
 
-    def on_done(self, message: Done) -> None:
+    @on(BundleBuilt)
+    def _show_bundle(self, message: BundleBuilt) -> None:
         message.stop()
-        if message.what == "bundle":
-            self.preview = message.result
-            self.query_one("#preview-summary", Static).update(summary(message.result, "Bundle"))
-            self.query_one("#preview-text", Static).update(Content(message.result["text"]))
-        elif message.what == "copied":
-            result = message.result
-            kind = "Continuation" if result.get("continuation_of") else "Bundle"
-            self.query_one("#copy-result", Static).update(summary(result, f"{kind} {result['handoff_id']}"))
-            self.query_one("#preview-text", Static).update(Content(result["text"]))
-            self.notify(f"Copied to “{result['label']}” via {result['clipboard']}.", title="Handoff")
-            self._ledger(None)
-        elif message.what == "ledger":
-            self._show_ledger(message.result, message.context)
+        self.preview = message.bundle
+        self.query_one("#preview-summary", Static).update(summary(message.bundle, "Bundle"))
+        self.query_one("#preview-text", Static).update(Content(message.bundle["text"]))
 
-    def _show_ledger(self, ledger: dict, page_id: str | None) -> None:
+    @on(Copied)
+    def _show_copied(self, message: Copied) -> None:
+        message.stop()
+        result = message.result
+        kind = "Continuation" if result.get("continuation_of") else "Bundle"
+        self.query_one("#copy-result", Static).update(summary(result, f"{kind} {result['handoff_id']}"))
+        self.query_one("#preview-text", Static).update(Content(result["text"]))
+        self.notify(f"Copied to “{result['label']}” via {result['clipboard']}.", title="Handoff")
+        self._ledger(None)
+
+    @on(LedgerLoaded)
+    def _show_ledger(self, message: LedgerLoaded) -> None:
+        message.stop()
+        ledger, page_id = message.ledger, message.page_id
         title = next((b["title"] for b in self.app.basket if b["page_id"] == page_id), page_id)
         chats = sorted({h["label"] for h in ledger["handoffs"]})
         note = (f"Chats that saw “{title}”: {', '.join(chats) or 'none yet'}" if page_id

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual import getters
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
@@ -9,6 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from .. import commands
+from ..app import PcpApp
 
 TITLES = {"app": "Everywhere", "main": "Pages", "confirm": "Confirmations", "delete": "Delete",
           "revise": "Revise", "link": "Link", "rights": "Your rights", "handoff": "Handoff",
@@ -18,6 +20,7 @@ TITLES = {"app": "Everywhere", "main": "Pages", "confirm": "Confirmations", "del
 class HelpScreen(ModalScreen[None]):
     """Keys and commands; the ids are what keymap.toml remaps (id = "keys")."""
 
+    app = getters.app(PcpApp)
     COMMAND_SCOPE = "help"
     BINDINGS = commands.bindings("help")
 

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
+from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from .. import commands
-from ..messages import Done, StoreWorkers
+from ..messages import LinkCandidates, Linked, StoreWorkers
 from ..widgets.fields import Field
 
 
@@ -26,7 +27,7 @@ class LinkScreen(StoreWorkers, ModalScreen["dict | None"]):
         super().__init__()
         self.page_id, self.page_title = page_id, title
         self.target: tuple[str, str] | None = None
-        self._timer = None
+        self._timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         from store.writes import RECOMMENDED_RELATION_TYPES
@@ -68,22 +69,25 @@ class LinkScreen(StoreWorkers, ModalScreen["dict | None"]):
             return
         hits = self.app.store.search_pages(query, limit=20)["hits"]
         if not get_current_worker().is_cancelled:
-            self.post_message(Done("hits", [h for h in hits if h["page_id"] != self.page_id]))
+            self.post_message(LinkCandidates([h for h in hits if h["page_id"] != self.page_id]))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="link")
     def _link(self, relation_type: str, target: str) -> None:
-        self.post_message(Done("linked", self.app.store.link_pages(self.page_id, relation_type, target)))
+        self.post_message(Linked(self.app.store.link_pages(self.page_id, relation_type, target)))
 
-    def on_done(self, message: Done) -> None:
+    @on(LinkCandidates)
+    def _show_candidates(self, message: LinkCandidates) -> None:
         message.stop()
-        if message.what == "hits":
-            hits = self.query_one("#hits", OptionList)
-            hits.clear_options()
-            hits.add_options([Option(Content.assemble(h["title"] or h["page_id"], (f"  {h['namespace']}", "dim")),
-                                     id=h["page_id"]) for h in message.result] or [Option("No pages found.",
-                                                                                          disabled=True)])
-        elif message.what == "linked":
-            self.dismiss(message.result)
+        hits = self.query_one("#hits", OptionList)
+        hits.clear_options()
+        hits.add_options([Option(Content.assemble(h["title"] or h["page_id"], (f"  {h['namespace']}", "dim")),
+                                 id=h["page_id"]) for h in message.hits] or [Option("No pages found.",
+                                                                                    disabled=True)])
+
+    @on(Linked)
+    def _linked(self, message: Linked) -> None:
+        message.stop()
+        self.dismiss(message.relation)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.screen import Screen
 from textual.widgets import Footer, Static
+from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from .. import commands
-from ..messages import Done, OpenPage, StoreChanged, StoreWorkers
+from ..messages import OpenPage, ReviewsCounted, RowRefreshed, ScopesLoaded, StoreChanged
 from ..widgets.fields import Field
 from ..widgets.graph import GraphView
 from ..widgets.inspector import Inspector
@@ -57,7 +57,7 @@ def search_fetch(store: Any, query: str, mode: str, scopes: list[str] | None, st
     return fetch
 
 
-class MainScreen(CurateActions, StoreWorkers, Screen):
+class MainScreen(CurateActions):
     """Browse and curate."""
 
     COMMAND_SCOPE = "main"
@@ -67,10 +67,11 @@ class MainScreen(CurateActions, StoreWorkers, Screen):
         super().__init__()
         self.scopes: list[str] | None = None
         self.scope_label = "all scopes"
-        self.order, self.status, self.actor, self.mode = "recent", "active", None, "text"
+        self.order, self.status, self.mode = "recent", "active", "text"
+        self.actor: str | None = None
         self.query_text = ""
         self.reviews = 0
-        self._timer = None
+        self._timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -103,11 +104,11 @@ class MainScreen(CurateActions, StoreWorkers, Screen):
             cursor = page["next_cursor"]
             if cursor is None or get_current_worker().is_cancelled:
                 break
-        self.post_message(Done("scopes", scopes))
+        self.post_message(ScopesLoaded(scopes))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="reviews")
     def _load_reviews(self) -> None:
-        self.post_message(Done("reviews", len(self.app.store.list_recommendations()["recommendations"])))
+        self.post_message(ReviewsCounted(len(self.app.store.list_recommendations()["recommendations"])))
 
     def reload_pages(self, keep_page: str | None = None) -> None:
         store = self.app.store
@@ -136,18 +137,22 @@ class MainScreen(CurateActions, StoreWorkers, Screen):
         parts.append(f"help {self.app.key_display('help')}")
         self.query_one("#status-line", Static).update(Content("  ·  ".join(parts)))
 
-    def on_done(self, message: Done) -> None:
+    @on(ScopesLoaded)
+    def _scopes_loaded(self, message: ScopesLoaded) -> None:
         message.stop()
-        if message.what == "scopes":
-            self.query_one(ScopeTree).show_scopes(message.result)
-        elif message.what == "reviews":
-            self.reviews = message.result
-            self._show_status()
-        elif message.what == "row":
-            row = message.result
-            self.query_one(PageList).update_row(row.pop("page_id"), **row)
-        else:
-            self.curate_done(message)
+        self.query_one(ScopeTree).show_scopes(message.scopes)
+
+    @on(ReviewsCounted)
+    def _reviews_counted(self, message: ReviewsCounted) -> None:
+        message.stop()
+        self.reviews = message.count
+        self._show_status()
+
+    @on(RowRefreshed)
+    def _row_refreshed(self, message: RowRefreshed) -> None:
+        message.stop()
+        self.query_one(PageList).update_row(message.page_id, title=message.title,
+                                            lifecycle_status=message.lifecycle_status)
 
     # --- events from the panes ---
 
@@ -206,8 +211,7 @@ class MainScreen(CurateActions, StoreWorkers, Screen):
         from .. import reading
 
         env = self.app.store.read_pages([page_id], projections=("manifest",))["results"][0]["revision"]
-        self.post_message(Done("row", {"page_id": page_id, "title": reading.title_of(env),
-                                       "lifecycle_status": env["lifecycle_status"]}))
+        self.post_message(RowRefreshed(page_id, reading.title_of(env), env["lifecycle_status"]))
 
     def on_screen_resume(self) -> None:
         if getattr(self.app, "store", None) is not None:

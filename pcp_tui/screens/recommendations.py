@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
@@ -10,7 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from .. import commands, reading
-from ..messages import Done, OpenPage, StoreChanged, StoreWorkers
+from ..messages import OpenPage, RecommendationsLoaded, StoreChanged, StoreWorkers, Tombstoned
 from .confirm import ConfirmScreen
 
 
@@ -46,26 +46,29 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
                     found[res["revision"]["page_id"]] = res["revision"]
         rows = [{**r, "title": reading.title_of(found[r["page_id"]]) if r["page_id"] in found else r["page_id"],
                  "page_status": found.get(r["page_id"], {}).get("lifecycle_status", "?")} for r in recs]
-        self.post_message(Done("recommendations", rows))
+        self.post_message(RecommendationsLoaded(rows))
 
-    def on_done(self, message: Done) -> None:
+    @on(RecommendationsLoaded)
+    def _show_rows(self, message: RecommendationsLoaded) -> None:
         message.stop()
-        if message.what == "recommendations":
-            self.rows = message.result
-            table = self.query_one(DataTable)
-            table.clear()
-            for r in self.rows:
-                table.add_row(r["title"], r["page_status"], f"{r['actor']['actor_type']}:{r['actor']['actor_id']}",
-                              r["created_at"][:16], r["reason"])
-            if not self.rows:
-                table.add_row("No pending recommendations.", "", "", "", "")
-            table.focus()
-        elif message.what == "tombstoned":
-            self.notify(f"Tombstoned {message.result['page_id']}.", title="Tombstone")
-            for screen in self.app.screen_stack:
-                if screen is not self:
-                    screen.post_message(StoreChanged(message.result["page_id"]))
-            self._load()
+        self.rows = message.rows
+        table = self.query_one(DataTable)
+        table.clear()
+        for r in self.rows:
+            table.add_row(r["title"], r["page_status"], f"{r['actor']['actor_type']}:{r['actor']['actor_id']}",
+                          r["created_at"][:16], r["reason"])
+        if not self.rows:
+            table.add_row("No pending recommendations.", "", "", "", "")
+        table.focus()
+
+    @on(Tombstoned)
+    def _tombstoned(self, message: Tombstoned) -> None:
+        message.stop()
+        self.notify(f"Tombstoned {message.result['page_id']}.", title="Tombstone")
+        for screen in self.app.screen_stack:
+            if screen is not self:
+                screen.post_message(StoreChanged(message.result["page_id"]))
+        self._load()
 
     def _current(self) -> dict | None:
         row = self.query_one(DataTable).cursor_row
@@ -95,7 +98,7 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="reviews-tombstone")
     def _tombstone(self, page_id: str, reason: str) -> None:
-        self.post_message(Done("tombstoned", self.app.store.tombstone_page(page_id, reason)))
+        self.post_message(Tombstoned(self.app.store.tombstone_page(page_id, reason)))
 
     def action_back(self) -> None:
         self.dismiss(None)

@@ -7,8 +7,9 @@ import shlex
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
@@ -16,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from .. import commands, reading
-from ..messages import Done, StoreWorkers
+from ..messages import ReviseConflicted, Revised, StoreWorkers
 from ..widgets.fields import Editor, Field
 
 SUFFIX = {"text/markdown": ".md", "text/plain": ".txt", "application/json": ".json", "text/x-python": ".py"}
@@ -81,33 +82,36 @@ class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
         from store import Conflict
 
         store = self.app.store
-        kwargs = {"content": content}
+        kwargs: dict[str, Any] = {"content": content}
         if facets is not None:
             kwargs["facets"] = facets
         try:
             result = store.revise_page(page_id, expected, **kwargs)
         except Conflict as exc:
             current = store.read_pages([page_id], projections=("manifest",))["results"][0]["revision"]
-            self.post_message(Done("conflict", (exc.message, current)))
+            self.post_message(ReviseConflicted(exc.message, current))
             return
-        self.post_message(Done("revised", result))
+        self.post_message(Revised(result))
 
-    def on_done(self, message: Done) -> None:
+    @on(Revised)
+    def _revised(self, message: Revised) -> None:
         message.stop()
         self.query_one("#save", Button).disabled = False
-        if message.what == "revised":
-            self.dismiss(message.result)
-        elif message.what == "conflict":
-            text, current = message.result
-            self.conflicted = True
-            self.expected = current["revision_id"]  # saving again puts the draft on top of the new head
-            banner = self.query_one("#conflict", Static)
-            banner.display = True
-            banner.update(Content.assemble(
-                ("The page changed while you were editing. ", "bold $error"), text + "\n",
-                "Your draft is kept below. Save again (ctrl+s) to write it on top of the new revision "
-                f"{self.expected}, or Cancel to drop it."))
-            self.notify("The page changed meanwhile; your draft is kept.", title="Conflict", severity="warning")
+        self.dismiss(message.result)
+
+    @on(ReviseConflicted)
+    def _conflicted(self, message: ReviseConflicted) -> None:
+        message.stop()
+        self.query_one("#save", Button).disabled = False
+        self.conflicted = True
+        self.expected = message.current["revision_id"]  # saving again puts the draft on top of the new head
+        banner = self.query_one("#conflict", Static)
+        banner.display = True
+        banner.update(Content.assemble(
+            ("The page changed while you were editing. ", "bold $error"), message.text + "\n",
+            "Your draft is kept below. Save again (ctrl+s) to write it on top of the new revision "
+            f"{self.expected}, or Cancel to drop it."))
+        self.notify("The page changed meanwhile; your draft is kept.", title="Conflict", severity="warning")
 
     def action_editor(self) -> None:
         """Suspend the app and continue the draft in $VISUAL / $EDITOR."""
@@ -130,4 +134,4 @@ class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        {"save": self.action_save, "cancel": self.action_cancel, "editor": self.action_editor}[event.button.id]()
+        {"save": self.action_save, "cancel": self.action_cancel, "editor": self.action_editor}[event.button.id or ""]()

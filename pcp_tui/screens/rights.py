@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import (Button, DataTable, Footer, Label, ProgressBar, Select, SelectionList, Static,
                              TabbedContent, TabPane)
 
 from .. import commands
-from ..messages import Done, Progress, StoreWorkers
+from ..messages import (AuditLoaded, Exported, Progress, ReceiptsLoaded, ScopeDeleted, ScopePlanned, ScopesLoaded,
+                        StoreWorkers)
 from ..widgets.fields import Field
 
 AUDIT_PAGE = 50
@@ -96,29 +97,30 @@ class RightsScreen(StoreWorkers, Screen):
             scopes += page["scopes"]
             if not (cursor := page["next_cursor"]):
                 break
-        self.post_message(Done("scopes", scopes))
+        self.post_message(ScopesLoaded(scopes))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="rights-audit")
     def _load_audit(self, cursor: str | None) -> None:
-        self.post_message(Done("audit", self.app.store.audit_log(limit=AUDIT_PAGE, cursor=cursor)))
+        self.post_message(AuditLoaded(self.app.store.audit_log(limit=AUDIT_PAGE, cursor=cursor)))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="rights-receipts")
     def _load_receipts(self) -> None:
-        self.post_message(Done("receipts", self.app.store.list_receipts()["receipts"]))
+        self.post_message(ReceiptsLoaded(self.app.store.list_receipts()["receipts"]))
 
-    def on_done(self, message: Done) -> None:
+    @on(ScopesLoaded)
+    def _show_scopes(self, message: ScopesLoaded) -> None:
         message.stop()
-        handler = getattr(self, f"_show_{message.what.replace('-', '_')}")
-        handler(message.result)
-
-    def _show_scopes(self, scopes: list[dict]) -> None:
+        scopes = message.scopes
         choices = [(f"{s['namespace']}  ({s['page_count']} pages)", s["namespace"]) for s in scopes]
         listing = self.query_one("#export-scopes", SelectionList)
         listing.clear_options()
         listing.add_options(choices)
         self.query_one("#scope-choice", Select).set_options(choices)
 
-    def _show_audit(self, page: dict) -> None:
+    @on(AuditLoaded)
+    def _show_audit(self, message: AuditLoaded) -> None:
+        message.stop()
+        page = message.page
         table = self.query_one("#audit-table", DataTable)
         for e in page["events"]:
             counts = ", ".join(f"{k} {v}" for k, v in e["counts"].items())
@@ -129,7 +131,10 @@ class RightsScreen(StoreWorkers, Screen):
         more = f"; {self.app.key_display('rights.more')} loads more" if self.audit_cursor else "; that is all"
         self.query_one("#audit-note", Static).update(f"{table.row_count} events, newest first{more}.")
 
-    def _show_receipts(self, receipts: list[dict]) -> None:
+    @on(ReceiptsLoaded)
+    def _show_receipts(self, message: ReceiptsLoaded) -> None:
+        message.stop()
+        receipts = message.receipts
         table = self.query_one("#receipts-table", DataTable)
         table.clear()
         for r in receipts:
@@ -166,9 +171,12 @@ class RightsScreen(StoreWorkers, Screen):
         Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
         result = self.app.store.export(Path(path).expanduser(), scopes=scopes, format=fmt,
                                        progress=lambda done, total, *_: self.post_message(Progress("export", done, total)))
-        self.post_message(Done("export-done", result))
+        self.post_message(Exported(result))
 
-    def _show_export_done(self, result: dict) -> None:
+    @on(Exported)
+    def _show_export_done(self, message: Exported) -> None:
+        message.stop()
+        result = message.result
         counts = result.get("counts", {})
         what = f"{result['lines']} lines, sha256 {result['sha256'][:16]}…" if result.get("format") == "jsonl" \
             else f"{result.get('files', 0)} files"
@@ -185,9 +193,12 @@ class RightsScreen(StoreWorkers, Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="scope-plan")
     def _plan_scope(self, namespace: str) -> None:
-        self.post_message(Done("scope-plan", self.app.store.plan_delete_scope(namespace)))
+        self.post_message(ScopePlanned(self.app.store.plan_delete_scope(namespace)))
 
-    def _show_scope_plan(self, plan: dict) -> None:
+    @on(ScopePlanned)
+    def _show_scope_plan(self, message: ScopePlanned) -> None:
+        message.stop()
+        plan = message.plan
         self.scope_plan = plan
         derived = plan.get("derived_pages", [])
         text = (f"Erases scope {plan['namespace']}: {plan['pages']} pages, {plan['revisions']} revisions, "
@@ -212,9 +223,12 @@ class RightsScreen(StoreWorkers, Screen):
     def _delete_scope(self, namespace: str, reason: str) -> None:
         receipt = self.app.store.delete_scope(
             namespace, reason, progress=lambda done, total, *_: self.post_message(Progress("delete-scope", done, total)))
-        self.post_message(Done("scope-deleted", receipt))
+        self.post_message(ScopeDeleted(receipt))
 
-    def _show_scope_deleted(self, receipt: dict) -> None:
+    @on(ScopeDeleted)
+    def _show_scope_deleted(self, message: ScopeDeleted) -> None:
+        message.stop()
+        receipt = message.receipt
         counts = receipt.get("counts", {})
         self.query_one("#scope-result", Static).update(Content.assemble(
             ("Deleted. ", "bold"), f"Receipt {receipt['receipt_id']}: {counts.get('pages', 0)} pages, "

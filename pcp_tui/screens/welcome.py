@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
@@ -10,7 +10,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Label, ProgressBar, Select, Static
 
 from .. import commands
-from ..messages import Done, Progress, StoreWorkers
+from ..messages import ImportFailed, Imported, Progress, StoreWorkers
 from ..widgets.fields import Field
 
 SOURCES = [
@@ -97,24 +97,28 @@ class WelcomeScreen(StoreWorkers, Screen):
                     raise RuntimeError(f"This pcp has no {source} importer.")
                 report = importer(store, path, namespace=namespace, progress=progress).to_dict()
         except BaseException:
-            self.post_message(Done("import-failed", None))
+            self.post_message(ImportFailed())
             raise  # reported by the Worker.StateChanged handler
-        self.post_message(Done("imported", report))
+        self.post_message(Imported(report))
 
     def on_progress(self, message: Progress) -> None:
         self.query_one("#progress", ProgressBar).update(total=message.total, progress=message.done)
 
-    def on_done(self, message: Done) -> None:
+    @on(ImportFailed)
+    def _import_failed(self, message: ImportFailed) -> None:
         message.stop()
         self.query_one("#import", Button).disabled = False
-        if message.what == "import-failed":
-            self.query_one("#result", Static).update("The import did not finish; see the message.")
-        elif message.what == "imported":
-            self.imported = True
-            self.query_one("#result", Static).update(Content(report_text(message.result)))
-            back = self.query_one("#back", Button)
-            back.disabled = False
-            back.focus()
+        self.query_one("#result", Static).update("The import did not finish; see the message.")
+
+    @on(Imported)
+    def _imported(self, message: Imported) -> None:
+        message.stop()
+        self.query_one("#import", Button).disabled = False
+        self.imported = True
+        self.query_one("#result", Static).update(Content(report_text(message.report)))
+        back = self.query_one("#back", Button)
+        back.disabled = False
+        back.focus()
 
     def action_back(self) -> None:
         if not (self.imported or not self.first_run):

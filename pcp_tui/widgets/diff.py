@@ -38,7 +38,7 @@ def side_by_side(old: str, new: str, width: int, old_name: str, new_name: str) -
     rows: list[tuple[str, str, str, str]] = []  # left text, left style, right text, right style
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag == "equal":
-            rows += [(a[i], "", b[j], "") for i, j in zip(range(i1, i2), range(j1, j2))]
+            rows += [(a[i], "", b[j], "") for i, j in zip(range(i1, i2), range(j1, j2), strict=True)]
             continue
         left, right = a[i1:i2], b[j1:j2]
         for k in range(max(len(left), len(right))):
@@ -51,13 +51,13 @@ def side_by_side(old: str, new: str, width: int, old_name: str, new_name: str) -
 
     out = [Content.styled(cell(old_name) + " │ " + cell(new_name), HEADER)]
     for lt, ls, rt, rs in rows:
-        left, right = cell(lt), cell(rt)
+        left_cell, right_cell = cell(lt), cell(rt)
         spans = []
         if ls:
             spans.append(Span(0, half, ls))
         if rs:
             spans.append(Span(half + 3, half * 2 + 3, rs))
-        out.append(Content(left + " │ " + right, spans=spans))
+        out.append(Content(left_cell + " │ " + right_cell, spans=spans))
     return Content("\n").join(out)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
@@ -13,7 +13,7 @@ from textual.widgets import Markdown, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
 from .. import reading
-from ..messages import Done, StoreWorkers
+from ..messages import PageLoaded, StoreWorkers
 from .provenance import ProvenanceTree
 from .relations import RelationsView
 from .revisions import RevisionsView
@@ -88,16 +88,15 @@ class Inspector(StoreWorkers, Vertical):
     def _load(self, page_id: str) -> None:
         data = reading.load_page(self.app.store, page_id)
         if not get_current_worker().is_cancelled:
-            self.post_message(Done("page", data, context=page_id))
+            self.post_message(PageLoaded(page_id, data))
 
-    def on_done(self, message: Done) -> None:
-        if message.what != "page":
-            return
+    @on(PageLoaded)
+    def _page_loaded(self, message: PageLoaded) -> None:
         message.stop()
-        if message.context != self.page_id:
+        if message.page_id != self.page_id:
             return
-        self.page = message.result
-        self._fill(message.result)
+        self.page = message.data
+        self._fill(message.data)
 
     # --- drawing ---
 

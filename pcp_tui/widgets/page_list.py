@@ -86,7 +86,7 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
         super().__init__(id=id)
         self.rows: list[dict] = []
         self.marked: set[str] = set()
-        self.query = ""
+        self.search_query = ""
         self.row_height = 2
         self.dropped = 0
         self.empty_note = "No pages here."
@@ -103,7 +103,7 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
              empty_note: str = "No pages here.") -> None:
         """Start over with a new source of rows (a listing or a search)."""
         self._generation += 1
-        self._fetch, self.query, self.row_height, self.empty_note = fetch, query, row_height, empty_note
+        self._fetch, self.search_query, self.row_height, self.empty_note = fetch, query, row_height, empty_note
         self._keep = keep_page
         self.rows, self._next, self.dropped = [], None, 0
         self._loading = True
@@ -203,7 +203,7 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
 
     def action_home(self) -> None:
         if self.dropped and self._fetch is not None:
-            self.load(self._fetch, query=self.query, row_height=self.row_height, empty_note=self.empty_note)
+            self.load(self._fetch, query=self.search_query, row_height=self.row_height, empty_note=self.empty_note)
         elif self.rows:
             self.cursor = 0
 
@@ -247,7 +247,7 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
         if sub == 0:
             text = self._title_line(row, width)
         else:
-            text = self._snippet_line(row, width) if self.query else self._meta_line(row, width)
+            text = self._snippet_line(row, width) if self.search_query else self._meta_line(row, width)
         if index == self.cursor:
             text.stylize(self._style("page-list--cursor" if self.has_focus else "page-list--cursor-blurred"))
         return self._strip(text, width)
@@ -282,7 +282,7 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
         text.append(STATUS_GLYPH.get(status, "?") + " ", self._style(f"page-list--{status}"))
         start = len(text)
         text.append(title)
-        for s, e in match_spans(title, self.query) if self.query else ():
+        for s, e in match_spans(title, self.search_query) if self.search_query else ():
             text.stylize(self._style("page-list--match"), start + s, start + e)
         text.append(" " * max(0, room - cell_len(title)))
         text.append(date, self._style("page-list--meta"))
@@ -299,7 +299,7 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
 
     def _snippet_line(self, row: dict, width: int) -> Text:
         snippet = " ".join((row.get("snippet") or "").split())
-        spans = match_spans(snippet, self.query)
+        spans = match_spans(snippet, self.search_query)
         if spans and spans[0][0] > 20:
             cut = spans[0][0] - 20
             snippet = "…" + snippet[cut:]

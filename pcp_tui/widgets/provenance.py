@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.widgets import Tree
-from textual.widgets.tree import TreeNode
+from textual.widgets.tree import NodeID, TreeNode
 from textual.worker import get_current_worker
 
 from .. import reading
-from ..messages import Done, StoreWorkers
+from ..messages import ProvenanceLoaded, StoreWorkers
 
 
 class ProvenanceTree(StoreWorkers, Tree[dict]):
@@ -61,17 +61,16 @@ class ProvenanceTree(StoreWorkers, Tree[dict]):
 
     # Not exclusive: expanding two nodes in a row must load both (each result goes to its own node).
     @work(thread=True, exclusive=False, exit_on_error=False, group="provenance")
-    def _expand(self, node_id: int, revision_id: str) -> None:
+    def _expand(self, node_id: NodeID, revision_id: str) -> None:
         level = reading.provenance_children(self.app.store, revision_id)
         if not get_current_worker().is_cancelled:
-            self.post_message(Done("provenance", level, context=node_id))
+            self.post_message(ProvenanceLoaded(node_id, level))
 
-    def on_done(self, message: Done) -> None:
-        if message.what != "provenance":
-            return
+    @on(ProvenanceLoaded)
+    def _level_loaded(self, message: ProvenanceLoaded) -> None:
         message.stop()
         try:
-            node = self.get_node_by_id(message.context)
+            node = self.get_node_by_id(message.node_id)
         except Exception:  # noqa: BLE001 - the tree was rebuilt for another page meanwhile
             return
-        self._add_level(node, message.result["revision"], message.result["input_titles"])
+        self._add_level(node, message.level["revision"], message.level["input_titles"])

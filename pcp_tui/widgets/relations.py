@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
@@ -12,7 +12,7 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from .. import reading
-from ..messages import Done, StoreWorkers
+from ..messages import GraphLoaded, StoreWorkers
 from .graph import EDGE, NODE, GraphView
 
 HOPS = [("1 hop", 1), ("2 hops", 2), ("3 hops", 3)]
@@ -92,12 +92,13 @@ class RelationsView(StoreWorkers, Vertical):
     def _graph(self, page_id: str, hops: int, types: set[str] | None) -> None:
         graph = reading.neighbourhood(self.app.store, page_id, hops, types)
         if not get_current_worker().is_cancelled:
-            self.post_message(Done("graph", graph, context=page_id))
+            self.post_message(GraphLoaded(page_id, graph))
 
-    def on_done(self, message: Done) -> None:
-        if message.what == "graph" and message.context == self.page_id:
+    @on(GraphLoaded)
+    def _graph_loaded(self, message: GraphLoaded) -> None:
+        if message.page_id == self.page_id:
             message.stop()
-            self.query_one(GraphView).show_graph(message.result, message.context)
+            self.query_one(GraphView).show_graph(message.graph, message.page_id)
 
     def on_select_changed(self, event: Select.Changed) -> None:
         event.stop()

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Label, OptionList, Select
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from ..messages import Done, StoreWorkers
+from ..messages import DiffLoaded, StoreWorkers
 from .diff import DiffView
 
 
@@ -88,10 +88,10 @@ class RevisionsView(StoreWorkers, Vertical):
         results = self.app.store.read_pages([old, new], projections=("payload",))["results"]
         texts = [((r.get("revision") or {}).get("payload") or {}).get("content") or "" for r in results]
         if not get_current_worker().is_cancelled:
-            self.post_message(Done("diff", (texts[0], texts[1], old, new)))
+            self.post_message(DiffLoaded(texts[0], texts[1], old, new))
 
-    def on_done(self, message: Done) -> None:
-        if message.what == "diff":
-            message.stop()
-            old, new, old_id, new_id = message.result
-            self.query_one(DiffView).show(old, new, f"…{old_id[-6:]}", f"…{new_id[-6:]}")
+    @on(DiffLoaded)
+    def _show_diff(self, message: DiffLoaded) -> None:
+        message.stop()
+        self.query_one(DiffView).show(message.old_text, message.new_text, f"…{message.old_id[-6:]}",
+                                      f"…{message.new_id[-6:]}")

@@ -349,7 +349,7 @@ def test_claude_api_variant_tree_and_files(store, exports):
     assert set(msgs) == set(ids)
     # parent_message_uuid decides the thread; the root's parent is the all-zero uuid (no page).
     assert h.outgoing(msgs[ids[0]], "responds_to") == []
-    for child, parent in zip(ids[1:], ids):
+    for child, parent in zip(ids[1:], ids, strict=False):
         assert h.outgoing(msgs[child], "responds_to") == [msgs[parent]["revision"]["page_id"]]
     assert all(r["revision"]["facets"]["current_branch"] for r in msgs.values())  # current_leaf is the last one
     first = msgs[ids[0]]["revision"]

@@ -108,7 +108,7 @@ def pack_bytes(raw_chunks: list[bytes]) -> bytes:
 def delta_obj(base_raw: list[bytes], target_raw: list[bytes]) -> dict:
     """The delta dict between two chunk lists, computed from the spec."""
     kept = 0
-    for a, b in zip(base_raw, target_raw):
+    for a, b in zip(base_raw, target_raw, strict=False):
         if a != b:
             break
         kept += 1

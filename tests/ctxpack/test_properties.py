@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import HealthCheck, assume, example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ctxpack import ContextPack, ContextPackDelta, ContextPackError, apply_delta, split_content

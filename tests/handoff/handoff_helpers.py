@@ -56,7 +56,7 @@ def _export_lines() -> list[dict]:
     lines.append({"kind": "scope", "namespace": "project:thesis", "display_name": "Thesis", "description": None,
                   "parent": None, "visibility": "private", "owner_id": OWNER,
                   "created_at": "2026-01-10T09:00:00.000Z", "updated_at": "2026-01-10T09:00:00.000Z"})
-    for pid, rid, ns, content, facets, refs, observed, created in PAGES:
+    for pid, rid, ns, _content, _facets, _refs, _observed, created in PAGES:
         lines.append({"kind": "page", "page_id": pid, "namespace": ns, "created_at": created, "updated_at": created,
                       "status": "active", "head_revision_id": rid, "actor_type": "user"})
     for pid, rid, ns, content, facets, refs, observed, created in PAGES:

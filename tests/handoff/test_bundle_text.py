@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from ctxpack import ContextPack
 
-from handoff_helpers import FIXED_NOW, LONG, OWNER, P1, P2, P3, P4, R1, R2, R3, R4, body_of, trailer_digests, write
+from handoff_helpers import FIXED_NOW, LONG, OWNER, P1, P2, P3, P4, R1, R2, R3, body_of, trailer_digests, write
 from store import PcpError
 from store import bundle as bd
 
@@ -71,7 +71,7 @@ def test_every_entry_header_names_number_title_page_revision_scope_status_date_s
         (2, "有限乘积保持紧致性的证明", P2, R2, "created 2026-01-21T09:00:00.000Z", "sources: none"),
         (3, "Lecture recording", P3, R3, "created 2026-01-22T09:00:00.000Z", "sources: https://example.org/rec/7"),
     ]
-    for line, entry, (n, title, page, rev, date, sources) in zip(headers, result["entries"], expected):
+    for line, entry, (n, title, page, rev, date, sources) in zip(headers, result["entries"], expected, strict=True):
         assert line.startswith(f"## [{n}] {title} | page {page} | revision {rev} | scope project:thesis | status active")
         assert date in line and line.endswith(sources)
         assert entry == {"n": n, "page_id": page, "revision_id": rev, "namespace": "project:thesis",

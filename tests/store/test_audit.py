@@ -182,7 +182,7 @@ def test_audit_newest_first_and_paged(store, world):
     flat = [i for p in pages for i in p]
     assert flat == ids
     # the first page starts with the newest event: the last write
-    last = store.write_page("project:au", content="the newest")
+    store.write_page("project:au", content="the newest")
     first = store.audit_log(limit=1)["events"][0]
     assert "write" in first["operation"]
     assert first["event_id"] not in ids

@@ -6,7 +6,6 @@ from __future__ import annotations
 import multiprocessing as mp
 import threading
 
-import pytest
 
 import pcpstore_helpers as h
 
@@ -39,7 +38,7 @@ def test_two_threads_revise_same_head_exactly_one_wins(store, db_path):
         outcomes: list = []
         lock = threading.Lock()
 
-        def run(tag):
+        def run(tag, barrier=barrier, lock=lock, outcomes=outcomes, round_=round_, base=base):  # bind this round
             st = Store.open(db_path)
             try:
                 barrier.wait(timeout=30)

@@ -171,7 +171,7 @@ def _residue_world(store, seed):
         rev = store.revise_page(v["page_id"], rev, content=t)["revision_id"]
     k1 = h.write(store, "project:res", keeper_texts[0])
     k2 = h.write(store, "project:other", keeper_texts[1])
-    d = h.write(store, "project:res", derived_text,
+    h.write(store, "project:res", derived_text,
                 provenance=[{"operation": "derive", "input_revision_ids": [v["revision_id"]]}])
     store.link_pages(v["page_id"], "related_to", k1["page_id"])
     store.link_pages(k2["page_id"], "supports", v["page_id"])

@@ -15,7 +15,7 @@ def test_error_classes():
 
     pairs = {"NotFound": "not_found", "Forbidden": "forbidden", "Conflict": "conflict", "Invalid": "invalid",
              "Cycle": "cycle", "LimitExceeded": "limit", "Unsupported": "unsupported"}
-    for name, code in pairs.items():
+    for name in pairs:
         cls = getattr(store, name)
         assert issubclass(cls, store.PcpError)
         assert issubclass(store.PcpError, Exception)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 
 import pcpstore_helpers as h
 from pcpstore_helpers import raises_code

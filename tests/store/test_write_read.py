@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
 
 import pcpstore_helpers as h
 from pcpstore_helpers import raises_code

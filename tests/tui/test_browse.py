@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers import page_list, select_page, settle, type_into
+from helpers import page_list, select_page, settle
 from pcp_tui.widgets.diff import DiffView
 from pcp_tui.widgets.graph import GraphView
 from pcp_tui.widgets.inspector import Inspector
@@ -81,7 +81,7 @@ async def test_search_is_debounced_and_highlights_the_match(demo_store, make_app
         rows = page_list(app).rows
         assert refs["alpha-proof"] in {r["page_id"] for r in rows}
         assert all("snippet" in r for r in rows)
-        assert page_list(app).query == "紧致性"
+        assert page_list(app).search_query == "紧致性"
         line = page_list(app).render_line(0)
         assert "紧致性" in line.text or "紧" in line.text
         await pilot.press("ctrl+t")  # exact mode

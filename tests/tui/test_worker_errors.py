@@ -1,0 +1,51 @@
+"""Failures of store calls in workers: each one becomes exactly one notification."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Static
+from textual.worker import WorkerFailed
+
+from pcp_tui.app import PcpApp
+
+SIZE = (120, 40)
+
+
+async def test_a_store_file_that_is_not_a_database_is_reported_once(workdir):
+    bad = workdir / "not-a-store.db"
+    bad.write_text("these are notes, not an SQLite database\n" * 200, encoding="utf-8")
+    app = PcpApp(bad, config_folder=workdir / "config", theme="pcp-dark", cursor_blink=False, use_pyperclip=False)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        with pytest.raises(WorkerFailed):
+            await app.workers.wait_for_complete()
+        await pilot.pause()
+        errors = [n for n in app._notifications if n.severity == "error"]
+        assert len(errors) == 1, [(n.title, n.message) for n in errors]
+        assert "not-a-store.db" in errors[0].message
+        opening = str(app.query_one("#opening", Static).render())
+        assert "could not be opened" in opening
+        assert app.store is None
+
+
+async def test_a_failing_store_call_on_a_screen_is_reported_once(demo_store, make_app, monkeypatch):
+    from store import Invalid
+
+    from pcp_tui.screens.main import MainScreen
+
+    store, _refs = demo_store
+
+    def refuse(*args, **kwargs):
+        raise Invalid("the recommendations are unavailable")
+
+    monkeypatch.setattr(store, "list_recommendations", refuse)
+    app = make_app(store)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        for _ in range(3):
+            try:
+                await app.workers.wait_for_complete()
+            except WorkerFailed:
+                pass
+            await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+        errors = [n for n in app._notifications if n.severity == "error"]
+        assert [(n.title, n.message) for n in errors] == [("Invalid", "the recommendations are unavailable")]
