@@ -29,11 +29,11 @@ READ_TOOLS = ("describe", "list_scopes", "search_pages", "read_pages")
 WRITE_TOOLS = ("write_page", "revise_page", "link_pages", "ingest_event", "suppress_pages", "recommend_tombstone")
 TOOLSETS = {"read": READ_TOOLS, "write": READ_TOOLS + WRITE_TOOLS}
 
-MAX_HITS = 50
+MAX_HITS = store.LIMITS["max_hits"]
 DEFAULT_HITS = 10
-MAX_READ_CHARS = 64_000
+MAX_READ_CHARS = store.LIMITS["max_chars_per_read"]
 DEFAULT_READ_CHARS = 16_000
-MAX_IDS = 20
+MAX_IDS = store.LIMITS["max_ids_per_read"]
 SNIPPET_CHARS = 300
 MAX_LIST_LINES = 25       # relations / history / source refs shown per page
 FACETS_CHARS = 1_500

@@ -19,9 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-# pcp-core.md section 2 (the owner holds every one of them; shown as "all")
-ALL_PERMISSIONS = frozenset({"list_scopes", "search", "read", "audit", "write", "manage_scope", "revise", "link",
-                             "ingest", "suppress", "archive", "tombstone", "delete", "export", "derive_across_scopes"})
+from store import ALL_PERMISSIONS  # the owner holds every one of them; shown as "all"
 
 
 def make_console(stderr: bool = False) -> Console:

@@ -3,26 +3,62 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterable
+from typing import Any, Protocol, Sequence
 
 from . import ids
 from . import validate as v
-from .core import Call, StoreCore, dumps, operation
+from .constants import BATCH, DERIVATION_TYPES, Progress
+from .constants import chunks as _chunks
+from .core import Call, Part, StoreContext, dumps, operation
 from .db import FTS_TABLE
 from .errors import Forbidden, not_found
-from .writes import DERIVATION_TYPES
-
-BATCH = 500  # ids per statement, well under SQLite's variable limit
-
-Progress = Callable[[int, int], None]
 
 
-def _chunks(values: list, size: int = BATCH) -> Iterable[list]:
-    for i in range(0, len(values), size):
-        yield values[i : i + size]
+class Eraser(Protocol):
+    """Something that holds copies of pages outside their own rows, which a deletion must name and erase."""
+
+    def plan_extra(self, page_pks: set[int]) -> dict[str, Any]:
+        """What it holds of these pages, merged into the deletion plan."""
+        ...
+
+    def erase_extra(self, page_pks: list[int], counts: dict[str, int]) -> None:
+        """Erase what it holds of these pages (called once per batch, before their rows go), counting it."""
+        ...
 
 
-class DeletionOps(StoreCore):
+class ExportFiles(Part):
+    """The export files this store wrote: a plan names those that may hold a page (they are not rewritten)."""
+
+    def plan_extra(self, page_pks: set[int]) -> dict[str, Any]:
+        return {"export_files": self._exports_holding(page_pks)}
+
+    def erase_extra(self, page_pks: list[int], counts: dict[str, int]) -> None:
+        """Files outside the store are the user's: named in the plan, never edited."""
+
+    def _exports_holding(self, page_pks: set[int]) -> list[dict]:
+        """Export files this store wrote after these pages existed, in a scope that covered them."""
+        if not page_pks:
+            return []
+        marks = ",".join("?" * min(len(page_pks), BATCH))
+        rows = self._db.execute_sql(
+            f"SELECT DISTINCT s.namespace, MIN(p.created_at) FROM page p JOIN scope s ON s.id = p.scope_id "
+            f"WHERE p.id IN ({marks}) GROUP BY s.namespace", sorted(page_pks)[:BATCH]
+        ).fetchall()
+        out = []
+        for rec in self._m.ExportRecord.select().order_by(self._m.ExportRecord.id):
+            scopes = json.loads(rec.scopes)
+            if any((scopes is None or ns in scopes) and rec.created_at >= first for ns, first in rows):
+                out.append({"path": rec.path, "format": rec.format, "created_at": rec.created_at})
+        return out
+
+
+class DeletionOps(Part):
+    """Planning and erasing pages and scopes; `erasers` are the other holders of page copies it must cover."""
+
+    def __init__(self, ctx: StoreContext, erasers: Sequence[Eraser]) -> None:
+        super().__init__(ctx)
+        self._erasers = tuple(erasers)
+
     # --- what a deletion would touch ---
 
     def _derived_from(self, page_pks: set[int]) -> set[int]:
@@ -77,32 +113,19 @@ class DeletionOps(StoreCore):
             derived_ids += [r[0] for r in db.execute_sql(f"SELECT page_id FROM page WHERE id IN ({marks}) ORDER BY id", part)]
         return {"pages": page_ids, "revisions": revisions, "relations": relations, "derived_pages": derived_ids,
                 "suppressions": counts["suppressions"], "bytes": counts["bytes"], "counts": counts,
-                "export_files": self._exports_holding(page_pks), **self._extra_plan(page_pks)}
+                **self._extra_plan(page_pks)}
 
     def _extra_plan(self, page_pks: set[int]) -> dict:
-        """Hook for what other rooms hold of these pages (handoffs)."""
-        return {}
+        """What the erasers hold of these pages (export files, handoff copies), in their declared order."""
+        out: dict[str, Any] = {}
+        for eraser in self._erasers:
+            out.update(eraser.plan_extra(page_pks))
+        return out
 
     def _erase_extra(self, page_pks: list[int], counts: dict) -> None:
-        """Hook: erase what other rooms hold of these pages (handoff copies), counting it in `counts`.
-
-        Called once per batch, before the pages' rows are removed."""
-
-    def _exports_holding(self, page_pks: set[int]) -> list[dict]:
-        """Export files this store wrote after these pages existed, in a scope that covered them."""
-        if not page_pks:
-            return []
-        marks = ",".join("?" * min(len(page_pks), BATCH))
-        rows = self._db.execute_sql(
-            f"SELECT DISTINCT s.namespace, MIN(p.created_at) FROM page p JOIN scope s ON s.id = p.scope_id "
-            f"WHERE p.id IN ({marks}) GROUP BY s.namespace", sorted(page_pks)[:BATCH]
-        ).fetchall()
-        out = []
-        for rec in self._m.ExportRecord.select().order_by(self._m.ExportRecord.id):
-            scopes = json.loads(rec.scopes)
-            if any((scopes is None or ns in scopes) and rec.created_at >= first for ns, first in rows):
-                out.append({"path": rec.path, "format": rec.format, "created_at": rec.created_at})
-        return out
+        """Every eraser erases what it holds of these pages, counting it in `counts` (once per batch)."""
+        for eraser in self._erasers:
+            eraser.erase_extra(page_pks, counts)
 
     def _deletable(self, call: Call, page_id: str) -> Any:
         if not self.session.is_owner:

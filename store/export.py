@@ -9,29 +9,48 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 import peewee as pw
 
 from . import ids
-from .core import Call, _storage_error, dumps, operation
+from .constants import Progress
+from .core import Call, Part, StoreContext, dumps, operation
 from .db import FTS_TABLE
-from .errors import Conflict, Forbidden, Invalid, PcpError
-from .importing import ImportOps
-from .reads import ReadOps, effective_status
+from .errors import Conflict, Forbidden, Invalid
+from .reads import effective_status
+from .titles import page_title
 from .writes import fts_row
 
 EXPORT_KIND = "pcp.export.v1"
 END_KIND = "pcp.export.end"
 STREAM_BATCH = 1000
-Progress = Callable[[int, int, str], None]
 
 
 def _line(obj: dict) -> bytes:
     return (dumps(obj) + "\n").encode("utf-8")
 
 
-class ExportOps(ImportOps, ReadOps):
+class RecordSource(Protocol):
+    """Records kept outside the page tables (the handoff ledger) that an export carries and its import restores."""
+
+    def export_records(self, in_scopes: str, full: bool) -> Iterator[dict[str, Any]]:
+        """Export lines of this source (`in_scopes` is the export's page filter, `full` a whole-store export)."""
+        ...
+
+    def record_importers(self) -> dict[str, Callable[[dict[str, Any]], bool]]:
+        """Line kind -> its importer (True when the record was added, False when already present)."""
+        ...
+
+
+class ExportOps(Part):
+    """Export (JSON Lines, Markdown) and its import; `sources` add the records kept outside the page tables."""
+
+    def __init__(self, ctx: StoreContext, sources: Sequence[RecordSource]) -> None:
+        super().__init__(ctx)
+        self._sources = tuple(sources)
+        self._source_importers = {kind: fn for source in self._sources for kind, fn in source.record_importers().items()}
+
     # --- what goes out ---
 
     def _export_scopes(self, call: Call, scopes: Any) -> list[Any]:
@@ -130,8 +149,14 @@ class ExportOps(ImportOps, ReadOps):
         yield from self._extra_export_lines(in_scopes, full)
 
     def _extra_export_lines(self, in_scopes: str, full: bool) -> Iterator[dict]:
-        """Hook for records other rooms add (handoffs)."""
-        return iter(())
+        """The records of every declared source (the handoff ledger), in their declared order."""
+        for source in self._sources:
+            yield from source.export_records(in_scopes, full)
+
+    def _importer(self, kind: Any) -> Callable[[dict[str, Any]], bool] | None:
+        """The reader of one export line kind: this part's own `_in_<kind>`, else a declared source's."""
+        own: Callable[[dict[str, Any]], bool] | None = getattr(self, f"_in_{kind}", None)
+        return own if own is not None else self._source_importers.get(kind)
 
     def _revision_lines(self, in_scopes: str) -> Iterator[dict]:
         """Revisions by (page_id, seq): pages walked in id order by their index, a batch at a time."""
@@ -311,7 +336,7 @@ class ExportOps(ImportOps, ReadOps):
                 kind = obj.get("kind")
                 if kind == END_KIND:
                     break
-                handler = getattr(self, f"_in_{kind}", None)
+                handler = self._importer(kind)
                 if handler is None:
                     raise Invalid(f"{p}: line {number} has an unknown kind {kind!r}.")
                 try:
@@ -381,8 +406,6 @@ class ExportOps(ImportOps, ReadOps):
         scope = m.Scope.get(m.Scope.namespace == obj["namespace"])
         seq = (m.Revision.select(pw.fn.MAX(m.Revision.seq)).where(m.Revision.page == page.id).scalar() or 0) + 1
         facets = obj["facets"]
-        from .writes import page_title
-
         rev = m.Revision.create(
             revision_id=obj["revision_id"], page=page.id, seq=seq, previous_revision_id=obj["previous_revision_id"],
             scope=scope, created_at=obj["created_at"], observed_at=obj["observed_at"], valid_from=obj["valid_from"],

@@ -18,10 +18,12 @@ from ctxpack import ContextPack, ContextPackDelta, ContextPackError
 
 from . import bundle as bd
 from . import ids as idmod
-from .core import Call, dumps, operation
+from .constants import chunks as _chunks
+from .core import Call, StoreContext, dumps, operation
 from .errors import Conflict, Invalid, LimitExceeded, NotFound, not_found
-from .handoff_ledger import LedgerOps, _chunks, _label, _write_private
+from .handoff_ledger import HandoffPart, _label, _write_private
 from .reads import effective_status
+from .search import SearchOps
 
 MAX_ENTRIES = 1000  # ids per bundle
 MAX_QUERY_PAGES = 100  # pages a query or scope selection adds
@@ -70,7 +72,13 @@ def _id_list(values: Any) -> list[str]:
     return out
 
 
-class HandoffOps(LedgerOps):
+class HandoffOps(HandoffPart):
+    """Bundles, copies, continuations and verify; selection by query goes through `search`."""
+
+    def __init__(self, ctx: StoreContext, search: SearchOps) -> None:
+        super().__init__(ctx)
+        self._search = search
+
     # --- selection ---
 
     _COLUMNS = ("SELECT p.page_id, r.revision_id, s.namespace, p.status, p.superseded, p.head = r.id, r.title, "
@@ -126,14 +134,14 @@ class HandoffOps(LedgerOps):
             return []
         self._require_somewhere("search")
         named = self._named_scopes(call, scopes, "search")
-        flt = self._filters(None, False)  # type: ignore[attr-defined]  (SearchOps, composed in Store)
-        where, params = self._where(named, flt, None, False)  # type: ignore[attr-defined]
+        flt = self._search._filters(None, False)
+        where, params = self._search._where(named, flt, None, False)
         q = query or ""
         args = (where, params, MAX_QUERY_PAGES, 0, flt, False, call)
         if q.strip():
-            rows = self._run("text", q, *args) or self._run("exact", q, *args)  # type: ignore[attr-defined]
+            rows = self._search._run("text", q, *args) or self._search._run("exact", q, *args)
         else:
-            rows = self._run("temporal", q, *args)  # type: ignore[attr-defined]
+            rows = self._search._run("temporal", q, *args)
         pks = [r[0] for r in rows]
         if not pks:
             return []

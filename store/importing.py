@@ -16,10 +16,12 @@ from typing import Any, Iterator
 
 from . import ids
 from . import validate as v
-from .core import Call, dumps
+from .constants import DERIVATION_TYPES
+from .core import Call, Part, StoreContext, dumps
 from .db import FTS_TABLE
 from .errors import Invalid
-from .writes import DERIVATION_TYPES, WriteOps, fts_row, page_title
+from .titles import page_title
+from .writes import WriteOps, fts_row
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ _INSERTS = {
 class ImportUnit:
     """One all-or-nothing slice of an import (a conversation, a note): pages and relations."""
 
-    def __init__(self, store: "ImportOps", call: Call, tool: str) -> None:
+    def __init__(self, store: WriteOps, call: Call, tool: str) -> None:
         self._store = store
         self._call = call
         self.actor = ("tool", tool)
@@ -251,14 +253,20 @@ class ImportUnit:
         self._next = None  # other writers in this transaction may now take keys
 
 
-class ImportOps(WriteOps):
+class ImportOps(Part):
+    """The adapters' write path: import units over the checked write path of `writes`."""
+
+    def __init__(self, ctx: StoreContext, writes: WriteOps) -> None:
+        super().__init__(ctx)
+        self._writes = writes
+
     @contextmanager
     def import_unit(self, tool: str, operation: str = "import") -> Iterator[ImportUnit]:
         """One transaction for one unit of an import: everything in it lands, or nothing does."""
         call = Call(operation)
         started = time.perf_counter()
         with self._failures_audited(call, started), self._db.atomic("IMMEDIATE"):
-            unit = ImportUnit(self, call, tool)
+            unit = ImportUnit(self._writes, call, tool)
             yield unit
             unit.flush()
             call.counts.update({k: n for k, n in unit.counts.items() if n})

@@ -6,7 +6,7 @@ from typing import Any
 
 from . import ids
 from . import validate as v
-from .core import Call, StoreCore, operation
+from .core import Call, Part, operation
 from .errors import Conflict, Forbidden, Invalid
 from .reads import effective_status
 
@@ -19,7 +19,9 @@ TRANSITIONS = {
 }
 
 
-class LifecycleOps(StoreCore):
+class LifecycleOps(Part):
+    """Archive, restore, tombstone, recommendations and suppressions."""
+
     def _transition(self, call: Call, page_id: str, reason: str) -> dict:
         permission, sources, target = TRANSITIONS[call.operation]
         why = v.reason(reason)

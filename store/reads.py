@@ -9,7 +9,8 @@ import json
 from typing import Any
 
 from . import ids
-from .core import LIMITS, Call, StoreCore, operation
+from .constants import LIMITS, LIFECYCLE_STATUSES, RECOMMENDED_RELATION_TYPES
+from .core import Call, Part, operation
 from .db import FTS_TABLE, SCHEMA_VERSION
 from .errors import Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported, not_found
 
@@ -21,7 +22,7 @@ MAX_HISTORY = 100
 
 
 LIST_ORDERS = ("recent", "title")
-LIST_STATUSES = ("active", "superseded", "archived", "tombstoned")
+LIST_STATUSES = LIFECYCLE_STATUSES
 STATUS_PARTS = {
     "active": "(p.status = 'active' AND p.superseded = 0)",
     "superseded": "(p.status = 'active' AND p.superseded > 0)",
@@ -82,7 +83,9 @@ def effective_status(status: str, superseded: int) -> str:
     return "superseded" if superseded > 0 else "active"
 
 
-class ReadOps(StoreCore):
+class ReadOps(Part):
+    """Reading: envelopes, read_pages, scopes, page lists, capabilities, doctor and the audit log."""
+
     # --- envelopes ---
 
     def _envelope(self, rev: Any, page: Any, namespace: str, visibility: str, with_content: bool = True) -> dict:
@@ -361,8 +364,6 @@ class ReadOps(StoreCore):
     @operation("describe_capabilities")
     def describe_capabilities(self, call: Call) -> dict:
         """What this store supports; every advertised mode and projection works."""
-        from .writes import RECOMMENDED_RELATION_TYPES
-
         return {
             "protocol_version": PROTOCOL_VERSION,
             "search_modes": list(SEARCH_MODES),
@@ -370,7 +371,7 @@ class ReadOps(StoreCore):
             "limits": dict(LIMITS),
             "relation_types": list(RECOMMENDED_RELATION_TYPES),
             "relation_types_open": True,
-            "lifecycle_statuses": ["active", "superseded", "archived", "tombstoned"],
+            "lifecycle_statuses": list(LIFECYCLE_STATUSES),
             "flags": {
                 "event_ingest": True,
                 "revision_conflicts": True,

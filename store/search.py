@@ -6,13 +6,14 @@ import hashlib
 from typing import Any
 
 from . import ids as idmod
-from .core import LIMITS, Call, StoreCore, dumps, operation
+from .constants import LIFECYCLE_STATUSES as STATUSES
+from .constants import LIMITS
+from .core import Call, Part, dumps, operation
 from .db import FTS_TABLE
 from .errors import Invalid, Unsupported
 from .reads import PROJECTIONS, SEARCH_MODES, clamp, decode_cursor, effective_status, encode_cursor
 from .text import fts_query, snippet
 
-STATUSES = ("active", "superseded", "archived", "tombstoned")
 FILTER_KEYS = {"lifecycle_status", "relation_types", "created_after", "created_before", "media_types", "actor_types"}
 STATUS_SQL = (
     "(CASE WHEN r.id != p.head THEN 'superseded' WHEN p.status != 'active' THEN p.status "
@@ -20,7 +21,7 @@ STATUS_SQL = (
 )
 
 
-class SearchOps(StoreCore):
+class SearchOps(Part):
     @operation("search_pages")
     def search_pages(
         self, call: Call, query: str = "", scopes: Any = (), mode: str = "auto", filters: dict | None = None,

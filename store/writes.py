@@ -7,16 +7,13 @@ from typing import Any, Callable, Iterable
 
 from . import ids
 from . import validate as v
-from .core import Call, StoreCore, dumps, operation
+from .constants import DERIVATION_TYPES
+from .core import Call, Part, dumps, operation
 from .db import FTS_TABLE
 from .errors import Conflict, Cycle, Forbidden, Invalid, not_found
-from .text import first_line, index_text
+from .text import index_text
+from .titles import page_title
 
-DERIVATION_TYPES = ("derived_from", "summarizes", "aggregates")
-RECOMMENDED_RELATION_TYPES = (
-    "contains", "derived_from", "depends_on", "defines", "uses", "supports", "contradicts", "supersedes",
-    "inspired_by", "related_to", "responds_to", "continues", "summarizes", "aggregates", "links_to",
-)
 
 
 def facet_text(facets: dict) -> str:
@@ -47,15 +44,9 @@ def fts_row(rowid: int, title: str, content: str | None, facets: dict, salt: byt
             index_text(facet_text(facets), salt) if facets else "")
 
 
-def page_title(facets: dict, payload: dict | None, source_refs: list[dict]) -> str:
-    if facets.get("title"):
-        return facets["title"]
-    if payload:
-        return first_line(payload["content"])
-    return source_refs[0]["uri"] if source_refs else ""
+class WriteOps(Part):
+    """Writing: scopes, pages, revisions, events, relations and the bulk path."""
 
-
-class WriteOps(StoreCore):
     # --- scopes ---
 
     @operation("create_scope", write=True)
