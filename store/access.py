@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from .constants import ALL_PERMISSIONS, OWNER_ONLY
 from .errors import Invalid
@@ -70,7 +70,7 @@ class AccessSession:
     def may_anywhere(self, permission: str) -> bool:
         return any(permission in self.effective(p) for p in self.grants.values())
 
-    def namespace_filter(self, permission: str, column: str) -> tuple[str, list]:
+    def namespace_filter(self, permission: str, column: str) -> tuple[str, list[Any]]:
         """A SQL condition on `column` (a namespace) true exactly where `permission` is granted."""
         if permission in self.effective(self.grants.get("*", frozenset())):
             return "1", []

@@ -6,7 +6,7 @@ server) import these from here, through `store`'s public surface.
 
 from __future__ import annotations
 
-from typing import Final, Iterator, Protocol, Sequence, TypeVar
+from typing import Final, Iterator, Protocol, Sequence, TypedDict, TypeVar
 
 T = TypeVar("T")
 
@@ -19,7 +19,19 @@ ALL_PERMISSIONS: Final = frozenset(
 # Never granted to a model client, whatever its grants say (pcp-core.md section 2).
 OWNER_ONLY: Final = frozenset({"tombstone", "delete", "export"})
 
-LIMITS: Final = {
+class Limits(TypedDict):
+    max_hits: int
+    default_hits: int
+    max_ids_per_read: int
+    max_chars_per_read: int
+    max_payload_chars: int
+    namespace_chars: list[int]
+    relation_type_chars: list[int]
+    max_provenance_inputs: int
+    max_list: int
+
+
+LIMITS: Final[Limits] = {
     "max_hits": 50,
     "default_hits": 20,
     "max_ids_per_read": 20,

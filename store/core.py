@@ -226,7 +226,7 @@ class Part:
         if not self.session.may_anywhere(permission):
             raise Forbidden(f"This session has no {permission.replace('_', ' ')} permission.")
 
-    def _scope_filter(self, permission: str, column: str = "s.namespace") -> tuple[str, list]:
+    def _scope_filter(self, permission: str, column: str = "s.namespace") -> tuple[str, list[Any]]:
         return self.session.namespace_filter(permission, column)
 
     def _named_scopes(self, call: Call, scopes: Any, permission: str) -> list[str]:
@@ -265,7 +265,7 @@ class Part:
             raise Forbidden(f"This session may not {need.replace('_', ' ')} in scope {ns}.")
         return page
 
-    def _scope_dict(self, scope: Any, page_count: int, last_activity: str | None) -> dict:
+    def _scope_dict(self, scope: Any, page_count: int, last_activity: str | None) -> dict[str, Any]:
         return {
             "namespace": scope.namespace,
             "display_name": scope.display_name,

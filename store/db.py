@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Callable
 
 import peewee as pw
 
@@ -295,10 +296,12 @@ def open_database(path: Path) -> pw.SqliteDatabase:
             raise Invalid(f"The store file {path} is read-only; make it writable or choose another with --db.")
     db = pw.SqliteDatabase(str(path), pragmas=PRAGMAS, timeout=60, autoconnect=True)
     db.register_function(_fold, "pcp_fold", 1, deterministic=True)
-    version = tuple(int(x) for x in pw.sqlite3.sqlite_version.split("."))
+    # The driver Peewee chose (pysqlite3 when installed, else the standard sqlite3).
+    sqlite_version: str = pw.sqlite3.sqlite_version  # type: ignore[attr-defined]
+    version = tuple(int(x) for x in sqlite_version.split("."))
     if version < MIN_SQLITE:
         raise Invalid(
-            f"SQLite {pw.sqlite3.sqlite_version} is too old for pcp (needs {'.'.join(map(str, MIN_SQLITE))} or newer); "
+            f"SQLite {sqlite_version} is too old for pcp (needs {'.'.join(map(str, MIN_SQLITE))} or newer); "
             "install pysqlite3-binary."
         )
     return db
@@ -329,4 +332,4 @@ def install_schema(db: pw.SqliteDatabase, models: SimpleNamespace) -> int:
 
 
 # MIGRATIONS[n] upgrades schema version n to n + 1, inside the open transaction.
-MIGRATIONS: dict[int, object] = {}
+MIGRATIONS: dict[int, Callable[[pw.SqliteDatabase, SimpleNamespace], None]] = {}

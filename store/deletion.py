@@ -35,7 +35,7 @@ class ExportFiles(Part):
     def erase_extra(self, page_pks: list[int], counts: dict[str, int]) -> None:
         """Files outside the store are the user's: named in the plan, never edited."""
 
-    def _exports_holding(self, page_pks: set[int]) -> list[dict]:
+    def _exports_holding(self, page_pks: set[int]) -> list[dict[str, Any]]:
         """Export files this store wrote after these pages existed, in a scope that covered them."""
         if not page_pks:
             return []
@@ -84,7 +84,7 @@ class DeletionOps(Part):
             derived = self._derived_from(pages)
         return pages, derived
 
-    def _plan(self, page_pks: set[int], derived: set[int]) -> dict:
+    def _plan(self, page_pks: set[int], derived: set[int]) -> dict[str, Any]:
         db = self._db
         revisions: list[str] = []
         relations: list[str] = []
@@ -115,14 +115,14 @@ class DeletionOps(Part):
                 "suppressions": counts["suppressions"], "bytes": counts["bytes"], "counts": counts,
                 **self._extra_plan(page_pks)}
 
-    def _extra_plan(self, page_pks: set[int]) -> dict:
+    def _extra_plan(self, page_pks: set[int]) -> dict[str, Any]:
         """What the erasers hold of these pages (export files, handoff copies), in their declared order."""
         out: dict[str, Any] = {}
         for eraser in self._erasers:
             out.update(eraser.plan_extra(page_pks))
         return out
 
-    def _erase_extra(self, page_pks: list[int], counts: dict) -> None:
+    def _erase_extra(self, page_pks: list[int], counts: dict[str, Any]) -> None:
         """Every eraser erases what it holds of these pages, counting it in `counts` (once per batch)."""
         for eraser in self._erasers:
             eraser.erase_extra(page_pks, counts)
@@ -133,7 +133,7 @@ class DeletionOps(Part):
         return self._page_row(page_id, call, "delete")
 
     @operation("plan_delete", always_audit=True)
-    def plan_delete(self, call: Call, page_id: str, cascade: bool = False) -> dict:
+    def plan_delete(self, call: Call, page_id: str, cascade: bool = False) -> dict[str, Any]:
         """What delete_page would erase (nothing is written but the audit event)."""
         page = self._deletable(call, page_id)
         pages, derived = self._closure({page.id}, cascade)
@@ -141,7 +141,7 @@ class DeletionOps(Part):
         return {"page_id": page.page_id, "cascade": bool(cascade), **plan}
 
     @operation("plan_delete_scope", always_audit=True)
-    def plan_delete_scope(self, call: Call, namespace: str) -> dict:
+    def plan_delete_scope(self, call: Call, namespace: str) -> dict[str, Any]:
         """What delete_scope would erase (nothing is written but the audit event)."""
         scope = self._deletable_scope(call, namespace)
         pages = {r[0] for r in self._db.execute_sql("SELECT id FROM page WHERE scope_id = ?", (scope.id,))}
@@ -168,14 +168,14 @@ class DeletionOps(Part):
 
     # --- erasing ---
 
-    def delete_page(self, page_id: str, reason: str, cascade: bool = False) -> dict:
+    def delete_page(self, page_id: str, reason: str, cascade: bool = False) -> dict[str, Any]:
         """Erase a page (and with cascade, the pages derived from it); returns the receipt."""
         receipt = self._delete_page(page_id, reason, cascade)
         self._checkpoint()
         return receipt
 
     @operation("delete_page", write=True)
-    def _delete_page(self, call: Call, page_id: str, reason: str, cascade: bool) -> dict:
+    def _delete_page(self, call: Call, page_id: str, reason: str, cascade: bool) -> dict[str, Any]:
         why = v.reason(reason)
         page = self._deletable(call, page_id)
         pages, derived = self._closure({page.id}, cascade)
@@ -183,14 +183,14 @@ class DeletionOps(Part):
         receipt = self._erase(call, pages, plan, why, None, None)
         return receipt
 
-    def delete_scope(self, namespace: str, reason: str, progress: Progress | None = None) -> dict:
+    def delete_scope(self, namespace: str, reason: str, progress: Progress | None = None) -> dict[str, Any]:
         """Erase every page of a namespace and the scope itself; returns the receipt."""
         receipt = self._delete_scope(namespace, reason, progress)
         self._checkpoint()
         return receipt
 
     @operation("delete_scope", write=True)
-    def _delete_scope(self, call: Call, namespace: str, reason: str, progress: Progress | None) -> dict:
+    def _delete_scope(self, call: Call, namespace: str, reason: str, progress: Progress | None) -> dict[str, Any]:
         why = v.reason(reason)
         scope = self._deletable_scope(call, namespace)
         pages = {r[0] for r in self._db.execute_sql("SELECT id FROM page WHERE scope_id = ?", (scope.id,))}
@@ -199,8 +199,8 @@ class DeletionOps(Part):
         self._m.Scope.delete().where(self._m.Scope.id == scope.id).execute()
         return receipt
 
-    def _erase(self, call: Call, pages: set[int], plan: dict, reason: str, namespace: str | None,
-               progress: Progress | None) -> dict:
+    def _erase(self, call: Call, pages: set[int], plan: dict[str, Any], reason: str, namespace: str | None,
+               progress: Progress | None) -> dict[str, Any]:
         db = self._db
         receipt_id = ids.new_id("del")
         ordered = sorted(pages)
@@ -263,7 +263,7 @@ class DeletionOps(Part):
             pass
 
     @operation("list_receipts")
-    def list_receipts(self, call: Call, limit: int = 50) -> dict:
+    def list_receipts(self, call: Call, limit: int = 50) -> dict[str, Any]:
         """Deletion receipts, newest first (ids and counts, never content)."""
         self._require_somewhere("audit")
         m = self._m

@@ -49,8 +49,8 @@ class Composed:
     pack: ContextPack
     text: str
     entries: list[bd.RenderedEntry]
-    cut: list[dict]
-    warnings: list[dict]
+    cut: list[dict[str, Any]]
+    warnings: list[dict[str, Any]]
 
 
 def _max_tokens(value: Any) -> int | None:
@@ -89,7 +89,7 @@ class HandoffOps(HandoffPart):
         """Page ids (their head) or revision ids, in the order given, checked for the export permission."""
         by_page = [i for i in idents if idmod.id_kind(i) == "pg"]
         by_rev = [i for i in idents if idmod.id_kind(i) == "rev"]
-        found: dict[str, tuple] = {}
+        found: dict[str, tuple[Any, ...]] = {}
         for part in _chunks(sorted(set(by_page))):
             sql = self._COLUMNS + f"JOIN revision r ON r.id = p.head WHERE p.page_id IN ({','.join('?' * len(part))})"
             for row in self._db.execute_sql(sql, part):
@@ -113,7 +113,7 @@ class HandoffOps(HandoffPart):
         return out
 
     @staticmethod
-    def _selected(row: tuple) -> Selected:
+    def _selected(row: tuple[Any, ...]) -> Selected:
         page_id, rev_id, ns, status, superseded, at_head, title, observed, created, refs, content, facets = row
         sources = []
         for ref in json.loads(refs or "[]"):
@@ -170,7 +170,8 @@ class HandoffOps(HandoffPart):
     # --- composing ---
 
     @staticmethod
-    def _fit(sources: list[bd.EntrySource], first_n: int, max_tokens: int | None, fixed: int):
+    def _fit(sources: list[bd.EntrySource], first_n: int, max_tokens: int | None,
+             fixed: int) -> tuple[list[bd.RenderedEntry], list[dict[str, Any]]]:
         try:
             return bd.fit_entries(sources, first_n, max_tokens, fixed)
         except bd.BudgetTooSmall as exc:
@@ -198,7 +199,7 @@ class HandoffOps(HandoffPart):
         return Invalid("Nothing to bundle: give page or revision ids, or a --query / --scope that matches active pages.")
 
     @staticmethod
-    def _refuse_if_strict(strict: bool, warnings: list[dict]) -> None:
+    def _refuse_if_strict(strict: bool, warnings: list[dict[str, Any]]) -> None:
         if strict and warnings:
             listed = "; ".join(w["message"] for w in warnings)
             raise Invalid(f"Refused under --strict, nothing was copied or recorded: {listed}")
@@ -207,7 +208,7 @@ class HandoffOps(HandoffPart):
 
     @operation("bundle", always_audit=True)
     def bundle(self, call: Call, ids: Any = (), query: str | None = None, scopes: Any = (),
-               max_tokens: int | None = None) -> dict:
+               max_tokens: int | None = None) -> dict[str, Any]:
         """Render selected pages as one bundle text (nothing is recorded): text, digest, sizes, cuts, warnings."""
         self._require_export()
         budget = _max_tokens(max_tokens)
@@ -222,7 +223,7 @@ class HandoffOps(HandoffPart):
 
     @operation("copy", write=True)
     def copy(self, call: Call, ids: Any = (), query: str | None = None, scopes: Any = (), label: str | None = None,
-             max_tokens: int | None = None, strict: bool = False, clipboard: Clipboard | None = None) -> dict:
+             max_tokens: int | None = None, strict: bool = False, clipboard: Clipboard | None = None) -> dict[str, Any]:
         """Hand a new bundle to the chat `label`: record it, write handoffs/<id>.md, pass it to `clipboard`."""
         self._require_export()
         name = _label(label)
@@ -242,12 +243,12 @@ class HandoffOps(HandoffPart):
         row = dict(kind="bundle", digest=comp.pack.digest, continuation_of=None, previous=None,
                    first_handed_at=stamp, preamble_bytes=len(preamble.encode("utf-8")), base_entries=0,
                    header="[]", new_scopes="[]", scopes=dumps(scopes_seen), delta=None)
-        entry_rows = [self._entry_row(e, sel.at_head, new=1, live=1) for e, sel in zip(comp.entries, selected)]
+        entry_rows = [self._entry_row(e, sel.at_head, new=1, live=1) for e, sel in zip(comp.entries, selected, strict=False)]
         return self._record(call, name, stamp, row, entry_rows, comp, comp.entries, clipboard)
 
     @operation("copy_continue", write=True)
     def copy_continue(self, call: Call, label: str, ids: Any = (), max_tokens: int | None = None,
-                      strict: bool = False, clipboard: Clipboard | None = None) -> dict:
+                      strict: bool = False, clipboard: Clipboard | None = None) -> dict[str, Any]:
         """Hand the chat `label` only what changed since its last copy (a continuation)."""
         self._require_export()
         name = _label(label)
@@ -300,7 +301,7 @@ class HandoffOps(HandoffPart):
              "new": 0, "live": live[r.n]}
             for r in rows
         ]
-        entry_rows += [self._entry_row(e, sel.at_head, new=1, live=1) for e, sel in zip(entries, added)]
+        entry_rows += [self._entry_row(e, sel.at_head, new=1, live=1) for e, sel in zip(entries, added, strict=False)]
         stamp = idmod.now()
         return self._record(call, name, stamp, row, entry_rows, comp, entries, clipboard)
 
@@ -310,7 +311,7 @@ class HandoffOps(HandoffPart):
             raise Invalid(f"{ident!r} is not a page or revision id (pg_... or rev_...).")
         return True
 
-    def _changes(self, call: Call, rows: list, live: dict[int, int]) -> tuple[list[dict], list[Selected], dict[int, int]]:
+    def _changes(self, call: Call, rows: list[Any], live: dict[int, int]) -> tuple[list[dict[str, Any]], list[Selected], dict[int, int]]:
         """What a continuation must tell the chat: entries to disregard, and revised pages' new heads."""
         states = {}
         page_ids = sorted({r.page_id for r in rows if live[r.n] and r.page_id})
@@ -319,7 +320,7 @@ class HandoffOps(HandoffPart):
                     f"SELECT page_id, status, head_revision_id FROM page WHERE page_id IN ({','.join('?' * len(part))})",
                     part):
                 states[pid] = (status, head)
-        disregard: list[dict] = []
+        disregard: list[dict[str, Any]] = []
         heads: list[str] = []
         replaces: dict[int, int] = {}
         for r in rows:
@@ -344,13 +345,13 @@ class HandoffOps(HandoffPart):
         return disregard, added, replaces
 
     @staticmethod
-    def _entry_row(e: bd.RenderedEntry, at_head: bool, new: int, live: int) -> dict:
+    def _entry_row(e: bd.RenderedEntry, at_head: bool, new: int, live: int) -> dict[str, Any]:
         return {"n": e.n, "page_id": e.source.page_id, "revision_id": e.source.revision_id,
                 "namespace": e.source.namespace, "status": e.source.status, "at_head": int(at_head),
                 "detail": e.detail, "bytes": e.bytes, "tokens": e.tokens, "new": new, "live": live}
 
-    def _record(self, call: Call, label: str, stamp: str, row: dict, entry_rows: list[dict], comp: Composed,
-                carried: list[bd.RenderedEntry], clipboard: Clipboard | None) -> dict:
+    def _record(self, call: Call, label: str, stamp: str, row: dict[str, Any], entry_rows: list[dict[str, Any]], comp: Composed,
+                carried: list[bd.RenderedEntry], clipboard: Clipboard | None) -> dict[str, Any]:
         """Write the ledger rows and the file, then hand the text to the clipboard function."""
         m = self._m
         handoff_id = idmod.new_id("hnd")
@@ -384,7 +385,7 @@ class HandoffOps(HandoffPart):
     # --- the ledger ---
 
     @operation("verify", always_audit=True)
-    def verify(self, call: Call, text: str) -> dict:
+    def verify(self, call: Call, text: str) -> dict[str, Any]:
         """Check pasted text: its digests (a continuation is rebuilt from the ledger) and each entry's state now."""
         self._require_export()
         if not isinstance(text, str):
@@ -444,7 +445,7 @@ class HandoffOps(HandoffPart):
         except ContextPackError:
             return None
 
-    def _entry_states(self, items: list[dict]) -> list[dict]:
+    def _entry_states(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         revs = sorted({i["revision_id"] for i in items if i["revision_id"]})
         known: dict[str, tuple[str, str]] = {}
         deleted: set[str] = set()

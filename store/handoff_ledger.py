@@ -62,7 +62,7 @@ class LedgerOps(HandoffPart):
 
     @operation("handoffs")
     def handoffs(self, call: Call, page_id: str | None = None, label: str | None = None, limit: int | None = None,
-                 cursor: str | None = None) -> dict:
+                 cursor: str | None = None) -> dict[str, Any]:
         """Recorded copies, newest first; with page_id, the copies that carried that page (which chats saw it)."""
         self._require_export()
         m = self._m
@@ -83,7 +83,7 @@ class LedgerOps(HandoffPart):
         rows = list(query.order_by(m.Handoff.id.desc()).limit(size + 1))
         more = len(rows) > size
         rows = rows[:size]
-        carried: dict[int, list[dict]] = {r.id: [] for r in rows}
+        carried: dict[int, list[dict[str, Any]]] = {r.id: [] for r in rows}
         for part in _chunks([r.id for r in rows]):
             for e in (m.HandoffEntry.select().where(m.HandoffEntry.handoff.in_(part) & (m.HandoffEntry.new == 1))
                       .order_by(m.HandoffEntry.handoff, m.HandoffEntry.n)):
@@ -99,7 +99,7 @@ class LedgerOps(HandoffPart):
         }
 
     @staticmethod
-    def _entry_dict(e: Any) -> dict:
+    def _entry_dict(e: Any) -> dict[str, Any]:
         return {"n": e.n, "page_id": e.page_id, "revision_id": e.revision_id, "namespace": e.namespace,
                 "detail": e.detail, "bytes": e.bytes, "tokens": e.tokens}
 
@@ -115,7 +115,7 @@ class LedgerOps(HandoffPart):
     def plan_extra(self, page_pks: set[int]) -> dict[str, Any]:
         """The handoff copies that carried these pages (Eraser)."""
         m = self._m
-        found: list[dict] = []
+        found: list[dict[str, Any]] = []
         for part in _chunks(self._page_ids_of(page_pks)):
             rows = (m.HandoffEntry.select(m.HandoffEntry.n, m.Handoff.handoff_id, m.Handoff.label)
                     .join(m.Handoff).where(m.HandoffEntry.page_id.in_(part))
@@ -231,7 +231,7 @@ class LedgerOps(HandoffPart):
         """The export line kinds this source reads back in (RecordSource)."""
         return {"handoff": self._in_handoff}
 
-    def _in_handoff(self, obj: dict) -> bool:
+    def _in_handoff(self, obj: dict[str, Any]) -> bool:
         """Import one ledger record (idempotent by handoff_id); its file is written again beside this store."""
         m = self._m
         if m.Handoff.select().where(m.Handoff.handoff_id == obj["handoff_id"]).exists():

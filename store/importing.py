@@ -63,9 +63,9 @@ class ImportUnit:
         self._fresh: set[int] = set()  # pages created in this unit (they have no relations yet)
         self._linked: set[tuple[int, int, str]] = set()
         self._allowed: set[tuple[str, str]] = set()
-        self._rows: dict[str, list[tuple]] = {name: [] for name in _INSERTS}
+        self._rows: dict[str, list[tuple[Any, ...]]] = {name: [] for name in _INSERTS}
         self._next: list[int] | None = None  # next free page and revision keys (we hold the write lock)
-        self._known: dict[str, tuple | None] = {}  # prefetched source ids (None: not in the store)
+        self._known: dict[str, tuple[Any, ...] | None] = {}  # prefetched source ids (None: not in the store)
 
     # --- scopes and permissions ---
 
@@ -110,8 +110,8 @@ class ImportUnit:
 
     # --- pages ---
 
-    def upsert(self, source_key: str, namespace: str, *, payload: dict | None = None, source_refs: list | None = None,
-               facets: dict | None = None, observed_at: str | None = None, change_key: Any = None) -> PageRef:
+    def upsert(self, source_key: str, namespace: str, *, payload: dict[str, Any] | None = None, source_refs: list[Any] | None = None,
+               facets: dict[str, Any] | None = None, observed_at: str | None = None, change_key: Any = None) -> PageRef:
         """Create the page for `source_key`, or revise it when its content changed, or leave it.
 
         `change_key` replaces the source refs in the change digest: a ref naming the export
@@ -173,7 +173,7 @@ class ImportUnit:
         self._next[1] += 1
         return keys
 
-    def _revise(self, source_key: str, pk: int, ns: str, payload: dict | None, refs: list, facets: dict,
+    def _revise(self, source_key: str, pk: int, ns: str, payload: dict[str, Any] | None, refs: list[Any], facets: dict[str, Any],
                 observed: str | None, digest: str) -> str:
         """The checked path: a new revision of a page whose source content changed."""
         self.flush()
@@ -192,7 +192,7 @@ class ImportUnit:
         m.SourcePage.update(body_digest=digest).where(m.SourcePage.source_key == source_key).execute()
         self._pages[pk] = (ns, rev.revision_id)
         self.counts["revised"] += 1
-        return rev.revision_id
+        return str(rev.revision_id)
 
     # --- relations ---
 

@@ -24,10 +24,10 @@ STATUS_SQL = (
 class SearchOps(Part):
     @operation("search_pages")
     def search_pages(
-        self, call: Call, query: str = "", scopes: Any = (), mode: str = "auto", filters: dict | None = None,
+        self, call: Call, query: str = "", scopes: Any = (), mode: str = "auto", filters: dict[str, Any] | None = None,
         limit: int | None = None, cursor: str | None = None, context_id: str | None = None,
         all_revisions: bool = False,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Search head revisions (or all with all_revisions) in the scopes this session may search."""
         if mode not in SEARCH_MODES:
             raise Unsupported(f"Search mode {mode!r} is not supported; use {', '.join(SEARCH_MODES)}.")
@@ -59,7 +59,7 @@ class SearchOps(Part):
         rows = self._run(used, query, where, params, size + 1, offset, flt, bool(all_revisions), call)
         return self._page_of_hits(rows, size, offset, used, query, fingerprint, call)
 
-    def _page_of_hits(self, rows: list, size: int, offset: int, used: str, query: str, fingerprint: str, call: Call) -> dict:
+    def _page_of_hits(self, rows: list[Any], size: int, offset: int, used: str, query: str, fingerprint: str, call: Call) -> dict[str, Any]:
         more = len(rows) > size
         hits = self._hits(rows[:size], used, query)
         call.counts["hits"] = len(hits)
@@ -67,7 +67,7 @@ class SearchOps(Part):
         next_cursor = encode_cursor({"k": "search", "o": offset + size, "m": used, "f": fingerprint}) if more else None
         return {"hits": hits, "next_cursor": next_cursor}
 
-    def _filters(self, filters: dict | None, all_revisions: bool) -> dict:
+    def _filters(self, filters: dict[str, Any] | None, all_revisions: bool) -> dict[str, Any]:
         flt = dict(filters or {})
         unknown = set(flt) - FILTER_KEYS
         if unknown:
@@ -94,7 +94,7 @@ class SearchOps(Part):
                 flt[key] = idmod.parse_time(flt[key], key)
         return flt
 
-    def _where(self, named: list[str], flt: dict, context_id: str | None, all_revisions: bool) -> tuple[str, list]:
+    def _where(self, named: list[str], flt: dict[str, Any], context_id: str | None, all_revisions: bool) -> tuple[str, list[Any]]:
         """The WHERE clause every mode shares: grants, named scopes, status, filters, suppressions."""
         search_sql, params = self._scope_filter("search")
         parts = [search_sql]
@@ -151,7 +151,7 @@ class SearchOps(Part):
             params += [context_id, idmod.now()]
         return " AND ".join(parts), params
 
-    def _run(self, mode: str, query: str, where: str, params: list, limit: int, offset: int, flt: dict,
+    def _run(self, mode: str, query: str, where: str, params: list[Any], limit: int, offset: int, flt: dict[str, Any],
              all_revisions: bool, call: Call) -> list[tuple[int, float]]:
         """(revision pk, score) rows of one mode, already filtered by access."""
         db = self._db
@@ -181,7 +181,7 @@ class SearchOps(Part):
             return [(r[0], 1.0 if mode == "exact" else 0.0) for r in rows]
         return self._graph(query, where, params, limit, offset, flt, call)
 
-    def _graph(self, query: str, where: str, params: list, limit: int, offset: int, flt: dict, call: Call) -> list:
+    def _graph(self, query: str, where: str, params: list[Any], limit: int, offset: int, flt: dict[str, Any], call: Call) -> list[Any]:
         """Neighbours of a page or revision over live relations and provenance, in either direction."""
         ident = query.strip()
         page = self._page_row(ident, call, "search")  # not_found for missing or hidden
@@ -191,7 +191,7 @@ class SearchOps(Part):
             f"SELECT to_page_id AS n FROM relation WHERE retracted = 0 AND from_page_id = ?{type_sql} "
             f"UNION SELECT from_page_id FROM relation WHERE retracted = 0 AND to_page_id = ?{type_sql} "
         )
-        n_params: list = [page.id, *types, page.id, *types]
+        n_params: list[Any] = [page.id, *types, page.id, *types]
         if not types:
             neighbours += (
                 "UNION SELECT input_page FROM provenance_input WHERE page_id = ? AND input_page IS NOT NULL "
@@ -204,7 +204,7 @@ class SearchOps(Part):
         )
         return self._db.execute_sql(sql, [*n_params, page.id, *params, limit, offset]).fetchall()
 
-    def _hits(self, rows: list, matched_by: str, query: str) -> list[dict]:
+    def _hits(self, rows: list[Any], matched_by: str, query: str) -> list[dict[str, Any]]:
         if not rows:
             return []
         marks = ",".join("?" * len(rows))

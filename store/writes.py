@@ -16,7 +16,7 @@ from .titles import page_title
 
 
 
-def facet_text(facets: dict) -> str:
+def facet_text(facets: dict[str, Any]) -> str:
     """The searchable text of facets other than the title (summary, keywords, anchors, symbols...)."""
     parts: list[str] = []
 
@@ -36,7 +36,7 @@ def facet_text(facets: dict) -> str:
     return "\n".join(parts)
 
 
-def fts_row(rowid: int, title: str, content: str | None, facets: dict, salt: bytes) -> tuple:
+def fts_row(rowid: int, title: str, content: str | None, facets: dict[str, Any], salt: bytes) -> tuple[Any, ...]:
     """The full-text row of a revision. A title taken from the content's first line is not
     indexed twice (it would double those words' postings); a facet or source title is."""
     own_title = bool(facets.get("title")) or content is None
@@ -53,7 +53,7 @@ class WriteOps(Part):
     def create_scope(
         self, call: Call, namespace: str, display_name: str | None = None, description: str | None = None,
         parent: str | None = None, visibility: str = "private",
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Create a scope (a namespace) with its display name, description and parent."""
         ns = v.namespace(namespace)
         self._require(call, "manage_scope", ns)
@@ -84,7 +84,7 @@ class WriteOps(Part):
 
     # --- idempotency ---
 
-    def _replay(self, call: Call, key: str | None, body: Any) -> dict | None:
+    def _replay(self, call: Call, key: str | None, body: Any) -> dict[str, Any] | None:
         """The first result for this key and body; conflict when the body differs."""
         if key is None:
             return None
@@ -98,12 +98,12 @@ class WriteOps(Part):
             return None
         if row.body_digest != v.body_digest(body):
             raise Conflict(f"Idempotency key {key!r} was already used for a different {call.operation} request.")
-        result = json.loads(row.result)
+        result: dict[str, Any] = json.loads(row.result)
         result["created"] = False
         call.counts["replayed"] = 1
         return result
 
-    def _remember(self, call: Call, key: str | None, body: Any, result: dict, page_pk: int | None) -> None:
+    def _remember(self, call: Call, key: str | None, body: Any, result: dict[str, Any], page_pk: int | None) -> None:
         if key is None:
             return
         self._m.Idempotency.create(
@@ -117,11 +117,11 @@ class WriteOps(Part):
     # --- the write path shared by write_page, ingest_event and importers ---
 
     def _create_page(
-        self, call: Call, *, namespace: str, permission: str, payload: dict | None, source_refs: list[dict],
-        facets: dict, provenance: list[dict], default_operation: str, observed_at: str | None = None,
-        valid_from: str | None = None, valid_to: str | None = None, relations: list[dict] | None = None,
+        self, call: Call, *, namespace: str, permission: str, payload: dict[str, Any] | None, source_refs: list[dict[str, Any]],
+        facets: dict[str, Any], provenance: list[dict[str, Any]], default_operation: str, observed_at: str | None = None,
+        valid_from: str | None = None, valid_to: str | None = None, relations: list[dict[str, Any]] | None = None,
         actor: tuple[str, str] | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         if payload is None and not source_refs:
             raise Invalid("A page needs a payload or at least one source ref.")
         scope = self._scope_for_write(call, namespace, permission)
@@ -148,8 +148,8 @@ class WriteOps(Part):
         return {"page_id": page.page_id, "revision_id": rev.revision_id, "created": True}
 
     def _insert_revision(
-        self, page: Any, scope: Any, previous: Any, seq: int, stamp: str, payload: dict | None,
-        source_refs: list[dict], facets: dict, events: list[dict], inputs: list[tuple[str, int | None]],
+        self, page: Any, scope: Any, previous: Any, seq: int, stamp: str, payload: dict[str, Any] | None,
+        source_refs: list[dict[str, Any]], facets: dict[str, Any], events: list[dict[str, Any]], inputs: list[tuple[str, int | None]],
         actor_type: str, actor_id: str, observed_at: str | None, valid_from: str | None, valid_to: str | None,
     ) -> Any:
         provenance = [
@@ -182,11 +182,10 @@ class WriteOps(Part):
                              fts_row(rev.id, rev.title, rev.content, facets, self._salt))
         return rev
 
-    def _check_inputs(self, call: Call, events: list[dict], namespace: str, page: Any) -> list[tuple[str, int | None]]:
+    def _check_inputs(self, call: Call, events: list[dict[str, Any]], namespace: str, page: Any) -> list[tuple[str, int | None]]:
         """Provenance inputs must be visible revisions; another scope needs derive_across_scopes."""
         out: list[tuple[str, int | None]] = []
         seen: set[str] = set()
-        m = self._m
         for event in events:
             resolved = []
             for ident in event["input_revision_ids"]:
@@ -224,11 +223,11 @@ class WriteOps(Part):
 
     @operation("write_page", write=True)
     def write_page(
-        self, call: Call, namespace: str, payload: dict | None = None, *, content: str | None = None,
-        media_type: str | None = None, source_refs: list | None = None, facets: dict | None = None,
-        relations: list | None = None, provenance: list | None = None, observed_at: str | None = None,
+        self, call: Call, namespace: str, payload: dict[str, Any] | None = None, *, content: str | None = None,
+        media_type: str | None = None, source_refs: list[Any] | None = None, facets: dict[str, Any] | None = None,
+        relations: list[Any] | None = None, provenance: list[Any] | None = None, observed_at: str | None = None,
         valid_from: str | None = None, valid_to: str | None = None, idempotency_key: str | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Create a page with its first revision."""
         ns = v.namespace(namespace)
         body_payload = v.payload(payload, content, media_type)
@@ -250,7 +249,7 @@ class WriteOps(Part):
         self._remember(call, key, body, result, self._m.Page.get(self._m.Page.page_id == result["page_id"]).id)
         return result
 
-    def _relations_arg(self, relations: Any) -> list[dict]:
+    def _relations_arg(self, relations: Any) -> list[dict[str, Any]]:
         if relations is None:
             return []
         if not isinstance(relations, list):
@@ -263,8 +262,8 @@ class WriteOps(Part):
         return out
 
     @operation("ingest_event", write=True)
-    def ingest_event(self, call: Call, event: dict, namespace: str, idempotency_key: str, *,
-                     tool: str | None = None) -> dict:
+    def ingest_event(self, call: Call, event: dict[str, Any], namespace: str, idempotency_key: str, *,
+                     tool: str | None = None) -> dict[str, Any]:
         """Turn a raw event (message, tool event, file change) into a source-backed page.
 
         `tool` names the importer when the owner runs one (actor type `tool`, pcp-core.md section 2).
@@ -297,11 +296,11 @@ class WriteOps(Part):
 
     @operation("revise_page", write=True)
     def revise_page(
-        self, call: Call, page_id: str, expected_revision_id: str, payload: dict | None = None, *,
-        content: str | None = None, media_type: str | None = None, source_refs: list | None = None,
-        facets: dict | None = None, provenance: list | None = None, observed_at: str | None = None,
+        self, call: Call, page_id: str, expected_revision_id: str, payload: dict[str, Any] | None = None, *,
+        content: str | None = None, media_type: str | None = None, source_refs: list[Any] | None = None,
+        facets: dict[str, Any] | None = None, provenance: list[Any] | None = None, observed_at: str | None = None,
         idempotency_key: str | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Add a revision on top of `expected_revision_id`; a stale expectation is a conflict."""
         if not isinstance(expected_revision_id, str) or not expected_revision_id:
             raise Invalid("revise_page needs expected_revision_id (the revision you read).")
@@ -359,7 +358,7 @@ class WriteOps(Part):
         return result
 
     @operation("link_pages", write=True)
-    def link_pages(self, call: Call, from_id: str, relation_type: str, to_id: str, idempotency_key: str | None = None) -> dict:
+    def link_pages(self, call: Call, from_id: str, relation_type: str, to_id: str, idempotency_key: str | None = None) -> dict[str, Any]:
         """Add a typed, directed relation between two revisions (page ids resolve to their heads)."""
         rtype = v.relation_type(relation_type)
         key = v.idempotency_key(idempotency_key)
@@ -373,7 +372,7 @@ class WriteOps(Part):
         return result
 
     def _link(self, call: Call, from_page: Any, from_rev: Any, rtype: str, to_id: str,
-              actor: tuple[str, str] | None = None) -> dict:
+              actor: tuple[str, str] | None = None) -> dict[str, Any]:
         self._require(call, "link", from_page.scope.namespace)
         to_page, to_rev = self._resolve_revision(to_id, call)
         if rtype in DERIVATION_TYPES and self._reaches(to_page.id, from_page.id):
@@ -396,7 +395,7 @@ class WriteOps(Part):
         }
 
     @operation("unlink", write=True)
-    def unlink(self, call: Call, relation_id: str, reason: str) -> dict:
+    def unlink(self, call: Call, relation_id: str, reason: str) -> dict[str, Any]:
         """Retract a relation: recorded with who, when and why, and hidden from then on."""
         why = v.reason(reason)
         m = self._m
@@ -422,13 +421,13 @@ class WriteOps(Part):
     # --- bulk path (imports, benchmarks): one transaction and one audit event per batch ---
 
     def write_pages_bulk(
-        self, items: Iterable[dict], namespace: str, batch_size: int = 1000,
+        self, items: Iterable[dict[str, Any]], namespace: str, batch_size: int = 1000,
         progress: Callable[[int, int | None], None] | None = None, total: int | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Write many simple pages ({content, media_type?, facets?, observed_at?}) in batches."""
         ns = v.namespace(namespace)
         created = 0
-        batch: list[dict] = []
+        batch: list[dict[str, Any]] = []
         # Checkpoint the WAL less often while loading: index pages touched by many batches are
         # then written back once per checkpoint instead of once per batch.
         self._db.execute_sql("PRAGMA wal_autocheckpoint=20000")
@@ -450,7 +449,7 @@ class WriteOps(Part):
         return {"created": created}
 
     @operation("write_pages_bulk", write=True)
-    def _bulk_batch(self, call: Call, ns: str, batch: list[dict]) -> int:
+    def _bulk_batch(self, call: Call, ns: str, batch: list[dict[str, Any]]) -> int:
         scope = self._scope_for_write(call, ns, "write")
         stamp = ids.now()
         actor_type, actor_id = self.session.actor_type, self.session.principal_id
@@ -465,6 +464,8 @@ class WriteOps(Part):
         id_pairs = ids.new_id_pairs("pg", "rev", len(batch))
         for offset, item in enumerate(batch):
             payload = v.payload(None, item.get("content"), item.get("media_type"))
+            if payload is None:
+                raise Invalid("Every page of a bulk write needs content.")
             facets = v.facets(item["facets"]) if item.get("facets") is not None else {}
             observed = v.optional_time(item["observed_at"], "observed_at") if item.get("observed_at") else None
             page_pk, rev_pk = next_page + offset, next_rev + offset
