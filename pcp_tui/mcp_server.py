@@ -65,15 +65,6 @@ def _actor(created_by: Mapping[str, Any] | None) -> str:
     return f"{created_by.get('actor_type', '?')}:{created_by.get('actor_id', '?')}"
 
 
-def _title(revision: Mapping[str, Any]) -> str:
-    facets = revision.get("facets") or {}
-    if isinstance(facets.get("title"), str) and facets["title"].strip():
-        return _cut(facets["title"], 120)
-    content = (revision.get("payload") or {}).get("content") or ""
-    first = next((line for line in content.splitlines() if line.strip()), "")
-    return _cut(first, 120) or "(untitled)"
-
-
 def _more(lines: list[str], shown: int, total: int) -> None:
     if total > shown:
         lines.append(f"  … {total - shown} more not shown")
@@ -131,7 +122,7 @@ def format_hits(result: Mapping[str, Any], query: str) -> str:
         return f"No pages found for {query!r} in the scopes this session can search."
     lines = [f"{len(hits)} hit(s):"]
     for i, h in enumerate(hits, 1):
-        lines.append(f"[{i}] {_cut(h.get('title'), 120) or '(untitled)'}")
+        lines.append(f"[{i}] {_cut(store.shown_title(h.get('title')), 120)}")
         lines.append(f"    page_id: {h['page_id']} | revision_id: {h['revision_id']}")
         lines.append(f"    namespace: {h['namespace']} | status: {h.get('lifecycle_status')} | "
                      f"matched_by: {h.get('matched_by')} | created: {h.get('created_at')}")
@@ -156,7 +147,7 @@ def format_read(result: Mapping[str, Any], max_chars: int) -> str:
             blocks.append(f"=== {item.get('requested_id')}\nerror: {err.get('code')}: {err.get('message')}")
             continue
         rev = item.get("revision") or {}
-        lines = [f"=== {_title(rev)}",
+        lines = [f"=== {_cut(item['title'], 120)}",
                  f"page_id: {rev.get('page_id')} | revision_id: {rev.get('revision_id')}"
                  + (f" | current_revision_id: {item['current_revision_id']}"
                     if item.get("current_revision_id") and item.get("current_revision_id") != rev.get("revision_id")

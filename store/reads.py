@@ -12,6 +12,7 @@ from .constants import LIMITS, LIFECYCLE_STATUSES, RECOMMENDED_RELATION_TYPES
 from .core import Call, Part, operation
 from .db import FTS_TABLE, SCHEMA_VERSION
 from .errors import Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported
+from .titles import shown_title
 
 PROJECTIONS = ("manifest", "payload", "source_spans", "relations", "facets", "history")
 SEARCH_MODES = ("auto", "text", "exact", "temporal", "graph")
@@ -181,8 +182,8 @@ class ReadOps(Part):
                     env["payload"]["content"] = text[:budget]
                     truncated = True
                 budget -= len(env["payload"]["content"])
-            result = {"requested_id": ident, "revision": env, "current_revision_id": page.head_revision_id,
-                      "truncated": truncated}
+            result = {"requested_id": ident, "title": shown_title(rev.title), "revision": env,
+                      "current_revision_id": page.head_revision_id, "truncated": truncated}
             if "relations" in wanted:
                 result["relations"] = self._relations_of(page)
             if "history" in wanted:

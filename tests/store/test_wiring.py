@@ -80,3 +80,20 @@ def test_every_part_shares_one_context_so_an_adopted_owner_is_seen_everywhere(st
         assert {p.owner_id for p in fresh.parts} == {store.owner_id}
         hit = fresh.search_pages("neighbour")["hits"][0]
         assert hit["owner_id"] == store.owner_id
+
+
+def test_the_title_rule_is_one_and_every_result_carries_it(store):
+    from store import UNTITLED, page_title, shown_title
+
+    heading = store.write_page("project:titles", content="# Thesis outline\n\nchapters one to three")
+    faceted = store.write_page("project:titles", content="body text", facets={"title": "Given title"})
+    blank = store.write_page("project:titles", content="   \n#\n")
+    read = {r["requested_id"]: r["title"] for r in store.read_pages(
+        [heading["page_id"], faceted["page_id"], blank["page_id"]], projections=("manifest",))["results"]}
+    assert read == {heading["page_id"]: "Thesis outline", faceted["page_id"]: "Given title", blank["page_id"]: UNTITLED}
+    hit = store.search_pages("chapters")["hits"][0]
+    assert hit["title"] == read[heading["page_id"]]
+    listed = {p["page_id"]: p["title"] for p in store.list_pages()["pages"]}
+    assert listed[heading["page_id"]] == "Thesis outline"
+    assert page_title({}, {"media_type": "text/markdown", "content": "## Two\nthree"}, []) == "Two"
+    assert shown_title("") == UNTITLED and shown_title("x") == "x"
