@@ -342,7 +342,7 @@ def run_locomo(args: argparse.Namespace, work: Path) -> dict:
                 "retrieval-bench", {ns: ["search", "read"] for ns in scopes}))
         outcomes = run_questions(st, restricted, bare, questions, args.mode, args.k)
         st.close()
-        by_cat = {c: summary([o for o, q in zip(outcomes, questions) if q.category == c], args.k, restricted is not None)
+        by_cat = {c: summary([o for o, q in zip(outcomes, questions, strict=False) if q.category == c], args.k, restricted is not None)
                   for c in sorted(categories) if any(q.category == c for q in questions)}
         per_file[stem] = {
             "held_out": stem in held_out,
@@ -365,11 +365,11 @@ def run_locomo(args: argparse.Namespace, work: Path) -> dict:
         all_o += outcomes
     restricted_on = bool(args.also_restricted)
     groups = {
-        "tune": [o for o, q in zip(all_o, all_q) if q.group not in held_out],
-        "held_out": [o for o, q in zip(all_o, all_q) if q.group in held_out],
+        "tune": [o for o, q in zip(all_o, all_q, strict=False) if q.group not in held_out],
+        "held_out": [o for o, q in zip(all_o, all_q, strict=False) if q.group in held_out],
         "overall": all_o,
     }
-    by_cat_all = {c: summary([o for o, q in zip(all_o, all_q) if q.category == c], args.k, restricted_on)
+    by_cat_all = {c: summary([o for o, q in zip(all_o, all_q, strict=False) if q.category == c], args.k, restricted_on)
                   for c in sorted(categories) if any(q.category == c for q in all_q)}
     return {
         "data": str(data_dir), "sources": str(sources) if sources else None, "mode": args.mode, "k": args.k,
@@ -381,7 +381,7 @@ def run_locomo(args: argparse.Namespace, work: Path) -> dict:
 
 def print_misses(stem: str, questions: list[Question], outcomes: list[Outcome], text_of: dict[str, str],
                  limit: int, k: int) -> None:
-    missed = [(q, o) for q, o in zip(questions, outcomes) if o.rank_store is None]
+    missed = [(q, o) for q, o in zip(questions, outcomes, strict=False) if o.rank_store is None]
     log(f"  {stem}: {len(missed)} missed by the store; the first {min(limit, len(missed))}:")
     for q, o in missed[:limit]:
         bare_note = f"bare rank {o.rank_bare}" if o.rank_bare else "bare missed too"
@@ -436,7 +436,7 @@ def run_cjk(args: argparse.Namespace, work: Path) -> dict:
         "file": str(path), "pages": len(pages), "questions": len(questions),
         "distractors": len(set(pages) - {t for q in raw_questions for t in q["targets"]}),
         "mode": args.mode, "k": args.k,
-        "by_lang": {lang: summary([o for o, q in zip(outcomes, questions) if q.category == lang], args.k,
+        "by_lang": {lang: summary([o for o, q in zip(outcomes, questions, strict=False) if q.category == lang], args.k,
                                   restricted is not None) for lang in langs},
         "overall": summary(outcomes, args.k, restricted is not None),
     }

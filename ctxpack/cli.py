@@ -169,7 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse has printed the usage error
         return int(exc.code or 0)
     try:
-        return args.func(args)
+        code: int = args.func(args)
+        return code
     except ContextPackError as exc:
         print(f"ctxpack: error [{exc.code}]: {_one_line(exc.message)}", file=sys.stderr)
         return 1

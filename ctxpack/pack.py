@@ -193,6 +193,12 @@ class ContextPack(_Frozen):
     """A verifiable chunked pack of one text (immutable, compares by value)."""
 
     __slots__ = ("_chunks", "_quoted", "_digest", "_total_bytes", "_byte_count", "_bytes")
+    _chunks: tuple[bytes, ...]
+    _quoted: bytes
+    _digest: str
+    _total_bytes: int
+    _byte_count: int
+    _bytes: bytes | None
 
     def __init__(self, chunks: Iterable[bytes]) -> None:
         """Build a pack from raw chunks (each non-empty, valid UTF-8 on its own)."""
@@ -277,6 +283,7 @@ class ContextPack(_Frozen):
         if self._bytes is None:
             data = _pack_bytes(self._quoted, self._digest, self._total_bytes, self._byte_count)
             object.__setattr__(self, "_bytes", data)
+            return data
         return self._bytes
 
     def to_json(self) -> str:
@@ -301,6 +308,11 @@ class ContextPackDelta(_Frozen):
     """What turns a base pack into a target: keep a prefix of chunks, append new ones."""
 
     __slots__ = ("_base_digest", "_target_digest", "_kept_chunks", "_new_chunks", "_bytes")
+    _base_digest: str
+    _target_digest: str
+    _kept_chunks: int
+    _new_chunks: tuple[bytes, ...]
+    _bytes: bytes | None
 
     def __init__(self, base_digest: str, target_digest: str, kept_chunks: int, new_chunks: Iterable[bytes]) -> None:
         _check_digest_format(base_digest, "base_digest")
@@ -317,7 +329,7 @@ class ContextPackDelta(_Frozen):
     def between(cls, base: ContextPack, target: ContextPack) -> "ContextPackDelta":
         """The delta keeping the longest common chunk prefix of base and target."""
         kept = 0
-        for a, b in zip(base.chunks, target.chunks):
+        for a, b in zip(base.chunks, target.chunks, strict=False):
             if a != b:
                 break
             kept += 1
@@ -381,12 +393,13 @@ class ContextPackDelta(_Frozen):
                 )
             )
             object.__setattr__(self, "_bytes", data)
+            return data
         return self._bytes
 
     def to_json(self) -> str:
         return self.to_bytes().decode("utf-8")
 
-    def _key(self) -> tuple:
+    def _key(self) -> tuple[Any, ...]:
         return (self._base_digest, self._target_digest, self._kept_chunks, self._new_chunks)
 
     def __eq__(self, other: object) -> bool:

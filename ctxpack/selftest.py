@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from .chunking import split_content
 from .errors import ContextPackError
@@ -32,7 +33,7 @@ VECTOR4_BASE = b'{"byte_count":191,"chunk_bytes":["bGluZSBvbmUK","bGluZSB0d28K"]
 VECTOR4_DELTA = b'{"base_digest":"sha256:17c5ba846665b30279739a6a95872f2b410490a056c45e153804445dc3143a4f","kept_chunks":2,"new_chunks":["bGluZSB0aHJlZQo="],"schema":"ctxpack.delta.v1","target_digest":"sha256:e916622c4bc7391b68d50e7292a47c48c1ef67e5a54e1ea973e6e96510309218"}'
 
 
-def _pack_obj(raw_chunks: list[bytes], **override: object) -> dict:
+def _pack_obj(raw_chunks: list[bytes], **override: object) -> dict[str, Any]:
     """A consistent pack object built by hand (independent of ContextPack), then overridden."""
     strings = [base64.b64encode(c).decode() for c in raw_chunks]
     digest = "sha256:" + hashlib.sha256(canonical_json({"chunk_bytes": strings, "schema": PACK_SCHEMA})).hexdigest()
@@ -55,7 +56,7 @@ def _expect(code: str, fn: Callable[[], object]) -> None:
 
 def _checks() -> Iterator[tuple[str, Callable[[], None]]]:
     for i, (text, size, wire) in enumerate(VECTORS, 1):
-        def vector(text=text, size=size, wire=wire) -> None:
+        def vector(text: str = text, size: int = size, wire: bytes = wire) -> None:
             pack = ContextPack.from_content(text, size)
             assert pack.to_bytes() == wire, "bytes differ from the vector"
             assert ContextPack.from_bytes(wire) == pack and pack.content == text
@@ -116,7 +117,10 @@ def _checks() -> Iterator[tuple[str, Callable[[], None]]]:
         ("whitespace (strict)", "non_canonical", json.dumps(_pack_obj([b"a"]), sort_keys=True).encode()),
     ]
     for name, code, data in bad_inputs:
-        yield f"parse: {name} -> {code}", lambda code=code, data=data: _expect(code, lambda: ContextPack.from_bytes(data))
+        def bad_input(code: str = code, data: bytes = data) -> None:
+            _expect(code, functools.partial(ContextPack.from_bytes, data))
+
+        yield f"parse: {name} -> {code}", bad_input
 
     def lenient() -> None:
         loose = json.dumps(_pack_obj([b"a"]), indent=1).encode()
@@ -140,8 +144,8 @@ def _checks() -> Iterator[tuple[str, Callable[[], None]]]:
         wire = base.to_bytes()
         for pos in range(len(wire)):
             mutated = wire[:pos] + bytes([wire[pos] ^ 0x01]) + wire[pos + 1:]
-            _expect_any(lambda: ContextPack.from_bytes(mutated))
-            _expect_any(lambda: ContextPack.from_bytes(wire[:pos]))
+            _expect_any(functools.partial(ContextPack.from_bytes, mutated))
+            _expect_any(functools.partial(ContextPack.from_bytes, wire[:pos]))
     yield "parse: every single-byte flip and truncation of a pack is rejected", tamper_sweep
 
 

@@ -15,7 +15,7 @@ import functools
 import json
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Mapping, cast
+from typing import Any, Callable, Mapping
 
 import anyio
 import anyio.to_thread
@@ -29,11 +29,11 @@ READ_TOOLS = ("describe", "list_scopes", "search_pages", "read_pages")
 WRITE_TOOLS = ("write_page", "revise_page", "link_pages", "ingest_event", "suppress_pages", "recommend_tombstone")
 TOOLSETS = {"read": READ_TOOLS, "write": READ_TOOLS + WRITE_TOOLS}
 
-MAX_HITS = 50
+MAX_HITS = store.LIMITS["max_hits"]
 DEFAULT_HITS = 10
-MAX_READ_CHARS = 64_000
+MAX_READ_CHARS = store.LIMITS["max_chars_per_read"]
 DEFAULT_READ_CHARS = 16_000
-MAX_IDS = 20
+MAX_IDS = store.LIMITS["max_ids_per_read"]
 SNIPPET_CHARS = 300
 MAX_LIST_LINES = 25       # relations / history / source refs shown per page
 FACETS_CHARS = 1_500
@@ -63,15 +63,6 @@ def _actor(created_by: Mapping[str, Any] | None) -> str:
     if not created_by:
         return "?"
     return f"{created_by.get('actor_type', '?')}:{created_by.get('actor_id', '?')}"
-
-
-def _title(revision: Mapping[str, Any]) -> str:
-    facets = revision.get("facets") or {}
-    if isinstance(facets.get("title"), str) and facets["title"].strip():
-        return _cut(facets["title"], 120)
-    content = (revision.get("payload") or {}).get("content") or ""
-    first = next((line for line in content.splitlines() if line.strip()), "")
-    return _cut(first, 120) or "(untitled)"
 
 
 def _more(lines: list[str], shown: int, total: int) -> None:
@@ -131,7 +122,7 @@ def format_hits(result: Mapping[str, Any], query: str) -> str:
         return f"No pages found for {query!r} in the scopes this session can search."
     lines = [f"{len(hits)} hit(s):"]
     for i, h in enumerate(hits, 1):
-        lines.append(f"[{i}] {_cut(h.get('title'), 120) or '(untitled)'}")
+        lines.append(f"[{i}] {_cut(store.shown_title(h.get('title')), 120)}")
         lines.append(f"    page_id: {h['page_id']} | revision_id: {h['revision_id']}")
         lines.append(f"    namespace: {h['namespace']} | status: {h.get('lifecycle_status')} | "
                      f"matched_by: {h.get('matched_by')} | created: {h.get('created_at')}")
@@ -156,7 +147,7 @@ def format_read(result: Mapping[str, Any], max_chars: int) -> str:
             blocks.append(f"=== {item.get('requested_id')}\nerror: {err.get('code')}: {err.get('message')}")
             continue
         rev = item.get("revision") or {}
-        lines = [f"=== {_title(rev)}",
+        lines = [f"=== {_cut(item['title'], 120)}",
                  f"page_id: {rev.get('page_id')} | revision_id: {rev.get('revision_id')}"
                  + (f" | current_revision_id: {item['current_revision_id']}"
                     if item.get("current_revision_id") and item.get("current_revision_id") != rev.get("revision_id")
@@ -249,7 +240,7 @@ class PcpMcp:
         self.toolset = toolset
         self.context_id = f"mcp:{client_id}"
         session = store.AccessSession.model_client(client_id, self.grants)
-        self.store = cast(store.Store, store.Store.open(db_path, session=session))  # Store.open is typed StoreCore
+        self.store = store.Store.open(db_path, session=session)
         # Peewee keeps one connection per thread; one worker at a time keeps calls serialised.
         self._limiter = anyio.CapacityLimiter(1)
         self.server = MCPServer(

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from store import LIMITS
+from store import chunks as _chunks
+
 ALL_PROJECTIONS = ("manifest", "payload", "relations", "history", "facets", "source_spans")
 MAX_GRAPH_NODES = 40
 
 
-def chunks(items: list, size: int = 20) -> Iterable[list]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
+def chunks(items: list, size: int = LIMITS["max_ids_per_read"]) -> Iterable[list]:
+    """`items` in batches one read_pages call accepts."""
+    return _chunks(items, size)
 
 
 def title_of(envelope: dict) -> str:

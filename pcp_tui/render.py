@@ -19,9 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-# pcp-core.md section 2 (the owner holds every one of them; shown as "all")
-ALL_PERMISSIONS = frozenset({"list_scopes", "search", "read", "audit", "write", "manage_scope", "revise", "link",
-                             "ingest", "suppress", "archive", "tombstone", "delete", "export", "derive_across_scopes"})
+from store import ALL_PERMISSIONS, shown_title  # the owner holds every permission; shown as "all"
 
 
 def make_console(stderr: bool = False) -> Console:
@@ -113,7 +111,7 @@ def search(console: Console, data: dict[str, Any]) -> None:
             snippet = " ".join(str(h.get("snippet") or "").split())
             if len(snippet) > 240:
                 snippet = snippet[:239] + "…"
-            title = Text.assemble((str(h.get("title") or "—"), "bold"), "\n", (str(h.get("page_id")), "cyan"))
+            title = Text.assemble((shown_title(h.get("title")), "bold"), "\n", (str(h.get("page_id")), "cyan"))
             table.add_row(title, _t(h.get("namespace")), _t(h.get("lifecycle_status")), _t(snippet))
         console.print(table)
     _more(console, data)
@@ -175,8 +173,7 @@ def _revision_panel(result: dict[str, Any]) -> Panel:
         parts.append(Markdown(content) if media.startswith("text/markdown") else Text(content))
         if result.get("truncated"):
             parts.append(Text("… truncated (raise --max-chars to read more)", style="yellow"))
-    title = facets.get("title") or rev.get("page_id") or result.get("requested_id")
-    return Panel(Group(*parts), title=Text(str(title), style="bold"), title_align="left")
+    return Panel(Group(*parts), title=Text(str(result["title"]), style="bold"), title_align="left")
 
 
 def audit(console: Console, data: dict[str, Any]) -> None:

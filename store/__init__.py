@@ -1,26 +1,154 @@
 """PCP Core store over Peewee/SQLite: one `Store` facade returning plain data.
 
 Layers point one way (pcp_tui -> store -> ctxpack); this package never imports Textual or Rich.
+
+How a Store is put together: one `StoreContext` (database, models, session, owner id, index
+salt, path) and one part per area, each given the context and the other parts it needs:
+
+    writes     WriteOps(ctx)                      scopes, pages, revisions, events, relations, bulk
+    reads      ReadOps(ctx)                       read_pages, list_scopes, list_pages, doctor, audit
+    search     SearchOps(ctx)                     search_pages
+    lifecycle  LifecycleOps(ctx)                  archive, tombstone, recommendations, suppressions
+    importing  ImportOps(ctx, writes)             import units for the adapters
+    ledger     LedgerOps(ctx)                     the handoff ledger: listing, erasing copies, export
+    handoffs   HandoffOps(ctx, search)            bundle, copy, copy_continue, verify
+    exports    ExportOps(ctx, sources=[ledger])   export and import_export, ledger records included
+    deletion   DeletionOps(ctx, erasers=[export files, ledger])
+
+Deletion names export files and rewrites handoff copies, and exports carry the ledger, because
+those participants are passed in here, not because of any class order.
 """
 
-from .access import ALL_PERMISSIONS, AccessSession
-from .core import LIMITS, default_path
-from .deletion import DeletionOps
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import peewee as pw
+
+from .access import AccessSession
+from .constants import (
+    ALL_PERMISSIONS, BATCH, DERIVATION_TYPES, LIFECYCLE_STATUSES, LIMITS, OWNER_ONLY, RECOMMENDED_RELATION_TYPES,
+    UNTITLED, Progress, chunks,
+)
+from .core import StoreContext, default_path, open_context
+from .deletion import DeletionOps, ExportFiles
 from .errors import Conflict, Cycle, Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported
 from .export import ExportOps
 from .handoff import HandoffOps
+from .handoff_ledger import LedgerOps
 from .importing import ImportOps, ImportUnit, PageRef
 from .lifecycle import LifecycleOps
 from .reads import PROJECTIONS, PROTOCOL_VERSION, SEARCH_MODES, ReadOps
 from .search import SearchOps
+from .titles import page_title, shown_title
 from .writes import WriteOps
 
 
-class Store(HandoffOps, ExportOps, SearchOps, LifecycleOps, DeletionOps):
+class Store:
     """The PCP Core operations on one SQLite file, as seen by one access session."""
+
+    def __init__(self, ctx: StoreContext) -> None:
+        self._ctx = ctx
+        writes = WriteOps(ctx)
+        reads = ReadOps(ctx)
+        search = SearchOps(ctx)
+        lifecycle = LifecycleOps(ctx)
+        importing = ImportOps(ctx, writes)
+        ledger = LedgerOps(ctx)
+        handoffs = HandoffOps(ctx, search)
+        exports = ExportOps(ctx, sources=[ledger])
+        deletion = DeletionOps(ctx, erasers=[ExportFiles(ctx), ledger])
+        self.parts = (writes, reads, search, lifecycle, importing, ledger, handoffs, exports, deletion)
+
+        # writes
+        self.create_scope = writes.create_scope
+        self.write_page = writes.write_page
+        self.ingest_event = writes.ingest_event
+        self.revise_page = writes.revise_page
+        self.link_pages = writes.link_pages
+        self.unlink = writes.unlink
+        self.write_pages_bulk = writes.write_pages_bulk
+        # reads
+        self.read_pages = reads.read_pages
+        self.list_scopes = reads.list_scopes
+        self.list_pages = reads.list_pages
+        self.describe_capabilities = reads.describe_capabilities
+        self.doctor = reads.doctor
+        self.audit_log = reads.audit_log
+        # search
+        self.search_pages = search.search_pages
+        # lifecycle
+        self.archive_page = lifecycle.archive_page
+        self.restore_page = lifecycle.restore_page
+        self.tombstone_page = lifecycle.tombstone_page
+        self.untombstone_page = lifecycle.untombstone_page
+        self.recommend_tombstone = lifecycle.recommend_tombstone
+        self.list_recommendations = lifecycle.list_recommendations
+        self.suppress_pages = lifecycle.suppress_pages
+        self.unsuppress_pages = lifecycle.unsuppress_pages
+        # deletion
+        self.plan_delete = deletion.plan_delete
+        self.plan_delete_scope = deletion.plan_delete_scope
+        self.delete_page = deletion.delete_page
+        self.delete_scope = deletion.delete_scope
+        self.list_receipts = deletion.list_receipts
+        # export and import
+        self.export = exports.export
+        self.import_export = exports.import_export
+        self.import_unit = importing.import_unit
+        self.source_page_id = importing.source_page_id
+        # handoffs and their ledger
+        self.bundle = handoffs.bundle
+        self.copy = handoffs.copy
+        self.copy_continue = handoffs.copy_continue
+        self.verify = handoffs.verify
+        self.handoffs = ledger.handoffs
+
+    # --- opening ---
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] | None = None, session: AccessSession | None = None) -> Store:
+        """Open (creating if needed) the store at `path` (default: $PCP_DB or the user data dir)."""
+        return cls(open_context(path, session))
+
+    def with_session(self, session: AccessSession) -> Store:
+        """The same store seen by another principal."""
+        return type(self)(replace(self._ctx, session=session))
+
+    def close(self) -> None:
+        self._ctx.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- what callers may read of the context ---
+
+    @property
+    def path(self) -> Path:
+        return self._ctx.path
+
+    @property
+    def session(self) -> AccessSession:
+        return self._ctx.session
+
+    @property
+    def owner_id(self) -> str:
+        return self._ctx.owner_id
+
+    @property
+    def _db(self) -> pw.SqliteDatabase:
+        """The database (tests and benchmarks run SQL on it directly)."""
+        return self._ctx.db
 
 
 __all__ = [
-    "ALL_PERMISSIONS", "AccessSession", "Conflict", "Cycle", "Forbidden", "Invalid", "LIMITS", "LimitExceeded",
-    "NotFound", "PROJECTIONS", "PROTOCOL_VERSION", "PcpError", "SEARCH_MODES", "Store", "Unsupported", "default_path",
+    "ALL_PERMISSIONS", "AccessSession", "BATCH", "Conflict", "Cycle", "DERIVATION_TYPES", "Forbidden", "ImportUnit",
+    "Invalid", "LIFECYCLE_STATUSES", "LIMITS", "LimitExceeded", "NotFound", "OWNER_ONLY", "PROJECTIONS",
+    "PROTOCOL_VERSION", "PageRef", "PcpError", "Progress", "RECOMMENDED_RELATION_TYPES", "SEARCH_MODES", "Store",
+    "StoreContext", "UNTITLED", "Unsupported", "chunks", "default_path", "page_title", "shown_title",
 ]

@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
+from .constants import ALL_PERMISSIONS, OWNER_ONLY
 from .errors import Invalid
 
-ALL_PERMISSIONS = frozenset(
-    {
-        "list_scopes", "search", "read", "audit", "write", "manage_scope", "revise", "link", "ingest",
-        "suppress", "archive", "tombstone", "delete", "export", "derive_across_scopes",
-    }
-)
-# Never granted to a model client, whatever its grants say (pcp-core.md section 2).
-OWNER_ONLY = frozenset({"tombstone", "delete", "export"})
 PRINCIPAL_TYPES = ("user", "model_client", "host")
 ACTOR_FOR_PRINCIPAL = {"user": "user", "model_client": "model", "host": "system"}
 
@@ -77,7 +70,7 @@ class AccessSession:
     def may_anywhere(self, permission: str) -> bool:
         return any(permission in self.effective(p) for p in self.grants.values())
 
-    def namespace_filter(self, permission: str, column: str) -> tuple[str, list]:
+    def namespace_filter(self, permission: str, column: str) -> tuple[str, list[Any]]:
         """A SQL condition on `column` (a namespace) true exactly where `permission` is granted."""
         if permission in self.effective(self.grants.get("*", frozenset())):
             return "1", []

@@ -181,7 +181,7 @@ def ranked_units(query: str, salt: bytes) -> list[Unit]:
         for piece in pieces:
             if len(piece) == 1:
                 units.append(Unit(piece[0], (piece[0],)))
-            for a, b in zip(piece, piece[1:]):
+            for a, b in zip(piece, piece[1:], strict=False):
                 units.append(Unit(a + b, (a, b)))
     chosen = units or fallback
     seen: set[str] = set()
@@ -260,7 +260,8 @@ def substring_marks(snippet: str, query: str) -> list[list[int]]:
         hay, needle = snippet.lower(), query.strip().lower()
         if len(hay) != len(snippet):
             return []
-    out, pos = [], hay.find(needle)
+    out: list[list[int]] = []
+    pos = hay.find(needle)
     while pos >= 0 and len(out) < 100:
         out.append([pos, pos + len(needle)])
         pos = hay.find(needle, pos + len(needle))

@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from ctxpack import ContextPack
 
@@ -92,7 +92,7 @@ class RenderedEntry:
     def bytes(self) -> int:
         return len(self.text.encode("utf-8"))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"n": self.n, "page_id": self.source.page_id, "revision_id": self.source.revision_id,
                 "namespace": self.source.namespace, "detail": self.detail, "bytes": self.bytes, "tokens": self.tokens}
 
@@ -186,7 +186,7 @@ def render_entry(n: int, src: EntrySource, detail: str, excerpt_chars: int | Non
     if src.content is None and detail in ("payload", "excerpt"):
         return head + "No text content: this page holds only its source refs.\n\n"
     if detail == "payload":
-        return head + _fenced(src.content) + "\n"
+        return head + _fenced(src.content or "") + "\n"
     if detail == "excerpt":
         content = src.content or ""
         cut = len(content) if excerpt_chars is None else max(0, min(excerpt_chars, len(content)))
@@ -215,7 +215,7 @@ def _rendered(n: int, src: EntrySource, detail: str, text: str) -> RenderedEntry
 
 
 def fit_entries(sources: Sequence[EntrySource], first_n: int, max_tokens: int | None,
-                fixed_tokens: int) -> tuple[list[RenderedEntry], list[dict]]:
+                fixed_tokens: int) -> tuple[list[RenderedEntry], list[dict[str, Any]]]:
     """Render entries in order within a token budget; returns (entries, cut).
 
     Entries are filled in order; each may use what is left after reserving a reference
@@ -235,7 +235,7 @@ def fit_entries(sources: Sequence[EntrySource], first_n: int, max_tokens: int | 
     needed = fixed_tokens + sum(ref_tokens)
     if needed > max_tokens:
         raise BudgetTooSmall(needed, max_tokens)
-    cut: list[dict] = []
+    cut: list[dict[str, Any]] = []
     used, reserve = fixed_tokens, sum(ref_tokens)
     for i, src in enumerate(sources):
         n = first_n + i
@@ -292,7 +292,7 @@ def _longest_excerpt(n: int, src: EntrySource, available: int) -> int:
 # --- continuations ---
 
 
-def continuation_header(old_digest: str, disregard: Sequence[dict], new_scopes: Sequence[str],
+def continuation_header(old_digest: str, disregard: Sequence[dict[str, Any]], new_scopes: Sequence[str],
                         appended: bool) -> str:
     """The lines before the appended text: what this continues, what to keep, what to disregard and why.
 
@@ -311,7 +311,7 @@ def continuation_header(old_digest: str, disregard: Sequence[dict], new_scopes: 
     return "\n".join(lines) + "\n\n"
 
 
-def _reason_text(item: dict) -> str:
+def _reason_text(item: dict[str, Any]) -> str:
     reason = item["reason"]
     if reason == "revised":
         if item.get("replaced_by"):
@@ -336,7 +336,7 @@ def _project_key(namespace: str) -> str:
     return re.split(r"[:/]", rest, maxsplit=1)[0]
 
 
-def scope_mix_warning(namespaces: Iterable[str]) -> dict | None:
+def scope_mix_warning(namespaces: Iterable[str]) -> dict[str, Any] | None:
     """A warning when scopes of different kinds (project: and user:) or two projects meet in one chat."""
     names = sorted(set(namespaces))
     kinds = {scope_kind(ns) for ns in names}
@@ -348,7 +348,7 @@ def scope_mix_warning(namespaces: Iterable[str]) -> dict | None:
             "message": f"This bundle mixes {what} ({', '.join(names)}); check that the chat should see all of them."}
 
 
-_SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern], ...] = (
+_SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
     ("an AWS access key id", ("AKIA", "ASIA"), re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
     ("an API secret key (sk-...)", ("sk-",), re.compile(r"\bsk-(?:[A-Za-z]+-)?[A-Za-z0-9_\-]{20,}")),
     ("a GitHub token", ("gh", "github_pat_"),
@@ -390,7 +390,7 @@ def secret_kinds(text: str) -> list[str]:
     return found
 
 
-def secret_warnings(entries: Iterable[RenderedEntry]) -> list[dict]:
+def secret_warnings(entries: Iterable[RenderedEntry]) -> list[dict[str, Any]]:
     """One warning per entry that looks like it holds a secret, naming the entry and the kind only."""
     out = []
     for e in entries:
@@ -437,9 +437,9 @@ def parse_pasted(text: str) -> Pasted | None:
                   text[:header_end])
 
 
-def entry_ids(body: str) -> list[dict]:
+def entry_ids(body: str) -> list[dict[str, Any]]:
     """The entries a body holds: [{n, page_id, revision_id}] (ids None for an erased entry), fences skipped."""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     fence = None
     for line in body.split("\n"):
         if fence is not None:

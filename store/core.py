@@ -9,28 +9,19 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Concatenate, Iterator, ParamSpec, TypeVar
 
 import peewee as pw
 
 from . import ids
 from .access import AccessSession
+from .constants import LIMITS as LIMITS  # re-exported: the limits live in store/constants.py
 from .db import install_schema, make_models, open_database
 from .errors import Conflict, Forbidden, Invalid, PcpError, not_found
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-LIMITS = {
-    "max_hits": 50,
-    "default_hits": 20,
-    "max_ids_per_read": 20,
-    "max_chars_per_read": 64_000,
-    "max_payload_chars": 1_000_000,
-    "namespace_chars": [1, 200],
-    "relation_type_chars": [1, 80],
-    "max_provenance_inputs": 256,
-    "max_list": 100,
-}
+P = ParamSpec("P")
+R = TypeVar("R")
+S = TypeVar("S", bound="Part")
 
 
 def default_path() -> Path:
@@ -57,8 +48,13 @@ class Call:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def operation(name: str, *, write: bool = False, always_audit: bool = False) -> Callable[[F], F]:
-    """Run a Store method in one transaction and record its audit event.
+def operation(
+    name: str, *, write: bool = False, always_audit: bool = False,
+) -> Callable[[Callable[Concatenate[S, Call, P], R]], Callable[Concatenate[S, P], R]]:
+    """Run a part's method in one transaction and record its audit event.
+
+    The method takes the `Call` it records into as its first argument after `self`; the
+    decorated method does not (callers never pass it).
 
     Writes take the write lock up front (BEGIN IMMEDIATE) so two processes queue on the
     busy timeout instead of failing to upgrade a read lock. An allowed mutation's audit
@@ -66,9 +62,9 @@ def operation(name: str, *, write: bool = False, always_audit: bool = False) -> 
     transaction of its own.
     """
 
-    def decorate(fn: F) -> F:
+    def decorate(fn: Callable[Concatenate[S, Call, P], R]) -> Callable[Concatenate[S, P], R]:
         @functools.wraps(fn)
-        def wrapper(self: "StoreCore", *args: Any, **kwargs: Any) -> Any:
+        def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
             call = Call(name)
             started = time.perf_counter()
             with self._failures_audited(call, started):
@@ -84,7 +80,7 @@ def operation(name: str, *, write: bool = False, always_audit: bool = False) -> 
                             self._append_audit(call, "allowed", started)
                 return result
 
-        return wrapper  # type: ignore[return-value]
+        return wrapper
 
     return decorate
 
@@ -98,68 +94,92 @@ def _storage_error(exc: Exception) -> PcpError:
     return Invalid(f"The store could not complete the operation ({text}).")
 
 
-class StoreCore:
-    """Database, models and session shared by every group of operations."""
+@dataclass
+class StoreContext:
+    """What every part of a Store works on: one database, its models, the calling session and the owner."""
 
-    def __init__(self, db: pw.SqliteDatabase, models: Any, path: Path, session: AccessSession, owner_id: str,
-                 index_salt: bytes) -> None:
-        self._db = db
-        self._m = models
-        self.path = path
-        self.session = session
-        self.owner_id = owner_id
-        self._salt = index_salt
+    db: pw.SqliteDatabase
+    models: Any
+    path: Path
+    session: AccessSession
+    owner_id: str
+    index_salt: bytes
 
-    # --- opening ---
 
-    @classmethod
-    def open(cls, path: str | os.PathLike | None = None, session: AccessSession | None = None) -> "StoreCore":
-        """Open (creating if needed) the store at `path` (default: $PCP_DB or the user data dir)."""
-        target = Path(path).expanduser() if path is not None else default_path()
-        db = open_database(target)
-        models = make_models(db)
-        try:
-            install_schema(db, models)
-            owner_id, salt = cls._ensure_owner(db, models)
-        except pw.OperationalError as exc:
-            db.close()
-            raise _storage_error(exc) from None
-        except pw.DatabaseError as exc:
-            db.close()
-            raise Invalid(f"{target} is not a pcp store or is damaged ({exc}).") from None
-        return cls(db, models, target, session or AccessSession.owner(), owner_id, salt)
+def open_context(path: str | os.PathLike[str] | None = None, session: AccessSession | None = None) -> StoreContext:
+    """Open (creating if needed) the store at `path` (default: $PCP_DB or the user data dir)."""
+    target = Path(path).expanduser() if path is not None else default_path()
+    db = open_database(target)
+    models = make_models(db)
+    try:
+        install_schema(db, models)
+        owner_id, salt = _ensure_owner(db, models)
+    except pw.OperationalError as exc:
+        db.close()
+        raise _storage_error(exc) from None
+    except pw.DatabaseError as exc:
+        db.close()
+        raise Invalid(f"{target} is not a pcp store or is damaged ({exc}).") from None
+    return StoreContext(db, models, target, session or AccessSession.owner(), owner_id, salt)
 
-    @staticmethod
-    def _ensure_owner(db: pw.SqliteDatabase, models: Any) -> tuple[str, bytes]:
-        """The store's owner id and full-text index salt, minted once at creation."""
-        def read() -> dict[str, str]:
-            rows = models.Meta.select().where(models.Meta.key.in_(["owner_id", "index_salt"]))
-            return {r.key: r.value for r in rows}
 
-        found = read()
-        if len(found) < 2:
-            with db.atomic("IMMEDIATE"):
-                found = read()
-                if "owner_id" not in found:
-                    models.Meta.create(key="owner_id", value=ids.new_id("usr"))
-                    models.Meta.create(key="created_at", value=ids.now())
-                if "index_salt" not in found:
-                    models.Meta.create(key="index_salt", value=os.urandom(16).hex())
-                found = read()
-        return found["owner_id"], bytes.fromhex(found["index_salt"])
+def _ensure_owner(db: pw.SqliteDatabase, models: Any) -> tuple[str, bytes]:
+    """The store's owner id and full-text index salt, minted once at creation."""
+    def read() -> dict[str, str]:
+        rows = models.Meta.select().where(models.Meta.key.in_(["owner_id", "index_salt"]))
+        return {r.key: r.value for r in rows}
 
-    def with_session(self, session: AccessSession) -> "StoreCore":
-        """The same store seen by another principal."""
-        return type(self)(self._db, self._m, self.path, session, self.owner_id, self._salt)
+    found = read()
+    if len(found) < 2:
+        with db.atomic("IMMEDIATE"):
+            found = read()
+            if "owner_id" not in found:
+                models.Meta.create(key="owner_id", value=ids.new_id("usr"))
+                models.Meta.create(key="created_at", value=ids.now())
+            if "index_salt" not in found:
+                models.Meta.create(key="index_salt", value=os.urandom(16).hex())
+            found = read()
+    return found["owner_id"], bytes.fromhex(found["index_salt"])
 
-    def close(self) -> None:
-        self._db.close()
 
-    def __enter__(self) -> "StoreCore":
-        return self
+class Part:
+    """One area of the store's operations, over the shared context.
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    The attributes every operation body uses (`_db`, `_m`, `session`, `owner_id`, `_salt`,
+    `path`) read the context, so all parts of one Store see the same owner even after an
+    import adopts another. Parts that need another part get it in their constructor.
+    """
+
+    def __init__(self, ctx: StoreContext) -> None:
+        self.ctx = ctx
+
+    @property
+    def _db(self) -> pw.SqliteDatabase:
+        return self.ctx.db
+
+    @property
+    def _m(self) -> Any:
+        return self.ctx.models
+
+    @property
+    def path(self) -> Path:
+        return self.ctx.path
+
+    @property
+    def session(self) -> AccessSession:
+        return self.ctx.session
+
+    @property
+    def owner_id(self) -> str:
+        return self.ctx.owner_id
+
+    @owner_id.setter
+    def owner_id(self, value: str) -> None:
+        self.ctx.owner_id = value
+
+    @property
+    def _salt(self) -> bytes:
+        return self.ctx.index_salt
 
     # --- audit ---
 
@@ -206,7 +226,7 @@ class StoreCore:
         if not self.session.may_anywhere(permission):
             raise Forbidden(f"This session has no {permission.replace('_', ' ')} permission.")
 
-    def _scope_filter(self, permission: str, column: str = "s.namespace") -> tuple[str, list]:
+    def _scope_filter(self, permission: str, column: str = "s.namespace") -> tuple[str, list[Any]]:
         return self.session.namespace_filter(permission, column)
 
     def _named_scopes(self, call: Call, scopes: Any, permission: str) -> list[str]:
@@ -245,7 +265,7 @@ class StoreCore:
             raise Forbidden(f"This session may not {need.replace('_', ' ')} in scope {ns}.")
         return page
 
-    def _scope_dict(self, scope: Any, page_count: int, last_activity: str | None) -> dict:
+    def _scope_dict(self, scope: Any, page_count: int, last_activity: str | None) -> dict[str, Any]:
         return {
             "namespace": scope.namespace,
             "display_name": scope.display_name,

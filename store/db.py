@@ -11,7 +11,6 @@ import peewee as pw
 
 from . import index
 from .errors import Invalid
-from .index import FTS_TABLE
 
 SCHEMA_VERSION = 2
 MIN_SQLITE = (3, 43, 0)  # FTS5 contentless_delete (3.43) and secure-delete (3.42)
@@ -289,10 +288,12 @@ def open_database(path: Path) -> pw.SqliteDatabase:
             raise Invalid(f"The store file {path} is read-only; make it writable or choose another with --db.")
     db = pw.SqliteDatabase(str(path), pragmas=PRAGMAS, timeout=60, autoconnect=True)
     db.register_function(_fold, "pcp_fold", 1, deterministic=True)
-    version = tuple(int(x) for x in pw.sqlite3.sqlite_version.split("."))
+    # The driver Peewee chose (pysqlite3 when installed, else the standard sqlite3).
+    sqlite_version: str = pw.sqlite3.sqlite_version  # type: ignore[attr-defined]
+    version = tuple(int(x) for x in sqlite_version.split("."))
     if version < MIN_SQLITE:
         raise Invalid(
-            f"SQLite {pw.sqlite3.sqlite_version} is too old for pcp (needs {'.'.join(map(str, MIN_SQLITE))} or newer); "
+            f"SQLite {sqlite_version} is too old for pcp (needs {'.'.join(map(str, MIN_SQLITE))} or newer); "
             "install pysqlite3-binary."
         )
     return db

@@ -3,26 +3,62 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterable
+from typing import Any, Protocol, Sequence
 
 from . import ids
 from . import validate as v
-from .core import Call, StoreCore, dumps, operation
+from .constants import BATCH, DERIVATION_TYPES, Progress
+from .constants import chunks as _chunks
+from .core import Call, Part, StoreContext, dumps, operation
 from . import index
 from .errors import Forbidden, not_found
-from .writes import DERIVATION_TYPES
-
-BATCH = 500  # ids per statement, well under SQLite's variable limit
-
-Progress = Callable[[int, int], None]
 
 
-def _chunks(values: list, size: int = BATCH) -> Iterable[list]:
-    for i in range(0, len(values), size):
-        yield values[i : i + size]
+class Eraser(Protocol):
+    """Something that holds copies of pages outside their own rows, which a deletion must name and erase."""
+
+    def plan_extra(self, page_pks: set[int]) -> dict[str, Any]:
+        """What it holds of these pages, merged into the deletion plan."""
+        ...
+
+    def erase_extra(self, page_pks: list[int], counts: dict[str, int]) -> None:
+        """Erase what it holds of these pages (called once per batch, before their rows go), counting it."""
+        ...
 
 
-class DeletionOps(StoreCore):
+class ExportFiles(Part):
+    """The export files this store wrote: a plan names those that may hold a page (they are not rewritten)."""
+
+    def plan_extra(self, page_pks: set[int]) -> dict[str, Any]:
+        return {"export_files": self._exports_holding(page_pks)}
+
+    def erase_extra(self, page_pks: list[int], counts: dict[str, int]) -> None:
+        """Files outside the store are the user's: named in the plan, never edited."""
+
+    def _exports_holding(self, page_pks: set[int]) -> list[dict[str, Any]]:
+        """Export files this store wrote after these pages existed, in a scope that covered them."""
+        if not page_pks:
+            return []
+        marks = ",".join("?" * min(len(page_pks), BATCH))
+        rows = self._db.execute_sql(
+            f"SELECT DISTINCT s.namespace, MIN(p.created_at) FROM page p JOIN scope s ON s.id = p.scope_id "
+            f"WHERE p.id IN ({marks}) GROUP BY s.namespace", sorted(page_pks)[:BATCH]
+        ).fetchall()
+        out = []
+        for rec in self._m.ExportRecord.select().order_by(self._m.ExportRecord.id):
+            scopes = json.loads(rec.scopes)
+            if any((scopes is None or ns in scopes) and rec.created_at >= first for ns, first in rows):
+                out.append({"path": rec.path, "format": rec.format, "created_at": rec.created_at})
+        return out
+
+
+class DeletionOps(Part):
+    """Planning and erasing pages and scopes; `erasers` are the other holders of page copies it must cover."""
+
+    def __init__(self, ctx: StoreContext, erasers: Sequence[Eraser]) -> None:
+        super().__init__(ctx)
+        self._erasers = tuple(erasers)
+
     # --- what a deletion would touch ---
 
     def _derived_from(self, page_pks: set[int]) -> set[int]:
@@ -48,7 +84,7 @@ class DeletionOps(StoreCore):
             derived = self._derived_from(pages)
         return pages, derived
 
-    def _plan(self, page_pks: set[int], derived: set[int]) -> dict:
+    def _plan(self, page_pks: set[int], derived: set[int]) -> dict[str, Any]:
         db = self._db
         revisions: list[str] = []
         relations: list[str] = []
@@ -77,32 +113,19 @@ class DeletionOps(StoreCore):
             derived_ids += [r[0] for r in db.execute_sql(f"SELECT page_id FROM page WHERE id IN ({marks}) ORDER BY id", part)]
         return {"pages": page_ids, "revisions": revisions, "relations": relations, "derived_pages": derived_ids,
                 "suppressions": counts["suppressions"], "bytes": counts["bytes"], "counts": counts,
-                "export_files": self._exports_holding(page_pks), **self._extra_plan(page_pks)}
+                **self._extra_plan(page_pks)}
 
-    def _extra_plan(self, page_pks: set[int]) -> dict:
-        """Hook for what other rooms hold of these pages (handoffs)."""
-        return {}
-
-    def _erase_extra(self, page_pks: list[int], counts: dict) -> None:
-        """Hook: erase what other rooms hold of these pages (handoff copies), counting it in `counts`.
-
-        Called once per batch, before the pages' rows are removed."""
-
-    def _exports_holding(self, page_pks: set[int]) -> list[dict]:
-        """Export files this store wrote after these pages existed, in a scope that covered them."""
-        if not page_pks:
-            return []
-        marks = ",".join("?" * min(len(page_pks), BATCH))
-        rows = self._db.execute_sql(
-            f"SELECT DISTINCT s.namespace, MIN(p.created_at) FROM page p JOIN scope s ON s.id = p.scope_id "
-            f"WHERE p.id IN ({marks}) GROUP BY s.namespace", sorted(page_pks)[:BATCH]
-        ).fetchall()
-        out = []
-        for rec in self._m.ExportRecord.select().order_by(self._m.ExportRecord.id):
-            scopes = json.loads(rec.scopes)
-            if any((scopes is None or ns in scopes) and rec.created_at >= first for ns, first in rows):
-                out.append({"path": rec.path, "format": rec.format, "created_at": rec.created_at})
+    def _extra_plan(self, page_pks: set[int]) -> dict[str, Any]:
+        """What the erasers hold of these pages (export files, handoff copies), in their declared order."""
+        out: dict[str, Any] = {}
+        for eraser in self._erasers:
+            out.update(eraser.plan_extra(page_pks))
         return out
+
+    def _erase_extra(self, page_pks: list[int], counts: dict[str, Any]) -> None:
+        """Every eraser erases what it holds of these pages, counting it in `counts` (once per batch)."""
+        for eraser in self._erasers:
+            eraser.erase_extra(page_pks, counts)
 
     def _deletable(self, call: Call, page_id: str) -> Any:
         if not self.session.is_owner:
@@ -110,7 +133,7 @@ class DeletionOps(StoreCore):
         return self._page_row(page_id, call, "delete")
 
     @operation("plan_delete", always_audit=True)
-    def plan_delete(self, call: Call, page_id: str, cascade: bool = False) -> dict:
+    def plan_delete(self, call: Call, page_id: str, cascade: bool = False) -> dict[str, Any]:
         """What delete_page would erase (nothing is written but the audit event)."""
         page = self._deletable(call, page_id)
         pages, derived = self._closure({page.id}, cascade)
@@ -118,7 +141,7 @@ class DeletionOps(StoreCore):
         return {"page_id": page.page_id, "cascade": bool(cascade), **plan}
 
     @operation("plan_delete_scope", always_audit=True)
-    def plan_delete_scope(self, call: Call, namespace: str) -> dict:
+    def plan_delete_scope(self, call: Call, namespace: str) -> dict[str, Any]:
         """What delete_scope would erase (nothing is written but the audit event)."""
         scope = self._deletable_scope(call, namespace)
         pages = {r[0] for r in self._db.execute_sql("SELECT id FROM page WHERE scope_id = ?", (scope.id,))}
@@ -145,14 +168,14 @@ class DeletionOps(StoreCore):
 
     # --- erasing ---
 
-    def delete_page(self, page_id: str, reason: str, cascade: bool = False) -> dict:
+    def delete_page(self, page_id: str, reason: str, cascade: bool = False) -> dict[str, Any]:
         """Erase a page (and with cascade, the pages derived from it); returns the receipt."""
         receipt = self._delete_page(page_id, reason, cascade)
         self._checkpoint()
         return receipt
 
     @operation("delete_page", write=True)
-    def _delete_page(self, call: Call, page_id: str, reason: str, cascade: bool) -> dict:
+    def _delete_page(self, call: Call, page_id: str, reason: str, cascade: bool) -> dict[str, Any]:
         why = v.reason(reason)
         page = self._deletable(call, page_id)
         pages, derived = self._closure({page.id}, cascade)
@@ -160,14 +183,14 @@ class DeletionOps(StoreCore):
         receipt = self._erase(call, pages, plan, why, None, None)
         return receipt
 
-    def delete_scope(self, namespace: str, reason: str, progress: Progress | None = None) -> dict:
+    def delete_scope(self, namespace: str, reason: str, progress: Progress | None = None) -> dict[str, Any]:
         """Erase every page of a namespace and the scope itself; returns the receipt."""
         receipt = self._delete_scope(namespace, reason, progress)
         self._checkpoint()
         return receipt
 
     @operation("delete_scope", write=True)
-    def _delete_scope(self, call: Call, namespace: str, reason: str, progress: Progress | None) -> dict:
+    def _delete_scope(self, call: Call, namespace: str, reason: str, progress: Progress | None) -> dict[str, Any]:
         why = v.reason(reason)
         scope = self._deletable_scope(call, namespace)
         pages = {r[0] for r in self._db.execute_sql("SELECT id FROM page WHERE scope_id = ?", (scope.id,))}
@@ -177,8 +200,8 @@ class DeletionOps(StoreCore):
         self._m.Scope.delete().where(self._m.Scope.id == scope.id).execute()
         return receipt
 
-    def _erase(self, call: Call, pages: set[int], plan: dict, reason: str, namespace: str | None,
-               progress: Progress | None) -> dict:
+    def _erase(self, call: Call, pages: set[int], plan: dict[str, Any], reason: str, namespace: str | None,
+               progress: Progress | None) -> dict[str, Any]:
         db = self._db
         receipt_id = ids.new_id("del")
         ordered = sorted(pages)
@@ -240,7 +263,7 @@ class DeletionOps(StoreCore):
             pass
 
     @operation("list_receipts")
-    def list_receipts(self, call: Call, limit: int = 50) -> dict:
+    def list_receipts(self, call: Call, limit: int = 50) -> dict[str, Any]:
         """Deletion receipts, newest first (ids and counts, never content)."""
         self._require_somewhere("audit")
         m = self._m

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class PcpError(Exception):
     """Base of every store error: a stable `code` and a one-sentence message for people."""
@@ -14,7 +16,7 @@ class PcpError(Exception):
             self.code = code
         self.message = message
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message}
 
 

@@ -9,28 +9,47 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 import peewee as pw
 
 from . import ids
-from .core import Call, _storage_error, dumps, operation
+from .constants import Progress
+from .core import Call, Part, StoreContext, dumps, operation
 from . import index
-from .errors import Conflict, Forbidden, Invalid, PcpError
-from .importing import ImportOps
-from .reads import ReadOps, effective_status
+from .errors import Conflict, Forbidden, Invalid
+from .reads import effective_status
+from .titles import page_title
 
 EXPORT_KIND = "pcp.export.v1"
 END_KIND = "pcp.export.end"
 STREAM_BATCH = 1000
-Progress = Callable[[int, int, str], None]
 
 
-def _line(obj: dict) -> bytes:
+def _line(obj: dict[str, Any]) -> bytes:
     return (dumps(obj) + "\n").encode("utf-8")
 
 
-class ExportOps(ImportOps, ReadOps):
+class RecordSource(Protocol):
+    """Records kept outside the page tables (the handoff ledger) that an export carries and its import restores."""
+
+    def export_records(self, in_scopes: str, full: bool) -> Iterator[dict[str, Any]]:
+        """Export lines of this source (`in_scopes` is the export's page filter, `full` a whole-store export)."""
+        ...
+
+    def record_importers(self) -> dict[str, Callable[[dict[str, Any]], bool]]:
+        """Line kind -> its importer (True when the record was added, False when already present)."""
+        ...
+
+
+class ExportOps(Part):
+    """Export (JSON Lines, Markdown) and its import; `sources` add the records kept outside the page tables."""
+
+    def __init__(self, ctx: StoreContext, sources: Sequence[RecordSource]) -> None:
+        super().__init__(ctx)
+        self._sources = tuple(sources)
+        self._source_importers = {kind: fn for source in self._sources for kind, fn in source.record_importers().items()}
+
     # --- what goes out ---
 
     def _export_scopes(self, call: Call, scopes: Any) -> list[Any]:
@@ -47,7 +66,7 @@ class ExportOps(ImportOps, ReadOps):
         call.scopes.update(s.namespace for s in rows)
         return rows
 
-    def _iter_rows(self, sql: str, params: tuple, key_index: int) -> Iterator[tuple]:
+    def _iter_rows(self, sql: str, params: tuple[Any, ...], key_index: int) -> Iterator[tuple[Any, ...]]:
         """Stream rows in keyset batches so memory stays flat whatever the store's size."""
         last = ""
         while True:
@@ -57,7 +76,7 @@ class ExportOps(ImportOps, ReadOps):
             yield from rows
             last = rows[-1][key_index]
 
-    def _export_lines(self, scope_rows: list[Any], full: bool, counts: dict) -> Iterator[dict]:
+    def _export_lines(self, scope_rows: list[Any], full: bool, counts: dict[str, Any]) -> Iterator[dict[str, Any]]:
         scope_ids = [s.id for s in scope_rows]
         in_scopes = "1" if full else f"p.scope_id IN ({','.join(str(i) for i in scope_ids) or 'NULL'})"
         for s in scope_rows:
@@ -128,11 +147,17 @@ class ExportOps(ImportOps, ReadOps):
                        "actor": {"actor_type": r[5], "actor_id": r[6]}, "reason": r[7], "created_at": r[8]}
         yield from self._extra_export_lines(in_scopes, full)
 
-    def _extra_export_lines(self, in_scopes: str, full: bool) -> Iterator[dict]:
-        """Hook for records other rooms add (handoffs)."""
-        return iter(())
+    def _extra_export_lines(self, in_scopes: str, full: bool) -> Iterator[dict[str, Any]]:
+        """The records of every declared source (the handoff ledger), in their declared order."""
+        for source in self._sources:
+            yield from source.export_records(in_scopes, full)
 
-    def _revision_lines(self, in_scopes: str) -> Iterator[dict]:
+    def _importer(self, kind: Any) -> Callable[[dict[str, Any]], bool] | None:
+        """The reader of one export line kind: this part's own `_in_<kind>`, else a declared source's."""
+        own: Callable[[dict[str, Any]], bool] | None = getattr(self, f"_in_{kind}", None)
+        return own if own is not None else self._source_importers.get(kind)
+
+    def _revision_lines(self, in_scopes: str) -> Iterator[dict[str, Any]]:
         """Revisions by (page_id, seq): pages walked in id order by their index, a batch at a time."""
         last_page = ""
         while True:
@@ -164,7 +189,7 @@ class ExportOps(ImportOps, ReadOps):
                 }
             last_page = pages[-1][1]
 
-    def _export_counts(self, scope_rows: list[Any], full: bool) -> dict:
+    def _export_counts(self, scope_rows: list[Any], full: bool) -> dict[str, Any]:
         db = self._db
         in_scopes = "1" if full else f"scope_id IN ({','.join(str(s.id) for s in scope_rows) or 'NULL'})"
         return {
@@ -174,8 +199,8 @@ class ExportOps(ImportOps, ReadOps):
                 f"SELECT COUNT(*) FROM revision WHERE page_id IN (SELECT id FROM page WHERE {in_scopes})").fetchone()[0],
         }
 
-    def export(self, out: str | os.PathLike, scopes: Any = None, progress: Progress | None = None,
-               format: str = "jsonl") -> dict:
+    def export(self, out: str | os.PathLike[str], scopes: Any = None, progress: Progress | None = None,
+               format: str = "jsonl") -> dict[str, Any]:
         """Write everything (or chosen scopes) to `out`; returns {path, lines, sha256, counts}."""
         if format not in ("jsonl", "markdown"):
             raise Invalid("Export format must be jsonl or markdown.")
@@ -188,7 +213,7 @@ class ExportOps(ImportOps, ReadOps):
         return result
 
     @operation("export", always_audit=True)
-    def _export_jsonl(self, call: Call, out: Path, scopes: Any, progress: Progress | None) -> dict:
+    def _export_jsonl(self, call: Call, out: Path, scopes: Any, progress: Progress | None) -> dict[str, Any]:
         scope_rows = self._export_scopes(call, scopes)
         full = not scopes
         counts = self._export_counts(scope_rows, full)
@@ -226,7 +251,7 @@ class ExportOps(ImportOps, ReadOps):
                 "counts": counts, "scopes": header["scopes"]}
 
     @operation("export", always_audit=True)
-    def _export_markdown(self, call: Call, out: Path, scopes: Any, progress: Progress | None) -> dict:
+    def _export_markdown(self, call: Call, out: Path, scopes: Any, progress: Progress | None) -> dict[str, Any]:
         scope_rows = self._export_scopes(call, scopes)
         full = not scopes
         counts = self._export_counts(scope_rows, full)
@@ -266,7 +291,7 @@ class ExportOps(ImportOps, ReadOps):
 
     # --- and back in ---
 
-    def import_export(self, path: str | os.PathLike, progress: Progress | None = None) -> dict:
+    def import_export(self, path: str | os.PathLike[str], progress: Progress | None = None) -> dict[str, Any]:
         """Load a `pcp export` file: ids, times and counters copied verbatim; idempotent."""
         p = Path(path)
         total = self._verify_export_file(p)
@@ -297,20 +322,19 @@ class ExportOps(ImportOps, ReadOps):
         return count
 
     @operation("import_export", write=True)
-    def _import_export(self, call: Call, p: Path, total: int, progress: Progress | None) -> dict:
+    def _import_export(self, call: Call, p: Path, total: int, progress: Progress | None) -> dict[str, Any]:
         if not self.session.is_owner:
             raise Forbidden("Only the owner may import an export.")
-        m = self._m
         added: dict[str, int] = {}
         with open(p, "rb") as fh:
             header = _parse_line(fh.readline(), p, 1)
             self._adopt_owner(header)
             for number, data in enumerate(fh, 2):
                 obj = _parse_line(data, p, number)
-                kind = obj.get("kind")
+                kind: Any = obj.get("kind")
                 if kind == END_KIND:
                     break
-                handler = getattr(self, f"_in_{kind}", None)
+                handler = self._importer(kind)
                 if handler is None:
                     raise Invalid(f"{p}: line {number} has an unknown kind {kind!r}.")
                 try:
@@ -326,9 +350,9 @@ class ExportOps(ImportOps, ReadOps):
         call.counts.update(added)
         return {"path": str(p), "added": added, "owner_id": self.owner_id}
 
-    def _adopt_owner(self, header: dict) -> None:
+    def _adopt_owner(self, header: dict[str, Any]) -> None:
         m = self._m
-        owner = header.get("owner_id")
+        owner: Any = header.get("owner_id")
         if owner == self.owner_id:
             return
         empty = not m.Page.select().exists() and not m.Scope.select().exists() and not m.DeletionReceipt.select().exists()
@@ -339,12 +363,12 @@ class ExportOps(ImportOps, ReadOps):
         m.Meta.update(value=owner).where(m.Meta.key == "owner_id").execute()
         self.owner_id = owner
 
-    def _same_or_conflict(self, what: str, ident: str, existing: dict, incoming: dict) -> bool:
+    def _same_or_conflict(self, what: str, ident: str, existing: dict[str, Any], incoming: dict[str, Any]) -> bool:
         if existing != incoming:
             raise Conflict(f"{what} {ident} already exists here with different content; nothing was imported.")
         return False
 
-    def _in_scope(self, obj: dict) -> bool:
+    def _in_scope(self, obj: dict[str, Any]) -> bool:
         m = self._m
         fields = {k: obj[k] for k in ("display_name", "description", "parent", "visibility", "owner_id", "created_at", "updated_at")}
         row = m.Scope.get_or_none(m.Scope.namespace == obj["namespace"])
@@ -353,7 +377,7 @@ class ExportOps(ImportOps, ReadOps):
         m.Scope.create(namespace=obj["namespace"], **fields)
         return True
 
-    def _in_page(self, obj: dict) -> bool:
+    def _in_page(self, obj: dict[str, Any]) -> bool:
         m = self._m
         row = m.Page.select(m.Page, m.Scope).join(m.Scope).where(m.Page.page_id == obj["page_id"]).first()
         fields = {"namespace": obj["namespace"], "created_at": obj["created_at"], "status": obj["status"],
@@ -368,7 +392,7 @@ class ExportOps(ImportOps, ReadOps):
                       created_at=obj["created_at"], updated_at=obj["updated_at"], sort_time=obj["created_at"])
         return True
 
-    def _in_revision(self, obj: dict) -> bool:
+    def _in_revision(self, obj: dict[str, Any]) -> bool:
         m = self._m
         existing = m.Revision.get_or_none(m.Revision.revision_id == obj["revision_id"])
         payload = obj["payload"]
@@ -380,8 +404,6 @@ class ExportOps(ImportOps, ReadOps):
         scope = m.Scope.get(m.Scope.namespace == obj["namespace"])
         seq = (m.Revision.select(pw.fn.MAX(m.Revision.seq)).where(m.Revision.page == page.id).scalar() or 0) + 1
         facets = obj["facets"]
-        from .writes import page_title
-
         rev = m.Revision.create(
             revision_id=obj["revision_id"], page=page.id, seq=seq, previous_revision_id=obj["previous_revision_id"],
             scope=scope, created_at=obj["created_at"], observed_at=obj["observed_at"], valid_from=obj["valid_from"],
@@ -397,7 +419,7 @@ class ExportOps(ImportOps, ReadOps):
                             counted=page.status != "tombstoned")
         return True
 
-    def _in_relation(self, obj: dict) -> bool:
+    def _in_relation(self, obj: dict[str, Any]) -> bool:
         m = self._m
         existing = m.Relation.get_or_none(m.Relation.relation_id == obj["relation_id"])
         if existing is not None:
@@ -413,7 +435,7 @@ class ExportOps(ImportOps, ReadOps):
         )
         return True
 
-    def _in_retraction(self, obj: dict) -> bool:
+    def _in_retraction(self, obj: dict[str, Any]) -> bool:
         m = self._m
         if m.Retraction.select().where(m.Retraction.event_id == obj["event_id"]).exists():
             return False
@@ -423,7 +445,7 @@ class ExportOps(ImportOps, ReadOps):
         m.Relation.update(retracted=1).where(m.Relation.id == rel.id).execute()
         return True
 
-    def _in_lifecycle_event(self, obj: dict) -> bool:
+    def _in_lifecycle_event(self, obj: dict[str, Any]) -> bool:
         m = self._m
         if m.LifecycleEvent.select().where(m.LifecycleEvent.event_id == obj["event_id"]).exists():
             return False
@@ -432,7 +454,7 @@ class ExportOps(ImportOps, ReadOps):
                                 actor_id=obj["actor"]["actor_id"], reason=obj["reason"], created_at=obj["created_at"])
         return True
 
-    def _in_suppression(self, obj: dict) -> bool:
+    def _in_suppression(self, obj: dict[str, Any]) -> bool:
         m = self._m
         page = m.Page.get(m.Page.page_id == obj["page_id"])
         if m.Suppression.select().where((m.Suppression.page == page.id) & (m.Suppression.context_id == obj["context_id"])).exists():
@@ -442,7 +464,7 @@ class ExportOps(ImportOps, ReadOps):
                              actor_id=obj["actor"]["actor_id"], created_at=obj["created_at"])
         return True
 
-    def _in_recommendation(self, obj: dict) -> bool:
+    def _in_recommendation(self, obj: dict[str, Any]) -> bool:
         m = self._m
         if m.Recommendation.select().where(m.Recommendation.recommendation_id == obj["recommendation_id"]).exists():
             return False
@@ -452,7 +474,7 @@ class ExportOps(ImportOps, ReadOps):
                                 actor_id=obj["actor"]["actor_id"], status=obj["status"], created_at=obj["created_at"])
         return True
 
-    def _in_source_page(self, obj: dict) -> bool:
+    def _in_source_page(self, obj: dict[str, Any]) -> bool:
         m = self._m
         if m.SourcePage.select().where(m.SourcePage.source_key == obj["source_key"]).exists():
             return False
@@ -460,7 +482,7 @@ class ExportOps(ImportOps, ReadOps):
                             body_digest=obj["body_digest"])
         return True
 
-    def _in_receipt(self, obj: dict) -> bool:
+    def _in_receipt(self, obj: dict[str, Any]) -> bool:
         m = self._m
         if m.DeletionReceipt.select().where(m.DeletionReceipt.receipt_id == obj["receipt_id"]).exists():
             return False
@@ -498,7 +520,7 @@ class ExportOps(ImportOps, ReadOps):
             raise Invalid(f"The export names a head revision for page {missing[0]} that it does not contain.")
 
 
-def _parse_line(data: bytes | None, p: Path, number: int) -> dict:
+def _parse_line(data: bytes | None, p: Path, number: int) -> dict[str, Any]:
     if not data:
         raise Invalid(f"{p}: line {number} is empty; the export is damaged.")
     try:

@@ -18,10 +18,12 @@ from ctxpack import ContextPack, ContextPackDelta, ContextPackError
 
 from . import bundle as bd
 from . import ids as idmod
-from .core import Call, dumps, operation
+from .constants import chunks as _chunks
+from .core import Call, StoreContext, dumps, operation
 from .errors import Conflict, Invalid, LimitExceeded, NotFound, not_found
-from .handoff_ledger import LedgerOps, _chunks, _label, _write_private
+from .handoff_ledger import HandoffPart, _label, _write_private
 from .reads import effective_status
+from .search import SearchOps
 
 MAX_ENTRIES = 1000  # ids per bundle
 MAX_QUERY_PAGES = 100  # pages a query or scope selection adds
@@ -47,8 +49,8 @@ class Composed:
     pack: ContextPack
     text: str
     entries: list[bd.RenderedEntry]
-    cut: list[dict]
-    warnings: list[dict]
+    cut: list[dict[str, Any]]
+    warnings: list[dict[str, Any]]
 
 
 def _max_tokens(value: Any) -> int | None:
@@ -70,7 +72,13 @@ def _id_list(values: Any) -> list[str]:
     return out
 
 
-class HandoffOps(LedgerOps):
+class HandoffOps(HandoffPart):
+    """Bundles, copies, continuations and verify; selection by query goes through `search`."""
+
+    def __init__(self, ctx: StoreContext, search: SearchOps) -> None:
+        super().__init__(ctx)
+        self._search = search
+
     # --- selection ---
 
     _COLUMNS = ("SELECT p.page_id, r.revision_id, s.namespace, p.status, p.superseded, p.head = r.id, r.title, "
@@ -81,7 +89,7 @@ class HandoffOps(LedgerOps):
         """Page ids (their head) or revision ids, in the order given, checked for the export permission."""
         by_page = [i for i in idents if idmod.id_kind(i) == "pg"]
         by_rev = [i for i in idents if idmod.id_kind(i) == "rev"]
-        found: dict[str, tuple] = {}
+        found: dict[str, tuple[Any, ...]] = {}
         for part in _chunks(sorted(set(by_page))):
             sql = self._COLUMNS + f"JOIN revision r ON r.id = p.head WHERE p.page_id IN ({','.join('?' * len(part))})"
             for row in self._db.execute_sql(sql, part):
@@ -105,7 +113,7 @@ class HandoffOps(LedgerOps):
         return out
 
     @staticmethod
-    def _selected(row: tuple) -> Selected:
+    def _selected(row: tuple[Any, ...]) -> Selected:
         page_id, rev_id, ns, status, superseded, at_head, title, observed, created, refs, content, facets = row
         sources = []
         for ref in json.loads(refs or "[]"):
@@ -126,16 +134,16 @@ class HandoffOps(LedgerOps):
             return []
         self._require_somewhere("search")
         named = self._named_scopes(call, scopes, "search")
-        flt = self._filters(None, False)  # type: ignore[attr-defined]  (SearchOps, composed in Store)
-        where, params = self._where(named, flt, None, False)  # type: ignore[attr-defined]
+        flt = self._search._filters(None, False)
+        where, params = self._search._where(named, flt, None, False)
         q = query or ""
         args = (where, params, MAX_QUERY_PAGES, 0, flt, False, call)
         if q.strip():
             # A bundle takes the pages that hold every word of the query (ranked), else the substring.
-            rows = (self._ranked("text", q, named, where, params, MAX_QUERY_PAGES)  # type: ignore[attr-defined]
-                    or self._run("exact", q, *args))  # type: ignore[attr-defined]
+            rows = (self._search._ranked("text", q, named, where, params, MAX_QUERY_PAGES)
+                    or self._search._run("exact", q, *args))
         else:
-            rows = self._run("temporal", q, *args)  # type: ignore[attr-defined]
+            rows = self._search._run("temporal", q, *args)
         pks = [r[0] for r in rows]
         if not pks:
             return []
@@ -164,7 +172,8 @@ class HandoffOps(LedgerOps):
     # --- composing ---
 
     @staticmethod
-    def _fit(sources: list[bd.EntrySource], first_n: int, max_tokens: int | None, fixed: int):
+    def _fit(sources: list[bd.EntrySource], first_n: int, max_tokens: int | None,
+             fixed: int) -> tuple[list[bd.RenderedEntry], list[dict[str, Any]]]:
         try:
             return bd.fit_entries(sources, first_n, max_tokens, fixed)
         except bd.BudgetTooSmall as exc:
@@ -192,7 +201,7 @@ class HandoffOps(LedgerOps):
         return Invalid("Nothing to bundle: give page or revision ids, or a --query / --scope that matches active pages.")
 
     @staticmethod
-    def _refuse_if_strict(strict: bool, warnings: list[dict]) -> None:
+    def _refuse_if_strict(strict: bool, warnings: list[dict[str, Any]]) -> None:
         if strict and warnings:
             listed = "; ".join(w["message"] for w in warnings)
             raise Invalid(f"Refused under --strict, nothing was copied or recorded: {listed}")
@@ -201,7 +210,7 @@ class HandoffOps(LedgerOps):
 
     @operation("bundle", always_audit=True)
     def bundle(self, call: Call, ids: Any = (), query: str | None = None, scopes: Any = (),
-               max_tokens: int | None = None) -> dict:
+               max_tokens: int | None = None) -> dict[str, Any]:
         """Render selected pages as one bundle text (nothing is recorded): text, digest, sizes, cuts, warnings."""
         self._require_export()
         budget = _max_tokens(max_tokens)
@@ -216,7 +225,7 @@ class HandoffOps(LedgerOps):
 
     @operation("copy", write=True)
     def copy(self, call: Call, ids: Any = (), query: str | None = None, scopes: Any = (), label: str | None = None,
-             max_tokens: int | None = None, strict: bool = False, clipboard: Clipboard | None = None) -> dict:
+             max_tokens: int | None = None, strict: bool = False, clipboard: Clipboard | None = None) -> dict[str, Any]:
         """Hand a new bundle to the chat `label`: record it, write handoffs/<id>.md, pass it to `clipboard`."""
         self._require_export()
         name = _label(label)
@@ -236,12 +245,12 @@ class HandoffOps(LedgerOps):
         row = dict(kind="bundle", digest=comp.pack.digest, continuation_of=None, previous=None,
                    first_handed_at=stamp, preamble_bytes=len(preamble.encode("utf-8")), base_entries=0,
                    header="[]", new_scopes="[]", scopes=dumps(scopes_seen), delta=None)
-        entry_rows = [self._entry_row(e, sel.at_head, new=1, live=1) for e, sel in zip(comp.entries, selected)]
+        entry_rows = [self._entry_row(e, sel.at_head, new=1, live=1) for e, sel in zip(comp.entries, selected, strict=False)]
         return self._record(call, name, stamp, row, entry_rows, comp, comp.entries, clipboard)
 
     @operation("copy_continue", write=True)
     def copy_continue(self, call: Call, label: str, ids: Any = (), max_tokens: int | None = None,
-                      strict: bool = False, clipboard: Clipboard | None = None) -> dict:
+                      strict: bool = False, clipboard: Clipboard | None = None) -> dict[str, Any]:
         """Hand the chat `label` only what changed since its last copy (a continuation)."""
         self._require_export()
         name = _label(label)
@@ -294,7 +303,7 @@ class HandoffOps(LedgerOps):
              "new": 0, "live": live[r.n]}
             for r in rows
         ]
-        entry_rows += [self._entry_row(e, sel.at_head, new=1, live=1) for e, sel in zip(entries, added)]
+        entry_rows += [self._entry_row(e, sel.at_head, new=1, live=1) for e, sel in zip(entries, added, strict=False)]
         stamp = idmod.now()
         return self._record(call, name, stamp, row, entry_rows, comp, entries, clipboard)
 
@@ -304,7 +313,7 @@ class HandoffOps(LedgerOps):
             raise Invalid(f"{ident!r} is not a page or revision id (pg_... or rev_...).")
         return True
 
-    def _changes(self, call: Call, rows: list, live: dict[int, int]) -> tuple[list[dict], list[Selected], dict[int, int]]:
+    def _changes(self, call: Call, rows: list[Any], live: dict[int, int]) -> tuple[list[dict[str, Any]], list[Selected], dict[int, int]]:
         """What a continuation must tell the chat: entries to disregard, and revised pages' new heads."""
         states = {}
         page_ids = sorted({r.page_id for r in rows if live[r.n] and r.page_id})
@@ -313,7 +322,7 @@ class HandoffOps(LedgerOps):
                     f"SELECT page_id, status, head_revision_id FROM page WHERE page_id IN ({','.join('?' * len(part))})",
                     part):
                 states[pid] = (status, head)
-        disregard: list[dict] = []
+        disregard: list[dict[str, Any]] = []
         heads: list[str] = []
         replaces: dict[int, int] = {}
         for r in rows:
@@ -338,13 +347,13 @@ class HandoffOps(LedgerOps):
         return disregard, added, replaces
 
     @staticmethod
-    def _entry_row(e: bd.RenderedEntry, at_head: bool, new: int, live: int) -> dict:
+    def _entry_row(e: bd.RenderedEntry, at_head: bool, new: int, live: int) -> dict[str, Any]:
         return {"n": e.n, "page_id": e.source.page_id, "revision_id": e.source.revision_id,
                 "namespace": e.source.namespace, "status": e.source.status, "at_head": int(at_head),
                 "detail": e.detail, "bytes": e.bytes, "tokens": e.tokens, "new": new, "live": live}
 
-    def _record(self, call: Call, label: str, stamp: str, row: dict, entry_rows: list[dict], comp: Composed,
-                carried: list[bd.RenderedEntry], clipboard: Clipboard | None) -> dict:
+    def _record(self, call: Call, label: str, stamp: str, row: dict[str, Any], entry_rows: list[dict[str, Any]], comp: Composed,
+                carried: list[bd.RenderedEntry], clipboard: Clipboard | None) -> dict[str, Any]:
         """Write the ledger rows and the file, then hand the text to the clipboard function."""
         m = self._m
         handoff_id = idmod.new_id("hnd")
@@ -378,7 +387,7 @@ class HandoffOps(LedgerOps):
     # --- the ledger ---
 
     @operation("verify", always_audit=True)
-    def verify(self, call: Call, text: str) -> dict:
+    def verify(self, call: Call, text: str) -> dict[str, Any]:
         """Check pasted text: its digests (a continuation is rebuilt from the ledger) and each entry's state now."""
         self._require_export()
         if not isinstance(text, str):
@@ -438,7 +447,7 @@ class HandoffOps(LedgerOps):
         except ContextPackError:
             return None
 
-    def _entry_states(self, items: list[dict]) -> list[dict]:
+    def _entry_states(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         revs = sorted({i["revision_id"] for i in items if i["revision_id"]})
         known: dict[str, tuple[str, str]] = {}
         deleted: set[str] = set()

@@ -12,23 +12,19 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from ctxpack import ContextPack, ContextPackDelta
 
 from . import bundle as bd
 from . import ids as idmod
-from .core import LIMITS, Call, StoreCore, dumps, operation
+from .constants import LIMITS
+from .constants import chunks as _chunks
+from .core import Call, Part, dumps, operation
 from .errors import Forbidden, Invalid
 from .reads import clamp, decode_cursor, encode_cursor
 
-BATCH = 500
 MAX_LABEL_CHARS = 200
-
-
-def _chunks(values: list, size: int = BATCH) -> Iterator[list]:
-    for i in range(0, len(values), size):
-        yield values[i : i + size]
 
 
 def _write_private(path: Path, text: str) -> None:
@@ -50,8 +46,8 @@ def _label(value: Any) -> str:
     return label
 
 
-class LedgerOps(StoreCore):
-    """The ledger side of handoffs: listing, erasure hooks, export and import."""
+class HandoffPart(Part):
+    """What the handoff operations and the ledger share: the export permission and the copies' folder."""
 
     def _require_export(self) -> None:
         if not self.session.may_anywhere("export"):
@@ -60,9 +56,13 @@ class LedgerOps(StoreCore):
     def _handoff_dir(self) -> Path:
         return Path(self.path).parent / "handoffs"
 
+
+class LedgerOps(HandoffPart):
+    """The ledger side of handoffs: listing; an eraser for deletion and a record source for export and import."""
+
     @operation("handoffs")
     def handoffs(self, call: Call, page_id: str | None = None, label: str | None = None, limit: int | None = None,
-                 cursor: str | None = None) -> dict:
+                 cursor: str | None = None) -> dict[str, Any]:
         """Recorded copies, newest first; with page_id, the copies that carried that page (which chats saw it)."""
         self._require_export()
         m = self._m
@@ -83,7 +83,7 @@ class LedgerOps(StoreCore):
         rows = list(query.order_by(m.Handoff.id.desc()).limit(size + 1))
         more = len(rows) > size
         rows = rows[:size]
-        carried: dict[int, list[dict]] = {r.id: [] for r in rows}
+        carried: dict[int, list[dict[str, Any]]] = {r.id: [] for r in rows}
         for part in _chunks([r.id for r in rows]):
             for e in (m.HandoffEntry.select().where(m.HandoffEntry.handoff.in_(part) & (m.HandoffEntry.new == 1))
                       .order_by(m.HandoffEntry.handoff, m.HandoffEntry.n)):
@@ -99,7 +99,7 @@ class LedgerOps(StoreCore):
         }
 
     @staticmethod
-    def _entry_dict(e: Any) -> dict:
+    def _entry_dict(e: Any) -> dict[str, Any]:
         return {"n": e.n, "page_id": e.page_id, "revision_id": e.revision_id, "namespace": e.namespace,
                 "detail": e.detail, "bytes": e.bytes, "tokens": e.tokens}
 
@@ -112,19 +112,19 @@ class LedgerOps(StoreCore):
                 f"SELECT page_id FROM page WHERE id IN ({','.join('?' * len(part))})", part)]
         return out
 
-    def _extra_plan(self, page_pks: set[int]) -> dict:
-        extra = super()._extra_plan(page_pks)  # type: ignore[misc]
+    def plan_extra(self, page_pks: set[int]) -> dict[str, Any]:
+        """The handoff copies that carried these pages (Eraser)."""
         m = self._m
-        found: list[dict] = []
+        found: list[dict[str, Any]] = []
         for part in _chunks(self._page_ids_of(page_pks)):
             rows = (m.HandoffEntry.select(m.HandoffEntry.n, m.Handoff.handoff_id, m.Handoff.label)
                     .join(m.Handoff).where(m.HandoffEntry.page_id.in_(part))
                     .order_by(m.Handoff.id, m.HandoffEntry.n).tuples())
             found += [{"handoff_id": hid, "label": label, "entry": n} for n, hid, label in rows]
-        return {**extra, "handoffs": found}
+        return {"handoffs": found}
 
-    def _erase_extra(self, page_pks: list[int], counts: dict) -> None:
-        super()._erase_extra(page_pks, counts)  # type: ignore[misc]
+    def erase_extra(self, page_pks: list[int], counts: dict[str, int]) -> None:
+        """Replace these pages in every stored copy by their erased marker (Eraser)."""
         counts.setdefault("handoff_entries", 0)
         m = self._m
         page_ids = self._page_ids_of(page_pks)
@@ -199,8 +199,8 @@ class LedgerOps(StoreCore):
 
     # --- export and import of the ledger ---
 
-    def _extra_export_lines(self, in_scopes: str, full: bool) -> Iterator[dict]:
-        yield from super()._extra_export_lines(in_scopes, full)  # type: ignore[misc]
+    def export_records(self, in_scopes: str, full: bool) -> Iterator[dict[str, Any]]:
+        """The ledger's export lines (RecordSource)."""
         if not full:
             return  # a copy may draw on several scopes: the ledger goes out with whole-store exports only
         m = self._m
@@ -227,7 +227,11 @@ class LedgerOps(StoreCore):
                        "tokens": h.tokens, "clipboard": h.clipboard, "entries": entries}
             last = batch[-1].id
 
-    def _in_handoff(self, obj: dict) -> bool:
+    def record_importers(self) -> dict[str, Callable[[dict[str, Any]], bool]]:
+        """The export line kinds this source reads back in (RecordSource)."""
+        return {"handoff": self._in_handoff}
+
+    def _in_handoff(self, obj: dict[str, Any]) -> bool:
         """Import one ledger record (idempotent by handoff_id); its file is written again beside this store."""
         m = self._m
         if m.Handoff.select().where(m.Handoff.handoff_id == obj["handoff_id"]).exists():

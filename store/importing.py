@@ -16,10 +16,12 @@ from typing import Any, Iterator
 
 from . import ids
 from . import validate as v
-from .core import Call, dumps
+from .constants import DERIVATION_TYPES
+from .core import Call, Part, StoreContext, dumps
 from . import index
 from .errors import Invalid
-from .writes import DERIVATION_TYPES, WriteOps, page_title
+from .titles import page_title
+from .writes import WriteOps
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ _INSERTS = {
 class ImportUnit:
     """One all-or-nothing slice of an import (a conversation, a note): pages and relations."""
 
-    def __init__(self, store: "ImportOps", call: Call, tool: str) -> None:
+    def __init__(self, store: WriteOps, call: Call, tool: str) -> None:
         self._store = store
         self._call = call
         self.actor = ("tool", tool)
@@ -60,10 +62,10 @@ class ImportUnit:
         self._fresh: set[int] = set()  # pages created in this unit (they have no relations yet)
         self._linked: set[tuple[int, int, str]] = set()
         self._allowed: set[tuple[str, str]] = set()
-        self._rows: dict[str, list[tuple]] = {name: [] for name in _INSERTS}
-        self._index: list[tuple[int, int, str, str | None, dict]] = []
+        self._rows: dict[str, list[tuple[Any, ...]]] = {name: [] for name in _INSERTS}
+        self._index: list[tuple[int, int, str, str | None, dict[str, Any]]] = []
         self._next: list[int] | None = None  # next free page and revision keys (we hold the write lock)
-        self._known: dict[str, tuple | None] = {}  # prefetched source ids (None: not in the store)
+        self._known: dict[str, tuple[Any, ...] | None] = {}  # prefetched source ids (None: not in the store)
 
     # --- scopes and permissions ---
 
@@ -108,8 +110,8 @@ class ImportUnit:
 
     # --- pages ---
 
-    def upsert(self, source_key: str, namespace: str, *, payload: dict | None = None, source_refs: list | None = None,
-               facets: dict | None = None, observed_at: str | None = None, change_key: Any = None) -> PageRef:
+    def upsert(self, source_key: str, namespace: str, *, payload: dict[str, Any] | None = None, source_refs: list[Any] | None = None,
+               facets: dict[str, Any] | None = None, observed_at: str | None = None, change_key: Any = None) -> PageRef:
         """Create the page for `source_key`, or revise it when its content changed, or leave it.
 
         `change_key` replaces the source refs in the change digest: a ref naming the export
@@ -171,7 +173,7 @@ class ImportUnit:
         self._next[1] += 1
         return keys
 
-    def _revise(self, source_key: str, pk: int, ns: str, payload: dict | None, refs: list, facets: dict,
+    def _revise(self, source_key: str, pk: int, ns: str, payload: dict[str, Any] | None, refs: list[Any], facets: dict[str, Any],
                 observed: str | None, digest: str) -> str:
         """The checked path: a new revision of a page whose source content changed."""
         self.flush()
@@ -190,7 +192,7 @@ class ImportUnit:
         m.SourcePage.update(body_digest=digest).where(m.SourcePage.source_key == source_key).execute()
         self._pages[pk] = (ns, rev.revision_id)
         self.counts["revised"] += 1
-        return rev.revision_id
+        return str(rev.revision_id)
 
     # --- relations ---
 
@@ -254,14 +256,20 @@ class ImportUnit:
         self._next = None  # other writers in this transaction may now take keys
 
 
-class ImportOps(WriteOps):
+class ImportOps(Part):
+    """The adapters' write path: import units over the checked write path of `writes`."""
+
+    def __init__(self, ctx: StoreContext, writes: WriteOps) -> None:
+        super().__init__(ctx)
+        self._writes = writes
+
     @contextmanager
     def import_unit(self, tool: str, operation: str = "import") -> Iterator[ImportUnit]:
         """One transaction for one unit of an import: everything in it lands, or nothing does."""
         call = Call(operation)
         started = time.perf_counter()
         with self._failures_audited(call, started), self._db.atomic("IMMEDIATE"):
-            unit = ImportUnit(self, call, tool)
+            unit = ImportUnit(self._writes, call, tool)
             yield unit
             unit.flush()
             call.counts.update({k: n for k, n in unit.counts.items() if n})

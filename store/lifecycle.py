@@ -6,7 +6,7 @@ from typing import Any
 
 from . import ids, index
 from . import validate as v
-from .core import Call, StoreCore, operation
+from .core import Call, Part, operation
 from .errors import Conflict, Forbidden, Invalid
 from .reads import effective_status
 
@@ -19,8 +19,10 @@ TRANSITIONS = {
 }
 
 
-class LifecycleOps(StoreCore):
-    def _transition(self, call: Call, page_id: str, reason: str) -> dict:
+class LifecycleOps(Part):
+    """Archive, restore, tombstone, recommendations and suppressions."""
+
+    def _transition(self, call: Call, page_id: str, reason: str) -> dict[str, Any]:
         permission, sources, target = TRANSITIONS[call.operation]
         why = v.reason(reason)
         page = self._page_row(page_id, call, permission)
@@ -51,27 +53,27 @@ class LifecycleOps(StoreCore):
         return {"page_id": page.page_id, "lifecycle_status": effective_status(target, page.superseded), "event_id": event_id}
 
     @operation("archive_page", write=True)
-    def archive_page(self, call: Call, page_id: str, reason: str) -> dict:
+    def archive_page(self, call: Call, page_id: str, reason: str) -> dict[str, Any]:
         """Take a page out of ordinary search; it stays readable by id."""
         return self._transition(call, page_id, reason)
 
     @operation("restore_page", write=True)
-    def restore_page(self, call: Call, page_id: str, reason: str) -> dict:
+    def restore_page(self, call: Call, page_id: str, reason: str) -> dict[str, Any]:
         """Bring an archived page back into search."""
         return self._transition(call, page_id, reason)
 
     @operation("tombstone_page", write=True)
-    def tombstone_page(self, call: Call, page_id: str, reason: str) -> dict:
+    def tombstone_page(self, call: Call, page_id: str, reason: str) -> dict[str, Any]:
         """Withdraw a page from every search, list and bundle; history stays, reversible."""
         return self._transition(call, page_id, reason)
 
     @operation("untombstone_page", write=True)
-    def untombstone_page(self, call: Call, page_id: str, reason: str) -> dict:
+    def untombstone_page(self, call: Call, page_id: str, reason: str) -> dict[str, Any]:
         """Undo a tombstone."""
         return self._transition(call, page_id, reason)
 
     @operation("recommend_tombstone", write=True)
-    def recommend_tombstone(self, call: Call, page_id: str, reason: str) -> dict:
+    def recommend_tombstone(self, call: Call, page_id: str, reason: str) -> dict[str, Any]:
         """Record a recommendation (from a model) that the user tombstone a page; nothing is withdrawn."""
         why = v.reason(reason)
         page = self._page_row(page_id, call, "read")
@@ -87,7 +89,7 @@ class LifecycleOps(StoreCore):
         return {"recommendation_id": rec_id, "page_id": page.page_id, "status": "pending"}
 
     @operation("list_recommendations")
-    def list_recommendations(self, call: Call, status: str = "pending", limit: int = 50) -> dict:
+    def list_recommendations(self, call: Call, status: str = "pending", limit: int = 50) -> dict[str, Any]:
         """Tombstone recommendations awaiting the user's review, newest first."""
         self._require_somewhere("tombstone")
         m = self._m
@@ -103,7 +105,7 @@ class LifecycleOps(StoreCore):
 
     @operation("suppress_pages", write=True)
     def suppress_pages(self, call: Call, page_ids: Any, context_id: str, reason: str | None = None,
-                       expires_at: str | None = None) -> dict:
+                       expires_at: str | None = None) -> dict[str, Any]:
         """Hide pages from searches and bundles that pass this context id, and only there."""
         ctx = self._context(context_id)
         expires = v.optional_time(expires_at, "expires_at")
@@ -122,7 +124,7 @@ class LifecycleOps(StoreCore):
         return {"context_id": ctx, "suppressed": [p.page_id for p in pages]}
 
     @operation("unsuppress_pages", write=True)
-    def unsuppress_pages(self, call: Call, page_ids: Any, context_id: str) -> dict:
+    def unsuppress_pages(self, call: Call, page_ids: Any, context_id: str) -> dict[str, Any]:
         """Lift the suppressions of these pages in this context."""
         ctx = self._context(context_id)
         pages = [self._page_row(pid, call, "suppress") for pid in self._page_list(page_ids)]

@@ -8,11 +8,12 @@ import heapq
 import json
 from typing import Any
 
-from . import ids
-from .core import LIMITS, Call, StoreCore, operation
+from .constants import LIMITS, LIFECYCLE_STATUSES, RECOMMENDED_RELATION_TYPES
+from .core import Call, Part, operation
 from .db import SCHEMA_VERSION
 from .index import FTS_TABLE
-from .errors import Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported, not_found
+from .errors import Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported
+from .titles import shown_title
 
 PROJECTIONS = ("manifest", "payload", "source_spans", "relations", "facets", "history")
 SEARCH_MODES = ("auto", "text", "exact", "temporal", "graph")
@@ -22,7 +23,7 @@ MAX_HISTORY = 100
 
 
 LIST_ORDERS = ("recent", "title")
-LIST_STATUSES = ("active", "superseded", "archived", "tombstoned")
+LIST_STATUSES = LIFECYCLE_STATUSES
 STATUS_PARTS = {
     "active": "(p.status = 'active' AND p.superseded = 0)",
     "superseded": "(p.status = 'active' AND p.superseded > 0)",
@@ -51,11 +52,11 @@ def dumps_key(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
 
 
-def encode_cursor(value: dict) -> str:
+def encode_cursor(value: dict[str, Any]) -> str:
     return base64.urlsafe_b64encode(json.dumps(value, separators=(",", ":")).encode()).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str | None, kind: str) -> dict | None:
+def decode_cursor(cursor: str | None, kind: str) -> dict[str, Any] | None:
     if cursor in (None, ""):
         return None
     try:
@@ -83,10 +84,12 @@ def effective_status(status: str, superseded: int) -> str:
     return "superseded" if superseded > 0 else "active"
 
 
-class ReadOps(StoreCore):
+class ReadOps(Part):
+    """Reading: envelopes, read_pages, scopes, page lists, capabilities, doctor and the audit log."""
+
     # --- envelopes ---
 
-    def _envelope(self, rev: Any, page: Any, namespace: str, visibility: str, with_content: bool = True) -> dict:
+    def _envelope(self, rev: Any, page: Any, namespace: str, visibility: str, with_content: bool = True) -> dict[str, Any]:
         status = effective_status(page.status, page.superseded) if rev.id == page.head else "superseded"
         payload = None
         if rev.media_type is not None:
@@ -113,7 +116,7 @@ class ReadOps(StoreCore):
             "content_digest": rev.content_digest,
         }
 
-    def _visible_provenance(self, events: list[dict]) -> list[dict]:
+    def _visible_provenance(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Strip inputs this session may not see; mark inputs that were erased (input_deleted)."""
         wanted = {i for e in events for i in e.get("input_revision_ids", [])}
         if not wanted:
@@ -151,7 +154,7 @@ class ReadOps(StoreCore):
 
     @operation("read_pages")
     def read_pages(self, call: Call, ids_: list[str] | str, projections: Any = ("manifest", "payload"),
-                   max_chars: int | None = None) -> dict:
+                   max_chars: int | None = None) -> dict[str, Any]:
         """Read pages (their current revision) or exact revisions, within one shared character budget."""
         requested = [ids_] if isinstance(ids_, str) else list(ids_ or [])
         if not requested:
@@ -162,7 +165,8 @@ class ReadOps(StoreCore):
         budget = clamp(max_chars, LIMITS["max_chars_per_read"], LIMITS["max_chars_per_read"]) if max_chars != 0 else 0
         if not self.session.may_anywhere("read"):
             raise Forbidden("This session has no read permission.")
-        results, readable = [], 0
+        results: list[dict[str, Any]] = []
+        readable = 0
         for ident in requested:
             try:
                 page, rev = self._resolve_revision(str(ident), call)
@@ -179,8 +183,8 @@ class ReadOps(StoreCore):
                     env["payload"]["content"] = text[:budget]
                     truncated = True
                 budget -= len(env["payload"]["content"])
-            result = {"requested_id": ident, "revision": env, "current_revision_id": page.head_revision_id,
-                      "truncated": truncated}
+            result = {"requested_id": ident, "title": shown_title(rev.title), "revision": env,
+                      "current_revision_id": page.head_revision_id, "truncated": truncated}
             if "relations" in wanted:
                 result["relations"] = self._relations_of(page)
             if "history" in wanted:
@@ -205,9 +209,9 @@ class ReadOps(StoreCore):
             raise Unsupported(f"Projection {', '.join(unknown)} is not supported; use {', '.join(PROJECTIONS)}.")
         return wanted
 
-    def _relations_of(self, page: Any) -> dict:
+    def _relations_of(self, page: Any) -> dict[str, Any]:
         """Live relations of a page whose other end this session may read."""
-        out: dict[str, list] = {"outgoing": [], "incoming": []}
+        out: dict[str, list[Any]] = {"outgoing": [], "incoming": []}
         read_sql, read_params = self._scope_filter("read")
         audit_sql, audit_params = self._scope_filter("audit")
         for direction, mine, other in (("outgoing", "from_page_id", "to_page_id"), ("incoming", "to_page_id", "from_page_id")):
@@ -228,7 +232,7 @@ class ReadOps(StoreCore):
             ]
         return out
 
-    def _history(self, page: Any) -> list[dict]:
+    def _history(self, page: Any) -> list[dict[str, Any]]:
         m = self._m
         rows = (
             m.Revision.select(m.Revision.id, m.Revision.revision_id, m.Revision.created_at, m.Revision.actor_type,
@@ -245,7 +249,7 @@ class ReadOps(StoreCore):
     # --- scopes ---
 
     @operation("list_scopes")
-    def list_scopes(self, call: Call, query: str | None = None, limit: int | None = None, cursor: str | None = None) -> dict:
+    def list_scopes(self, call: Call, query: str | None = None, limit: int | None = None, cursor: str | None = None) -> dict[str, Any]:
         """Scopes visible to this session, with page counts and last activity (payloads never read)."""
         self._require_somewhere("list_scopes")
         size = clamp(limit, LIMITS["default_hits"], LIMITS["max_list"])
@@ -276,7 +280,7 @@ class ReadOps(StoreCore):
 
     @operation("list_pages")
     def list_pages(self, call: Call, scopes: Any = None, status: Any = None, order: str = "recent",
-                   after: str | None = None, limit: int | None = None, actor_types: Any = None) -> dict:
+                   after: str | None = None, limit: int | None = None, actor_types: Any = None) -> dict[str, Any]:
         """Page heads in recency (sort_time, id) or title order, keyset-paged; authorization in the SQL."""
         if order not in LIST_ORDERS:
             raise Unsupported(f"Order {order!r} is not supported; use {' or '.join(LIST_ORDERS)}.")
@@ -293,7 +297,7 @@ class ReadOps(StoreCore):
         audit_sql, audit_params = self._scope_filter("audit")
         where = [auth_sql, f"(p.status != 'tombstoned' OR {audit_sql})",
                  "(" + " OR ".join(STATUS_PARTS[s] for s in statuses) + ")"]
-        params: list = [*auth_params, *audit_params]
+        params: list[Any] = [*auth_params, *audit_params]
         if actors:
             where.append("p.actor_type IN (" + ",".join("?" * len(actors)) + ")")
             params += actors
@@ -329,7 +333,7 @@ class ReadOps(StoreCore):
             cursor = encode_cursor({"k": "pages", "t": last[0], "i": last[1], "f": fingerprint})
         return {"pages": rows, "next_cursor": cursor}
 
-    def _list_partitions(self, named: list[str], order: str) -> list:
+    def _list_partitions(self, named: list[str], order: str) -> list[Any]:
         """Scope ids to walk one by one (None: one walk over every scope)."""
         if named:
             found = self._db.execute_sql(
@@ -342,7 +346,7 @@ class ReadOps(StoreCore):
                 return [r[0] for r in found] or [-1]
         return [None]
 
-    def _page_summaries(self, pks: list[int]) -> list[dict]:
+    def _page_summaries(self, pks: list[int]) -> list[dict[str, Any]]:
         if not pks:
             return []
         found = self._db.execute_sql(
@@ -360,10 +364,8 @@ class ReadOps(StoreCore):
     # --- capabilities, doctor, audit ---
 
     @operation("describe_capabilities")
-    def describe_capabilities(self, call: Call) -> dict:
+    def describe_capabilities(self, call: Call) -> dict[str, Any]:
         """What this store supports; every advertised mode and projection works."""
-        from .writes import RECOMMENDED_RELATION_TYPES
-
         return {
             "protocol_version": PROTOCOL_VERSION,
             "search_modes": list(SEARCH_MODES),
@@ -371,7 +373,7 @@ class ReadOps(StoreCore):
             "limits": dict(LIMITS),
             "relation_types": list(RECOMMENDED_RELATION_TYPES),
             "relation_types_open": True,
-            "lifecycle_statuses": ["active", "superseded", "archived", "tombstoned"],
+            "lifecycle_statuses": list(LIFECYCLE_STATUSES),
             "flags": {
                 "event_ingest": True,
                 "revision_conflicts": True,
@@ -383,7 +385,7 @@ class ReadOps(StoreCore):
         }
 
     @operation("doctor")
-    def doctor(self, call: Call) -> dict:
+    def doctor(self, call: Call) -> dict[str, Any]:
         """Integrity check, counts, SQLite version and full-text index state."""
         self._require_somewhere("audit")
         db = self._db
@@ -411,7 +413,7 @@ class ReadOps(StoreCore):
 
     @operation("audit_log")
     def audit_log(self, call: Call, decision: str | None = None, operation: str | None = None,
-                  principal: str | None = None, limit: int | None = None, cursor: str | None = None) -> dict:
+                  principal: str | None = None, limit: int | None = None, cursor: str | None = None) -> dict[str, Any]:
         """Audit events, newest first (metadata only)."""
         self._require_somewhere("audit")
         if decision is not None and decision not in ("allowed", "denied", "failed"):

@@ -6,7 +6,9 @@ import hashlib
 from typing import Any
 
 from . import ids as idmod
-from .core import LIMITS, Call, StoreCore, dumps, operation
+from .constants import LIFECYCLE_STATUSES as STATUSES
+from .constants import LIMITS
+from .core import Call, Part, dumps, operation
 from . import analysis, index
 from .errors import Conflict, Invalid, Unsupported
 from .ranking import Ranker
@@ -14,7 +16,6 @@ from .ranking import Scope as RankScope
 from .reads import PROJECTIONS, SEARCH_MODES, clamp, decode_cursor, effective_status, encode_cursor
 from .text import snippet
 
-STATUSES = ("active", "superseded", "archived", "tombstoned")
 FILTER_KEYS = {"lifecycle_status", "relation_types", "created_after", "created_before", "observed_after",
                "observed_before", "media_types", "actor_types"}
 TIME_FILTERS = ("created_after", "created_before", "observed_after", "observed_before")
@@ -25,13 +26,13 @@ STATUS_SQL = (
 )
 
 
-class SearchOps(StoreCore):
+class SearchOps(Part):
     @operation("search_pages")
     def search_pages(
-        self, call: Call, query: str = "", scopes: Any = (), mode: str = "auto", filters: dict | None = None,
+        self, call: Call, query: str = "", scopes: Any = (), mode: str = "auto", filters: dict[str, Any] | None = None,
         limit: int | None = None, cursor: str | None = None, context_id: str | None = None,
         all_revisions: bool = False,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Search head revisions (or all with all_revisions) in the scopes this session may search."""
         if mode not in SEARCH_MODES:
             raise Unsupported(f"Search mode {mode!r} is not supported; use {', '.join(SEARCH_MODES)}.")
@@ -63,7 +64,8 @@ class SearchOps(StoreCore):
         rows = self._run(used, query, where, params, size + 1, offset, flt, bool(all_revisions), call)
         return self._page_of_hits(rows, size, offset, used, query, fingerprint, call)
 
-    def _ranked(self, mode: str, query: str, named: list[str], where: str, params: list, need: int) -> list[tuple[int, float]]:
+    def _ranked(self, mode: str, query: str, named: list[str], where: str, params: list[Any],
+                need: int) -> list[tuple[int, float]]:
         """The best `need` (revision pk, score) rows of `auto` (any term) or `text` (every term)."""
         self._require_current_index()
         units = analysis.ranked_units(query, self._salt)
@@ -79,7 +81,7 @@ class SearchOps(StoreCore):
             raise Conflict(f"Index upgrade in progress ({done:,} of {total:,} revisions); run pcp once to finish it, "
                            "or search with mode exact meanwhile.")
 
-    def _rank_scope(self, named: list[str], where: str, params: list) -> RankScope:
+    def _rank_scope(self, named: list[str], where: str, params: list[Any]) -> RankScope:
         """The scopes whose statistics this session's scores may use: those it may search (and named ones)."""
         scope_sql, scope_params = self._scope_filter("search", "s.namespace")
         if named:
@@ -92,8 +94,8 @@ class SearchOps(StoreCore):
             tokens = sorted(pks) if len(pks) <= MAX_SCOPE_TOKENS else None
         return RankScope(scope_sql, scope_params, where, params, tokens)
 
-    def _page_of_hits(self, rows: list, size: int, offset: int, used: str, query: str, fingerprint: str, call: Call,
-                      units: list | None = None) -> dict:
+    def _page_of_hits(self, rows: list[Any], size: int, offset: int, used: str, query: str, fingerprint: str, call: Call,
+                      units: list[analysis.Unit] | None = None) -> dict[str, Any]:
         more = len(rows) > size
         hits = self._hits(rows[:size], used, query, units)
         call.counts["hits"] = len(hits)
@@ -101,7 +103,7 @@ class SearchOps(StoreCore):
         next_cursor = encode_cursor({"k": "search", "o": offset + size, "m": used, "f": fingerprint}) if more else None
         return {"hits": hits, "next_cursor": next_cursor}
 
-    def _filters(self, filters: dict | None, all_revisions: bool) -> dict:
+    def _filters(self, filters: dict[str, Any] | None, all_revisions: bool) -> dict[str, Any]:
         flt = dict(filters or {})
         unknown = set(flt) - FILTER_KEYS
         if unknown:
@@ -128,7 +130,7 @@ class SearchOps(StoreCore):
                 flt[key] = idmod.parse_time(flt[key], key)
         return flt
 
-    def _where(self, named: list[str], flt: dict, context_id: str | None, all_revisions: bool) -> tuple[str, list]:
+    def _where(self, named: list[str], flt: dict[str, Any], context_id: str | None, all_revisions: bool) -> tuple[str, list[Any]]:
         """The WHERE clause every mode shares: grants, named scopes, status, filters, suppressions."""
         search_sql, params = self._scope_filter("search")
         parts = [search_sql]
@@ -192,7 +194,7 @@ class SearchOps(StoreCore):
             params += [context_id, idmod.now()]
         return " AND ".join(parts), params
 
-    def _run(self, mode: str, query: str, where: str, params: list, limit: int, offset: int, flt: dict,
+    def _run(self, mode: str, query: str, where: str, params: list[Any], limit: int, offset: int, flt: dict[str, Any],
              all_revisions: bool, call: Call) -> list[tuple[int, float]]:
         """(revision pk, score) rows of one mode, already filtered by access."""
         db = self._db
@@ -209,7 +211,7 @@ class SearchOps(StoreCore):
             return [(r[0], 1.0 if mode == "exact" else 0.0) for r in rows]
         return self._graph(query, where, params, limit, offset, flt, call)
 
-    def _graph(self, query: str, where: str, params: list, limit: int, offset: int, flt: dict, call: Call) -> list:
+    def _graph(self, query: str, where: str, params: list[Any], limit: int, offset: int, flt: dict[str, Any], call: Call) -> list[Any]:
         """Neighbours of a page or revision over live relations and provenance, in either direction."""
         ident = query.strip()
         page = self._page_row(ident, call, "search")  # not_found for missing or hidden
@@ -219,7 +221,7 @@ class SearchOps(StoreCore):
             f"SELECT to_page_id AS n FROM relation WHERE retracted = 0 AND from_page_id = ?{type_sql} "
             f"UNION SELECT from_page_id FROM relation WHERE retracted = 0 AND to_page_id = ?{type_sql} "
         )
-        n_params: list = [page.id, *types, page.id, *types]
+        n_params: list[Any] = [page.id, *types, page.id, *types]
         if not types:
             neighbours += (
                 "UNION SELECT input_page FROM provenance_input WHERE page_id = ? AND input_page IS NOT NULL "
@@ -232,7 +234,7 @@ class SearchOps(StoreCore):
         )
         return self._db.execute_sql(sql, [*n_params, page.id, *params, limit, offset]).fetchall()
 
-    def _hits(self, rows: list, matched_by: str, query: str, units: list | None = None) -> list[dict]:
+    def _hits(self, rows: list[Any], matched_by: str, query: str, units: list[analysis.Unit] | None = None) -> list[dict[str, Any]]:
         if not rows:
             return []
         marks = ",".join("?" * len(rows))
@@ -248,13 +250,14 @@ class SearchOps(StoreCore):
         }
         hits = []
         for rev_pk, score in rows:
+            spans: list[list[int]]
             _, revision_id, title, content, created_at, observed_at, page_id, head, status, superseded, ns = found[rev_pk]
             body, projection = (content, "payload") if content is not None else (title, "manifest")
             if units is not None:
-                text, start, end, marks = analysis.passage(body, units, self._salt)
+                text, start, end, spans = analysis.passage(body, units, self._salt)
             else:
                 text, start, end = snippet(body, query if matched_by in ("exact", "temporal") else "")
-                marks = analysis.substring_marks(text, query) if matched_by in ("exact", "temporal") else []
+                spans = analysis.substring_marks(text, query) if matched_by in ("exact", "temporal") else []
             hits.append({
                 "page_id": page_id,
                 "revision_id": revision_id,
@@ -264,7 +267,7 @@ class SearchOps(StoreCore):
                 "title": title,
                 "date": observed_at or created_at,
                 "snippet": text,
-                "highlights": marks,
+                "highlights": spans,
                 "projection": projection,
                 "range": [start, end],
                 "matched_by": matched_by,

@@ -39,7 +39,7 @@ def relation_type(value: Any) -> str:
     return value
 
 
-def payload(value: Any, content: Any = None, media_type: Any = None) -> dict | None:
+def payload(value: Any, content: Any = None, media_type: Any = None) -> dict[str, Any] | None:
     """Normalise `payload` or (`content`, `media_type`) into {media_type, content} or None."""
     if value is not None and content is not None:
         raise Invalid("Give either payload or content, not both.")
@@ -64,7 +64,7 @@ def payload(value: Any, content: Any = None, media_type: Any = None) -> dict | N
     return {"media_type": media_type, "content": content}
 
 
-def source_refs(value: Any) -> list[dict]:
+def source_refs(value: Any) -> list[dict[str, Any]]:
     if value is None:
         return []
     if not isinstance(value, list):
@@ -85,7 +85,7 @@ def source_refs(value: Any) -> list[dict]:
     return out
 
 
-def facets(value: Any) -> dict:
+def facets(value: Any) -> dict[str, Any]:
     if value is None:
         return {}
     if isinstance(value, str):
@@ -110,7 +110,7 @@ def facets(value: Any) -> dict:
     return value
 
 
-def provenance(value: Any) -> list[dict]:
+def provenance(value: Any) -> list[dict[str, Any]]:
     """Caller-given provenance events (operation, input_revision_ids, tool_or_model?)."""
     if value is None:
         return []

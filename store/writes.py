@@ -7,34 +7,24 @@ from typing import Any, Callable, Iterable
 
 from . import ids
 from . import validate as v
-from .core import Call, StoreCore, dumps, operation
+from .constants import DERIVATION_TYPES
+from .core import Call, Part, dumps, operation
 from . import index
 from .errors import Conflict, Cycle, Forbidden, Invalid, not_found
-from .text import first_line
-
-DERIVATION_TYPES = ("derived_from", "summarizes", "aggregates")
-RECOMMENDED_RELATION_TYPES = (
-    "contains", "derived_from", "depends_on", "defines", "uses", "supports", "contradicts", "supersedes",
-    "inspired_by", "related_to", "responds_to", "continues", "summarizes", "aggregates", "links_to",
-)
+from .titles import page_title
 
 
-def page_title(facets: dict, payload: dict | None, source_refs: list[dict]) -> str:
-    if facets.get("title"):
-        return facets["title"]
-    if payload:
-        return first_line(payload["content"])
-    return source_refs[0]["uri"] if source_refs else ""
 
+class WriteOps(Part):
+    """Writing: scopes, pages, revisions, events, relations and the bulk path."""
 
-class WriteOps(StoreCore):
     # --- scopes ---
 
     @operation("create_scope", write=True)
     def create_scope(
         self, call: Call, namespace: str, display_name: str | None = None, description: str | None = None,
         parent: str | None = None, visibility: str = "private",
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Create a scope (a namespace) with its display name, description and parent."""
         ns = v.namespace(namespace)
         self._require(call, "manage_scope", ns)
@@ -65,7 +55,7 @@ class WriteOps(StoreCore):
 
     # --- idempotency ---
 
-    def _replay(self, call: Call, key: str | None, body: Any) -> dict | None:
+    def _replay(self, call: Call, key: str | None, body: Any) -> dict[str, Any] | None:
         """The first result for this key and body; conflict when the body differs."""
         if key is None:
             return None
@@ -79,12 +69,12 @@ class WriteOps(StoreCore):
             return None
         if row.body_digest != v.body_digest(body):
             raise Conflict(f"Idempotency key {key!r} was already used for a different {call.operation} request.")
-        result = json.loads(row.result)
+        result: dict[str, Any] = json.loads(row.result)
         result["created"] = False
         call.counts["replayed"] = 1
         return result
 
-    def _remember(self, call: Call, key: str | None, body: Any, result: dict, page_pk: int | None) -> None:
+    def _remember(self, call: Call, key: str | None, body: Any, result: dict[str, Any], page_pk: int | None) -> None:
         if key is None:
             return
         self._m.Idempotency.create(
@@ -98,11 +88,11 @@ class WriteOps(StoreCore):
     # --- the write path shared by write_page, ingest_event and importers ---
 
     def _create_page(
-        self, call: Call, *, namespace: str, permission: str, payload: dict | None, source_refs: list[dict],
-        facets: dict, provenance: list[dict], default_operation: str, observed_at: str | None = None,
-        valid_from: str | None = None, valid_to: str | None = None, relations: list[dict] | None = None,
+        self, call: Call, *, namespace: str, permission: str, payload: dict[str, Any] | None, source_refs: list[dict[str, Any]],
+        facets: dict[str, Any], provenance: list[dict[str, Any]], default_operation: str, observed_at: str | None = None,
+        valid_from: str | None = None, valid_to: str | None = None, relations: list[dict[str, Any]] | None = None,
         actor: tuple[str, str] | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         if payload is None and not source_refs:
             raise Invalid("A page needs a payload or at least one source ref.")
         scope = self._scope_for_write(call, namespace, permission)
@@ -129,8 +119,8 @@ class WriteOps(StoreCore):
         return {"page_id": page.page_id, "revision_id": rev.revision_id, "created": True}
 
     def _insert_revision(
-        self, page: Any, scope: Any, previous: Any, seq: int, stamp: str, payload: dict | None,
-        source_refs: list[dict], facets: dict, events: list[dict], inputs: list[tuple[str, int | None]],
+        self, page: Any, scope: Any, previous: Any, seq: int, stamp: str, payload: dict[str, Any] | None,
+        source_refs: list[dict[str, Any]], facets: dict[str, Any], events: list[dict[str, Any]], inputs: list[tuple[str, int | None]],
         actor_type: str, actor_id: str, observed_at: str | None, valid_from: str | None, valid_to: str | None,
     ) -> Any:
         provenance = [
@@ -163,11 +153,10 @@ class WriteOps(StoreCore):
                             counted=page.status != "tombstoned")
         return rev
 
-    def _check_inputs(self, call: Call, events: list[dict], namespace: str, page: Any) -> list[tuple[str, int | None]]:
+    def _check_inputs(self, call: Call, events: list[dict[str, Any]], namespace: str, page: Any) -> list[tuple[str, int | None]]:
         """Provenance inputs must be visible revisions; another scope needs derive_across_scopes."""
         out: list[tuple[str, int | None]] = []
         seen: set[str] = set()
-        m = self._m
         for event in events:
             resolved = []
             for ident in event["input_revision_ids"]:
@@ -205,11 +194,11 @@ class WriteOps(StoreCore):
 
     @operation("write_page", write=True)
     def write_page(
-        self, call: Call, namespace: str, payload: dict | None = None, *, content: str | None = None,
-        media_type: str | None = None, source_refs: list | None = None, facets: dict | None = None,
-        relations: list | None = None, provenance: list | None = None, observed_at: str | None = None,
+        self, call: Call, namespace: str, payload: dict[str, Any] | None = None, *, content: str | None = None,
+        media_type: str | None = None, source_refs: list[Any] | None = None, facets: dict[str, Any] | None = None,
+        relations: list[Any] | None = None, provenance: list[Any] | None = None, observed_at: str | None = None,
         valid_from: str | None = None, valid_to: str | None = None, idempotency_key: str | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Create a page with its first revision."""
         ns = v.namespace(namespace)
         body_payload = v.payload(payload, content, media_type)
@@ -231,7 +220,7 @@ class WriteOps(StoreCore):
         self._remember(call, key, body, result, self._m.Page.get(self._m.Page.page_id == result["page_id"]).id)
         return result
 
-    def _relations_arg(self, relations: Any) -> list[dict]:
+    def _relations_arg(self, relations: Any) -> list[dict[str, Any]]:
         if relations is None:
             return []
         if not isinstance(relations, list):
@@ -244,8 +233,8 @@ class WriteOps(StoreCore):
         return out
 
     @operation("ingest_event", write=True)
-    def ingest_event(self, call: Call, event: dict, namespace: str, idempotency_key: str, *,
-                     tool: str | None = None) -> dict:
+    def ingest_event(self, call: Call, event: dict[str, Any], namespace: str, idempotency_key: str, *,
+                     tool: str | None = None) -> dict[str, Any]:
         """Turn a raw event (message, tool event, file change) into a source-backed page.
 
         `tool` names the importer when the owner runs one (actor type `tool`, pcp-core.md section 2).
@@ -278,11 +267,11 @@ class WriteOps(StoreCore):
 
     @operation("revise_page", write=True)
     def revise_page(
-        self, call: Call, page_id: str, expected_revision_id: str, payload: dict | None = None, *,
-        content: str | None = None, media_type: str | None = None, source_refs: list | None = None,
-        facets: dict | None = None, provenance: list | None = None, observed_at: str | None = None,
+        self, call: Call, page_id: str, expected_revision_id: str, payload: dict[str, Any] | None = None, *,
+        content: str | None = None, media_type: str | None = None, source_refs: list[Any] | None = None,
+        facets: dict[str, Any] | None = None, provenance: list[Any] | None = None, observed_at: str | None = None,
         idempotency_key: str | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Add a revision on top of `expected_revision_id`; a stale expectation is a conflict."""
         if not isinstance(expected_revision_id, str) or not expected_revision_id:
             raise Invalid("revise_page needs expected_revision_id (the revision you read).")
@@ -340,7 +329,7 @@ class WriteOps(StoreCore):
         return result
 
     @operation("link_pages", write=True)
-    def link_pages(self, call: Call, from_id: str, relation_type: str, to_id: str, idempotency_key: str | None = None) -> dict:
+    def link_pages(self, call: Call, from_id: str, relation_type: str, to_id: str, idempotency_key: str | None = None) -> dict[str, Any]:
         """Add a typed, directed relation between two revisions (page ids resolve to their heads)."""
         rtype = v.relation_type(relation_type)
         key = v.idempotency_key(idempotency_key)
@@ -354,7 +343,7 @@ class WriteOps(StoreCore):
         return result
 
     def _link(self, call: Call, from_page: Any, from_rev: Any, rtype: str, to_id: str,
-              actor: tuple[str, str] | None = None) -> dict:
+              actor: tuple[str, str] | None = None) -> dict[str, Any]:
         self._require(call, "link", from_page.scope.namespace)
         to_page, to_rev = self._resolve_revision(to_id, call)
         if rtype in DERIVATION_TYPES and self._reaches(to_page.id, from_page.id):
@@ -377,7 +366,7 @@ class WriteOps(StoreCore):
         }
 
     @operation("unlink", write=True)
-    def unlink(self, call: Call, relation_id: str, reason: str) -> dict:
+    def unlink(self, call: Call, relation_id: str, reason: str) -> dict[str, Any]:
         """Retract a relation: recorded with who, when and why, and hidden from then on."""
         why = v.reason(reason)
         m = self._m
@@ -403,13 +392,13 @@ class WriteOps(StoreCore):
     # --- bulk path (imports, benchmarks): one transaction and one audit event per batch ---
 
     def write_pages_bulk(
-        self, items: Iterable[dict], namespace: str, batch_size: int = 1000,
+        self, items: Iterable[dict[str, Any]], namespace: str, batch_size: int = 1000,
         progress: Callable[[int, int | None], None] | None = None, total: int | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Write many simple pages ({content, media_type?, facets?, observed_at?}) in batches."""
         ns = v.namespace(namespace)
         created = 0
-        batch: list[dict] = []
+        batch: list[dict[str, Any]] = []
         # Checkpoint the WAL less often while loading: index pages touched by many batches are
         # then written back once per checkpoint instead of once per batch.
         self._db.execute_sql("PRAGMA wal_autocheckpoint=20000")
@@ -431,7 +420,7 @@ class WriteOps(StoreCore):
         return {"created": created}
 
     @operation("write_pages_bulk", write=True)
-    def _bulk_batch(self, call: Call, ns: str, batch: list[dict]) -> int:
+    def _bulk_batch(self, call: Call, ns: str, batch: list[dict[str, Any]]) -> int:
         scope = self._scope_for_write(call, ns, "write")
         stamp = ids.now()
         actor_type, actor_id = self.session.actor_type, self.session.principal_id
@@ -446,6 +435,8 @@ class WriteOps(StoreCore):
         id_pairs = ids.new_id_pairs("pg", "rev", len(batch))
         for offset, item in enumerate(batch):
             payload = v.payload(None, item.get("content"), item.get("media_type"))
+            if payload is None:
+                raise Invalid("Every page of a bulk write needs content.")
             facets = v.facets(item["facets"]) if item.get("facets") is not None else {}
             observed = v.optional_time(item["observed_at"], "observed_at") if item.get("observed_at") else None
             page_pk, rev_pk = next_page + offset, next_rev + offset

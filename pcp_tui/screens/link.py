@@ -30,7 +30,7 @@ class LinkScreen(StoreWorkers, ModalScreen["dict | None"]):
         self._timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
-        from store.writes import RECOMMENDED_RELATION_TYPES
+        from store import RECOMMENDED_RELATION_TYPES
 
         with Vertical(id="dialog", classes="dialog wide"):
             yield Static(Content.assemble(("Link ", "bold"), (self.page_title, "bold"), " to another page"),

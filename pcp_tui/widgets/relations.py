@@ -72,7 +72,7 @@ class RelationsView(StoreWorkers, Vertical):
         self.page_id = page_id
         self.query_one(RelationList).show_relations(relations, titles)
         found = sorted({r["relation_type"] for d in ("outgoing", "incoming") for r in relations.get(d, [])})
-        from store.writes import RECOMMENDED_RELATION_TYPES
+        from store import RECOMMENDED_RELATION_TYPES
 
         types = sorted(set(found) | set(RECOMMENDED_RELATION_TYPES))
         if types != self.types:

@@ -7,12 +7,11 @@ import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+from ..constants import Progress as Progress  # the one progress callback type, re-exported for the importers
 from ..errors import Invalid, PcpError
 from ..ids import format_time, parse_time
-
-Progress = Callable[[int, int, str], None]  # (done, total, what) -> None
 
 
 @dataclass
@@ -30,16 +29,16 @@ class ImportReport:
     relations: int = 0
     hidden_skipped: int = 0
     empty_skipped: int = 0
-    skipped: list[dict] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
 
-    def add(self, counts: dict) -> None:
+    def add(self, counts: dict[str, Any]) -> None:
         for key in ("created", "unchanged", "revised", "relations"):
             setattr(self, key, getattr(self, key) + counts.get(key, 0))
 
     def skip(self, item: str, reason: str) -> None:
         self.skipped.append({"item": item, "reason": reason})
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "source": self.source, "conversations": self.conversations, "messages": self.messages,
             "notes": self.notes, "events": self.events, "created": self.created, "unchanged": self.unchanged,
@@ -78,6 +77,16 @@ def read_json_export(path: str | Path, member: str = "conversations.json") -> tu
         return json.loads(text), label
     except json.JSONDecodeError as exc:
         raise Invalid(f"{label}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}.") from None
+
+
+def json_object(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one (exports leave fields out or give other types)."""
+    return value if isinstance(value, dict) else {}
+
+
+def json_text(value: Any) -> str:
+    """`value` when it is a string, else empty text."""
+    return value if isinstance(value, str) else ""
 
 
 def epoch_to_time(value: Any) -> str | None:

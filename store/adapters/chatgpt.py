@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from .base import ImportReport, Progress, epoch_to_time, read_json_export
+from .base import ImportReport, Progress, epoch_to_time, json_object, json_text, read_json_export
 from .chats import ChatConversation, ChatMessage, conversation_items, write_conversations
 
 TOOL = "pcp-import-chatgpt"
@@ -24,13 +24,13 @@ def import_chatgpt(store: Any, path: str | Path, namespace: str | None = None,
     return write_conversations(store, "chatgpt", TOOL, label, _parse_all(items), len(items), report, namespace, progress)
 
 
-def _parse_all(items: list) -> Iterator[ChatConversation | tuple[str, str]]:
+def _parse_all(items: list[Any]) -> Iterator[ChatConversation | tuple[str, str]]:
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             yield (f"chatgpt item {index}", "not a conversation object")
             continue
         conv_id = str(item.get("conversation_id") or item.get("id") or _anonymous_id(item))
-        title = item.get("title") if isinstance(item.get("title"), str) else ""
+        title = json_text(item.get("title"))
         mapping = item.get("mapping")
         if not isinstance(mapping, dict) or not mapping:
             yield (f"chatgpt conversation {conv_id} ({title or 'untitled'})", "no messages (the export has no mapping)")
@@ -38,12 +38,12 @@ def _parse_all(items: list) -> Iterator[ChatConversation | tuple[str, str]]:
         yield parse_conversation(conv_id, title, item, mapping)
 
 
-def _anonymous_id(item: dict) -> str:
+def _anonymous_id(item: dict[str, Any]) -> str:
     basis = json.dumps([item.get("title"), item.get("create_time")], default=str)
     return "anon-" + hashlib.sha256(basis.encode()).hexdigest()[:16]
 
 
-def parse_conversation(conv_id: str, title: str, item: dict, mapping: dict) -> ChatConversation:
+def parse_conversation(conv_id: str, title: str, item: dict[str, Any], mapping: dict[str, Any]) -> ChatConversation:
     messages = []
     for node_id, node in mapping.items():
         if not isinstance(node, dict):
@@ -82,11 +82,11 @@ def _last_leaf(messages: list[ChatMessage]) -> str | None:
     return max(leaves, key=lambda m: (m.observed_at or "", m.node_id)).node_id
 
 
-def _message(node_id: str, msg: dict, parent: str | None) -> ChatMessage:
-    author = msg.get("author") if isinstance(msg.get("author"), dict) else {}
+def _message(node_id: str, msg: dict[str, Any], parent: str | None) -> ChatMessage:
+    author = json_object(msg.get("author"))
     role = str(author.get("role") or "unknown")
-    content = msg.get("content") if isinstance(msg.get("content"), dict) else {}
-    metadata = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
+    content = json_object(msg.get("content"))
+    metadata = json_object(msg.get("metadata"))
     ctype = content.get("content_type") or ("text" if "parts" in content else "unknown")
     text, refs = content_text(content, ctype)
     text, refs = _with_metadata(text, refs, metadata)
@@ -96,7 +96,7 @@ def _message(node_id: str, msg: dict, parent: str | None) -> ChatMessage:
         or bool(metadata.get("is_user_system_message"))
         or (role == "system" and not text.strip())
     )
-    facets: dict = {"content_type": ctype}
+    facets: dict[str, Any] = {"content_type": ctype}
     recipient = msg.get("recipient")
     if isinstance(recipient, str) and recipient != "all":
         facets["recipient"] = recipient
@@ -123,9 +123,9 @@ def _message(node_id: str, msg: dict, parent: str | None) -> ChatMessage:
     )
 
 
-def content_text(content: dict, ctype: str) -> tuple[str, list[dict]]:
+def content_text(content: dict[str, Any], ctype: str) -> tuple[str, list[dict[str, Any]]]:
     """Searchable text and binary source refs of one message's content, whatever its type."""
-    refs: list[dict] = []
+    refs: list[dict[str, Any]] = []
     if ctype in ("text", "multimodal_text") or "parts" in content and ctype not in ("code", "execution_output"):
         pieces = []
         for part in content.get("parts") or []:
@@ -170,7 +170,7 @@ def content_text(content: dict, ctype: str) -> tuple[str, list[dict]]:
     return (f"```json\n{json.dumps(rest, ensure_ascii=False, indent=1)}\n```" if rest else ""), refs
 
 
-def _part(part: dict) -> tuple[str, dict | None]:
+def _part(part: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
     ptype = part.get("content_type", "")
     pointer = part.get("asset_pointer")
     if isinstance(pointer, str) and pointer:
@@ -182,11 +182,11 @@ def _part(part: dict) -> tuple[str, dict | None]:
     return f"```json\n{json.dumps(part, ensure_ascii=False)}\n```", None
 
 
-def _with_metadata(text: str, refs: list[dict], metadata: dict) -> tuple[str, list[dict]]:
+def _with_metadata(text: str, refs: list[dict[str, Any]], metadata: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     """Citations and attachments are part of what a message says or carries."""
     sources = []
     for cite in metadata.get("citations") or []:
-        meta = cite.get("metadata") if isinstance(cite, dict) and isinstance(cite.get("metadata"), dict) else {}
+        meta = json_object(cite.get("metadata")) if isinstance(cite, dict) else {}
         url, title = meta.get("url"), meta.get("title")
         if isinstance(url, str) and url:
             sources.append(f"- [{title or url}]({url})")

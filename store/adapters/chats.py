@@ -21,8 +21,8 @@ class ChatMessage:
     observed_at: str | None
     author_name: str | None = None
     model: str | None = None
-    binary_refs: list[dict] = field(default_factory=list)
-    extra_facets: dict = field(default_factory=dict)
+    binary_refs: list[dict[str, Any]] = field(default_factory=list)
+    extra_facets: dict[str, Any] = field(default_factory=dict)
     hidden: bool = False  # system scaffolding the chat app never shows
 
 
@@ -34,10 +34,10 @@ class ChatConversation:
     updated_at: str | None
     messages: list[ChatMessage]
     current_leaf: str | None  # node id of the message the user last saw, if the export says
-    extra_facets: dict = field(default_factory=dict)
+    extra_facets: dict[str, Any] = field(default_factory=dict)
 
 
-def conversation_items(data: Any, label: str, source: str, single_keys: tuple[str, ...]) -> list:
+def conversation_items(data: Any, label: str, source: str, single_keys: tuple[str, ...]) -> list[Any]:
     """The conversations of an export: a list of them, or one conversation object (it has one of `single_keys`)."""
     if isinstance(data, dict) and any(key in data for key in single_keys):
         return [data]
@@ -179,8 +179,8 @@ def _nearest_written_parent(msg: ChatMessage, by_id: dict[str, ChatMessage], ref
     return None
 
 
-def _file_ref(source: str, label: str, conversation_id: str, msg: ChatMessage | None) -> dict:
-    locator: dict = {"file": label, "conversation_id": conversation_id}
+def _file_ref(source: str, label: str, conversation_id: str, msg: ChatMessage | None) -> dict[str, Any]:
+    locator: dict[str, Any] = {"file": label, "conversation_id": conversation_id}
     uri = f"{source}-export:{label}#conversation={conversation_id}"
     if msg is not None:
         locator.update({"message_id": msg.message_id, "node_id": msg.node_id})

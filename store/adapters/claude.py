@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from .base import ImportReport, Progress, epoch_to_time, read_json_export
+from .base import ImportReport, Progress, epoch_to_time, json_text, read_json_export
 from .chats import ChatConversation, ChatMessage, conversation_items, write_conversations
 
 TOOL = "pcp-import-claude"
@@ -23,13 +23,13 @@ def import_claude(store: Any, path: str | Path, namespace: str | None = None,
     return write_conversations(store, "claude", TOOL, label, _parse_all(items), len(items), report, namespace, progress)
 
 
-def _parse_all(items: list) -> Iterator[ChatConversation | tuple[str, str]]:
+def _parse_all(items: list[Any]) -> Iterator[ChatConversation | tuple[str, str]]:
     for index, item in enumerate(items):
         if not isinstance(item, dict) or not item.get("uuid"):
             yield (f"claude item {index}", "not a conversation object (no uuid)")
             continue
         conv_id = str(item["uuid"])
-        title = item.get("name") if isinstance(item.get("name"), str) else ""
+        title = json_text(item.get("name"))
         raw = item.get("chat_messages")
         if not isinstance(raw, list) or not raw:
             yield (f"claude conversation {conv_id} ({title or 'untitled'})", "no messages")
@@ -37,7 +37,7 @@ def _parse_all(items: list) -> Iterator[ChatConversation | tuple[str, str]]:
         yield parse_conversation(conv_id, title, item, raw)
 
 
-def parse_conversation(conv_id: str, title: str, item: dict, raw: list) -> ChatConversation:
+def parse_conversation(conv_id: str, title: str, item: dict[str, Any], raw: list[Any]) -> ChatConversation:
     entries = [m for m in raw if isinstance(m, dict) and m.get("uuid")]
     # Exports do not keep messages in order: time first, then the export's own index.
     ordered = sorted(
@@ -70,17 +70,17 @@ def parse_conversation(conv_id: str, title: str, item: dict, raw: list) -> ChatC
     )
 
 
-def _index(entry: dict) -> int:
+def _index(entry: dict[str, Any]) -> int:
     value = entry.get("index")
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _message(node: str, entry: dict, parent: str | None, model: Any) -> ChatMessage:
+def _message(node: str, entry: dict[str, Any], parent: str | None, model: Any) -> ChatMessage:
     sender = str(entry.get("sender") or "unknown")
     text = blocks_text(entry.get("content"))
     if not text.strip() and isinstance(entry.get("text"), str):
         text = entry["text"]
-    refs: list[dict] = []
+    refs: list[dict[str, Any]] = []
     for att in entry.get("attachments") or []:
         if not isinstance(att, dict):
             continue
@@ -103,7 +103,7 @@ def _message(node: str, entry: dict, parent: str | None, model: Any) -> ChatMess
                    "locator": {k: f[k] for k in ("file_name", "file_kind") if k in f}}
             if not any(r["uri"] == ref["uri"] for r in refs):
                 refs.append(ref)
-    facets: dict = {}
+    facets: dict[str, Any] = {}
     if entry.get("truncated"):
         facets["truncated"] = True
     if isinstance(entry.get("stop_reason"), str) and entry["stop_reason"] not in ("stop_sequence", "end_turn"):

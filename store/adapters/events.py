@@ -67,8 +67,8 @@ def read_events(path: Path) -> list[tuple[int, Any]]:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise Invalid(f"{path.name}: not UTF-8 text at line {line} (byte {exc.start}).") from None
+        bad_line = raw[: exc.start].count(b"\n") + 1
+        raise Invalid(f"{path.name}: not UTF-8 text at line {bad_line} (byte {exc.start}).") from None
     out: list[tuple[int, Any]] = []
     for line_no, line in enumerate(text.split("\n"), 1):
         if not line.strip():

@@ -41,7 +41,7 @@ def split_front_matter(text: str) -> tuple[str | None, str]:
     return None, text  # never closed: not front matter
 
 
-def parse_front_matter(block: str) -> dict:
+def parse_front_matter(block: str) -> dict[str, Any]:
     """The front matter block as a JSON-ready dict; FrontMatterError when outside the subset."""
     parser = _Parser(block)
     if parser.at_end():
@@ -79,8 +79,8 @@ class _Parser:
 
     # --- block structures ---
 
-    def mapping(self, indent: int) -> dict:
-        out: dict = {}
+    def mapping(self, indent: int) -> dict[str, Any]:
+        out: dict[str, Any] = {}
         while not self.at_end():
             ind, content = self.peek()
             if ind < indent:
@@ -115,8 +115,8 @@ class _Parser:
             return self.sequence(indent)
         return self.mapping(indent)
 
-    def sequence(self, indent: int) -> list:
-        out: list = []
+    def sequence(self, indent: int) -> list[Any]:
+        out: list[Any] = []
         while not self.at_end():
             ind, content = self.peek()
             if ind != indent or not (content.startswith("- ") or content == "-"):
@@ -324,7 +324,7 @@ def _flow(text: str, start: int) -> tuple[Any, int]:
         raise FrontMatterError("an empty item in a flow collection")
     if closing == "]":
         return [_flow_item(s) for s in items], i + 1
-    out: dict = {}
+    out: dict[str, Any] = {}
     for s in items:
         if s[0] in "\"'":
             key, end = _quoted(s, 0)

@@ -60,10 +60,10 @@ class _File:
 class _Parsed:
     file: _File
     text: str
-    facets: dict
+    facets: dict[str, Any]
     links: list[tuple[str, str, str]] = field(default_factory=list)  # (relation type, raw target, kind: link|embed|path)
     relations: list[tuple[str, str]] = field(default_factory=list)  # (relation type, target rel path)
-    attachment_refs: list[dict] = field(default_factory=list)
+    attachment_refs: list[dict[str, Any]] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)
     observed_at: str | None = None
 
@@ -238,8 +238,8 @@ def _parse_file(f: _File, vault: str, report: ImportReport) -> _Parsed | None:
         return _parse_canvas(f, text, name, observed, report)
     stem = name[: -len(NOTE_SUFFIX)]
     block, body = split_front_matter(text)
-    front: dict = {}
-    facets: dict = {"title": stem, "path": f.rel}
+    front: dict[str, Any] = {}
+    facets: dict[str, Any] = {"title": stem, "path": f.rel}
     if block is not None:
         try:
             front = parse_front_matter(block)
@@ -262,7 +262,7 @@ def _parse_file(f: _File, vault: str, report: ImportReport) -> _Parsed | None:
 
 
 def _parse_canvas(f: _File, text: str, name: str, observed: str, report: ImportReport) -> _Parsed:
-    facets: dict = {"title": name[: -len(CANVAS_SUFFIX)], "path": f.rel, "kind": "canvas"}
+    facets: dict[str, Any] = {"title": name[: -len(CANVAS_SUFFIX)], "path": f.rel, "kind": "canvas"}
     item = _Parsed(f, text, facets, observed_at=observed)
     try:
         data = json.loads(text)
@@ -280,7 +280,7 @@ def _parse_canvas(f: _File, text: str, name: str, observed: str, report: ImportR
     return item
 
 
-def _front_matter_tags(front: dict) -> list[str]:
+def _front_matter_tags(front: dict[str, Any]) -> list[str]:
     out: list[str] = []
     for key in ("tags", "tag"):
         value = front.get(key)
@@ -368,7 +368,7 @@ def _resolve_links(item: _Parsed, index: _Index, vault: str) -> None:
             uri = f"vault:{rel or shown}"
             if uri not in seen_refs:
                 seen_refs.add(uri)
-                locator: dict = {"vault": vault, "path": rel} if rel else {"vault": vault, "missing": True}
+                locator: dict[str, Any] = {"vault": vault, "path": rel} if rel else {"vault": vault, "missing": True}
                 item.attachment_refs.append({"uri": uri, "locator": locator, "media_type": _media_type(shown)})
             continue
         if shown.lower().endswith(NOTE_SUFFIX):
