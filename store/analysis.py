@@ -50,7 +50,9 @@ EN_STOP = frozenset(
     should so some such than that the their theirs them themselves then there these they this those through
     to too under until up very was wasn we were weren what when where which while who whom why will with
     would you your yours yourself yourselves s t ve ll re d m o y ever also any anything something
-    ago yet still again get got""".split()
+    ago yet still again get got
+    kind kinds type types sort thing things way ways many much often likely might mention mentioned say said
+    tell told describe described recently both common one ones someone anyone else""".split()
 )
 # CJK characters that are grammar rather than content (particles, copulas, question marks, pronouns).
 CJK_STOP = frozenset(
@@ -116,9 +118,40 @@ def tokens(text: str, salt: bytes) -> Iterator[Token]:
                 yield Token(seal(term, salt), m.start(), m.end(), False)
 
 
-def index_terms(text: str, salt: bytes) -> list[str]:
-    """Just the terms (the index's view of a text)."""
-    return [t.term for t in tokens(text, salt)]
+_ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
+_TERMS: dict[bytes, dict[str, str]] = {}
+
+
+def index_terms(text: str, salt: bytes, limit: int | None = None) -> list[str]:
+    """Just the terms (the index's view of a text): the same as `tokens`, without offsets, and fast
+    (every distinct word is analysed once per process; most text is ASCII and takes a plain scan)."""
+    if not text:
+        return []
+    if limit is not None and len(text) > limit:
+        text = text[:limit]
+    cache = _TERMS.get(salt)
+    if cache is None or len(cache) > 500_000:
+        cache = _TERMS[salt] = {}
+    out = []
+    if text.isascii():  # no CJK, no marks: a plain scan finds the same words
+        words = _ASCII_WORD.findall(text)
+        get = cache.get
+        out = [get(w) or "" for w in words]
+        if "" in out:
+            for i, w in enumerate(words):
+                if not out[i]:
+                    out[i] = cache[w] = seal(normalise_word(w), salt)
+        return out
+    for cjk, word in _TOKEN.findall(text):
+        if cjk:
+            out.append(cjk)
+            continue
+        term = cache.get(word)
+        if term is None:
+            term = cache[word] = seal(normalise_word(word), salt)
+        if term:
+            out.append(term)
+    return out
 
 
 def index_text(text: str, salt: bytes) -> str:
@@ -129,6 +162,8 @@ def index_text(text: str, salt: bytes) -> str:
 def stat_terms(terms: list[str]) -> set[str]:
     """The distinct keys a document contributes to the term statistics: its terms and CJK bigrams."""
     keys = set(terms)
+    if "".join(keys).isascii():
+        return keys
     prev = ""
     for term in terms:
         cjk = bool(_HAS_CJK.match(term)) and len(term) == 1
@@ -276,3 +311,36 @@ def _merge(ranges: list[list[int]]) -> list[list[int]]:
         else:
             out.append([s, e])
     return out
+
+
+_MONTHS = {name: i + 1 for i, name in enumerate(
+    "january february march april may june july august september october november december".split())}
+_MONTHS.update({name[:3]: i for name, i in list(_MONTHS.items())})
+_MONTHS["sept"] = 9
+_DATE_WORD = re.compile(r"\b([A-Z][a-z]{2,8})\.?(?:\s+(\d{1,2})(?:st|nd|rd|th)?,?)?(?:\s+(\d{4}))?\b|\b((?:19|20)\d\d)\b")
+_CJK_DATE = re.compile(r"(?:((?:19|20)\d\d)\s*年\s*)?(\d{1,2})\s*月|((?:19|20)\d\d)\s*年")
+
+
+def months_named(query: str) -> list[tuple[int | None, int | None]]:
+    """(year, month) pairs a question names ("in June", "August 2023", "2022", "去年3月" ...), either part optional.
+
+    A month counts when written with a capital (so "may" and "march" as words do not), and not as the
+    first word of the question ("May I ...").
+    """
+    found: list[tuple[int | None, int | None]] = []
+    for m in _DATE_WORD.finditer(query or ""):
+        if m.group(4):
+            found.append((int(m.group(4)), None))
+            continue
+        month = _MONTHS.get(m.group(1).lower())
+        if month is None or (m.start() == 0 and m.group(1) in ("May", "March")):
+            continue
+        found.append((int(m.group(3)) if m.group(3) else None, month))
+    for m in _CJK_DATE.finditer(query or ""):
+        if m.group(2) and 1 <= int(m.group(2)) <= 12:
+            found.append((int(m.group(1)) if m.group(1) else None, int(m.group(2))))
+        elif m.group(3):
+            found.append((int(m.group(3)), None))
+    # A year named beside a month is part of it, not a date of its own.
+    with_month = {y for y, mo in found if mo is not None and y is not None}
+    return sorted({f for f in found if not (f[1] is None and f[0] in with_month)}, key=lambda f: (f[0] or 0, f[1] or 0))

@@ -89,19 +89,24 @@ def analyse(title: str, content: str | None, facets: dict[str, Any], salt: bytes
 class StatsDelta:
     """Changes to the statistics, gathered over many revisions and written at once."""
 
-    df: Counter[tuple[int, str]] = field(default_factory=Counter)
+    df: dict[int, Counter[str]] = field(default_factory=dict)  # scope pk -> term -> change
     docs: Counter[int] = field(default_factory=Counter)
     terms: Counter[int] = field(default_factory=Counter)
 
     def add(self, scope_id: int, doc: Analysed, sign: int = 1) -> None:
-        for key in doc.keys():
-            self.df[(scope_id, key)] += sign
+        counts = self.df.get(scope_id)
+        if counts is None:
+            counts = self.df[scope_id] = Counter()
+        if sign > 0:
+            counts.update(doc.keys())  # counted in C
+        else:
+            counts.subtract(doc.keys())
         self.docs[scope_id] += sign
         self.terms[scope_id] += sign * doc.count
 
     def write(self, cur: Any) -> None:
-        ups = [(t, s, n) for (s, t), n in self.df.items() if n > 0]
-        downs = [(n, t, s) for (s, t), n in self.df.items() if n < 0]
+        ups = [(t, s, n) for s, counts in self.df.items() for t, n in counts.items() if n > 0]
+        downs = [(n, t, s) for s, counts in self.df.items() for t, n in counts.items() if n < 0]
         if ups:
             cur.executemany(
                 "INSERT INTO term_stat (term, scope_id, df) VALUES (?,?,?) "

@@ -38,12 +38,13 @@ PROXIMITY_WINDOW = 8
 PROXIMITY_WEIGHT = 0.5
 COVERAGE = 0.4  # share of a score that depends on holding more of the query's weight
 NEIGHBOUR_SHARE = 0.5
+NEIGHBOUR_HOPS = 1
+UP_SHARE = 1.0  # relative share a reply lends to the message it responds to
+DATE_BOOST = 0.75  # for a page dated in a month or year the question names
 TEXT_CAP = 500
 POOL = 50  # candidates scored exactly (at least)
 MAX_ANALYSED_CHARS = 30_000
 
-_WORD = re.compile(analysis._TOKEN.pattern)
-_ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,36 +58,9 @@ class Scope:
     scope_tokens: list[int] | None  # scope pks to filter inside FTS5, when few
 
 
-_TERMS: dict[bytes, dict[str, str]] = {}
-
-
 def _terms(text: str, salt: bytes) -> list[str]:
-    """Index terms of a text (the scoring path: no offsets kept; words repeat, so each is analysed once)."""
-    if not text:
-        return []
-    if len(text) > MAX_ANALYSED_CHARS:
-        text = text[:MAX_ANALYSED_CHARS]
-    cache = _TERMS.get(salt)
-    if cache is None or len(cache) > 500_000:
-        cache = _TERMS[salt] = {}
-    out = []
-    if text.isascii():  # most text: no CJK, no marks, so a plain scan finds the same words
-        for word in _ASCII_WORD.findall(text):
-            term = cache.get(word)
-            if term is None:
-                term = cache[word] = analysis.seal(analysis.normalise_word(word), salt)
-            out.append(term)
-        return out
-    for cjk, word in _WORD.findall(text):
-        if cjk:
-            out.append(cjk)
-            continue
-        term = cache.get(word)
-        if term is None:
-            term = cache[word] = analysis.seal(analysis.normalise_word(word), salt)
-        if term:
-            out.append(term)
-    return out
+    """Index terms of a text on the scoring path (a long text is read up to MAX_ANALYSED_CHARS)."""
+    return analysis.index_terms(text, salt, MAX_ANALYSED_CHARS)
 
 
 def _positions(terms: list[str]) -> dict[str, list[int]]:
@@ -103,6 +77,7 @@ class Ranker:
         self._db = db
         self._salt = salt
         self._scope = scope
+        self._counted: set[str] = set()
 
     # --- statistics ---
 
@@ -153,20 +128,22 @@ class Ranker:
 
     # --- exact scores ---
 
-    def _load(self, rev_pks: Sequence[int]) -> dict[int, tuple[int, int, str, str | None, dict[str, Any]]]:
+    def _load(self, rev_pks: Sequence[int]) -> dict[int, tuple[int, int, str, str | None, dict[str, Any], str]]:
         out = {}
         rev_pks = list(rev_pks)
         for i in range(0, len(rev_pks), 500):
             part = rev_pks[i:i + 500]
             marks = ",".join("?" * len(part))
-            for rid, page_pk, scope_pk, title, content, facets in self._db.execute_sql(
-                f"SELECT id, page_id, scope_id, title, content, facets FROM revision WHERE id IN ({marks})", part
+            for rid, page_pk, scope_pk, title, content, facets, date in self._db.execute_sql(
+                "SELECT id, page_id, scope_id, title, content, facets, COALESCE(observed_at, created_at) "
+                f"FROM revision WHERE id IN ({marks})", part
             ).fetchall():
-                out[rid] = (page_pk, scope_pk, title or "", content, json.loads(facets or "{}"))
+                out[rid] = (page_pk, scope_pk, title or "", content, json.loads(facets or "{}"), date)
         return out
 
-    def _score(self, units: Sequence[Unit], idf: dict[str, float], avgdl: float,
-               title: str, content: str | None, facets: dict[str, Any]) -> float:
+    def _doc(self, row: tuple[Any, ...]) -> tuple[dict[str, list[int]], dict[str, list[int]], dict[str, list[int]], int]:
+        """Term positions of a revision's body, title and facet text, and its length in terms."""
+        title, content, facets = row[2], row[3], row[4]
         own_title = bool(facets.get("title")) or content is None
         t_terms = _terms(title, self._salt) if own_title else []
         b_terms = _terms(content or "", self._salt)
@@ -178,23 +155,32 @@ class Ranker:
         t_pos = _positions(t_terms) if t_terms is not b_terms else b_pos
         m_terms = _terms(facet_text(facets), self._salt) if facets else []
         dl = len(b_terms) + len(m_terms) + (len(t_terms) if own_title else 0)
-        m_pos = _positions(m_terms) if m_terms else {}
-        norm = K1 * (1 - B + B * dl / avgdl)
+        return b_pos, t_pos, (_positions(m_terms) if m_terms else {}), dl
+
+    def _tf(self, doc: tuple[Any, ...], unit: Unit, avgdl: float) -> tuple[float, list[int]]:
+        """A unit's length-normalised, field-weighted frequency in one revision, and its body positions."""
+        b_pos, t_pos, m_pos, dl = doc
+        tf_b, pos = _count(b_pos, unit.parts)
+        tf_t, _ = _count(t_pos, unit.parts)
+        tf_m, _ = _count(m_pos, unit.parts) if m_pos else (0, [])
+        tf = tf_b + TITLE_WEIGHT * tf_t + META_WEIGHT * tf_m
+        return (tf / (1 - B + B * dl / avgdl) if tf else 0.0), pos
+
+    def _score(self, units: Sequence[Unit], idf: dict[str, float], avgdl: float, doc: tuple[Any, ...]) -> float:
+        """BM25F over the revision's title, body and facet text, with proximity and coverage."""
         score = 0.0
         positions: list[list[int]] = []
         matched_idf = 0.0
         total_idf = 0.0
         for u in units:
             w = idf.get(u.key, 0.0)
-            total_idf += w
-            tf_b, pos = _count(b_pos, u.parts)
-            tf_t, _ = _count(t_pos, u.parts)
-            tf_m, _ = _count(m_pos, u.parts) if m_pos else (0, [])
-            tf = tf_b + TITLE_WEIGHT * tf_t + META_WEIGHT * tf_m
+            if u.key in self._counted:  # a unit no counted page holds (a typo) cannot tell pages apart
+                total_idf += w
+            tf, pos = self._tf(doc, u, avgdl)
             if tf <= 0:
                 continue
             matched_idf += w
-            score += w * tf * (K1 + 1) / (tf + norm)
+            score += w * tf * (K1 + 1) / (tf + K1)
             if pos:
                 positions.append(pos)
         if score <= 0:
@@ -207,12 +193,13 @@ class Ranker:
     # --- the search ---
 
     def rank(self, units: Sequence[Unit], need: int, text_expr: str | None = None,
-             neighbours: bool = True) -> list[tuple[int, float]]:
+             neighbours: bool = True, dates: Sequence[tuple[int | None, int | None]] = ()) -> list[tuple[int, float]]:
         """The first `need` (revision pk, score) pairs, best first."""
         if not units:
             return []
         n, avgdl, df = self._stats(units)
         idf = {u.key: self._idf(n, df.get(u.key, 0)) for u in units}
+        self._counted = {k for k, v in df.items() if v > 0}
         # A unit no counted revision holds may still match a tombstoned page (shown only with audit).
         present = list(units)
         pool_size = max(POOL, 3 * need)
@@ -232,43 +219,77 @@ class Ranker:
         if not pool:
             return []
         rows = self._load(pool)
-        scores = {rid: self._score(units, idf, avgdl, row[2], row[3], row[4]) for rid, row in rows.items()}
+        docs = {rid: self._doc(row) for rid, row in rows.items()}
+        scores = {rid: self._score(units, idf, avgdl, docs[rid]) for rid in rows}
+        if dates:
+            _date_boost(scores, rows, dates)
         if neighbours and text_expr is None:
-            self._lend(scores, rows, units, idf, avgdl)
+            self._lend(scores, rows, units, idf, avgdl, dates)
         ranked = sorted(((s, rid) for rid, s in scores.items() if s > 0), key=lambda x: (-x[0], -x[1]))
         return [(rid, s) for s, rid in ranked[:need]]
 
     def _lend(self, scores: dict[int, float], rows: dict[int, Any], units: Sequence[Unit],
-              idf: dict[str, float], avgdl: float) -> None:
-        """Messages that respond to a scored message, and the one it responds to, share its score."""
-        by_page = {row[0]: rid for rid, row in rows.items() if scores.get(rid, 0) > 0}
-        if not by_page:
-            return
+              idf: dict[str, float], avgdl: float, dates: Sequence[tuple[int | None, int | None]]) -> None:
+        """Messages that respond to a scored message, and the one it responds to, share its score
+        (and, at a further step, their neighbours a share of that share)."""
+        own = dict(scores)
+        carried = {row[0]: own[rid] for rid, row in rows.items() if own.get(rid, 0) > 0}  # page pk -> score to pass on
+        lent: dict[int, float] = {}  # revision pk -> share received
+        seen = set(carried)
+        share = NEIGHBOUR_SHARE
+        for _ in range(NEIGHBOUR_HOPS):
+            if not carried:
+                break
+            links = self._neighbours(list(carried))
+            missing = [rid for _, _, rid, _ in links if rid not in scores]
+            if missing:
+                extra = self._load(missing)
+                for rid, row in extra.items():
+                    scores[rid] = own[rid] = self._score(units, idf, avgdl, self._doc(row))
+                if dates:
+                    _date_boost(scores, extra, dates)
+                    own.update({rid: scores[rid] for rid in extra})
+            nxt: dict[int, float] = {}
+            for lender_page, page_pk, rid, up in links:
+                value = carried[lender_page] * share * (UP_SHARE if up else 1.0)
+                if value > lent.get(rid, 0.0):
+                    lent[rid] = value
+                if page_pk not in seen and value > nxt.get(page_pk, 0.0):
+                    nxt[page_pk] = carried[lender_page]
+            seen.update(nxt)
+            carried = nxt
+            share *= NEIGHBOUR_SHARE
+        for rid, value in lent.items():
+            scores[rid] = scores.get(rid, 0.0) + value
+
+    def _neighbours(self, pages: list[int]) -> list[tuple[int, int, int, bool]]:
+        """(lender page pk, neighbour page pk, neighbour head revision pk) over live `responds_to` links,
+        neighbours in the lender's scope that pass the session's hit WHERE clause."""
         sc = self._scope
-        pages = list(by_page)
         marks = ",".join("?" * len(pages))
         sql = (
-            "SELECT x.lender, r.id FROM ("
-            f"SELECT from_page_id AS lender, to_page_id AS other FROM relation WHERE relation_type = 'responds_to' "
+            "SELECT x.lender, p.id, r.id, x.up FROM ("
+            f"SELECT from_page_id AS lender, to_page_id AS other, 1 AS up FROM relation WHERE relation_type = 'responds_to' "
             f"AND retracted = 0 AND from_page_id IN ({marks}) UNION "
-            f"SELECT to_page_id, from_page_id FROM relation WHERE relation_type = 'responds_to' "
+            f"SELECT to_page_id, from_page_id, 0 FROM relation WHERE relation_type = 'responds_to' "
             f"AND retracted = 0 AND to_page_id IN ({marks})) x "
             "JOIN page lp ON lp.id = x.lender JOIN page p ON p.id = x.other AND p.scope_id = lp.scope_id "
             f"JOIN revision r ON r.id = p.head JOIN scope s ON s.id = p.scope_id WHERE {sc.where}"
         )
-        links = self._db.execute_sql(sql, [*pages, *pages, *sc.params]).fetchall()
-        missing = [rid for _, rid in links if rid not in scores]
-        if missing:
-            extra = self._load(missing)
-            for rid, row in extra.items():
-                scores[rid] = self._score(units, idf, avgdl, row[2], row[3], row[4])
-        lent: dict[int, float] = {}
-        for lender_page, rid in links:
-            share = scores.get(by_page[lender_page], 0.0) * NEIGHBOUR_SHARE
-            if share > lent.get(rid, 0.0):
-                lent[rid] = share
-        for rid, share in lent.items():
-            scores[rid] = scores.get(rid, 0.0) + share
+        return [(a, b, c, bool(u)) for a, b, c, u in self._db.execute_sql(sql, [*pages, *pages, *sc.params]).fetchall()]
+
+
+def _date_boost(scores: dict[int, float], rows: dict[int, Any],
+                dates: Sequence[tuple[int | None, int | None]]) -> None:
+    """A question that names a month or a year favours what happened then (the page's date)."""
+    for rid, row in rows.items():
+        date = row[5] or ""
+        try:
+            year, month = int(date[:4]), int(date[5:7])
+        except ValueError:
+            continue
+        if any((y is None or y == year) and (m is None or m == month) for y, m in dates):
+            scores[rid] = scores.get(rid, 0.0) * (1 + DATE_BOOST)
 
 
 def _count(where: dict[str, list[int]], parts: tuple[str, ...]) -> tuple[int, list[int]]:

@@ -72,7 +72,8 @@ class SearchOps(Part):
         expr = analysis.text_match(query, self._salt) if mode == "text" else None
         if mode == "text" and expr is None:
             return []
-        return Ranker(self._db, self._salt, self._rank_scope(named, where, params)).rank(units, need, text_expr=expr)
+        ranker = Ranker(self._db, self._salt, self._rank_scope(named, where, params))
+        return ranker.rank(units, need, text_expr=expr, dates=analysis.months_named(query) if mode == "auto" else ())
 
     def _require_current_index(self) -> None:
         progress = index.upgrade_progress(self._db.cursor())
