@@ -13,10 +13,11 @@ from .importing import ImportOps, ImportUnit, PageRef
 from .lifecycle import LifecycleOps
 from .reads import PROJECTIONS, PROTOCOL_VERSION, SEARCH_MODES, ReadOps
 from .search import SearchOps
+from .upgrade import UpgradeOps
 from .writes import WriteOps
 
 
-class Store(HandoffOps, ExportOps, SearchOps, LifecycleOps, DeletionOps):
+class Store(HandoffOps, ExportOps, SearchOps, LifecycleOps, DeletionOps, UpgradeOps):
     """The PCP Core operations on one SQLite file, as seen by one access session."""
 
 
