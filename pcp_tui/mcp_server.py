@@ -151,7 +151,8 @@ def format_hits(result: Mapping[str, Any], query: str) -> str:
         lines.append(f"[{i}] {_cut(h.get('title'), 120) or '(untitled)'}")
         lines.append(f"    page_id: {h['page_id']} | revision_id: {h['revision_id']}")
         lines.append(f"    namespace: {h['namespace']} | status: {h.get('lifecycle_status')} | "
-                     f"matched_by: {h.get('matched_by')} | date: {h.get('date') or h.get('created_at')}")
+                     f"matched_by: {h.get('matched_by')} | score: {h.get('score')} | "
+                     f"date: {h.get('date') or h.get('created_at')}")
         snippet = _cut(h.get("snippet"), SNIPPET_CHARS)
         if snippet:
             lines.append(f"    snippet: {snippet}")

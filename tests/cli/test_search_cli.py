@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from pcp_tui import cli
-from search_helpers import check_hit_shape
+from search_helpers import (CJK_QUESTION, PROBES, RESTRICTED_GRANT, add_hidden_pages, check_hit_shape,
+                            write_question_corpus)
 from store import Store
 
 REPO = Path(__file__).resolve().parents[2]
@@ -172,3 +173,33 @@ def test_pcp_mcp_refuses_a_store_whose_index_upgrade_is_pending(capsys, schema1_
     assert err.count("\n") == 1 and "run pcp once to upgrade this store" in err
     with Store.open(schema1_db) as st:
         assert st.index_upgrade_status() == {"done": 0, "total": 10}
+
+
+# --- issue 11 "Done when" through the CLI (pcp --as-model ... search --json) ----------------------------------
+
+
+def _as_restricted(capsys, db: str, query: str, mode: str = "auto") -> list[dict]:
+    rc, out, err = run(capsys, "--db", db, "--json", "--as-model", "m", "--grant", RESTRICTED_GRANT, "search", query,
+                       "--mode", mode, "--limit", "50")
+    assert rc == 0 and err == "", out
+    return json.loads(out)["hits"]
+
+
+def test_cli_example_questions_find_their_page_first(capsys, db_path):
+    with Store.open(db_path) as st:
+        pages = write_question_corpus(st)
+    for question, page in ((EN_QUESTION, "en"), (CJK_QUESTION, "cjk")):
+        assert _as_restricted(capsys, str(db_path), question)[0]["page_id"] == pages[page]
+        rc, out, _ = run(capsys, "--db", str(db_path), "--json", "search", question)
+        assert json.loads(out)["hits"][0]["page_id"] == pages[page]
+
+
+def test_cli_hidden_pages_change_nothing_for_a_restricted_session(capsys, db_path):
+    with Store.open(db_path) as st:
+        write_question_corpus(st)
+    before = {(q, m): _as_restricted(capsys, str(db_path), q, m) for q, m in PROBES}
+    assert all(before.values())
+    with Store.open(db_path) as st:
+        add_hidden_pages(st)
+    for (query, mode), hits in before.items():
+        assert _as_restricted(capsys, str(db_path), query, mode) == hits, (query, mode)
