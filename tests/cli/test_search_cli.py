@@ -14,10 +14,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from search_helpers import (
+    CJK_QUESTION,
+    PROBES,
+    RESTRICTED_GRANT,
+    add_hidden_pages,
+    check_hit_shape,
+    write_question_corpus,
+)
 
 from pcp_tui import cli
-from search_helpers import (CJK_QUESTION, PROBES, RESTRICTED_GRANT, add_hidden_pages, check_hit_shape,
-                            write_question_corpus)
 from store import Store
 
 REPO = Path(__file__).resolve().parents[2]

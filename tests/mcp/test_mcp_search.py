@@ -11,14 +11,22 @@ import pytest
 
 pytest.importorskip("mcp")
 
-import store  # noqa: E402
-from search_helpers import (CJK_QUESTION, EN_QUESTION, PROBES, RESTRICTED_GRANT, add_hidden_pages,  # noqa: E402
-                            marks_a_query_word, write_question_corpus)
-from test_mcp_server import connect, ok, run  # noqa: E402
+from search_helpers import (
+    CJK_QUESTION,
+    EN_QUESTION,
+    PROBES,
+    RESTRICTED_GRANT,
+    add_hidden_pages,
+    marks_a_query_word,
+    write_question_corpus,
+)
+from test_mcp_server import connect, ok, run
+
+import store
 
 HIT_RE = re.compile(r"^\[\d+\] .*\n    page_id: (pg_\w+) \| revision_id: (rev_\w+)\n"
                     r"    namespace: (\S+) \| status: (\w+) \| matched_by: (\w+) \| score: ([\d.e+-]+) \| date: (\S+)$",
-                    re.M)
+                    re.MULTILINE)
 
 
 def hits_of(text: str) -> list[tuple[str, ...]]:
@@ -63,7 +71,7 @@ def test_search_pages_observed_filters_and_dates(dated):
     assert found[dated["jan"]][6] == "2025-01-10T12:00:00.000Z"
     assert found[dated["stored"]][6] == dated["created"]
     # the words the store highlighted, each a word of the query
-    matched = re.findall(r"^    matched: (.+)$", every, re.M)
+    matched = re.findall(r"^    matched: (.+)$", every, re.MULTILINE)
     assert len(matched) == 3
     for line in matched:
         words = line.split(", ")

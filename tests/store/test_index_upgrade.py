@@ -14,9 +14,9 @@ import textwrap
 from collections import Counter
 from pathlib import Path
 
+import pcpstore_helpers as h
 import pytest
 
-import pcpstore_helpers as h
 from store import AccessSession, Conflict, Forbidden, Store
 from store import index as index_mod
 

@@ -9,11 +9,17 @@
 
 from __future__ import annotations
 
-import pytest
-
 import pcpstore_helpers as h
-from search_helpers import (CJK_QUESTION, EN_QUESTION, PROBES, SCOPE, add_hidden_pages, distractors,
-                            write_question_corpus)
+import pytest
+from search_helpers import (
+    CJK_QUESTION,
+    EN_QUESTION,
+    PROBES,
+    SCOPE,
+    add_hidden_pages,
+    distractors,
+    write_question_corpus,
+)
 
 
 @pytest.fixture

@@ -4,8 +4,8 @@ model can use without a second call (date, highlights inside the snippet, each o
 from __future__ import annotations
 
 import pytest
-
 from search_helpers import check_hit_shape
+
 from store import Invalid
 
 
