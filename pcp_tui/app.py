@@ -14,7 +14,7 @@ from textual.widgets import Static
 from textual.worker import Worker
 
 from . import commands, config, theming
-from .messages import StoreReady, StoreWorkers
+from .messages import Progress, StoreReady, StoreWorkers
 
 
 class PcpApp(StoreWorkers, App[int]):
@@ -40,6 +40,7 @@ class PcpApp(StoreWorkers, App[int]):
         self.user_keymap: dict[str, str] = {}
         self._theme_ready = False
         self.theme_names: list[str] = []
+        self.index_progress: tuple[int, int | None] | None = None  # the last index upgrade report shown
 
     # --- theme variables, themes, keymap ---
 
@@ -98,6 +99,11 @@ class PcpApp(StoreWorkers, App[int]):
         from . import demo
 
         store = self.store or Store.open(self.db_path)
+        if store.index_upgrade_status() is not None:  # a store written by an older pcp: re-index it first
+            def report(done: int, total: int | None, what: str = "revisions", /) -> None:
+                self.post_message(Progress("index", done, total or 0))
+
+            store.upgrade_index(progress=report)
         empty = demo.is_empty(store)
         if empty and self.demo_mode:
             demo.fill(store)
@@ -111,6 +117,12 @@ class PcpApp(StoreWorkers, App[int]):
             self.query_one("#opening", Static).update(
                 f"The store could not be opened: {getattr(event.worker.error, 'message', event.worker.error)}\n"
                 f"Quit with {self.key_display('quit')} and choose another with --db.")
+
+    def on_progress(self, message: Progress) -> None:
+        if message.task == "index" and not self.screen_stack[1:]:
+            self.index_progress = (message.done, message.total)
+            self.query_one("#opening", Static).update(
+                f"Upgrading the search index of this store: {message.done:,} of {message.total or 0:,} revisions…")
 
     def on_store_ready(self, message: StoreReady) -> None:
         self.store = message.store

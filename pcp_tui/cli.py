@@ -209,8 +209,11 @@ def build_parser() -> _Parser:
     p.add_argument("--status", action="append", type=_comma_list, metavar="S,S", help="lifecycle statuses")
     for flag, meta in (("--relation-type", "T"), ("--media-type", "T"), ("--actor-type", "A")):
         p.add_argument(flag, action="append", type=_comma_list, metavar=meta, help="repeatable")
-    p.add_argument("--after", type=_timestamp, metavar="TS")
-    p.add_argument("--before", type=_timestamp, metavar="TS")
+    p.add_argument("--after", type=_timestamp, metavar="TS", help="stored at or after TS")
+    p.add_argument("--before", type=_timestamp, metavar="TS", help="stored before TS")
+    p.add_argument("--observed-after", type=_timestamp, metavar="TS",
+                   help="happened (observed_at, else stored) at or after TS")
+    p.add_argument("--observed-before", type=_timestamp, metavar="TS", help="happened before TS")
     p.add_argument("--context", metavar="C", help="apply this context's suppressions")
     p.add_argument("--all-revisions", action="store_true")
     paging(p)
@@ -390,7 +393,8 @@ def _read(st: Any, args: argparse.Namespace) -> Any:
 def _search(st: Any, args: argparse.Namespace) -> Any:
     filters = _given(lifecycle_status=_flat(args.status) or None, relation_types=_flat(args.relation_type) or None,
                      media_types=_flat(args.media_type) or None, actor_types=_flat(args.actor_type) or None,
-                     created_after=args.after, created_before=args.before)
+                     created_after=args.after, created_before=args.before,
+                     observed_after=args.observed_after, observed_before=args.observed_before)
     return st.search_pages(query=args.query or "", scopes=tuple(args.scope or ()), mode=args.mode or "auto",
                            filters=filters or None, all_revisions=args.all_revisions,
                            **_given(limit=args.limit, cursor=args.cursor, context_id=args.context))
@@ -463,6 +467,30 @@ def _progress(args: argparse.Namespace, description: str):
 
     with render.progress(description) as update:
         yield update
+
+
+def _finish_index_upgrade(st: Any, json_mode: bool) -> None:
+    """A store written by an older pcp is re-indexed before its first command (resumable if cut short).
+
+    A person at a terminal sees a progress bar on stderr; a script sees two lines there (none with --json)."""
+    if st.index_upgrade_status() is None:
+        return
+    import store
+
+    owner = st.with_session(store.AccessSession.owner())  # the user running pcp owns the file
+    if sys.stderr.isatty():
+        from . import render
+
+        with render.progress("upgrading the search index") as update:
+            owner.upgrade_index(progress=update)
+        return
+    if not json_mode:
+        sys.stderr.write(f"{PROG}: upgrading the search index of this store (a store written by an older pcp)…\n")
+        sys.stderr.flush()
+    result = owner.upgrade_index()
+    if not json_mode:
+        sys.stderr.write(f"{PROG}: search index upgraded ({result['total']:,} revisions).\n")
+        sys.stderr.flush()
 
 
 # --- input, output, errors -----------------------------------------------------------------------
@@ -656,6 +684,7 @@ def _run(argv: list[str], json_mode: bool) -> int:
             raise CliError("invalid", "--db must not be empty")
         st = store.Store.open(path, session=session) if session is not None else store.Store.open(path)
         try:
+            _finish_index_upgrade(st, json_mode)
             result = args.func(st, args)
         finally:
             with contextlib.suppress(Exception):

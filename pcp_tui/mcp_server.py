@@ -116,6 +116,23 @@ def format_scopes(result: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def matched_words(hit: Mapping[str, Any], limit: int = 12) -> list[str]:
+    """The distinct snippet words the store highlighted (its `highlights` ranges), in order of appearance."""
+    snippet = str(hit.get("snippet") or "")
+    seen: list[str] = []
+    for pair in hit.get("highlights") or []:
+        try:
+            start, end = int(pair[0]), int(pair[1])
+        except (TypeError, ValueError, IndexError):
+            continue
+        word = " ".join(snippet[max(0, start):max(0, end)].split())
+        if word and word not in seen:
+            seen.append(word)
+        if len(seen) >= limit:
+            break
+    return seen
+
+
 def format_hits(result: Mapping[str, Any], query: str) -> str:
     hits = result.get("hits") or []
     if not hits:
@@ -125,10 +142,14 @@ def format_hits(result: Mapping[str, Any], query: str) -> str:
         lines.append(f"[{i}] {_cut(store.shown_title(h.get('title')), 120)}")
         lines.append(f"    page_id: {h['page_id']} | revision_id: {h['revision_id']}")
         lines.append(f"    namespace: {h['namespace']} | status: {h.get('lifecycle_status')} | "
-                     f"matched_by: {h.get('matched_by')} | created: {h.get('created_at')}")
+                     f"matched_by: {h.get('matched_by')} | score: {h.get('score')} | "
+                     f"date: {h.get('date') or h.get('created_at')}")
         snippet = _cut(h.get("snippet"), SNIPPET_CHARS)
         if snippet:
             lines.append(f"    snippet: {snippet}")
+        words = matched_words(h)
+        if words:
+            lines.append(f"    matched: {', '.join(words)}")
     if result.get("next_cursor"):
         lines.append(f"next_cursor: {result['next_cursor']}")
     return "\n".join(lines)
@@ -240,7 +261,11 @@ class PcpMcp:
         self.toolset = toolset
         self.context_id = f"mcp:{client_id}"
         session = store.AccessSession.model_client(client_id, self.grants)
-        self.store = store.Store.open(db_path, session=session)
+        # A model server never migrates: an older store, or one still being re-indexed, is refused.
+        self.store = store.Store.open(db_path, session=session, migrate=False)
+        if self.store.index_upgrade_status() is not None:
+            self.store.close()
+            raise store.Conflict("The search index of this store is being upgraded: run pcp once to upgrade this store.")
         # Peewee keeps one connection per thread; one worker at a time keeps calls serialised.
         self._limiter = anyio.CapacityLimiter(1)
         self.server = MCPServer(
@@ -282,9 +307,12 @@ class PcpMcp:
             "describe": (self.describe, "What this store offers and what this session may do (grants, limits)."),
             "list_scopes": (self.list_scopes, "The scopes (namespaces) this session can see, with page counts "
                                               "and its permissions there."),
-            "search_pages": (self.search_pages, "Search pages in the granted scopes. mode: auto (default), text, "
-                                                "exact, temporal (recent first) or graph (query = a page or "
-                                                "revision id: its neighbours). At most 50 hits; snippets only."),
+            "search_pages": (self.search_pages, "Search pages in the granted scopes. mode: auto (default: ask a "
+                                                "question in plain words, English or CJK; ranked by relevance), "
+                                                "text (every word must occur), exact (substring), temporal (recent "
+                                                "first) or graph (query = a page or revision id: its neighbours). "
+                                                "observed_after / observed_before (RFC 3339) bound when things "
+                                                "happened (a hit's date). At most 50 hits; snippets only."),
             "read_pages": (self.read_pages, "Read up to 20 pages (page id -> latest revision) or revisions by id. "
                                             "projections: manifest, payload (default both), source_spans, "
                                             "relations, facets, history. max_chars is a shared content budget "
@@ -322,10 +350,12 @@ class PcpMcp:
                            limit: int = DEFAULT_HITS, cursor: str | None = None,
                            lifecycle_status: list[str] | None = None, relation_types: list[str] | None = None,
                            actor_types: list[str] | None = None, created_after: str | None = None,
-                           created_before: str | None = None, context_id: str | None = None) -> str:
+                           created_before: str | None = None, observed_after: str | None = None,
+                           observed_before: str | None = None, context_id: str | None = None) -> str:
         filters = {k: v for k, v in {
             "lifecycle_status": lifecycle_status, "relation_types": relation_types, "actor_types": actor_types,
-            "created_after": created_after, "created_before": created_before}.items() if v}
+            "created_after": created_after, "created_before": created_before, "observed_after": observed_after,
+            "observed_before": observed_before}.items() if v}
         result = await self._call(
             self.store.search_pages, query or "", scopes=list(scopes or ()), mode=mode or "auto",
             filters=filters or None, limit=_clamp(limit, 1, MAX_HITS, DEFAULT_HITS), cursor=cursor or None,

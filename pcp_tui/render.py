@@ -97,6 +97,39 @@ def scopes(console: Console, data: dict[str, Any]) -> None:
     _more(console, data)
 
 
+def short_date(value: Any) -> str | None:
+    """`2025-03-14T10:00:00.000Z` as `2025-03-14` (a hit's date: observed, else created)."""
+    return str(value)[:10] if value else None
+
+
+def marked_snippet(snippet: str, highlights: list, limit: int = 240) -> Text:
+    """The snippet on one line (runs of white space folded), its highlighted ranges in bold."""
+    out: list[str] = []
+    where: list[int] = []  # position in `out` of each character of `snippet` (folded space: the previous one)
+    for ch in snippet:
+        if ch.isspace():
+            if out and out[-1] != " ":
+                out.append(" ")
+        else:
+            out.append(ch)
+        where.append(len(out) - 1)
+    lead = len(out) - len("".join(out).lstrip())
+    text = "".join(out).strip()
+    cut = len(text) > limit
+    text = text[: limit - 1] + "…" if cut else text
+    marked = Text(text)
+    for pair in highlights:
+        try:
+            start, end = int(pair[0]), int(pair[1])
+        except (TypeError, ValueError, IndexError):
+            continue
+        if 0 <= start < end <= len(snippet):
+            a, b = where[start] - lead, where[end - 1] + 1 - lead
+            if 0 <= a < b <= len(text) - (1 if cut else 0):
+                marked.stylize("bold yellow", a, b)
+    return marked
+
+
 def search(console: Console, data: dict[str, Any]) -> None:
     hits = data.get("hits") or []
     if not hits:
@@ -104,15 +137,14 @@ def search(console: Console, data: dict[str, Any]) -> None:
     else:
         table = Table(box=box.SIMPLE_HEAD)
         table.add_column("Title / page", overflow="fold", min_width=29, ratio=2)
-        table.add_column("Namespace", overflow="fold", ratio=1)
-        table.add_column("Status", no_wrap=True)
+        table.add_column("Namespace / status", overflow="fold", ratio=1)
+        table.add_column("Date", no_wrap=True)
         table.add_column("Snippet", overflow="fold", ratio=3)
         for h in hits:
-            snippet = " ".join(str(h.get("snippet") or "").split())
-            if len(snippet) > 240:
-                snippet = snippet[:239] + "…"
             title = Text.assemble((shown_title(h.get("title")), "bold"), "\n", (str(h.get("page_id")), "cyan"))
-            table.add_row(title, _t(h.get("namespace")), _t(h.get("lifecycle_status")), _t(snippet))
+            where = Text.assemble(str(h.get("namespace") or "—"), "\n", (str(h.get("lifecycle_status") or ""), "dim"))
+            table.add_row(title, where, _t(short_date(h.get("date"))),
+                          marked_snippet(str(h.get("snippet") or ""), h.get("highlights") or []))
         console.print(table)
     _more(console, data)
 

@@ -14,6 +14,7 @@ salt, path) and one part per area, each given the context and the other parts it
     handoffs   HandoffOps(ctx, search)            bundle, copy, copy_continue, verify
     exports    ExportOps(ctx, sources=[ledger])   export and import_export, ledger records included
     deletion   DeletionOps(ctx, erasers=[export files, ledger])
+    upgrade    UpgradeOps(ctx)                    re-indexing a store an older pcp wrote
 
 Deletion names export files and rewrites handoff copies, and exports carry the ledger, because
 those participants are passed in here, not because of any class order.
@@ -43,6 +44,7 @@ from .lifecycle import LifecycleOps
 from .reads import PROJECTIONS, PROTOCOL_VERSION, SEARCH_MODES, ReadOps
 from .search import SearchOps
 from .titles import page_title, shown_title
+from .upgrade import UpgradeOps
 from .writes import WriteOps
 
 
@@ -60,7 +62,8 @@ class Store:
         handoffs = HandoffOps(ctx, search)
         exports = ExportOps(ctx, sources=[ledger])
         deletion = DeletionOps(ctx, erasers=[ExportFiles(ctx), ledger])
-        self.parts = (writes, reads, search, lifecycle, importing, ledger, handoffs, exports, deletion)
+        upgrade = UpgradeOps(ctx)
+        self.parts = (writes, reads, search, lifecycle, importing, ledger, handoffs, exports, deletion, upgrade)
 
         # writes
         self.create_scope = writes.create_scope
@@ -105,13 +108,18 @@ class Store:
         self.copy_continue = handoffs.copy_continue
         self.verify = handoffs.verify
         self.handoffs = ledger.handoffs
+        # re-indexing a store an older pcp wrote
+        self.index_upgrade_status = upgrade.index_upgrade_status
+        self.upgrade_index = upgrade.upgrade_index
 
     # --- opening ---
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str] | None = None, session: AccessSession | None = None) -> Store:
-        """Open (creating if needed) the store at `path` (default: $PCP_DB or the user data dir)."""
-        return cls(open_context(path, session))
+    def open(cls, path: str | os.PathLike[str] | None = None, session: AccessSession | None = None,
+             migrate: bool = True) -> Store:
+        """Open (creating if needed) the store at `path` (default: $PCP_DB or the user data dir);
+        migrate=False refuses a store an older pcp wrote (a model server never migrates)."""
+        return cls(open_context(path, session, migrate))
 
     def with_session(self, session: AccessSession) -> Store:
         """The same store seen by another principal."""

@@ -106,14 +106,20 @@ class StoreContext:
     index_salt: bytes
 
 
-def open_context(path: str | os.PathLike[str] | None = None, session: AccessSession | None = None) -> StoreContext:
-    """Open (creating if needed) the store at `path` (default: $PCP_DB or the user data dir)."""
+def open_context(path: str | os.PathLike[str] | None = None, session: AccessSession | None = None,
+                 migrate: bool = True) -> StoreContext:
+    """Open (creating if needed) the store at `path` (default: $PCP_DB or the user data dir).
+
+    migrate=False refuses (Conflict) a store whose schema is older instead of migrating it."""
     target = Path(path).expanduser() if path is not None else default_path()
     db = open_database(target)
     models = make_models(db)
     try:
-        install_schema(db, models)
+        install_schema(db, models, migrate)
         owner_id, salt = _ensure_owner(db, models)
+    except PcpError:
+        db.close()
+        raise
     except pw.OperationalError as exc:
         db.close()
         raise _storage_error(exc) from None

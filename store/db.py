@@ -10,9 +10,10 @@ from typing import Callable
 import peewee as pw
 
 from . import index
-from .errors import Invalid
+from .errors import Conflict, Invalid
 
 SCHEMA_VERSION = 2
+UPGRADE_HINT = "run pcp once to upgrade this store"
 MIN_SQLITE = (3, 43, 0)  # FTS5 contentless_delete (3.43) and secure-delete (3.42)
 
 PRAGMAS = (
@@ -299,8 +300,11 @@ def open_database(path: Path) -> pw.SqliteDatabase:
     return db
 
 
-def install_schema(db: pw.SqliteDatabase, models: SimpleNamespace) -> int:
-    """Create or migrate the schema; returns the schema version now in force."""
+def install_schema(db: pw.SqliteDatabase, models: SimpleNamespace, migrate: bool = True) -> int:
+    """Create or migrate the schema; returns the schema version now in force.
+
+    With migrate=False an older store is refused (Conflict) instead of changed: a model server
+    never starts a migration."""
     with db.atomic("IMMEDIATE"):
         tables = set(db.get_tables())
         if "meta" not in tables:
@@ -316,6 +320,8 @@ def install_schema(db: pw.SqliteDatabase, models: SimpleNamespace) -> int:
             raise Invalid(
                 f"This store was written by a newer pcp (schema {version}, this one knows {SCHEMA_VERSION}); upgrade pcp."
             )
+        if version < SCHEMA_VERSION and not migrate:
+            raise Conflict(f"This store has schema {version} and needs an upgrade to {SCHEMA_VERSION}: {UPGRADE_HINT}.")
         for step in range(version, SCHEMA_VERSION):
             MIGRATIONS[step](db, models)
             models.Meta.update(value=str(step + 1)).where(models.Meta.key == "schema_version").execute()

@@ -6,7 +6,9 @@ their tests need (tests/handoff and tests/tui pin the clock their own way for go
 
 from __future__ import annotations
 
+import shutil
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
@@ -54,3 +56,15 @@ def clock(monkeypatch):
     c = Clock(CLOCK_START)
     monkeypatch.setattr(store.ids, "now", c.now)
     return c
+
+
+OLD_STORES = Path(__file__).parent / "data" / "stores"
+
+
+@pytest.fixture
+def schema1_db(tmp_path):
+    """A copy of tests/data/stores/schema1.db, a store written by pcp at commit 2f2b1a2 (schema 1)."""
+    target = tmp_path / "old" / "schema1.db"
+    target.parent.mkdir()
+    shutil.copyfile(OLD_STORES / "schema1.db", target)
+    return target

@@ -1,0 +1,211 @@
+"""Issue 11 in the `pcp` command: --observed-after/--observed-before, the hit shape of --json and the
+table's date, and an older store re-indexed before the first command (a bar on stderr, then the answer);
+`pcp mcp` refuses such a store in one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from search_helpers import (
+    CJK_QUESTION,
+    PROBES,
+    RESTRICTED_GRANT,
+    add_hidden_pages,
+    check_hit_shape,
+    write_question_corpus,
+)
+
+from pcp_tui import cli
+from store import Store
+
+REPO = Path(__file__).resolve().parents[2]
+EN_QUESTION = "did we discuss a proof route for compactness of finite products?"
+PROOF = "Proof route for compactness of finite products via the tube lemma."
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    rc = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return rc, out, err
+
+
+@pytest.fixture
+def dated(db_path, clock):
+    with Store.open(db_path) as st:
+        return {
+            "march": st.write_page("work:notes", content="Decision: we decided to ship the release in March.",
+                                   observed_at="2025-03-14T10:00:00Z"),
+            "jan": st.write_page("work:notes", content="Decision: we decided on the release plan in January.",
+                                 observed_at="2025-01-10T12:00:00Z"),
+            "stored": st.write_page("work:notes", content="Decision: we decided the release owner today."),
+        }
+
+
+def test_search_observed_after_and_before(capsys, db_path, dated):
+    db = str(db_path)
+    rc, out, err = run(capsys, "--db", db, "--json", "search", "decided release",
+                       "--observed-after", "2025-03-01T00:00:00Z", "--observed-before", "2025-04-01T00:00:00Z")
+    assert rc == 0 and err == ""
+    assert [h["page_id"] for h in json.loads(out)["hits"]] == [dated["march"]["page_id"]]
+    rc, out, _ = run(capsys, "--db", db, "--json", "search", "decided release", "--observed-before", "2025-03-01T00:00:00Z")
+    assert [h["page_id"] for h in json.loads(out)["hits"]] == [dated["jan"]["page_id"]]
+    rc, out, _ = run(capsys, "--db", db, "--json", "search", "decided", "--mode", "exact",
+                     "--observed-after", "2026-01-01T00:00:00Z")
+    assert [h["page_id"] for h in json.loads(out)["hits"]] == [dated["stored"]["page_id"]]
+    rc, out, _ = run(capsys, "--db", db, "--json", "search", "x", "--observed-after", "last March")
+    assert rc == 1 and json.loads(out)["error"]["code"] == "invalid"
+
+
+def test_search_json_hits_have_the_store_shape(capsys, db_path, dated):
+    query = "did we decide to ship the release in March?"
+    rc, out, _ = run(capsys, "--db", str(db_path), "--json", "search", query)
+    hits = json.loads(out)["hits"]
+    with Store.open(db_path) as st:
+        assert hits == st.search_pages(query)["hits"]  # the store's hits, field for field
+    assert hits[0]["page_id"] == dated["march"]["page_id"]
+    for hit in hits:
+        check_hit_shape(hit, query)
+    assert hits[0]["date"] == "2025-03-14T10:00:00.000Z"
+
+
+def test_search_table_shows_the_date(capsys, db_path, dated, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "160")
+    rc, out, err = run(capsys, "--db", str(db_path), "search", "decided release")
+    assert rc == 0 and err == ""
+    assert "Date" in out
+    assert "2025-03-14" in out and "2025-01-10" in out and "2026-03-01" in out  # observed, else stored
+
+
+def _proc(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PCP_DB"}
+    env["PYTHONIOENCODING"] = "utf-8"
+    return subprocess.run([sys.executable, "-m", "pcp_tui.cli", *args], capture_output=True, text=True,
+                          encoding="utf-8", env=env, cwd=REPO, timeout=120)
+
+
+def _schema(path: Path) -> int:
+    con = sqlite3.connect(path)
+    try:
+        return int(con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
+    finally:
+        con.close()
+
+
+def test_an_older_store_is_upgraded_before_the_command_with_lines_on_stderr(schema1_db):
+    done = _proc("--db", str(schema1_db), "search", EN_QUESTION)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 2 and "upgrading the search index" in lines[0] and "10 revisions" in lines[1]
+    assert "Proof route" in done.stdout
+    again = _proc("--db", str(schema1_db), "--json", "search", EN_QUESTION)  # nothing left to upgrade
+    assert again.returncode == 0 and again.stderr == ""
+    assert json.loads(again.stdout)["hits"][0]["title"] == PROOF
+
+
+def test_with_json_the_upgrade_keeps_stdout_one_document(schema1_db):
+    done = _proc("--db", str(schema1_db), "--json", "search", EN_QUESTION)
+    assert done.returncode == 0 and done.stderr == ""
+    assert json.loads(done.stdout)["hits"][0]["title"] == PROOF
+    with Store.open(schema1_db) as st:
+        assert st.index_upgrade_status() is None
+
+
+def test_at_a_terminal_the_upgrade_draws_a_progress_bar_on_stderr(schema1_db):
+    """stderr on a pseudo-terminal (as a person sees it), stdout a pipe: the bar, then the answer."""
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "PCP_DB"}
+    env.update(PYTHONIOENCODING="utf-8", COLUMNS="100", TERM="xterm-256color")
+    proc = subprocess.Popen([sys.executable, "-m", "pcp_tui.cli", "--db", str(schema1_db), "--json", "search",
+                             EN_QUESTION], stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL,
+                            cwd=REPO, env=env)
+    os.close(slave)
+    seen = b""
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], 60)
+            if not ready:
+                break
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the child closed its side
+                break
+            if not chunk:
+                break
+            seen += chunk
+        out = proc.stdout.read().decode("utf-8") if proc.stdout else ""
+        assert proc.wait(timeout=60) == 0
+    finally:
+        os.close(master)
+        if proc.stdout:
+            proc.stdout.close()
+    shown = seen.decode("utf-8", "replace")
+    assert "upgrading the search index" in shown
+    assert "10/10" in shown or "/10" in shown  # the bar counts revisions
+    assert json.loads(out)["hits"][0]["title"] == PROOF
+
+
+def test_as_model_the_cli_upgrades_too_and_then_answers_within_the_grant(schema1_db):
+    done = _proc("--db", str(schema1_db), "--json", "--as-model", "m", "--grant", "project:math=search,read",
+                 "search", EN_QUESTION)
+    assert done.returncode == 0, done.stdout
+    hits = json.loads(done.stdout)["hits"]
+    assert hits[0]["title"] == PROOF and {h["namespace"] for h in hits} == {"project:math"}
+
+
+def test_pcp_mcp_refuses_an_older_store_in_one_line(capsys, schema1_db):
+    pytest.importorskip("mcp")
+    rc, out, err = run(capsys, "--db", str(schema1_db), "mcp", "--client-id", "c", "--grant", "*=search,read")
+    assert rc == 1 and out == ""
+    assert err.count("\n") == 1 and "run pcp once to upgrade this store" in err
+    assert _schema(schema1_db) == 1  # never migrated
+
+
+def test_pcp_mcp_refuses_a_store_whose_index_upgrade_is_pending(capsys, schema1_db):
+    pytest.importorskip("mcp")
+    Store.open(schema1_db).close()  # schema migrated, index not yet upgraded
+    assert _schema(schema1_db) == 2
+    rc, out, err = run(capsys, "--db", str(schema1_db), "mcp", "--client-id", "c", "--grant", "*=search,read")
+    assert rc == 1 and out == ""
+    assert err.count("\n") == 1 and "run pcp once to upgrade this store" in err
+    with Store.open(schema1_db) as st:
+        assert st.index_upgrade_status() == {"done": 0, "total": 10}
+
+
+# --- issue 11 "Done when" through the CLI (pcp --as-model ... search --json) ----------------------------------
+
+
+def _as_restricted(capsys, db: str, query: str, mode: str = "auto") -> list[dict]:
+    rc, out, err = run(capsys, "--db", db, "--json", "--as-model", "m", "--grant", RESTRICTED_GRANT, "search", query,
+                       "--mode", mode, "--limit", "50")
+    assert rc == 0 and err == "", out
+    return json.loads(out)["hits"]
+
+
+def test_cli_example_questions_find_their_page_first(capsys, db_path):
+    with Store.open(db_path) as st:
+        pages = write_question_corpus(st)
+    for question, page in ((EN_QUESTION, "en"), (CJK_QUESTION, "cjk")):
+        assert _as_restricted(capsys, str(db_path), question)[0]["page_id"] == pages[page]
+        rc, out, _ = run(capsys, "--db", str(db_path), "--json", "search", question)
+        assert json.loads(out)["hits"][0]["page_id"] == pages[page]
+
+
+def test_cli_hidden_pages_change_nothing_for_a_restricted_session(capsys, db_path):
+    with Store.open(db_path) as st:
+        write_question_corpus(st)
+    before = {(q, m): _as_restricted(capsys, str(db_path), q, m) for q, m in PROBES}
+    assert all(before.values())
+    with Store.open(db_path) as st:
+        add_hidden_pages(st)
+    for (query, mode), hits in before.items():
+        assert _as_restricted(capsys, str(db_path), query, mode) == hits, (query, mode)

@@ -1,0 +1,111 @@
+"""Issue 11 through `pcp mcp` (the real server, driven by the SDK's client as in test_mcp_server.py):
+observed_after / observed_before, hits that name their date and matched words, the example questions
+found first by a session granted one scope, and hidden pages that change nothing it sees."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from search_helpers import (
+    CJK_QUESTION,
+    EN_QUESTION,
+    PROBES,
+    RESTRICTED_GRANT,
+    add_hidden_pages,
+    marks_a_query_word,
+    write_question_corpus,
+)
+from test_mcp_server import connect, ok, run
+
+import store
+
+HIT_RE = re.compile(r"^\[\d+\] .*\n    page_id: (pg_\w+) \| revision_id: (rev_\w+)\n"
+                    r"    namespace: (\S+) \| status: (\w+) \| matched_by: (\w+) \| score: ([\d.e+-]+) \| date: (\S+)$",
+                    re.MULTILINE)
+
+
+def hits_of(text: str) -> list[tuple[str, ...]]:
+    return HIT_RE.findall(text)
+
+
+@pytest.fixture
+def dated(tmp_path: Path) -> dict:
+    db = tmp_path / "store.db"
+    with store.Store.open(db) as st:
+        pages = {
+            "march": st.write_page("work:notes", content="Decision: we decided to ship the release in March.",
+                                   observed_at="2025-03-14T10:00:00Z"),
+            "jan": st.write_page("work:notes", content="Decision: we decided on the release plan in January.",
+                                 observed_at="2025-01-10T12:00:00Z"),
+            "stored": st.write_page("work:notes", content="Decision: we decided the release owner today."),
+        }
+        created = st.read_pages([pages["stored"]["page_id"]])["results"][0]["revision"]["created_at"]
+    return {"db": db, "created": created, **{k: v["page_id"] for k, v in pages.items()}}
+
+
+def test_search_pages_observed_filters_and_dates(dated):
+    async def scenario():
+        async with connect(dated["db"], "work:notes=search,read") as session:
+            march = await ok(session, "search_pages", {"query": "decided release",
+                                                       "observed_after": "2025-03-01T00:00:00Z",
+                                                       "observed_before": "2025-04-01T00:00:00Z"})
+            jan = await ok(session, "search_pages", {"query": "decided release",
+                                                     "observed_before": "2025-03-01T00:00:00Z"})
+            every = await ok(session, "search_pages", {"query": "did we decide to ship the release in March?"})
+            bad = await session.call_tool("search_pages", {"query": "x", "observed_after": "last March"})
+            return march, jan, every, bad
+
+    march, jan, every, bad = run(scenario)
+    assert [hit[0] for hit in hits_of(march)] == [dated["march"]]
+    assert [hit[0] for hit in hits_of(jan)] == [dated["jan"]]
+    found = {hit[0]: hit for hit in hits_of(every)}
+    assert set(found) == {dated["march"], dated["jan"], dated["stored"]}
+    assert hits_of(every)[0][0] == dated["march"]
+    # date: observed_at, else when the page was stored
+    assert found[dated["march"]][6] == "2025-03-14T10:00:00.000Z"
+    assert found[dated["jan"]][6] == "2025-01-10T12:00:00.000Z"
+    assert found[dated["stored"]][6] == dated["created"]
+    # the words the store highlighted, each a word of the query
+    matched = re.findall(r"^    matched: (.+)$", every, re.MULTILINE)
+    assert len(matched) == 3
+    for line in matched:
+        words = line.split(", ")
+        assert words and all(marks_a_query_word(w, "did we decide to ship the release in March?") for w in words)
+    assert bad.is_error and "invalid" in bad.content[0].text
+
+
+@pytest.fixture
+def questions(tmp_path: Path) -> dict:
+    db = tmp_path / "store.db"
+    with store.Store.open(db) as st:
+        pages = write_question_corpus(st)
+    return {"db": db, **pages}
+
+
+def test_a_session_granted_one_scope_finds_the_example_pages_first(questions):
+    async def scenario():
+        async with connect(questions["db"], RESTRICTED_GRANT) as session:
+            return [await ok(session, "search_pages", {"query": q}) for q in (EN_QUESTION, CJK_QUESTION)]
+
+    en, cjk = run(scenario)
+    assert hits_of(en)[0][0] == questions["en"]
+    assert hits_of(cjk)[0][0] == questions["cjk"]
+
+
+def test_hidden_pages_change_nothing_a_restricted_session_sees(questions):
+    async def probe() -> list[str]:
+        async with connect(questions["db"], RESTRICTED_GRANT) as session:
+            return [await ok(session, "search_pages", {"query": q, "mode": m, "limit": 50}) for q, m in PROBES]
+
+    before = run(probe)
+    assert all(hits_of(text) for text in before)
+    with store.Store.open(questions["db"]) as st:
+        add_hidden_pages(st)
+    after = run(probe)
+    for (query, mode), old, new in zip(PROBES, before, after, strict=True):
+        assert new == old, (query, mode)
