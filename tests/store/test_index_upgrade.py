@@ -72,7 +72,7 @@ def expected_stats(st: Store) -> tuple[Counter, Counter]:
     for scope_pk, title, content, facets, status in rows:
         if status == "tombstoned":
             continue
-        doc = index_mod.analyse(title or "", content, json.loads(facets or "{}"), st._salt)
+        doc = index_mod.analyse(title or "", content, json.loads(facets or "{}"), st._ctx.index_salt)
         for key in doc.keys():
             df[(key, scope_pk)] += 1
         docs[scope_pk] += 1
