@@ -17,6 +17,7 @@ from . import ids
 from .core import Call, _storage_error, dumps, operation
 from .db import FTS_TABLE
 from .errors import Conflict, Forbidden, Invalid, PcpError
+from .export_check import check_record
 from .importing import ImportOps
 from .reads import ReadOps, effective_status
 from .writes import fts_row
@@ -286,6 +287,10 @@ class ExportOps(ImportOps, ReadOps):
                     count = number
                     if number == 1:
                         header = _parse_line(data, p, 1)
+                    elif header is not None and header.get("kind") == EXPORT_KIND:
+                        obj = _parse_line(data, p, number)
+                        if obj.get("kind") != END_KIND:
+                            check_record(obj, p, number)
         except OSError as exc:
             raise Invalid(f"{p}: cannot read ({exc.strerror or exc}).") from None
         if header is None or header.get("kind") != EXPORT_KIND:

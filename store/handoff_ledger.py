@@ -20,6 +20,7 @@ from . import bundle as bd
 from . import ids as idmod
 from .core import LIMITS, Call, StoreCore, dumps, operation
 from .errors import Forbidden, Invalid
+from .files import inside
 from .reads import clamp, decode_cursor, encode_cursor
 
 BATCH = 500
@@ -238,7 +239,9 @@ class LedgerOps(StoreCore):
         previous = None
         if obj["previous_handoff_id"]:
             previous = m.Handoff.get(m.Handoff.handoff_id == obj["previous_handoff_id"]).id
-        path = self._handoff_dir() / f"{obj['handoff_id']}.md"
+        if idmod.id_kind(obj["handoff_id"]) != "hnd":
+            raise Invalid(f"{str(obj['handoff_id'])[:40]!r} is not a handoff id; nothing was imported.")
+        path = inside(self._handoff_dir(), f"{obj['handoff_id']}.md")
         h = m.Handoff.create(
             handoff_id=obj["handoff_id"], label=obj["label"], created_at=obj["created_at"], kind=obj["handoff_kind"],
             digest=obj["digest"], continuation_of=obj["continuation_of"], previous=previous,

@@ -1,0 +1,73 @@
+"""Hardening of export and import (issue 12, items 11-15): files stay in the store's folder, records are checked."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from store import Invalid, Store
+
+
+def _records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _rewrite(path: Path, records: list[dict]) -> Path:
+    """Write `records` (header .. end) back with a recomputed closing digest, as an attacker would."""
+    body = b"".join((json.dumps(r, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
+                    for r in records[:-1])
+    end = {"kind": "pcp.export.end", "sha256": hashlib.sha256(body).hexdigest()}
+    path.write_bytes(body + (json.dumps(end) + "\n").encode("utf-8"))
+    return path
+
+
+def _store_with_a_handoff(tmp_path: Path) -> tuple[Store, Path]:
+    (tmp_path / "a").mkdir()
+    st = Store.open(tmp_path / "a" / "s.db")
+    page = st.write_page("project:alpha", content="A note worth handing off.")
+    st.copy([page["page_id"]], label="chat", clipboard=lambda text: None)
+    out = tmp_path / "all.jsonl"
+    st.export(out)
+    return st, out
+
+
+def test_import_refuses_a_handoff_id_that_is_a_path(tmp_path):
+    st, out = _store_with_a_handoff(tmp_path)
+    st.close()
+    records = _records(out)
+    for r in records:
+        if r["kind"] == "handoff":
+            r["handoff_id"] = "../../../AGENTS"
+    _rewrite(out, records)
+    target = tmp_path / "b" / "deep" / "er"
+    target.mkdir(parents=True)
+    other = Store.open(target / "s.db")
+    try:
+        with pytest.raises(Invalid, match="not a hnd id"):
+            other.import_export(out)
+        assert not (tmp_path / "AGENTS.md").exists() and not (tmp_path / "b" / "AGENTS.md").exists()
+        assert other.list_pages()["pages"] == []  # refused before anything was written
+    finally:
+        other.close()
+
+
+@pytest.mark.parametrize("field,value", [("page_id", "pg_../../x"), ("revision_id", "notarev"),
+                                         ("previous_revision_id", "rel_01J00000000000000000000000")])
+def test_import_refuses_ids_of_the_wrong_shape(tmp_path, field, value):
+    st, out = _store_with_a_handoff(tmp_path)
+    st.close()
+    records = _records(out)
+    next(r for r in records if r["kind"] == "revision")[field] = value
+    _rewrite(out, records)
+    (tmp_path / "b").mkdir()
+    other = Store.open(tmp_path / "b" / "s.db")
+    try:
+        with pytest.raises(Invalid, match=field):
+            other.import_export(out)
+        assert other.list_pages()["pages"] == []
+    finally:
+        other.close()
+
