@@ -18,6 +18,7 @@ from .core import Call, _storage_error, dumps, operation
 from .db import FTS_TABLE
 from .errors import Conflict, Forbidden, Invalid, PcpError
 from .export_check import check_record
+from .files import refuse_store_target
 from .importing import ImportOps
 from .reads import ReadOps, effective_status
 from .writes import fts_row
@@ -181,6 +182,7 @@ class ExportOps(ImportOps, ReadOps):
         """Write everything (or chosen scopes) to `out`; returns {path, lines, sha256, counts}."""
         if format not in ("jsonl", "markdown"):
             raise Invalid("Export format must be jsonl or markdown.")
+        refuse_store_target(Path(out), self.path)
         writer = self._export_markdown if format == "markdown" else self._export_jsonl
         result = writer(Path(out), scopes, progress)
         # Remembered so that plan_delete can name the export files that hold a page (they are not rewritten).

@@ -17,3 +17,24 @@ def inside(base: Path, name: str) -> Path:
         raise Invalid(f"{name[:40]!r} would be written outside {base}; nothing was written.")
     return target
 
+
+SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
+
+
+def store_files(db_path: Path) -> list[Path]:
+    """The store file and the side files SQLite and pcp keep beside it."""
+    return [db_path] + [db_path.with_name(db_path.name + s) for s in SIDE_SUFFIXES]
+
+
+def refuse_store_target(out: Path, db_path: Path) -> None:
+    """Refuse an output path that is the store or one of its side files (it would replace the live data)."""
+    target = out.expanduser().resolve()
+    for own in store_files(Path(db_path).expanduser().resolve()):
+        same = target == own
+        if not same and target.exists() and own.exists():
+            try:
+                same = target.samefile(own)
+            except OSError:
+                same = False
+        if same:
+            raise Invalid(f"{out} is the store itself or one of its side files; choose another output path.")

@@ -71,3 +71,28 @@ def test_import_refuses_ids_of_the_wrong_shape(tmp_path, field, value):
     finally:
         other.close()
 
+
+@pytest.mark.parametrize("suffix", ["", "-wal", "-shm", "-journal"])
+def test_export_refuses_to_write_over_the_store_or_its_side_files(tmp_path, suffix):
+    st = Store.open(tmp_path / "s.db")
+    st.write_page("project:alpha", content="Precious.")
+    target = tmp_path / f"s.db{suffix}"
+    before = target.read_bytes() if target.exists() else None
+    with pytest.raises(Invalid, match="the store itself"):
+        st.export(target)
+    with pytest.raises(Invalid, match="the store itself"):
+        st.export(tmp_path / "x" / ".." / f"s.db{suffix}", format="markdown")
+    if before is not None:
+        assert target.read_bytes()[:16] == before[:16]
+    assert st.search_pages("Precious")["hits"]
+    st.close()
+
+
+def test_export_refuses_a_symlink_to_the_store(tmp_path):
+    st = Store.open(tmp_path / "s.db")
+    st.write_page("project:alpha", content="Precious.")
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "s.db")
+    with pytest.raises(Invalid, match="the store itself"):
+        st.export(tmp_path / "link.jsonl")
+    assert st.search_pages("Precious")["hits"]
+    st.close()
