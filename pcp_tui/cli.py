@@ -14,6 +14,7 @@ import json
 import os
 import sys
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 PROG = "pcp"
@@ -412,8 +413,11 @@ def _bundle(st: Any, args: argparse.Namespace) -> Any:
     result = st.bundle(list(args.ids), query=args.query, scopes=tuple(args.scope or ()), max_tokens=args.max_tokens)
     document = {k: result[k] for k in BUNDLE_KEYS}
     if args.out is not None:
+        from store.files import open_private, refuse_store_target
+
+        refuse_store_target(Path(args.out), st.path)
         try:
-            with open(args.out, "w", encoding="utf-8", newline="") as fh:
+            with open_private(Path(args.out), "w") as fh:
                 fh.write(result["text"])
         except OSError as exc:
             raise CliError("invalid", f"cannot write {args.out!r}: {exc.strerror or exc}") from None

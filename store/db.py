@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import peewee as pw
 
 from .errors import Invalid
+from .files import make_private_dirs, make_private_file, narrow, store_files
 
 SCHEMA_VERSION = 1
 MIN_SQLITE = (3, 43, 0)  # FTS5 contentless_delete (3.43) and secure-delete (3.42)
@@ -285,7 +286,7 @@ def _fold(value: object) -> str | None:
 def open_database(path: Path) -> pw.SqliteDatabase:
     """Open (creating if needed) the SQLite file with the store's pragmas on every connection."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(path.parent)
     except OSError as exc:
         raise Invalid(f"Cannot create the store directory {path.parent}: {exc.strerror or exc}.") from None
     if path.exists():
@@ -293,6 +294,13 @@ def open_database(path: Path) -> pw.SqliteDatabase:
             raise Invalid(f"The store path {path} is a directory, not a database file.")
         if not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK):
             raise Invalid(f"The store file {path} is read-only; make it writable or choose another with --db.")
+    else:
+        try:
+            make_private_file(path)  # SQLite gives its -wal and -shm files the store file's mode
+        except OSError as exc:
+            raise Invalid(f"Cannot create the store file {path}: {exc.strerror or exc}.") from None
+    for own in store_files(path):
+        narrow(own)
     db = pw.SqliteDatabase(str(path), pragmas=PRAGMAS, timeout=60, autoconnect=True)
     db.register_function(_fold, "pcp_fold", 1, deterministic=True)
     version = tuple(int(x) for x in pw.sqlite3.sqlite_version.split("."))

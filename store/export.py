@@ -18,7 +18,7 @@ from .core import Call, _storage_error, dumps, operation
 from .db import FTS_TABLE
 from .errors import Conflict, Forbidden, Invalid, PcpError
 from .export_check import check_record
-from .files import refuse_store_target
+from .files import make_private_dirs, open_private, refuse_store_target
 from .importing import ImportOps
 from .reads import ReadOps, effective_status
 from .writes import fts_row
@@ -202,7 +202,7 @@ class ExportOps(ImportOps, ReadOps):
         tmp = _temp_beside(out)
         lines = 0
         try:
-            with open(tmp, "wb") as fh:
+            with open_private(tmp) as fh:
                 data = _line(header)
                 fh.write(data)
                 digest.update(data)
@@ -235,7 +235,7 @@ class ExportOps(ImportOps, ReadOps):
         full = not scopes
         counts = self._export_counts(scope_rows, full)
         try:
-            out.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(out)
         except OSError as exc:
             raise Invalid(f"Cannot create the export folder {out}: {exc.strerror or exc}.") from None
         in_scopes = "1" if full else f"p.scope_id IN ({','.join(str(s.id) for s in scope_rows) or 'NULL'})"
@@ -246,7 +246,8 @@ class ExportOps(ImportOps, ReadOps):
             f"JOIN revision r ON r.id = p.head WHERE {in_scopes} AND p.page_id > ? ORDER BY p.page_id LIMIT ?", (), 0,
         ):
             folder = out / _safe_name(r[1])
-            folder.mkdir(exist_ok=True)
+            if not folder.is_dir():
+                make_private_dirs(folder)
             front = {"page_id": r[0], "revision_id": r[4], "namespace": r[1],
                      "lifecycle_status": effective_status(r[2], r[3]), "created_at": r[5], "observed_at": r[6],
                      "media_type": r[7], "source_refs": json.loads(r[10]), "facets": json.loads(r[11])}
@@ -256,7 +257,8 @@ class ExportOps(ImportOps, ReadOps):
             text = "---\n" + "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in front.items()) + "\n---\n\n" + body
             name = f"{_safe_name(r[9] or 'untitled')[:80]}--{r[0][-10:]}.md"
             try:
-                (folder / name).write_text(text, encoding="utf-8")
+                with open_private(folder / name, "w") as fh:
+                    fh.write(text)
             except OSError as exc:
                 raise Invalid(f"Cannot write {folder / name}: {exc.strerror or exc}.") from None
             written += 1

@@ -38,3 +38,61 @@ def refuse_store_target(out: Path, db_path: Path) -> None:
                 same = False
         if same:
             raise Invalid(f"{out} is the store itself or one of its side files; choose another output path.")
+
+
+def make_private_dirs(folder: Path) -> None:
+    """Create `folder` and any missing parents as 0700; folders that already exist keep their mode."""
+    missing = []
+    current = folder
+    while not current.exists():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for path in reversed(missing):
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            continue  # another process made it first: not ours to change
+        os.chmod(path, 0o700)  # whatever the umask
+
+
+def make_private_file(path: Path) -> None:
+    """Create `path` empty as 0600 if it is missing; an existing file of ours is narrowed to 0600."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+    except FileExistsError:
+        pass
+    narrow(path)
+
+
+def narrow(path: Path) -> None:
+    """Take group and other bits off an existing file (no-op when missing or not ours)."""
+    try:
+        mode = path.stat().st_mode
+        if path.is_file() and (mode & 0o077):
+            os.chmod(path, mode & 0o700)
+    except OSError:
+        pass
+
+
+def open_private(path: Path, mode: str = "wb"):
+    """Open a new file for writing as 0600 whatever the umask."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    return os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": ""}))
+
+
+def folder_warnings(db_path: Path) -> list[str]:
+    """Warnings about who else can read the store's folder (for `pcp doctor`)."""
+    folder = Path(db_path).parent
+    try:
+        mode = folder.stat().st_mode & 0o777
+    except OSError:
+        return []
+    if mode & 0o044:
+        who = " and ".join(w for w, bit in (("group", 0o040), ("others", 0o004)) if mode & bit)
+        return [f"The store's folder {folder} is readable by {who} (mode {mode:o}); "
+                f"run `chmod 700 {folder}` so only you can list it."]
+    return []

@@ -20,7 +20,7 @@ from . import bundle as bd
 from . import ids as idmod
 from .core import LIMITS, Call, StoreCore, dumps, operation
 from .errors import Forbidden, Invalid
-from .files import inside
+from .files import inside, make_private_dirs
 from .reads import clamp, decode_cursor, encode_cursor
 
 BATCH = 500
@@ -34,9 +34,10 @@ def _chunks(values: list, size: int = BATCH) -> Iterator[list]:
 
 def _write_private(path: Path, text: str) -> None:
     """Write a file only the user can read, atomically (a reader never sees half a bundle)."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_private_dirs(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
         fh.write(text)
     os.replace(tmp, path)

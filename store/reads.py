@@ -12,6 +12,7 @@ from . import ids
 from .core import LIMITS, Call, StoreCore, operation
 from .db import FTS_TABLE, SCHEMA_VERSION
 from .errors import Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported, not_found
+from .files import folder_warnings
 
 PROJECTIONS = ("manifest", "payload", "source_spans", "relations", "facets", "history")
 SEARCH_MODES = ("auto", "text", "exact", "temporal", "graph")
@@ -406,6 +407,7 @@ class ReadOps(StoreCore):
             "fts": {"state": fts_state, "rows": fts_rows, "tokenizer": "unicode61 + CJK per-character segmentation",
                     "secure_delete": True},
             "journal_mode": db.execute_sql("PRAGMA journal_mode").fetchone()[0],
+            "warnings": folder_warnings(self.path),
         }
 
     @operation("audit_log")
