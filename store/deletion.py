@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from . import ids
@@ -10,6 +11,7 @@ from . import validate as v
 from .core import Call, StoreCore, dumps, operation
 from .db import FTS_TABLE
 from .errors import Forbidden, not_found
+from .files import leftover_temps, remove_dead_temps
 from .writes import DERIVATION_TYPES
 
 BATCH = 500  # ids per statement, well under SQLite's variable limit
@@ -102,6 +104,9 @@ class DeletionOps(StoreCore):
             scopes = json.loads(rec.scopes)
             if any((scopes is None or ns in scopes) and rec.created_at >= first for ns, first in rows):
                 out.append({"path": rec.path, "format": rec.format, "created_at": rec.created_at})
+                for tmp in leftover_temps(Path(rec.path)):  # a killed export's full-content temporary file
+                    out.append({"path": str(tmp), "format": rec.format, "created_at": rec.created_at,
+                                "incomplete": True})
         return out
 
     def _deletable(self, call: Call, page_id: str) -> Any:
@@ -130,7 +135,7 @@ class DeletionOps(StoreCore):
             "relations": counts["relations"], "suppressions": counts["suppressions"], "bytes": counts["bytes"],
             "page_ids": plan["pages"][:1000], "revision_ids": plan["revisions"][:1000],
             "relation_ids": plan["relations"][:1000], "derived_pages": plan["derived_pages"][:1000], "counts": counts,
-            "handoffs": plan.get("handoffs", [])[:1000],
+            "handoffs": plan.get("handoffs", [])[:1000], "export_files": plan["export_files"],
         }
 
     def _deletable_scope(self, call: Call, namespace: str) -> Any:
@@ -217,6 +222,9 @@ class DeletionOps(StoreCore):
             done += len(part)
             if progress:
                 progress(done, len(ordered))
+        temps = sum(remove_dead_temps(Path(f["path"])) for f in plan["export_files"] if not f.get("incomplete"))
+        if temps:
+            erased["export_temp_files"] = temps
         stamp = ids.now()
         counts = {**plan["counts"], **erased}
         self._m.DeletionReceipt.create(

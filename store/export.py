@@ -7,7 +7,6 @@ import hashlib
 import json
 import os
 import re
-import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -18,7 +17,7 @@ from .core import Call, _storage_error, dumps, operation
 from .db import FTS_TABLE
 from .errors import Conflict, Forbidden, Invalid, PcpError
 from .export_check import check_record
-from .files import make_private_dirs, open_private, refuse_store_target
+from .files import make_private_dirs, open_private, refuse_store_target, temp_beside
 from .importing import ImportOps
 from .reads import ReadOps, effective_status
 from .writes import fts_row
@@ -184,12 +183,21 @@ class ExportOps(ImportOps, ReadOps):
             raise Invalid("Export format must be jsonl or markdown.")
         refuse_store_target(Path(out), self.path)
         writer = self._export_markdown if format == "markdown" else self._export_jsonl
-        result = writer(Path(out), scopes, progress)
-        # Remembered so that plan_delete can name the export files that hold a page (they are not rewritten).
-        with self._db.atomic("IMMEDIATE"):
-            self._m.ExportRecord.create(path=str(Path(out).resolve()), format=format,
-                                        scopes=dumps(result.get("scopes")), created_at=ids.now())
-        return result
+        # Remembered before writing, so that plan_delete and erasure find the export files that hold a page,
+        # and the temporary file of an export killed half way (files are not rewritten).
+        record = None
+        if self.session.is_owner:
+            wanted = None if not scopes else sorted({scopes} if isinstance(scopes, str) else set(scopes))
+            with self._db.atomic("IMMEDIATE"):
+                record = self._m.ExportRecord.create(path=str(Path(out).resolve()), format=format,
+                                                     scopes=dumps(wanted), created_at=ids.now())
+        try:
+            return writer(Path(out), scopes, progress)
+        except BaseException:
+            if record is not None and not Path(out).exists():
+                with self._db.atomic("IMMEDIATE"):
+                    self._m.ExportRecord.delete().where(self._m.ExportRecord.id == record.id).execute()
+            raise
 
     @operation("export", always_audit=True)
     def _export_jsonl(self, call: Call, out: Path, scopes: Any, progress: Progress | None) -> dict:
@@ -223,6 +231,9 @@ class ExportOps(ImportOps, ReadOps):
         except OSError as exc:
             _remove(tmp)
             raise Invalid(f"Cannot write the export to {out}: {exc.strerror or exc}.") from None
+        except BaseException:
+            _remove(tmp)  # a failed or interrupted export leaves no full-content file behind
+            raise
         if progress:
             progress(counts["pages"] + counts["revisions"], counts["pages"] + counts["revisions"], "records")
         call.counts.update({"lines": lines + 1, **counts})
@@ -523,7 +534,7 @@ def _parse_line(data: bytes | None, p: Path, number: int) -> dict:
 
 
 def _temp_beside(out: Path) -> Path:
-    return out.with_name(f".{out.name}.{os.getpid()}.{int(time.time() * 1000)}.tmp")
+    return temp_beside(out)
 
 
 def _remove(path: Path) -> None:

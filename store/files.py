@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import glob
 import os
+import time
 from pathlib import Path
 
 from .errors import Invalid
@@ -96,3 +98,46 @@ def folder_warnings(db_path: Path) -> list[str]:
         return [f"The store's folder {folder} is readable by {who} (mode {mode:o}); "
                 f"run `chmod 700 {folder}` so only you can list it."]
     return []
+
+
+def temp_beside(out: Path) -> Path:
+    """The temporary file an export is written to before it replaces `out` (its pid tells a live writer)."""
+    return out.with_name(f".{out.name}.{os.getpid()}.{int(time.time() * 1000)}.tmp")
+
+
+def leftover_temps(out: Path) -> list[Path]:
+    """Temporary files of exports to `out` that are still on disk (a killed export leaves one)."""
+    try:
+        return sorted(p for p in out.parent.glob(f".{glob.escape(out.name)}.*.tmp") if p.is_file())
+    except OSError:
+        return []
+
+
+def _writer_alive(tmp: Path) -> bool:
+    parts = tmp.name.rsplit(".", 3)
+    try:
+        pid = int(parts[1])
+    except (IndexError, ValueError):
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def remove_dead_temps(out: Path) -> int:
+    """Remove the leftovers of killed exports to `out` (a running export keeps its file); returns how many."""
+    removed = 0
+    for tmp in leftover_temps(out):
+        if not _writer_alive(tmp):
+            try:
+                tmp.unlink()
+                removed += 1
+            except OSError:
+                pass
+    return removed

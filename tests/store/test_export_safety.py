@@ -96,3 +96,49 @@ def test_export_refuses_a_symlink_to_the_store(tmp_path):
         st.export(tmp_path / "link.jsonl")
     assert st.search_pages("Precious")["hits"]
     st.close()
+
+
+def test_a_failed_export_leaves_no_temporary_file(tmp_path, monkeypatch):
+    import store.export as export_mod
+
+    st = Store.open(tmp_path / "s.db")
+    st.write_page("project:alpha", content="secret diary line")
+
+    def broken(*args, **kwargs):
+        yield {"kind": "scope", "namespace": "project:alpha"}
+        raise RuntimeError("interrupted")
+
+    monkeypatch.setattr(export_mod.ExportOps, "_export_lines", broken)
+    with pytest.raises(RuntimeError):
+        st.export(tmp_path / "out.jsonl")
+    assert sorted(p.name for p in tmp_path.iterdir() if "out.jsonl" in p.name) == []
+    page = st.list_pages()["pages"][0]
+    assert st.plan_delete(page["page_id"])["export_files"] == []
+    st.close()
+
+
+def test_a_killed_exports_temporary_file_is_planned_and_erased(tmp_path):
+    import subprocess
+    import sys
+
+    st = Store.open(tmp_path / "s.db")
+    page = st.write_page("project:alpha", content="secret diary line")
+    st.close()
+    # A child process exports and is killed (os._exit) after the temporary file is full, before it is renamed.
+    code = (
+        "import os, sys\n"
+        "import store.export as e\n"
+        "from store import Store\n"
+        "e.os.replace = lambda *a: os._exit(9)\n"
+        f"Store.open({str(tmp_path / 's.db')!r}).export({str(tmp_path / 'out.jsonl')!r})\n"
+    )
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 9
+    leftovers = [p for p in tmp_path.iterdir() if p.name.startswith(".out.jsonl.")]
+    assert len(leftovers) == 1 and b"secret diary line" in leftovers[0].read_bytes()
+    st = Store.open(tmp_path / "s.db")
+    plan = st.plan_delete(page["page_id"])
+    assert str(leftovers[0]) in [f["path"] for f in plan["export_files"] if f.get("incomplete")]
+    assert st.plan_delete_scope("project:alpha")["export_files"] == plan["export_files"]
+    receipt = st.delete_page(page["page_id"], "erase it")
+    assert receipt["counts"]["export_temp_files"] == 1 and not leftovers[0].exists()
+    st.close()
