@@ -30,6 +30,7 @@ LIMITS = {
     "relation_type_chars": [1, 80],
     "max_provenance_inputs": 256,
     "max_list": 100,
+    "max_import_bytes": 1_073_741_824,  # one chat export file or archive member, before parsing
 }
 
 

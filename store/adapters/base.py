@@ -9,7 +9,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import Invalid, PcpError
+from ..core import LIMITS
+from ..errors import Invalid, LimitExceeded, PcpError
 from ..ids import format_time, parse_time
 
 Progress = Callable[[int, int, str], None]  # (done, total, what) -> None
@@ -61,11 +62,16 @@ def read_json_export(path: str | Path, member: str = "conversations.json") -> tu
                 if not names:
                     raise Invalid(f"{p}: the archive has no {member}; is it a chat export?")
                 name = sorted(names, key=len)[0]
-                raw = zf.read(name)
                 label = f"{p.name}!{name}"
+                info = zf.getinfo(name)
+                _refuse_oversize(label, info.file_size)  # checked before inflating a byte
+                with zf.open(info) as fh:
+                    raw = _read_capped(fh, label)
         else:
-            raw = p.read_bytes()
             label = p.name
+            _refuse_oversize(label, p.stat().st_size)
+            with open(p, "rb") as fh:
+                raw = _read_capped(fh, label)
     except OSError as exc:
         raise Invalid(f"{p}: cannot read ({exc.strerror or exc}).") from None
     except zipfile.BadZipFile as exc:
@@ -78,6 +84,26 @@ def read_json_export(path: str | Path, member: str = "conversations.json") -> tu
         return json.loads(text), label
     except json.JSONDecodeError as exc:
         raise Invalid(f"{label}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}.") from None
+
+
+def _refuse_oversize(label: str, size: int) -> None:
+    limit = LIMITS["max_import_bytes"]
+    if size > limit:
+        raise LimitExceeded(f"{label} is {size:,} bytes unpacked; the import limit is {limit:,} bytes; nothing was imported.")
+
+
+def _read_capped(fh: Any, label: str) -> bytes:
+    """Read in chunks, never more than the import limit (a size in a zip header can lie)."""
+    limit = LIMITS["max_import_bytes"]
+    parts, total = [], 0
+    while True:
+        chunk = fh.read(1 << 20)
+        if not chunk:
+            return b"".join(parts)
+        total += len(chunk)
+        if total > limit:
+            _refuse_oversize(label, total)
+        parts.append(chunk)
 
 
 def epoch_to_time(value: Any) -> str | None:

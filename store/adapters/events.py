@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Invalid, PcpError
-from .base import ImportReport, Progress
+from .base import ImportReport, Progress, _refuse_oversize
 
 TOOL = "pcp-import-events"
 
@@ -57,6 +57,7 @@ def import_events(store: Any, path: str | Path, namespace: str | None = None,
 def read_events(path: Path) -> list[tuple[int, Any]]:
     """(line number, parsed JSON) for every non-blank line; Invalid at the first malformed line."""
     try:
+        _refuse_oversize(path.name, path.stat().st_size)
         raw = path.read_bytes()
     except FileNotFoundError:
         raise Invalid(f"{path}: no such file.") from None

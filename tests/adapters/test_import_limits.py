@@ -1,0 +1,59 @@
+"""Bad input to importers (issue 12 items 17-20): bombs, deep nesting, bad items, odd vault files."""
+
+from __future__ import annotations
+
+import tracemalloc
+import zipfile
+
+import pytest
+
+from store import LimitExceeded, Store
+from store.adapters import import_chatgpt, import_claude
+
+
+@pytest.fixture
+def small_limit(monkeypatch):
+    from store.core import LIMITS
+
+    monkeypatch.setitem(LIMITS, "max_import_bytes", 1_000_000)
+
+
+def test_a_zip_bomb_is_refused_before_it_is_inflated(store, tmp_path, small_limit):
+    bomb = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        with zf.open("conversations.json", "w") as fh:
+            fh.write(b"[" + b" " * 40_000_000 + b"]")
+    assert bomb.stat().st_size < 200_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(LimitExceeded) as caught:
+            import_chatgpt(store, bomb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 5_000_000  # nothing near the 40 MB it would inflate to
+    message = str(caught.value)
+    assert "\n" not in message and "40,000,002 bytes" in message and "limit is 1,000,000 bytes" in message
+    assert store.list_pages()["pages"] == []
+
+
+def test_a_plain_export_file_over_the_limit_is_refused(store, tmp_path, small_limit):
+    big = tmp_path / "conversations.json"
+    big.write_bytes(b"[" + b" " * 2_000_000 + b"]")
+    with pytest.raises(LimitExceeded, match="import limit is 1,000,000 bytes"):
+        import_claude(store, big)
+
+
+def test_the_import_limit_is_stated_in_the_capabilities(tmp_path):
+    st = Store.open(tmp_path / "s.db")
+    assert st.describe_capabilities()["limits"]["max_import_bytes"] == 1 << 30
+    st.close()
+
+
+def test_an_events_file_over_the_limit_is_refused(store, tmp_path, small_limit):
+    from store.adapters import import_events
+
+    big = tmp_path / "events.jsonl"
+    big.write_bytes(b"\n" * 1_500_000)
+    with pytest.raises(LimitExceeded, match="import limit is 1,000,000 bytes"):
+        import_events(store, big)
