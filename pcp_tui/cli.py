@@ -70,6 +70,8 @@ def _timestamp(value: str) -> str:
 def _facets(value: str) -> dict[str, Any]:
     try:
         facets = json.loads(value)
+    except RecursionError:
+        raise CliError("invalid", "--facets is nested too deeply to read") from None
     except ValueError as exc:
         raise CliError("invalid", f"--facets is not valid JSON: {exc}") from None
     if not isinstance(facets, dict):

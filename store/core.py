@@ -30,7 +30,8 @@ LIMITS = {
     "relation_type_chars": [1, 80],
     "max_provenance_inputs": 256,
     "max_list": 100,
-    "max_import_bytes": 1_073_741_824,  # one chat export file or archive member, before parsing
+    "max_import_bytes": 1_073_741_824,
+    "max_json_depth": 64,  # nesting of facets and source ref locators  # one chat export file or archive member, before parsing
 }
 
 

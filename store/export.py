@@ -19,6 +19,7 @@ from .errors import Conflict, Forbidden, Invalid, PcpError
 from .export_check import check_record
 from .files import make_private_dirs, open_private, refuse_store_target, temp_beside
 from .importing import ImportOps
+from .jsonsafe import loads
 from .reads import ReadOps, effective_status
 from .writes import fts_row
 
@@ -525,7 +526,7 @@ def _parse_line(data: bytes | None, p: Path, number: int) -> dict:
     if not data:
         raise Invalid(f"{p}: line {number} is empty; the export is damaged.")
     try:
-        obj = json.loads(data)
+        obj = loads(data, f"{p}: line {number}")
     except (ValueError, UnicodeDecodeError) as exc:
         raise Invalid(f"{p}: line {number} is not valid JSON ({exc}).") from None
     if not isinstance(obj, dict):

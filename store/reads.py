@@ -61,7 +61,7 @@ def decode_cursor(cursor: str | None, kind: str) -> dict | None:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         value = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         value = None
     if not isinstance(value, dict) or value.get("k") != kind:
         raise Invalid("This cursor does not belong to this listing; start again without a cursor.")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 from . import ids
 from .core import LIMITS, dumps
 from .errors import Invalid, LimitExceeded
+from .jsonsafe import depth_of, loads
 
 OPERATIONS = ("ingest", "write", "revise", "derive", "import")
 ACTOR_TYPES = ("user", "model", "tool", "system")
@@ -81,6 +81,8 @@ def source_refs(value: Any) -> list[dict]:
         for key in ("media_type", "content_digest"):
             if key in ref and not isinstance(ref[key], str):
                 raise Invalid(f"Source ref {key} must be a string.")
+        if depth_of(ref.get("locator"), LIMITS["max_json_depth"]) > LIMITS["max_json_depth"]:
+            raise Invalid(f"A source ref locator may nest at most {LIMITS['max_json_depth']} levels.")
         out.append(dict(ref))
     return out
 
@@ -90,11 +92,13 @@ def facets(value: Any) -> dict:
         return {}
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = loads(value, "The facets")
         except ValueError:
             raise Invalid("Facets must be a JSON object, e.g. {\"title\": \"Notes\"}.") from None
     if not isinstance(value, dict):
         raise Invalid("Facets must be a JSON object, e.g. {\"title\": \"Notes\"}.")
+    if depth_of(value, LIMITS["max_json_depth"]) > LIMITS["max_json_depth"]:
+        raise Invalid(f"Facets may nest at most {LIMITS['max_json_depth']} levels of arrays or objects.")
     if "title" in value and not isinstance(value["title"], str):
         raise Invalid("The title facet must be a string.")
     if "summary" in value and not isinstance(value["summary"], str):

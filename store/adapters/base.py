@@ -12,6 +12,7 @@ from typing import Any, Callable
 from ..core import LIMITS
 from ..errors import Invalid, LimitExceeded, PcpError
 from ..ids import format_time, parse_time
+from ..jsonsafe import loads
 
 Progress = Callable[[int, int, str], None]  # (done, total, what) -> None
 
@@ -81,7 +82,7 @@ def read_json_export(path: str | Path, member: str = "conversations.json") -> tu
     except UnicodeDecodeError as exc:
         raise Invalid(f"{label}: not UTF-8 text (byte {exc.start}).") from None
     try:
-        return json.loads(text), label
+        return loads(text, label), label
     except json.JSONDecodeError as exc:
         raise Invalid(f"{label}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}.") from None
 

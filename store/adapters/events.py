@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Invalid, PcpError
+from ..jsonsafe import loads
 from .base import ImportReport, Progress, _refuse_oversize
 
 TOOL = "pcp-import-events"
@@ -75,7 +76,7 @@ def read_events(path: Path) -> list[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            out.append((line_no, json.loads(line)))
+            out.append((line_no, loads(line, f"{path.name} line {line_no}")))
         except json.JSONDecodeError as exc:
             raise Invalid(
                 f"{path.name}: malformed JSON at line {line_no}, column {exc.colno}: {exc.msg}; nothing was imported."

@@ -10,7 +10,6 @@ JSON as payload), so links to them resolve and their file cards and `[[links]]` 
 
 from __future__ import annotations
 
-import json
 import mimetypes
 import os
 import posixpath
@@ -21,9 +20,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from ..errors import Invalid, LimitExceeded
+from ..errors import Invalid, LimitExceeded, PcpError
 from ..ids import format_time
 from ..importing import PageRef
+from ..jsonsafe import loads
 from .base import ImportReport, Progress
 from .frontmatter import FrontMatterError, parse_front_matter, split_front_matter
 
@@ -265,8 +265,8 @@ def _parse_canvas(f: _File, text: str, name: str, observed: str, report: ImportR
     facets: dict = {"title": name[: -len(CANVAS_SUFFIX)], "path": f.rel, "kind": "canvas"}
     item = _Parsed(f, text, facets, observed_at=observed)
     try:
-        data = json.loads(text)
-    except ValueError as exc:
+        data = loads(text, f.rel)
+    except (ValueError, PcpError) as exc:
         report.skip(f"links of {f.rel}", f"not a JSON canvas ({exc}); imported as text without its links")
         return item
     nodes = data.get("nodes") if isinstance(data, dict) else None

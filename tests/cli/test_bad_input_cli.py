@@ -1,0 +1,60 @@
+"""Bad input through the command line (issue 12 items 18, 21, 25): a contract code, never `internal`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from pcp_tui.cli import main
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _error(out: str) -> dict:
+    return json.loads(out)["error"]
+
+
+def test_deeply_nested_chat_export_is_invalid(tmp_path, capsys):
+    src = tmp_path / "conversations.json"
+    src.write_text(DEEP)
+    code, out, _ = run(capsys, "--db", str(tmp_path / "s.db"), "--json", "import", "chatgpt", str(src))
+    err = _error(out)
+    assert code != 0 and err["code"] == "invalid" and "nested too deeply" in err["message"]
+
+
+def test_deeply_nested_events_line_is_invalid(tmp_path, capsys):
+    src = tmp_path / "events.jsonl"
+    src.write_text(DEEP + "\n")
+    code, out, _ = run(capsys, "--db", str(tmp_path / "s.db"), "--json", "import", "events", str(src))
+    err = _error(out)
+    assert err["code"] == "invalid" and "nested too deeply" in err["message"]
+
+
+def test_deeply_nested_export_line_is_invalid(tmp_path, capsys):
+    head = json.dumps({"kind": "pcp.export.v1", "owner_id": None}) + "\n" + DEEP + "\n"
+    end = json.dumps({"kind": "pcp.export.end", "sha256": hashlib.sha256(head.encode()).hexdigest()}) + "\n"
+    src = tmp_path / "x.jsonl"
+    src.write_text(head + end)
+    code, out, _ = run(capsys, "--db", str(tmp_path / "s.db"), "--json", "import", "export", str(src))
+    err = _error(out)
+    assert err["code"] == "invalid" and "nested too deeply" in err["message"]
+
+
+def test_deeply_nested_facets_are_invalid(tmp_path, capsys):
+    deep_obj = '{"a":' * 100_000 + "1" + "}" * 100_000
+    code, out, _ = run(capsys, "--db", str(tmp_path / "s.db"), "--json", "write", "--namespace", "project:a", "--content", "x",
+                       "--facets", deep_obj)
+    assert _error(out)["code"] == "invalid"
+    moderately = '{"a":' * 100 + "1" + "}" * 100
+    code, out, _ = run(capsys, "--db", str(tmp_path / "s.db"), "--json", "write", "--namespace", "project:a", "--content", "x",
+                       "--facets", moderately)
+    err = _error(out)
+    assert err["code"] == "invalid" and "at most 64 levels" in err["message"]
