@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tracemalloc
 import zipfile
 
@@ -57,3 +58,52 @@ def test_an_events_file_over_the_limit_is_refused(store, tmp_path, small_limit):
     big.write_bytes(b"\n" * 1_500_000)
     with pytest.raises(LimitExceeded, match="import limit is 1,000,000 bytes"):
         import_events(store, big)
+
+
+# ------------------------------------------------------------------------------------------ item 20: the vault
+
+def _vault_contents(store) -> dict[str, str]:
+    out = {}
+    for page in store.list_pages()["pages"]:
+        rev = store.read_pages([page["page_id"]])["results"][0]["revision"]
+        out[rev["facets"]["path"]] = rev["payload"]["content"]
+    return out
+
+
+def test_markdown_import_never_leaves_the_vault(store, tmp_path):
+    import threading
+
+    from store.adapters import import_markdown
+
+    secret = tmp_path / "passwd"
+    secret.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "far.md").write_text("far away\n")
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "real.md").write_text("a real note\n")
+    (vault / "passwd.md").symlink_to(secret)
+    (vault / "alias.md").symlink_to(vault / "real.md")  # a link that stays in the vault is fine
+    (vault / "elsewhere").symlink_to(outside, target_is_directory=True)
+    os.mkfifo(vault / "pipe.md")
+    (vault / b"caf\xe9.md".decode("utf-8", "surrogateescape")).write_text("latin-1 name\n")
+
+    result: dict = {}
+    worker = threading.Thread(target=lambda: result.update(report=import_markdown(store, vault)), daemon=True)
+    worker.start()
+    worker.join(60)
+    if worker.is_alive():  # unblock the reader so the test run can end, then fail
+        with open(vault / "pipe.md", "w"):
+            pass
+        worker.join(5)
+        pytest.fail("the import blocked on a FIFO")
+    report = result["report"]
+    contents = _vault_contents(store)
+    assert contents == {"real.md": "a real note\n", "alias.md": "a real note\n"}
+    assert not any("root:x" in c for c in contents.values())
+    reasons = {s["item"]: s["reason"] for s in report.skipped}
+    assert "outside the vault" in reasons["vault:passwd.md"]
+    assert "not a regular file" in reasons["vault:pipe.md"]
+    assert "folder links" in reasons["vault:elsewhere/"]
+    assert "not valid UTF-8" in reasons["vault:caf\ufffd.md"]
