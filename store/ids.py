@@ -77,7 +77,9 @@ def now() -> str:
 
 def format_time(moment: datetime) -> str:
     moment = moment.astimezone(timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    # Four-digit years whatever the platform's strftime does, so stored times sort as text.
+    return (f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:{moment.minute:02d}:"
+            f"{moment.second:02d}.{moment.microsecond // 1000:03d}Z")
 
 
 def parse_time(value: object, field: str = "timestamp") -> str:
@@ -96,4 +98,7 @@ def parse_time(value: object, field: str = "timestamp") -> str:
         raise Invalid(f"{field} {value!r} is not a valid date and time.") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return format_time(moment)
+    try:
+        return format_time(moment)
+    except OverflowError:
+        raise Invalid(f"{field} {str(value)[:40]!r} is outside the years 1 to 9999 once converted to UTC.") from None

@@ -58,3 +58,26 @@ def test_deeply_nested_facets_are_invalid(tmp_path, capsys):
                        "--facets", moderately)
     err = _error(out)
     assert err["code"] == "invalid" and "at most 64 levels" in err["message"]
+
+
+EDGES = ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"]
+
+
+@pytest.mark.parametrize("edge", EDGES)
+def test_edge_timestamps_are_invalid_in_search_ingest_and_suppress(tmp_path, capsys, edge):
+    db = str(tmp_path / "s.db")
+    code, out, _ = run(capsys, "--db", db, "--json", "write", "--namespace", "project:a", "--content", "x")
+    page_id = json.loads(out)["page_id"]
+    for argv in (["search", "x", "--after", edge], ["search", "x", "--before", edge],
+                 ["ingest", "--namespace", "project:a", "--idempotency-key", "k1", "--content", "y",
+                  "--observed-at", edge],
+                 ["suppress", page_id, "--context", "task:1", "--expires", edge]):
+        code, out, err = run(capsys, "--db", db, "--json", *argv)
+        error = _error(out)
+        assert code != 0 and error["code"] == "invalid" and "outside the years 1 to 9999" in error["message"], argv
+
+
+def test_years_before_1000_are_stored_with_four_digits(tmp_path):
+    from store import ids
+
+    assert ids.parse_time("0999-06-01T00:00:00Z") == "0999-06-01T00:00:00.000Z"
