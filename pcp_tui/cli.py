@@ -391,6 +391,9 @@ def _read(st: Any, args: argparse.Namespace) -> Any:
 
 
 def _search(st: Any, args: argparse.Namespace) -> Any:
+    from store.validate import query
+
+    query(args.query)  # refused before any work; the store's search applies the same bound
     filters = _given(lifecycle_status=_flat(args.status) or None, relation_types=_flat(args.relation_type) or None,
                      media_types=_flat(args.media_type) or None, actor_types=_flat(args.actor_type) or None,
                      created_after=args.after, created_before=args.before)

@@ -24,6 +24,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 
 import store
+from store import validate
 
 READ_TOOLS = ("describe", "list_scopes", "search_pages", "read_pages")
 WRITE_TOOLS = ("write_page", "revise_page", "link_pages", "ingest_event", "suppress_pages", "recommend_tombstone")
@@ -332,6 +333,10 @@ class PcpMcp:
                            lifecycle_status: list[str] | None = None, relation_types: list[str] | None = None,
                            actor_types: list[str] | None = None, created_after: str | None = None,
                            created_before: str | None = None, context_id: str | None = None) -> str:
+        try:
+            validate.query(query)  # a long query is refused before any work
+        except store.PcpError as exc:
+            raise ToolError(f"{exc.code}: {exc.message}") from None
         filters = {k: v for k, v in {
             "lifecycle_status": lifecycle_status, "relation_types": relation_types, "actor_types": actor_types,
             "created_after": created_after, "created_before": created_before}.items() if v}

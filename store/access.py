@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
-from .errors import Invalid
+from .errors import Invalid, shown
 
 ALL_PERMISSIONS = frozenset(
     {
@@ -44,7 +44,7 @@ class AccessSession:
         for spec in specs:
             ns, sep, perms = spec.partition("=")
             if not sep or not ns.strip() or not perms.strip():
-                raise Invalid(f"Grant {spec!r} must look like NAMESPACE=perm,perm (e.g. project:alpha=search,read).")
+                raise Invalid(f"Grant {shown(spec)} must look like NAMESPACE=perm,perm (e.g. project:alpha=search,read).")
             grants.setdefault(ns.strip(), set()).update(p.strip() for p in perms.split(",") if p.strip())
         return normalise_grants(grants)
 

@@ -31,7 +31,17 @@ LIMITS = {
     "max_provenance_inputs": 256,
     "max_list": 100,
     "max_import_bytes": 1_073_741_824,
-    "max_json_depth": 64,  # nesting of facets and source ref locators  # one chat export file or archive member, before parsing
+    "max_json_depth": 64,  # nesting of facets and source ref locators
+    "max_title_chars": 1_000,
+    "max_summary_chars": 10_000,
+    "max_keywords": 100,
+    "max_keyword_chars": 200,
+    "max_facets_chars": 100_000,  # all facets of a revision as compact JSON
+    "media_type_chars": [1, 255],
+    "max_source_refs": 256,
+    "max_uri_chars": 8_192,
+    "max_reason_chars": 2_000,
+    "max_query_chars": 2_000,  # one chat export file or archive member, before parsing
 }
 
 

@@ -18,8 +18,9 @@ from ctxpack import ContextPack, ContextPackDelta, ContextPackError
 
 from . import bundle as bd
 from . import ids as idmod
+from . import validate as v
 from .core import Call, dumps, operation
-from .errors import Conflict, Invalid, LimitExceeded, NotFound, not_found
+from .errors import Conflict, Invalid, LimitExceeded, NotFound, not_found, shown
 from .handoff_ledger import LedgerOps, _chunks, _label, _write_private
 from .reads import effective_status
 
@@ -128,7 +129,7 @@ class HandoffOps(LedgerOps):
         named = self._named_scopes(call, scopes, "search")
         flt = self._filters(None, False)  # type: ignore[attr-defined]  (SearchOps, composed in Store)
         where, params = self._where(named, flt, None, False)  # type: ignore[attr-defined]
-        q = query or ""
+        q = v.query(query)
         args = (where, params, MAX_QUERY_PAGES, 0, flt, False, call)
         if q.strip():
             rows = self._run("text", q, *args) or self._run("exact", q, *args)  # type: ignore[attr-defined]
@@ -146,7 +147,7 @@ class HandoffOps(LedgerOps):
         idents = _id_list(ids_)
         for ident in idents:
             if idmod.id_kind(ident) not in ("pg", "rev"):
-                raise Invalid(f"{ident!r} is not a page or revision id (pg_... or rev_...).")
+                raise Invalid(f"{shown(ident)} is not a page or revision id (pg_... or rev_...).")
         chosen = self._load_revisions(call, idents)
         chosen += self._load_revisions(call, self._query_revisions(call, query, scopes))
         seen: set[str] = set()
@@ -299,7 +300,7 @@ class HandoffOps(LedgerOps):
     @staticmethod
     def _is_id(ident: str) -> bool:
         if idmod.id_kind(ident) not in ("pg", "rev"):
-            raise Invalid(f"{ident!r} is not a page or revision id (pg_... or rev_...).")
+            raise Invalid(f"{shown(ident)} is not a page or revision id (pg_... or rev_...).")
         return True
 
     def _changes(self, call: Call, rows: list, live: dict[int, int]) -> tuple[list[dict], list[Selected], dict[int, int]]:

@@ -19,7 +19,7 @@ from ctxpack import ContextPack, ContextPackDelta
 from . import bundle as bd
 from . import ids as idmod
 from .core import LIMITS, Call, StoreCore, dumps, operation
-from .errors import Forbidden, Invalid
+from .errors import Forbidden, Invalid, shown
 from .files import inside, make_private_dirs
 from .reads import clamp, decode_cursor, encode_cursor
 
@@ -76,7 +76,7 @@ class LedgerOps(StoreCore):
         if page_id is not None:
             kind = idmod.id_kind(str(page_id))
             if kind not in ("pg", "rev"):
-                raise Invalid(f"{page_id!r} is not a page or revision id (pg_... or rev_...).")
+                raise Invalid(f"{shown(page_id)} is not a page or revision id (pg_... or rev_...).")
             column = m.HandoffEntry.page_id if kind == "pg" else m.HandoffEntry.revision_id
             query = query.where(m.Handoff.id.in_(
                 m.HandoffEntry.select(m.HandoffEntry.handoff).where((column == page_id) & (m.HandoffEntry.new == 1))))

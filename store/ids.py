@@ -8,7 +8,7 @@ import threading
 import time
 from datetime import datetime, timezone
 
-from .errors import Invalid
+from .errors import Invalid, shown
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _ULID_RE = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}\Z")
@@ -89,16 +89,16 @@ def parse_time(value: object, field: str = "timestamp") -> str:
     text = value.strip()
     # RFC 3339: a full date, or a full date-time with seconds and an offset (Z or +hh:mm).
     if not re.match(r"\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2}))?\Z", text):
-        raise Invalid(f"{field} {value!r} is not an RFC 3339 timestamp (e.g. 2026-01-31T09:30:00Z).")
+        raise Invalid(f"{field} {shown(value)} is not an RFC 3339 timestamp (e.g. 2026-01-31T09:30:00Z).")
     if text[-1] in "zZ":
         text = text[:-1] + "+00:00"
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise Invalid(f"{field} {value!r} is not a valid date and time.") from None
+        raise Invalid(f"{field} {shown(value)} is not a valid date and time.") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     try:
         return format_time(moment)
     except OverflowError:
-        raise Invalid(f"{field} {str(value)[:40]!r} is outside the years 1 to 9999 once converted to UTC.") from None
+        raise Invalid(f"{field} {shown(value)} is outside the years 1 to 9999 once converted to UTC.") from None

@@ -11,7 +11,7 @@ from typing import Any
 from . import ids
 from .core import LIMITS, Call, StoreCore, operation
 from .db import FTS_TABLE, SCHEMA_VERSION
-from .errors import Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported, not_found
+from .errors import Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported, not_found, shown
 from .files import folder_warnings
 
 PROJECTIONS = ("manifest", "payload", "source_spans", "relations", "facets", "history")
@@ -279,7 +279,7 @@ class ReadOps(StoreCore):
                    after: str | None = None, limit: int | None = None, actor_types: Any = None) -> dict:
         """Page heads in recency (sort_time, id) or title order, keyset-paged; authorization in the SQL."""
         if order not in LIST_ORDERS:
-            raise Unsupported(f"Order {order!r} is not supported; use {' or '.join(LIST_ORDERS)}.")
+            raise Unsupported(f"Order {shown(order)} is not supported; use {' or '.join(LIST_ORDERS)}.")
         self._require_somewhere("search")
         named = self._named_scopes(call, scopes, "search")
         statuses = _list_statuses(status)

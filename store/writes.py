@@ -9,7 +9,7 @@ from . import ids
 from . import validate as v
 from .core import Call, StoreCore, dumps, operation
 from .db import FTS_TABLE
-from .errors import Conflict, Cycle, Forbidden, Invalid, not_found
+from .errors import Conflict, Cycle, Forbidden, Invalid, not_found, shown
 from .text import first_line, index_text
 
 DERIVATION_TYPES = ("derived_from", "summarizes", "aggregates")
@@ -106,7 +106,7 @@ class WriteOps(StoreCore):
         if row is None:
             return None
         if row.body_digest != v.body_digest(body):
-            raise Conflict(f"Idempotency key {key!r} was already used for a different {call.operation} request.")
+            raise Conflict(f"Idempotency key {shown(key)} was already used for a different {call.operation} request.")
         result = json.loads(row.result)
         result["created"] = False
         call.counts["replayed"] = 1
@@ -200,7 +200,7 @@ class WriteOps(StoreCore):
             resolved = []
             for ident in event["input_revision_ids"]:
                 if ids.id_kind(ident) not in ("rev", "pg"):
-                    raise Invalid(f"Provenance input {ident!r} is not a revision id.")
+                    raise Invalid(f"Provenance input {shown(ident)} is not a revision id.")
                 src_page, src_rev = self._resolve_revision(ident, call)
                 ns = src_page.scope.namespace
                 if ns != namespace and not self.session.allows("derive_across_scopes", namespace):

@@ -26,3 +26,12 @@ def test_edge_timestamps_are_invalid_over_mcp(seeded):  # noqa: F811
 
     for text in run(scenario):
         assert text.startswith("invalid: ") and "outside the years 1 to 9999" in text, text
+
+
+def test_a_long_query_over_mcp_is_refused_as_limit(seeded):  # noqa: F811
+    async def scenario():
+        async with connect(seeded["db"], WRITE_GRANT, toolset="write") as s:
+            return await fails(s, "search_pages", {"query": "compactness " * 100_000})
+
+    text = run(scenario)
+    assert text.startswith("limit: ") and len(text) < 300
