@@ -19,12 +19,13 @@ from typing import Any, Callable, Mapping
 
 import anyio
 import anyio.to_thread
-from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 
 import store
 from store import validate
+
+from .mcp_wire import PcpServer, run_stdio
 
 READ_TOOLS = ("describe", "list_scopes", "search_pages", "read_pages")
 WRITE_TOOLS = ("write_page", "revise_page", "link_pages", "ingest_event", "suppress_pages", "recommend_tombstone")
@@ -253,7 +254,7 @@ class PcpMcp:
         self.store = store.Store.open(db_path, session=session)
         # Peewee keeps one connection per thread; one worker at a time keeps calls serialised.
         self._limiter = anyio.CapacityLimiter(1)
-        self.server = MCPServer(
+        self.server = PcpServer(
             name="pcp",
             instructions=(
                 "A user's long-term context store (PCP). Search, then read pages by id; every result names the "
@@ -438,7 +439,7 @@ class PcpMcp:
 
     def run(self) -> None:
         try:
-            self.server.run("stdio")
+            anyio.run(run_stdio, self.server)
         finally:
             self.store.close()
 
