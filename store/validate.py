@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any
 
 from . import ids
@@ -13,6 +14,16 @@ from .jsonsafe import depth_of, loads
 OPERATIONS = ("ingest", "write", "revise", "derive", "import")
 ACTOR_TYPES = ("user", "model", "tool", "system")
 SOURCE_REF_KEYS = {"uri", "locator", "media_type", "content_digest"}
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def unicode_text(value: str, what: str) -> str:
+    """Refuse text that cannot be stored as UTF-8 (a lone surrogate, e.g. from a JSON escape like \\ud800)."""
+    if _SURROGATE.search(value):
+        raise Invalid(f"{what} holds a lone surrogate (text that is not valid Unicode); it cannot be stored.")
+    return value
 
 
 def bounded(value: str, limit_key: str, what: str) -> str:
@@ -30,13 +41,13 @@ def query(value: Any) -> str:
         return ""
     if not isinstance(value, str):
         raise Invalid("The query must be text.")
-    return bounded(value, "max_query_chars", "The query")
+    return unicode_text(bounded(value, "max_query_chars", "The query"), "The query")
 
 
 def media_type_text(value: Any, what: str = "The payload media type") -> str:
     if not isinstance(value, str) or not value.strip():
         raise Invalid(f"{what} must be a non-empty string such as text/markdown.")
-    return bounded(value, "media_type_chars", what)
+    return unicode_text(bounded(value, "media_type_chars", what), what)
 
 
 def content_digest(content: str | None) -> str | None:
@@ -53,7 +64,7 @@ def namespace(value: Any) -> str:
     lo, hi = LIMITS["namespace_chars"]
     if not isinstance(value, str) or not (lo <= len(value) <= hi) or value != value.strip():
         raise Invalid(f"A namespace must be {lo} to {hi} characters without surrounding spaces (e.g. project:alpha).")
-    return value
+    return unicode_text(value, "A namespace")
 
 
 def relation_type(value: Any) -> str:
@@ -84,6 +95,7 @@ def payload(value: Any, content: Any = None, media_type: Any = None) -> dict | N
     media_type = media_type_text(media_type)
     if "\x00" in content:
         raise Invalid("Payload content may not contain NUL characters.")
+    unicode_text(content, "Payload content")
     return {"media_type": media_type, "content": content}
 
 
@@ -114,6 +126,8 @@ def source_refs(value: Any) -> list[dict]:
         if depth_of(ref.get("locator"), LIMITS["max_json_depth"]) > LIMITS["max_json_depth"]:
             raise Invalid(f"A source ref locator may nest at most {LIMITS['max_json_depth']} levels.")
         out.append(dict(ref))
+    if out:
+        unicode_text(dumps(out), "A source ref")
     return out
 
 
@@ -150,6 +164,7 @@ def facets(value: Any) -> dict:
     except (TypeError, ValueError):
         raise Invalid("Facets must contain only JSON values.") from None
     bounded(text, "max_facets_chars", "The facets (as JSON)")
+    unicode_text(text, "The facets")
     return value
 
 
@@ -200,7 +215,7 @@ def idempotency_key(value: Any, required: bool = False) -> str | None:
 def reason(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise Invalid("Give a reason (a short sentence) for this change.")
-    return bounded(value, "max_reason_chars", "The reason")
+    return unicode_text(bounded(value, "max_reason_chars", "The reason"), "The reason")
 
 
 def optional_reason(value: Any) -> str | None:
@@ -209,4 +224,4 @@ def optional_reason(value: Any) -> str | None:
         return None
     if not isinstance(value, str):
         raise Invalid("A reason must be text.")
-    return bounded(value, "max_reason_chars", "The reason")
+    return unicode_text(bounded(value, "max_reason_chars", "The reason"), "The reason")

@@ -107,3 +107,58 @@ def test_markdown_import_never_leaves_the_vault(store, tmp_path):
     assert "not a regular file" in reasons["vault:pipe.md"]
     assert "folder links" in reasons["vault:elsewhere/"]
     assert "not valid UTF-8" in reasons["vault:caf\ufffd.md"]
+
+
+# ------------------------------------------------------------------------------------------ item 19: bad items
+
+def _claude_message(uuid: str, text: str, parent: str | None, at: str) -> dict:
+    return {"uuid": uuid, "sender": "human", "created_at": at, "parent_message_uuid": parent or "",
+            "content": [{"type": "text", "text": text}]}
+
+
+def test_one_bad_message_is_skipped_and_the_rest_imported(store, tmp_path, monkeypatch):
+    import json as _json
+
+    from store.core import LIMITS
+
+    monkeypatch.setitem(LIMITS, "max_payload_chars", 1000)
+    texts = ["first fine", "has a NUL \x00 here", "LONE_SURROGATE_SLOT", "x" * 2000, "last fine"]
+    msgs, parent = [], None
+    for i, text in enumerate(texts):
+        msgs.append(_claude_message(f"m{i}", text, parent, f"2024-01-01T00:00:0{i}Z"))
+        parent = f"m{i}"
+    export = [{"uuid": "c1", "name": "Chat one", "created_at": "2024-01-01T00:00:00Z", "chat_messages": msgs},
+              {"uuid": "c2", "name": "Chat two", "created_at": "2024-01-02T00:00:00Z",
+               "chat_messages": [_claude_message("n0", "another chat", None, "2024-01-02T00:00:00Z")]}]
+    raw = _json.dumps(export).replace("LONE_SURROGATE_SLOT", "lone \\ud800 surrogate")
+    src = tmp_path / "conversations.json"
+    src.write_text(raw)
+    report = import_claude(store, src)
+    skipped = {s["item"]: s["reason"] for s in report.skipped}
+    assert "NUL" in skipped["claude message c1:m1"]
+    assert "lone surrogate" in skipped["claude message c1:m2"]
+    assert "limit is 1,000" in skipped["claude message c1:m3"]
+    assert report.conversations == 2 and report.messages == 3
+    contents = {(p.get("title") or "") for p in store.list_pages()["pages"]}
+    assert any("first fine" in t for t in contents) and any("last fine" in t for t in contents)
+    assert any("another chat" in t for t in contents)
+
+
+def test_one_bad_event_is_skipped_and_the_rest_imported(store, tmp_path, monkeypatch):
+    import json as _json
+
+    from store.adapters import import_events
+    from store.core import LIMITS
+
+    monkeypatch.setitem(LIMITS, "max_payload_chars", 1000)
+    lines = [_json.dumps({"idempotency_key": f"k{i}", "namespace": "events:a", "content": text})
+             for i, text in enumerate(["fine one", "NUL \x00", "SLOT", "y" * 2000, "fine two"])]
+    lines[2] = lines[2].replace("SLOT", "lone \\udc00")
+    lines.append(_json.dumps({"idempotency_key": "k9", "namespace": "events:a", "content": "actor",
+                              "actor_id": "SLOT"}).replace("SLOT", "\\ud801"))
+    src = tmp_path / "events.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    report = import_events(store, src)
+    reasons = {s["line"]: s["reason"] for s in report.skipped}
+    assert "NUL" in reasons[2] and "lone surrogate" in reasons[3] and "limit is 1,000" in reasons[4]
+    assert 6 in reasons and report.events == 2 and report.created == 2
