@@ -142,3 +142,58 @@ def test_a_killed_exports_temporary_file_is_planned_and_erased(tmp_path):
     receipt = st.delete_page(page["page_id"], "erase it")
     assert receipt["counts"]["export_temp_files"] == 1 and not leftovers[0].exists()
     st.close()
+
+
+def _digest(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _with_nul(r):
+    r["payload"]["content"] = "bad \x00 byte"
+    r["content_digest"] = _digest(r["payload"]["content"])
+
+
+def _oversized(r):
+    r["payload"]["content"] = "x" * 2000
+    r["content_digest"] = _digest(r["payload"]["content"])
+
+
+def _god(r):
+    r["created_by"]["actor_type"] = "god"
+
+
+def _wrong_digest(r):
+    r["payload"]["content"] = "quietly edited"
+
+
+def _huge_title(r):
+    r["facets"] = {"title": "t" * 5000}
+
+
+@pytest.mark.parametrize("edit,message", [(_with_nul, "NUL"), (_oversized, "limit is 1,000"), (_god, "god"),
+                                          (_wrong_digest, "content_digest does not match"),
+                                          (_huge_title, "The title has 5,000 characters")])
+def test_import_validates_every_record_as_the_write_path_and_writes_nothing(tmp_path, monkeypatch, edit, message):
+    from store import PcpError
+    from store.core import LIMITS
+
+    (tmp_path / "a").mkdir()
+    st = Store.open(tmp_path / "a" / "s.db")
+    st.write_page("project:alpha", content="first page")
+    st.write_page("project:alpha", content="second page")
+    out = tmp_path / "all.jsonl"
+    st.export(out)
+    st.close()
+    records = _records(out)
+    edit([r for r in records if r["kind"] == "revision"][-1])  # the last revision: a late line, after others
+    _rewrite(out, records)
+    monkeypatch.setitem(LIMITS, "max_payload_chars", 1000)
+    (tmp_path / "b").mkdir()
+    other = Store.open(tmp_path / "b" / "s.db")
+    try:
+        with pytest.raises(PcpError, match=message) as caught:
+            other.import_export(out)
+        assert "line" in caught.value.message and "nothing was imported" in caught.value.message
+        assert other.list_pages()["pages"] == [] and other.list_scopes()["scopes"] == []
+    finally:
+        other.close()
