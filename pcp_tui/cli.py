@@ -540,6 +540,33 @@ def _usage(exc: UsageError, json_mode: bool) -> int:
     return 2
 
 
+PATH_ARGS = {"db", "file", "path", "out", "source"}  # file names may hold any bytes; the store never keeps them
+
+
+def _undecodable(args: argparse.Namespace) -> str | None:
+    """The first argument whose text is not valid UTF-8 (Python keeps such bytes as lone surrogates)."""
+    for name, value in sorted(vars(args).items()):
+        if name in PATH_ARGS or name.startswith("_"):
+            continue
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, str):
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    bad = os.fsencode(item[exc.start])
+                    return f"The {name.replace('_', '-')} argument is not valid UTF-8 text (byte 0x{bad[0]:02x}); pass UTF-8."
+    return None
+
+
+def _refuse_undecodable(st: Any, args: argparse.Namespace) -> None:
+    message = _undecodable(args)
+    if message is not None:
+        from store import Invalid
+        from store.refusal import audit_refusal
+
+        raise audit_refusal(st, str(args.command).replace("-", "_"), Invalid(message))
+
+
 def _wants_json(argv: Sequence[str]) -> bool:
     head = list(argv[: list(argv).index("--")]) if "--" in argv else list(argv)
     return "--json" in head
@@ -665,6 +692,7 @@ def _run(argv: list[str], json_mode: bool) -> int:
             raise CliError("invalid", "--db must not be empty")
         st = store.Store.open(path, session=session) if session is not None else store.Store.open(path)
         try:
+            _refuse_undecodable(st, args)
             result = args.func(st, args)
         finally:
             with contextlib.suppress(Exception):

@@ -81,3 +81,27 @@ def test_years_before_1000_are_stored_with_four_digits(tmp_path):
     from store import ids
 
     assert ids.parse_time("0999-06-01T00:00:00Z") == "0999-06-01T00:00:00.000Z"
+
+
+@pytest.mark.parametrize("argv", [
+    [b"write", b"--namespace", b"project:a", b"--content", b"caf\xe9"],
+    [b"write", b"--namespace", b"project:\xff", b"--content", b"x"],
+    [b"search", b"\xfe\xfe"],
+    [b"read", b"pg_\xff"],
+])
+def test_command_line_text_that_is_not_utf8_is_invalid_and_audited(tmp_path, argv):
+    import subprocess
+    import sys
+
+    db = tmp_path / "s.db"
+    proc = subprocess.run([sys.executable.encode(), b"-m", b"pcp_tui.cli", b"--db", str(db).encode(), b"--json", *argv],
+                          capture_output=True)
+    error = json.loads(proc.stdout)["error"]
+    assert proc.returncode == 1 and error["code"] == "invalid" and "not valid UTF-8" in error["message"], proc
+    assert b"codec" not in proc.stdout + proc.stderr
+    from store import Store
+
+    st = Store.open(db)
+    events = st.audit_log()["events"]
+    st.close()
+    assert [(e["decision"], e["error_code"]) for e in events][:1] == [("failed", "invalid")]
