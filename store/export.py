@@ -3,6 +3,7 @@ its import (ids kept verbatim, idempotent), and a human-readable Markdown folder
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -231,6 +232,8 @@ class ExportOps(ImportOps, ReadOps):
             os.replace(tmp, out)
         except OSError as exc:
             _remove(tmp)
+            if exc.errno == errno.ENOSPC:
+                raise Invalid(f"The disk is full and nothing was written to {out}; free some space and try again.") from None
             raise Invalid(f"Cannot write the export to {out}: {exc.strerror or exc}.") from None
         except BaseException:
             _remove(tmp)  # a failed or interrupted export leaves no full-content file behind
