@@ -392,9 +392,32 @@ class HandoffOps(LedgerOps):
                 ok2, body2 = self._check_pasted(retry)
                 if ok2:
                     pasted, ok, body = retry, ok2, body2
+        origin = "unknown"
+        mine = self._ledger_copies(pasted)
+        if ok and mine:
+            origin = "this_store"
+        elif not ok:
+            # A copy pcp itself rewrote after an erasure keeps its trailer; its text is what the ledger holds now.
+            for h in mine:
+                pack = self._pack_or_none(h.pack)
+                if pack is not None and text.strip() == self._copied_text(h, pack.content).strip():
+                    ok, body, origin = True, pack.content, "this_store"
+                    break
         entries = self._entry_states(bd.entry_ids(body))
         call.counts.update({"entries": len(entries), "digest_ok": int(ok)})
-        return {"digest_ok": ok, "digest": pasted.digest, "kind": pasted.kind, "entries": entries}
+        return {"digest_ok": ok, "digest": pasted.digest, "origin": origin, "kind": pasted.kind, "entries": entries}
+
+    def _ledger_copies(self, pasted: bd.Pasted) -> list[Any]:
+        """The copies this store's ledger recorded with the pasted trailer's digest (and, for a continuation, base).
+
+        Unlike the digest, which anyone can recompute, the ledger is this store's own record of what it handed out."""
+        m = self._m
+        query = m.Handoff.select().where(m.Handoff.digest == pasted.digest)
+        if pasted.kind == "continuation":
+            query = query.where(m.Handoff.continuation_of == pasted.continues)
+        else:
+            query = query.where(m.Handoff.kind == "bundle")
+        return list(query.order_by(m.Handoff.id))
 
     def _check_pasted(self, pasted: bd.Pasted) -> tuple[bool, str]:
         """(digests match, the full body to report entries of)."""
