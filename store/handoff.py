@@ -111,7 +111,7 @@ class HandoffOps(LedgerOps):
         sources = []
         for ref in json.loads(refs or "[]"):
             uri = str(ref.get("uri", ""))
-            sources.append(f"{uri} ({ref['locator']})" if ref.get("locator") else uri)
+            sources.append(f"{uri} ({bd.locator_text(ref['locator'])})" if ref.get("locator") else uri)
         summary = json.loads(facets or "{}").get("summary")
         src = bd.EntrySource(
             page_id=page_id, revision_id=rev_id, namespace=ns,
