@@ -14,6 +14,7 @@ import json
 import os
 import sys
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 PROG = "pcp"
@@ -69,6 +70,8 @@ def _timestamp(value: str) -> str:
 def _facets(value: str) -> dict[str, Any]:
     try:
         facets = json.loads(value)
+    except RecursionError:
+        raise CliError("invalid", "--facets is nested too deeply to read") from None
     except ValueError as exc:
         raise CliError("invalid", f"--facets is not valid JSON: {exc}") from None
     if not isinstance(facets, dict):
@@ -391,6 +394,9 @@ def _read(st: Any, args: argparse.Namespace) -> Any:
 
 
 def _search(st: Any, args: argparse.Namespace) -> Any:
+    from store.validate import query
+
+    query(args.query)  # refused before any work; the store's search applies the same bound
     filters = _given(lifecycle_status=_flat(args.status) or None, relation_types=_flat(args.relation_type) or None,
                      media_types=_flat(args.media_type) or None, actor_types=_flat(args.actor_type) or None,
                      created_after=args.after, created_before=args.before,
@@ -416,8 +422,11 @@ def _bundle(st: Any, args: argparse.Namespace) -> Any:
     result = st.bundle(list(args.ids), query=args.query, scopes=tuple(args.scope or ()), max_tokens=args.max_tokens)
     document = {k: result[k] for k in BUNDLE_KEYS}
     if args.out is not None:
+        from store.files import open_private, refuse_store_target
+
+        refuse_store_target(Path(args.out), st.path)
         try:
-            with open(args.out, "w", encoding="utf-8", newline="") as fh:
+            with open_private(Path(args.out), "w") as fh:
                 fh.write(result["text"])
         except OSError as exc:
             raise CliError("invalid", f"cannot write {args.out!r}: {exc.strerror or exc}") from None
@@ -559,6 +568,33 @@ def _usage(exc: UsageError, json_mode: bool) -> int:
     return 2
 
 
+PATH_ARGS = {"db", "file", "path", "out", "source"}  # file names may hold any bytes; the store never keeps them
+
+
+def _undecodable(args: argparse.Namespace) -> str | None:
+    """The first argument whose text is not valid UTF-8 (Python keeps such bytes as lone surrogates)."""
+    for name, value in sorted(vars(args).items()):
+        if name in PATH_ARGS or name.startswith("_"):
+            continue
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, str):
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    bad = os.fsencode(item[exc.start])
+                    return f"The {name.replace('_', '-')} argument is not valid UTF-8 text (byte 0x{bad[0]:02x}); pass UTF-8."
+    return None
+
+
+def _refuse_undecodable(st: Any, args: argparse.Namespace) -> None:
+    message = _undecodable(args)
+    if message is not None:
+        from store import Invalid
+        from store.refusal import audit_refusal
+
+        raise audit_refusal(st, str(args.command).replace("-", "_"), Invalid(message))
+
+
 def _wants_json(argv: Sequence[str]) -> bool:
     head = list(argv[: list(argv).index("--")]) if "--" in argv else list(argv)
     return "--json" in head
@@ -684,6 +720,7 @@ def _run(argv: list[str], json_mode: bool) -> int:
             raise CliError("invalid", "--db must not be empty")
         st = store.Store.open(path, session=session) if session is not None else store.Store.open(path)
         try:
+            _refuse_undecodable(st, args)
             _finish_index_upgrade(st, json_mode)
             result = args.func(st, args)
         finally:

@@ -40,11 +40,11 @@ def app_command(db: Path | None, demo: bool) -> str:
 
 
 def serve(db: Path | None, port: int, demo: bool = False) -> int:
-    """Serve the app to a browser on 127.0.0.1:port until interrupted."""
-    from textual_serve.server import Server
+    """Serve the app to a browser on 127.0.0.1:port, behind the local-server guard, until interrupted."""
+    from .local_guard import LocalGuard
+    from .web_serve import GuardedServer
 
-    print(f"pcp: serving the app on http://127.0.0.1:{port}  (ctrl+c stops)", file=sys.stderr)
-    Server(app_command(db, demo), host="127.0.0.1", port=port, title="pcp").serve()
+    GuardedServer(app_command(db, demo), LocalGuard(port)).serve()
     return 0
 
 

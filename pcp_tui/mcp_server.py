@@ -19,11 +19,13 @@ from typing import Any, Callable, Mapping
 
 import anyio
 import anyio.to_thread
-from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 
 import store
+from store import validate
+
+from .mcp_wire import PcpServer, run_stdio
 
 READ_TOOLS = ("describe", "list_scopes", "search_pages", "read_pages")
 WRITE_TOOLS = ("write_page", "revise_page", "link_pages", "ingest_event", "suppress_pages", "recommend_tombstone")
@@ -268,7 +270,7 @@ class PcpMcp:
             raise store.Conflict("The search index of this store is being upgraded: run pcp once to upgrade this store.")
         # Peewee keeps one connection per thread; one worker at a time keeps calls serialised.
         self._limiter = anyio.CapacityLimiter(1)
-        self.server = MCPServer(
+        self.server = PcpServer(
             name="pcp",
             instructions=(
                 "A user's long-term context store (PCP). Search, then read pages by id; every result names the "
@@ -352,6 +354,10 @@ class PcpMcp:
                            actor_types: list[str] | None = None, created_after: str | None = None,
                            created_before: str | None = None, observed_after: str | None = None,
                            observed_before: str | None = None, context_id: str | None = None) -> str:
+        try:
+            validate.query(query)  # a long query is refused before any work
+        except store.PcpError as exc:
+            raise ToolError(f"{exc.code}: {exc.message}") from None
         filters = {k: v for k, v in {
             "lifecycle_status": lifecycle_status, "relation_types": relation_types, "actor_types": actor_types,
             "created_after": created_after, "created_before": created_before, "observed_after": observed_after,
@@ -454,7 +460,7 @@ class PcpMcp:
 
     def run(self) -> None:
         try:
-            self.server.run("stdio")
+            anyio.run(run_stdio, self.server)
         finally:
             self.store.close()
 

@@ -427,8 +427,13 @@ _STATE_STYLES = {"current": "green", "newer_revision": "yellow", "archived": "ye
 
 
 def verified(console: Console, data: dict[str, Any]) -> None:
-    if data.get("digest_ok"):
-        _line(console, ("Digest OK", "bold green"), f": this {data.get('kind')} is what pcp handed over ({data.get('digest')})")
+    if data.get("digest_ok") and data.get("origin") == "this_store":
+        _line(console, ("Digest OK, handed out by this store, unchanged", "bold green"),
+              f": this {data.get('kind')} is in the handoff ledger ({data.get('digest')})")
+    elif data.get("digest_ok"):
+        _line(console, ("Digest OK, but not handed out by this store", "bold yellow"),
+              f": the digest matches its text, but this store never handed out this {data.get('kind')} "
+              "(anyone can recompute a digest after editing)")
     else:
         _line(console, ("Digest does not match", "bold red"),
               f": this {data.get('kind')} is not byte for byte what pcp handed over (edited, truncated or tampered), "

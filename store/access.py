@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from .constants import ALL_PERMISSIONS, OWNER_ONLY
-from .errors import Invalid
+from .errors import Invalid, shown
 
 PRINCIPAL_TYPES = ("user", "model_client", "host")
 ACTOR_FOR_PRINCIPAL = {"user": "user", "model_client": "model", "host": "system"}
@@ -37,7 +37,7 @@ class AccessSession:
         for spec in specs:
             ns, sep, perms = spec.partition("=")
             if not sep or not ns.strip() or not perms.strip():
-                raise Invalid(f"Grant {spec!r} must look like NAMESPACE=perm,perm (e.g. project:alpha=search,read).")
+                raise Invalid(f"Grant {shown(spec)} must look like NAMESPACE=perm,perm (e.g. project:alpha=search,read).")
             grants.setdefault(ns.strip(), set()).update(p.strip() for p in perms.split(",") if p.strip())
         return normalise_grants(grants)
 

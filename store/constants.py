@@ -29,6 +29,18 @@ class Limits(TypedDict):
     relation_type_chars: list[int]
     max_provenance_inputs: int
     max_list: int
+    max_import_bytes: int
+    max_json_depth: int
+    max_title_chars: int
+    max_summary_chars: int
+    max_keywords: int
+    max_keyword_chars: int
+    max_facets_chars: int
+    media_type_chars: list[int]
+    max_source_refs: int
+    max_uri_chars: int
+    max_reason_chars: int
+    max_query_chars: int
 
 
 LIMITS: Final[Limits] = {
@@ -41,6 +53,18 @@ LIMITS: Final[Limits] = {
     "relation_type_chars": [1, 80],
     "max_provenance_inputs": 256,
     "max_list": 100,
+    "max_import_bytes": 1_073_741_824,  # one chat export file or archive member, before parsing
+    "max_json_depth": 64,  # nesting of facets and source ref locators
+    "max_title_chars": 1_000,
+    "max_summary_chars": 10_000,
+    "max_keywords": 100,
+    "max_keyword_chars": 200,
+    "max_facets_chars": 100_000,  # all facets of a revision as compact JSON
+    "media_type_chars": [1, 255],
+    "max_source_refs": 256,
+    "max_uri_chars": 8_192,
+    "max_reason_chars": 2_000,
+    "max_query_chars": 2_000,
 }
 
 # Effective lifecycle statuses of a page (pcp-core.md section 5), in the order the contract lists them.

@@ -87,6 +87,13 @@ def operation(
 
 def _storage_error(exc: Exception) -> PcpError:
     text = str(exc)
+    # SQLite rolls back by itself when the disk fills, so the error that surfaces is often the failed
+    # rollback after it ("cannot rollback - no transaction is active"): look at what it was handling.
+    seen: BaseException | None = exc
+    while seen is not None:
+        if "disk is full" in str(seen):
+            return Invalid("The disk is full and nothing was written; free some space and try again.")
+        seen = seen.__context__
     if "locked" in text or "busy" in text:
         return Conflict("The store is busy with another writer; try again in a moment.")
     if "readonly" in text or "read-only" in text:

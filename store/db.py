@@ -11,6 +11,7 @@ import peewee as pw
 
 from . import index
 from .errors import Conflict, Invalid
+from .files import make_private_dirs, make_private_file, narrow, store_files
 
 SCHEMA_VERSION = 2
 UPGRADE_HINT = "run pcp once to upgrade this store"
@@ -279,7 +280,7 @@ def _fold(value: object) -> str | None:
 def open_database(path: Path) -> pw.SqliteDatabase:
     """Open (creating if needed) the SQLite file with the store's pragmas on every connection."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(path.parent)
     except OSError as exc:
         raise Invalid(f"Cannot create the store directory {path.parent}: {exc.strerror or exc}.") from None
     if path.exists():
@@ -287,6 +288,13 @@ def open_database(path: Path) -> pw.SqliteDatabase:
             raise Invalid(f"The store path {path} is a directory, not a database file.")
         if not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK):
             raise Invalid(f"The store file {path} is read-only; make it writable or choose another with --db.")
+    else:
+        try:
+            make_private_file(path)  # SQLite gives its -wal and -shm files the store file's mode
+        except OSError as exc:
+            raise Invalid(f"Cannot create the store file {path}: {exc.strerror or exc}.") from None
+    for own in store_files(path):
+        narrow(own)
     db = pw.SqliteDatabase(str(path), pragmas=PRAGMAS, timeout=60, autoconnect=True)
     db.register_function(_fold, "pcp_fold", 1, deterministic=True)
     # The driver Peewee chose (pysqlite3 when installed, else the standard sqlite3).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, Protocol, Sequence
 
 from . import ids
@@ -12,6 +13,7 @@ from .constants import chunks as _chunks
 from .core import Call, Part, StoreContext, dumps, operation
 from . import index
 from .errors import Forbidden, not_found
+from .files import leftover_temps, remove_dead_temps
 
 
 class Eraser(Protocol):
@@ -49,6 +51,9 @@ class ExportFiles(Part):
             scopes = json.loads(rec.scopes)
             if any((scopes is None or ns in scopes) and rec.created_at >= first for ns, first in rows):
                 out.append({"path": rec.path, "format": rec.format, "created_at": rec.created_at})
+                for tmp in leftover_temps(Path(rec.path)):  # a killed export's full-content temporary file
+                    out.append({"path": str(tmp), "format": rec.format, "created_at": rec.created_at,
+                                "incomplete": True})
         return out
 
 
@@ -153,7 +158,7 @@ class DeletionOps(Part):
             "relations": counts["relations"], "suppressions": counts["suppressions"], "bytes": counts["bytes"],
             "page_ids": plan["pages"][:1000], "revision_ids": plan["revisions"][:1000],
             "relation_ids": plan["relations"][:1000], "derived_pages": plan["derived_pages"][:1000], "counts": counts,
-            "handoffs": plan.get("handoffs", [])[:1000],
+            "handoffs": plan.get("handoffs", [])[:1000], "export_files": plan["export_files"],
         }
 
     def _deletable_scope(self, call: Call, namespace: str) -> Any:
@@ -240,6 +245,9 @@ class DeletionOps(Part):
             done += len(part)
             if progress:
                 progress(done, len(ordered))
+        temps = sum(remove_dead_temps(Path(f["path"])) for f in plan["export_files"] if not f.get("incomplete"))
+        if temps:
+            erased["export_temp_files"] = temps
         stamp = ids.now()
         counts = {**plan["counts"], **erased}
         self._m.DeletionReceipt.create(

@@ -48,10 +48,18 @@ class Unsupported(PcpError):
     code = "unsupported"
 
 
+def shown(value: object, limit: int = 60) -> str:
+    """A caller's value as it appears in a message: quoted and cut to a short prefix."""
+    text = str(value)
+    return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
 _KINDS = {"pg": "page", "rev": "revision", "rel": "relation"}
 
 
 def not_found(kind: str, ident: str) -> NotFound:
     """The one not-found message, identical for missing and hidden ids."""
-    prefix = str(ident).split("_", 1)[0]
-    return NotFound(f"No {_KINDS.get(prefix, kind)} {ident} exists or it is not visible to this session.")
+    prefix = str(ident)[:8].split("_", 1)[0]
+    text = str(ident)
+    named = text if len(text) <= 60 else text[:60] + "…"
+    return NotFound(f"No {_KINDS.get(prefix, kind)} {named} exists or it is not visible to this session.")

@@ -3,11 +3,11 @@ its import (ids kept verbatim, idempotent), and a human-readable Markdown folder
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import re
-import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
@@ -20,6 +20,9 @@ from . import index
 from .errors import Conflict, Forbidden, Invalid
 from .reads import effective_status
 from .titles import page_title
+from .export_check import check_record
+from .files import make_private_dirs, open_private, refuse_store_target, temp_beside
+from .jsonsafe import loads
 
 EXPORT_KIND = "pcp.export.v1"
 END_KIND = "pcp.export.end"
@@ -204,13 +207,23 @@ class ExportOps(Part):
         """Write everything (or chosen scopes) to `out`; returns {path, lines, sha256, counts}."""
         if format not in ("jsonl", "markdown"):
             raise Invalid("Export format must be jsonl or markdown.")
+        refuse_store_target(Path(out), self.path)
         writer = self._export_markdown if format == "markdown" else self._export_jsonl
-        result = writer(Path(out), scopes, progress)
-        # Remembered so that plan_delete can name the export files that hold a page (they are not rewritten).
-        with self._db.atomic("IMMEDIATE"):
-            self._m.ExportRecord.create(path=str(Path(out).resolve()), format=format,
-                                        scopes=dumps(result.get("scopes")), created_at=ids.now())
-        return result
+        # Remembered before writing, so that plan_delete and erasure find the export files that hold a page,
+        # and the temporary file of an export killed half way (files are not rewritten).
+        record = None
+        if self.session.is_owner:
+            wanted = None if not scopes else sorted({scopes} if isinstance(scopes, str) else set(scopes))
+            with self._db.atomic("IMMEDIATE"):
+                record = self._m.ExportRecord.create(path=str(Path(out).resolve()), format=format,
+                                                     scopes=dumps(wanted), created_at=ids.now())
+        try:
+            return writer(Path(out), scopes, progress)
+        except BaseException:
+            if record is not None and not Path(out).exists():
+                with self._db.atomic("IMMEDIATE"):
+                    self._m.ExportRecord.delete().where(self._m.ExportRecord.id == record.id).execute()
+            raise
 
     @operation("export", always_audit=True)
     def _export_jsonl(self, call: Call, out: Path, scopes: Any, progress: Progress | None) -> dict[str, Any]:
@@ -223,7 +236,7 @@ class ExportOps(Part):
         tmp = _temp_beside(out)
         lines = 0
         try:
-            with open(tmp, "wb") as fh:
+            with open_private(tmp) as fh:
                 data = _line(header)
                 fh.write(data)
                 digest.update(data)
@@ -243,7 +256,12 @@ class ExportOps(Part):
             os.replace(tmp, out)
         except OSError as exc:
             _remove(tmp)
+            if exc.errno == errno.ENOSPC:
+                raise Invalid(f"The disk is full and nothing was written to {out}; free some space and try again.") from None
             raise Invalid(f"Cannot write the export to {out}: {exc.strerror or exc}.") from None
+        except BaseException:
+            _remove(tmp)  # a failed or interrupted export leaves no full-content file behind
+            raise
         if progress:
             progress(counts["pages"] + counts["revisions"], counts["pages"] + counts["revisions"], "records")
         call.counts.update({"lines": lines + 1, **counts})
@@ -256,7 +274,7 @@ class ExportOps(Part):
         full = not scopes
         counts = self._export_counts(scope_rows, full)
         try:
-            out.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(out)
         except OSError as exc:
             raise Invalid(f"Cannot create the export folder {out}: {exc.strerror or exc}.") from None
         in_scopes = "1" if full else f"p.scope_id IN ({','.join(str(s.id) for s in scope_rows) or 'NULL'})"
@@ -267,7 +285,8 @@ class ExportOps(Part):
             f"JOIN revision r ON r.id = p.head WHERE {in_scopes} AND p.page_id > ? ORDER BY p.page_id LIMIT ?", (), 0,
         ):
             folder = out / _safe_name(r[1])
-            folder.mkdir(exist_ok=True)
+            if not folder.is_dir():
+                make_private_dirs(folder)
             front = {"page_id": r[0], "revision_id": r[4], "namespace": r[1],
                      "lifecycle_status": effective_status(r[2], r[3]), "created_at": r[5], "observed_at": r[6],
                      "media_type": r[7], "source_refs": json.loads(r[10]), "facets": json.loads(r[11])}
@@ -277,7 +296,8 @@ class ExportOps(Part):
             text = "---\n" + "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in front.items()) + "\n---\n\n" + body
             name = f"{_safe_name(r[9] or 'untitled')[:80]}--{r[0][-10:]}.md"
             try:
-                (folder / name).write_text(text, encoding="utf-8")
+                with open_private(folder / name, "w") as fh:
+                    fh.write(text)
             except OSError as exc:
                 raise Invalid(f"Cannot write {folder / name}: {exc.strerror or exc}.") from None
             written += 1
@@ -310,6 +330,10 @@ class ExportOps(Part):
                     count = number
                     if number == 1:
                         header = _parse_line(data, p, 1)
+                    elif header is not None and header.get("kind") == EXPORT_KIND:
+                        obj = _parse_line(data, p, number)
+                        if obj.get("kind") != END_KIND:
+                            check_record(obj, p, number)
         except OSError as exc:
             raise Invalid(f"{p}: cannot read ({exc.strerror or exc}).") from None
         if header is None or header.get("kind") != EXPORT_KIND:
@@ -524,7 +548,7 @@ def _parse_line(data: bytes | None, p: Path, number: int) -> dict[str, Any]:
     if not data:
         raise Invalid(f"{p}: line {number} is empty; the export is damaged.")
     try:
-        obj = json.loads(data)
+        obj = loads(data, f"{p}: line {number}")
     except (ValueError, UnicodeDecodeError) as exc:
         raise Invalid(f"{p}: line {number} is not valid JSON ({exc}).") from None
     if not isinstance(obj, dict):
@@ -533,7 +557,7 @@ def _parse_line(data: bytes | None, p: Path, number: int) -> dict[str, Any]:
 
 
 def _temp_beside(out: Path) -> Path:
-    return out.with_name(f".{out.name}.{os.getpid()}.{int(time.time() * 1000)}.tmp")
+    return temp_beside(out)
 
 
 def _remove(path: Path) -> None:

@@ -20,8 +20,9 @@ from . import bundle as bd
 from . import ids as idmod
 from .constants import chunks as _chunks
 from .core import Call, StoreContext, dumps, operation
-from .errors import Conflict, Invalid, LimitExceeded, NotFound, not_found
+from .errors import Conflict, Invalid, LimitExceeded, NotFound, not_found, shown
 from .handoff_ledger import HandoffPart, _label, _write_private
+from . import validate as v
 from .reads import effective_status
 from .search import SearchOps
 
@@ -118,7 +119,7 @@ class HandoffOps(HandoffPart):
         sources = []
         for ref in json.loads(refs or "[]"):
             uri = str(ref.get("uri", ""))
-            sources.append(f"{uri} ({ref['locator']})" if ref.get("locator") else uri)
+            sources.append(f"{uri} ({bd.locator_text(ref['locator'])})" if ref.get("locator") else uri)
         summary = json.loads(facets or "{}").get("summary")
         src = bd.EntrySource(
             page_id=page_id, revision_id=rev_id, namespace=ns,
@@ -136,7 +137,7 @@ class HandoffOps(HandoffPart):
         named = self._named_scopes(call, scopes, "search")
         flt = self._search._filters(None, False)
         where, params = self._search._where(named, flt, None, False)
-        q = query or ""
+        q = v.query(query)
         args = (where, params, MAX_QUERY_PAGES, 0, flt, False, call)
         if q.strip():
             # A bundle takes the pages that hold every word of the query (ranked), else the substring.
@@ -156,7 +157,7 @@ class HandoffOps(HandoffPart):
         idents = _id_list(ids_)
         for ident in idents:
             if idmod.id_kind(ident) not in ("pg", "rev"):
-                raise Invalid(f"{ident!r} is not a page or revision id (pg_... or rev_...).")
+                raise Invalid(f"{shown(ident)} is not a page or revision id (pg_... or rev_...).")
         chosen = self._load_revisions(call, idents)
         chosen += self._load_revisions(call, self._query_revisions(call, query, scopes))
         seen: set[str] = set()
@@ -310,7 +311,7 @@ class HandoffOps(HandoffPart):
     @staticmethod
     def _is_id(ident: str) -> bool:
         if idmod.id_kind(ident) not in ("pg", "rev"):
-            raise Invalid(f"{ident!r} is not a page or revision id (pg_... or rev_...).")
+            raise Invalid(f"{shown(ident)} is not a page or revision id (pg_... or rev_...).")
         return True
 
     def _changes(self, call: Call, rows: list[Any], live: dict[int, int]) -> tuple[list[dict[str, Any]], list[Selected], dict[int, int]]:
@@ -402,9 +403,32 @@ class HandoffOps(HandoffPart):
                 ok2, body2 = self._check_pasted(retry)
                 if ok2:
                     pasted, ok, body = retry, ok2, body2
+        origin = "unknown"
+        mine = self._ledger_copies(pasted)
+        if ok and mine:
+            origin = "this_store"
+        elif not ok:
+            # A copy pcp itself rewrote after an erasure keeps its trailer; its text is what the ledger holds now.
+            for h in mine:
+                pack = self._pack_or_none(h.pack)
+                if pack is not None and text.strip() == self._copied_text(h, pack.content).strip():
+                    ok, body, origin = True, pack.content, "this_store"
+                    break
         entries = self._entry_states(bd.entry_ids(body))
         call.counts.update({"entries": len(entries), "digest_ok": int(ok)})
-        return {"digest_ok": ok, "digest": pasted.digest, "kind": pasted.kind, "entries": entries}
+        return {"digest_ok": ok, "digest": pasted.digest, "origin": origin, "kind": pasted.kind, "entries": entries}
+
+    def _ledger_copies(self, pasted: bd.Pasted) -> list[Any]:
+        """The copies this store's ledger recorded with the pasted trailer's digest (and, for a continuation, base).
+
+        Unlike the digest, which anyone can recompute, the ledger is this store's own record of what it handed out."""
+        m = self._m
+        query = m.Handoff.select().where(m.Handoff.digest == pasted.digest)
+        if pasted.kind == "continuation":
+            query = query.where(m.Handoff.continuation_of == pasted.continues)
+        else:
+            query = query.where(m.Handoff.kind == "bundle")
+        return list(query.order_by(m.Handoff.id))
 
     def _check_pasted(self, pasted: bd.Pasted) -> tuple[bool, str]:
         """(digests match, the full body to report entries of)."""

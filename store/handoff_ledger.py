@@ -21,7 +21,8 @@ from . import ids as idmod
 from .constants import LIMITS
 from .constants import chunks as _chunks
 from .core import Call, Part, dumps, operation
-from .errors import Forbidden, Invalid
+from .errors import Forbidden, Invalid, shown
+from .files import inside, make_private_dirs
 from .reads import clamp, decode_cursor, encode_cursor
 
 MAX_LABEL_CHARS = 200
@@ -29,9 +30,10 @@ MAX_LABEL_CHARS = 200
 
 def _write_private(path: Path, text: str) -> None:
     """Write a file only the user can read, atomically (a reader never sees half a bundle)."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_private_dirs(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
         fh.write(text)
     os.replace(tmp, path)
@@ -56,6 +58,19 @@ class HandoffPart(Part):
     def _handoff_dir(self) -> Path:
         return Path(self.path).parent / "handoffs"
 
+    def _copied_text(self, h: Any, body: str) -> str:
+        """The text a copy handed over, rebuilt from its stored body (after an erasure, with markers)."""
+        if h.kind == "bundle":
+            return body + bd.trailer(h.digest)
+        m = self._m
+        sizes = [r.bytes for r in m.HandoffEntry.select(m.HandoffEntry.bytes)
+                 .where(m.HandoffEntry.handoff == h.id).order_by(m.HandoffEntry.n)]
+        offset = h.preamble_bytes + sum(sizes[: h.base_entries])
+        appended = body.encode("utf-8")[offset:].decode("utf-8")
+        header = bd.continuation_header(h.continuation_of, json.loads(h.header), json.loads(h.new_scopes),
+                                        appended=len(sizes) > h.base_entries)
+        return header + appended + bd.trailer(h.digest, h.continuation_of)
+
 
 class LedgerOps(HandoffPart):
     """The ledger side of handoffs: listing; an eraser for deletion and a record source for export and import."""
@@ -74,7 +89,7 @@ class LedgerOps(HandoffPart):
         if page_id is not None:
             kind = idmod.id_kind(str(page_id))
             if kind not in ("pg", "rev"):
-                raise Invalid(f"{page_id!r} is not a page or revision id (pg_... or rev_...).")
+                raise Invalid(f"{shown(page_id)} is not a page or revision id (pg_... or rev_...).")
             column = m.HandoffEntry.page_id if kind == "pg" else m.HandoffEntry.revision_id
             query = query.where(m.Handoff.id.in_(
                 m.HandoffEntry.select(m.HandoffEntry.handoff).where((column == page_id) & (m.HandoffEntry.new == 1))))
@@ -174,19 +189,6 @@ class LedgerOps(HandoffPart):
         h = m.Handoff.get_by_id(h.id)
         self._rewrite_file(h, pack.content)
 
-    def _copied_text(self, h: Any, body: str) -> str:
-        """The text a copy handed over, rebuilt from its stored body (after an erasure, with markers)."""
-        if h.kind == "bundle":
-            return body + bd.trailer(h.digest)
-        m = self._m
-        sizes = [r.bytes for r in m.HandoffEntry.select(m.HandoffEntry.bytes)
-                 .where(m.HandoffEntry.handoff == h.id).order_by(m.HandoffEntry.n)]
-        offset = h.preamble_bytes + sum(sizes[: h.base_entries])
-        appended = body.encode("utf-8")[offset:].decode("utf-8")
-        header = bd.continuation_header(h.continuation_of, json.loads(h.header), json.loads(h.new_scopes),
-                                        appended=len(sizes) > h.base_entries)
-        return header + appended + bd.trailer(h.digest, h.continuation_of)
-
     def _rewrite_file(self, h: Any, body: str) -> None:
         text = self._copied_text(h, body)
         for path in {Path(h.file), self._handoff_dir() / f"{h.handoff_id}.md"}:
@@ -242,7 +244,9 @@ class LedgerOps(HandoffPart):
         previous = None
         if obj["previous_handoff_id"]:
             previous = m.Handoff.get(m.Handoff.handoff_id == obj["previous_handoff_id"]).id
-        path = self._handoff_dir() / f"{obj['handoff_id']}.md"
+        if idmod.id_kind(obj["handoff_id"]) != "hnd":
+            raise Invalid(f"{str(obj['handoff_id'])[:40]!r} is not a handoff id; nothing was imported.")
+        path = inside(self._handoff_dir(), f"{obj['handoff_id']}.md")
         h = m.Handoff.create(
             handoff_id=obj["handoff_id"], label=obj["label"], created_at=obj["created_at"], kind=obj["handoff_kind"],
             digest=obj["digest"], continuation_of=obj["continuation_of"], previous=previous,

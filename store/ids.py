@@ -8,7 +8,7 @@ import threading
 import time
 from datetime import datetime, timezone
 
-from .errors import Invalid
+from .errors import Invalid, shown
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _ULID_RE = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}\Z")
@@ -77,7 +77,9 @@ def now() -> str:
 
 def format_time(moment: datetime) -> str:
     moment = moment.astimezone(timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    # Four-digit years whatever the platform's strftime does, so stored times sort as text.
+    return (f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:{moment.minute:02d}:"
+            f"{moment.second:02d}.{moment.microsecond // 1000:03d}Z")
 
 
 def parse_time(value: object, field: str = "timestamp") -> str:
@@ -87,13 +89,16 @@ def parse_time(value: object, field: str = "timestamp") -> str:
     text = value.strip()
     # RFC 3339: a full date, or a full date-time with seconds and an offset (Z or +hh:mm).
     if not re.match(r"\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2}))?\Z", text):
-        raise Invalid(f"{field} {value!r} is not an RFC 3339 timestamp (e.g. 2026-01-31T09:30:00Z).")
+        raise Invalid(f"{field} {shown(value)} is not an RFC 3339 timestamp (e.g. 2026-01-31T09:30:00Z).")
     if text[-1] in "zZ":
         text = text[:-1] + "+00:00"
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise Invalid(f"{field} {value!r} is not a valid date and time.") from None
+        raise Invalid(f"{field} {shown(value)} is not a valid date and time.") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return format_time(moment)
+    try:
+        return format_time(moment)
+    except OverflowError:
+        raise Invalid(f"{field} {shown(value)} is outside the years 1 to 9999 once converted to UTC.") from None

@@ -108,6 +108,7 @@ class LifecycleOps(Part):
                        expires_at: str | None = None) -> dict[str, Any]:
         """Hide pages from searches and bundles that pass this context id, and only there."""
         ctx = self._context(context_id)
+        reason = v.optional_reason(reason)
         expires = v.optional_time(expires_at, "expires_at")
         pages = [self._page_row(pid, call, "suppress") for pid in self._page_list(page_ids)]
         m = self._m

@@ -12,7 +12,8 @@ from .constants import LIMITS, LIFECYCLE_STATUSES, RECOMMENDED_RELATION_TYPES
 from .core import Call, Part, operation
 from .db import SCHEMA_VERSION
 from .index import FTS_TABLE
-from .errors import Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported
+from .errors import Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported, shown
+from .files import folder_warnings
 from .titles import shown_title
 
 PROJECTIONS = ("manifest", "payload", "source_spans", "relations", "facets", "history")
@@ -62,7 +63,7 @@ def decode_cursor(cursor: str | None, kind: str) -> dict[str, Any] | None:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         value = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         value = None
     if not isinstance(value, dict) or value.get("k") != kind:
         raise Invalid("This cursor does not belong to this listing; start again without a cursor.")
@@ -283,7 +284,7 @@ class ReadOps(Part):
                    after: str | None = None, limit: int | None = None, actor_types: Any = None) -> dict[str, Any]:
         """Page heads in recency (sort_time, id) or title order, keyset-paged; authorization in the SQL."""
         if order not in LIST_ORDERS:
-            raise Unsupported(f"Order {order!r} is not supported; use {' or '.join(LIST_ORDERS)}.")
+            raise Unsupported(f"Order {shown(order)} is not supported; use {' or '.join(LIST_ORDERS)}.")
         self._require_somewhere("search")
         named = self._named_scopes(call, scopes, "search")
         statuses = _list_statuses(status)
@@ -409,6 +410,7 @@ class ReadOps(Part):
             "fts": {"state": fts_state, "rows": fts_rows, "tokenizer": "unicode61 + CJK per-character segmentation",
                     "secure_delete": True},
             "journal_mode": db.execute_sql("PRAGMA journal_mode").fetchone()[0],
+            "warnings": folder_warnings(self.path),
         }
 
     @operation("audit_log")

@@ -10,6 +10,7 @@ from .constants import LIFECYCLE_STATUSES as STATUSES
 from .constants import LIMITS
 from .core import Call, Part, dumps, operation
 from . import analysis, index
+from . import validate as v
 from .errors import Conflict, Invalid, Unsupported
 from .ranking import Ranker
 from .ranking import Scope as RankScope
@@ -36,9 +37,7 @@ class SearchOps(Part):
         """Search head revisions (or all with all_revisions) in the scopes this session may search."""
         if mode not in SEARCH_MODES:
             raise Unsupported(f"Search mode {mode!r} is not supported; use {', '.join(SEARCH_MODES)}.")
-        query = query or ""
-        if not isinstance(query, str):
-            raise Invalid("The query must be text.")
+        query = v.query(query)  # text within LIMITS["max_query_chars"], never a lone surrogate
         self._require_somewhere("search")
         named = self._named_scopes(call, scopes, "search")
         size = clamp(limit, LIMITS["default_hits"], LIMITS["max_hits"])

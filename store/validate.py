@@ -3,16 +3,51 @@
 from __future__ import annotations
 
 import hashlib
-import json
+import re
 from typing import Any
 
 from . import ids
 from .core import LIMITS, dumps
-from .errors import Invalid, LimitExceeded
+from .errors import Invalid, LimitExceeded, shown
+from .jsonsafe import depth_of, loads
 
 OPERATIONS = ("ingest", "write", "revise", "derive", "import")
 ACTOR_TYPES = ("user", "model", "tool", "system")
 SOURCE_REF_KEYS = {"uri", "locator", "media_type", "content_digest"}
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def unicode_text(value: str, what: str) -> str:
+    """Refuse text that cannot be stored as UTF-8 (a lone surrogate, e.g. from a JSON escape like \\ud800)."""
+    if _SURROGATE.search(value):
+        raise Invalid(f"{what} holds a lone surrogate (text that is not valid Unicode); it cannot be stored.")
+    return value
+
+
+def bounded(value: str, limit_key: str, what: str) -> str:
+    """Refuse text over its limit in LIMITS as `limit` (the message never echoes the text)."""
+    limit = LIMITS[limit_key]  # type: ignore[literal-required]
+    limit = limit[1] if isinstance(limit, list) else limit
+    if len(value) > limit:
+        raise LimitExceeded(f"{what} has {len(value):,} characters; the limit is {limit:,}.")
+    return value
+
+
+def query(value: Any) -> str:
+    """A search query: text within max_query_chars."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise Invalid("The query must be text.")
+    return unicode_text(bounded(value, "max_query_chars", "The query"), "The query")
+
+
+def media_type_text(value: Any, what: str = "The payload media type") -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise Invalid(f"{what} must be a non-empty string such as text/markdown.")
+    return unicode_text(bounded(value, "media_type_chars", what), what)
 
 
 def content_digest(content: str | None) -> str | None:
@@ -29,7 +64,7 @@ def namespace(value: Any) -> str:
     lo, hi = LIMITS["namespace_chars"]
     if not isinstance(value, str) or not (lo <= len(value) <= hi) or value != value.strip():
         raise Invalid(f"A namespace must be {lo} to {hi} characters without surrounding spaces (e.g. project:alpha).")
-    return value
+    return unicode_text(value, "A namespace")
 
 
 def relation_type(value: Any) -> str:
@@ -57,10 +92,10 @@ def payload(value: Any, content: Any = None, media_type: Any = None) -> dict[str
         )
     if media_type is None:
         media_type = "text/markdown"
-    if not isinstance(media_type, str) or not media_type.strip():
-        raise Invalid("The payload media type must be a non-empty string such as text/markdown.")
+    media_type = media_type_text(media_type)
     if "\x00" in content:
         raise Invalid("Payload content may not contain NUL characters.")
+    unicode_text(content, "Payload content")
     return {"media_type": media_type, "content": content}
 
 
@@ -69,6 +104,8 @@ def source_refs(value: Any) -> list[dict[str, Any]]:
         return []
     if not isinstance(value, list):
         raise Invalid("source_refs must be a list of objects with a uri.")
+    if len(value) > LIMITS["max_source_refs"]:
+        raise LimitExceeded(f"{len(value):,} source refs given; the limit is {LIMITS['max_source_refs']}.")
     out = []
     for ref in value:
         if isinstance(ref, str):
@@ -81,7 +118,16 @@ def source_refs(value: Any) -> list[dict[str, Any]]:
         for key in ("media_type", "content_digest"):
             if key in ref and not isinstance(ref[key], str):
                 raise Invalid(f"Source ref {key} must be a string.")
+        bounded(ref["uri"], "max_uri_chars", "A source ref uri")
+        if "media_type" in ref:
+            media_type_text(ref["media_type"], "A source ref media_type")
+        if "content_digest" in ref:
+            bounded(ref["content_digest"], "max_uri_chars", "A source ref content_digest")
+        if depth_of(ref.get("locator"), LIMITS["max_json_depth"]) > LIMITS["max_json_depth"]:
+            raise Invalid(f"A source ref locator may nest at most {LIMITS['max_json_depth']} levels.")
         out.append(dict(ref))
+    if out:
+        unicode_text(dumps(out), "A source ref")
     return out
 
 
@@ -90,11 +136,13 @@ def facets(value: Any) -> dict[str, Any]:
         return {}
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = loads(value, "The facets")
         except ValueError:
             raise Invalid("Facets must be a JSON object, e.g. {\"title\": \"Notes\"}.") from None
     if not isinstance(value, dict):
         raise Invalid("Facets must be a JSON object, e.g. {\"title\": \"Notes\"}.")
+    if depth_of(value, LIMITS["max_json_depth"]) > LIMITS["max_json_depth"]:
+        raise Invalid(f"Facets may nest at most {LIMITS['max_json_depth']} levels of arrays or objects.")
     if "title" in value and not isinstance(value["title"], str):
         raise Invalid("The title facet must be a string.")
     if "summary" in value and not isinstance(value["summary"], str):
@@ -103,10 +151,20 @@ def facets(value: Any) -> dict[str, Any]:
         not isinstance(value["keywords"], list) or not all(isinstance(k, str) for k in value["keywords"])
     ):
         raise Invalid("The keywords facet must be a list of strings.")
+    if "title" in value:
+        bounded(value["title"], "max_title_chars", "The title")
+    if "summary" in value:
+        bounded(value["summary"], "max_summary_chars", "The summary")
+    if len(value.get("keywords") or ()) > LIMITS["max_keywords"]:
+        raise LimitExceeded(f"{len(value['keywords']):,} keywords given; the limit is {LIMITS['max_keywords']}.")
+    for keyword in value.get("keywords") or ():
+        bounded(keyword, "max_keyword_chars", "A keyword")
     try:
-        dumps(value)
+        text = dumps(value)
     except (TypeError, ValueError):
         raise Invalid("Facets must contain only JSON values.") from None
+    bounded(text, "max_facets_chars", "The facets (as JSON)")
+    unicode_text(text, "The facets")
     return value
 
 
@@ -122,7 +180,7 @@ def provenance(value: Any) -> list[dict[str, Any]]:
             raise Invalid("Every provenance event must be an object.")
         op = event.get("operation", "derive")
         if op not in OPERATIONS:
-            raise Invalid(f"Provenance operation {op!r} is not one of {', '.join(OPERATIONS)}.")
+            raise Invalid(f"Provenance operation {shown(op)} is not one of {', '.join(OPERATIONS)}.")
         inputs = event.get("input_revision_ids", [])
         if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
             raise Invalid("input_revision_ids must be a list of revision ids.")
@@ -157,4 +215,13 @@ def idempotency_key(value: Any, required: bool = False) -> str | None:
 def reason(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise Invalid("Give a reason (a short sentence) for this change.")
-    return value
+    return unicode_text(bounded(value, "max_reason_chars", "The reason"), "The reason")
+
+
+def optional_reason(value: Any) -> str | None:
+    """A reason that may be left out (a suppression's)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise Invalid("A reason must be text.")
+    return unicode_text(bounded(value, "max_reason_chars", "The reason"), "The reason")

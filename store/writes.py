@@ -10,7 +10,7 @@ from . import validate as v
 from .constants import DERIVATION_TYPES
 from .core import Call, Part, dumps, operation
 from . import index
-from .errors import Conflict, Cycle, Forbidden, Invalid, not_found
+from .errors import Conflict, Cycle, Forbidden, Invalid, not_found, shown
 from .titles import page_title
 
 
@@ -68,7 +68,7 @@ class WriteOps(Part):
         if row is None:
             return None
         if row.body_digest != v.body_digest(body):
-            raise Conflict(f"Idempotency key {key!r} was already used for a different {call.operation} request.")
+            raise Conflict(f"Idempotency key {shown(key)} was already used for a different {call.operation} request.")
         result: dict[str, Any] = json.loads(row.result)
         result["created"] = False
         call.counts["replayed"] = 1
@@ -161,7 +161,7 @@ class WriteOps(Part):
             resolved = []
             for ident in event["input_revision_ids"]:
                 if ids.id_kind(ident) not in ("rev", "pg"):
-                    raise Invalid(f"Provenance input {ident!r} is not a revision id.")
+                    raise Invalid(f"Provenance input {shown(ident)} is not a revision id.")
                 src_page, src_rev = self._resolve_revision(ident, call)
                 ns = src_page.scope.namespace
                 if ns != namespace and not self.session.allows("derive_across_scopes", namespace):

@@ -9,9 +9,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..constants import LIMITS
 from ..constants import Progress as Progress  # the one progress callback type, re-exported for the importers
-from ..errors import Invalid, PcpError
+from ..errors import Invalid, LimitExceeded, PcpError
 from ..ids import format_time, parse_time
+from ..jsonsafe import loads
 
 
 @dataclass
@@ -60,11 +62,16 @@ def read_json_export(path: str | Path, member: str = "conversations.json") -> tu
                 if not names:
                     raise Invalid(f"{p}: the archive has no {member}; is it a chat export?")
                 name = sorted(names, key=len)[0]
-                raw = zf.read(name)
                 label = f"{p.name}!{name}"
+                info = zf.getinfo(name)
+                _refuse_oversize(label, info.file_size)  # checked before inflating a byte
+                with zf.open(info) as fh:
+                    raw = _read_capped(fh, label)
         else:
-            raw = p.read_bytes()
             label = p.name
+            _refuse_oversize(label, p.stat().st_size)
+            with open(p, "rb") as fh:
+                raw = _read_capped(fh, label)
     except OSError as exc:
         raise Invalid(f"{p}: cannot read ({exc.strerror or exc}).") from None
     except zipfile.BadZipFile as exc:
@@ -74,7 +81,7 @@ def read_json_export(path: str | Path, member: str = "conversations.json") -> tu
     except UnicodeDecodeError as exc:
         raise Invalid(f"{label}: not UTF-8 text (byte {exc.start}).") from None
     try:
-        return json.loads(text), label
+        return loads(text, label), label
     except json.JSONDecodeError as exc:
         raise Invalid(f"{label}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}.") from None
 
@@ -87,6 +94,27 @@ def json_object(value: Any) -> dict[str, Any]:
 def json_text(value: Any) -> str:
     """`value` when it is a string, else empty text."""
     return value if isinstance(value, str) else ""
+
+
+def _refuse_oversize(label: str, size: int) -> None:
+    limit = LIMITS["max_import_bytes"]
+    if size > limit:
+        raise LimitExceeded(f"{label} is {size:,} bytes unpacked; the import limit is {limit:,} bytes; nothing was imported.")
+
+
+def _read_capped(fh: Any, label: str) -> bytes:
+    """Read in chunks, never more than the import limit (a size in a zip header can lie)."""
+    limit = LIMITS["max_import_bytes"]
+    parts: list[bytes] = []
+    total = 0
+    while True:
+        chunk = fh.read(1 << 20)
+        if not chunk:
+            return b"".join(parts)
+        total += len(chunk)
+        if total > limit:
+            _refuse_oversize(label, total)
+        parts.append(chunk)
 
 
 def epoch_to_time(value: Any) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from ..errors import Invalid
+from ..errors import Invalid, LimitExceeded
 from ..importing import PageRef
 from .base import ImportReport, Progress
 
@@ -96,7 +96,11 @@ def write_conversations(
         if isinstance(conv, tuple):
             report.skip(*conv)
         else:
-            _write_one(store, source, tool, label, conv, report, namespace, parent_ns)
+            try:
+                _write_one(store, source, tool, label, conv, report, namespace, parent_ns)
+            except (Invalid, LimitExceeded) as exc:  # the conversation's own page was refused; the others go on
+                report.skip(f"{source} conversation {conv.conversation_id} ({(conv.title or 'untitled')[:80]})",
+                            exc.message)
         if progress:
             progress(done, total, "conversations")
     return report
@@ -133,6 +137,7 @@ def _write_one(store: Any, source: str, tool: str, label: str, conv: ChatConvers
             observed_at=conv.created_at, change_key=[],
         )
         refs: dict[str, PageRef] = {}
+        refused = 0
         for msg in tree_order(conv.messages):
             if msg.node_id not in visible_ids:
                 continue
@@ -149,19 +154,24 @@ def _write_one(store: Any, source: str, tool: str, label: str, conv: ChatConvers
             parent = _nearest_written_parent(msg, by_id, refs)
             if msg.parent_id is not None and msg.parent_id not in node_ids:
                 facets["missing_parent_id"] = msg.parent_id
-            ref = unit.upsert(
-                f"{source}:{conv.conversation_id}:{msg.node_id}", ns,
-                payload={"media_type": "text/markdown", "content": msg.text} if msg.text.strip() else None,
-                facets=facets,
-                source_refs=[_file_ref(source, label, conv.conversation_id, msg), *msg.binary_refs],
-                observed_at=msg.observed_at or conv.created_at, change_key=msg.binary_refs,
-            )
+            try:
+                ref = unit.upsert(
+                    f"{source}:{conv.conversation_id}:{msg.node_id}", ns,
+                    payload={"media_type": "text/markdown", "content": msg.text} if msg.text.strip() else None,
+                    facets=facets,
+                    source_refs=[_file_ref(source, label, conv.conversation_id, msg), *msg.binary_refs],
+                    observed_at=msg.observed_at or conv.created_at, change_key=msg.binary_refs,
+                )
+            except (Invalid, LimitExceeded) as exc:  # refused before any of its rows: skip it, keep the rest
+                report.skip(f"{source} message {conv.conversation_id}:{msg.node_id}", exc.message)
+                refused += 1
+                continue
             refs[msg.node_id] = ref
             unit.relate(conv_ref, "contains", ref)
             if parent is not None:
                 unit.relate(ref, "responds_to", parent)
     report.conversations += 1
-    report.messages += len(visible)
+    report.messages += len(visible) - refused
     report.hidden_skipped += len(hidden)
     report.empty_skipped += len(empty)
     report.add(unit.counts)

@@ -10,20 +10,21 @@ JSON as payload), so links to them resolve and their file cards and `[[links]]` 
 
 from __future__ import annotations
 
-import json
 import mimetypes
 import os
 import posixpath
 import re
+import stat
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from ..errors import Invalid, LimitExceeded
+from ..errors import Invalid, LimitExceeded, PcpError
 from ..ids import format_time
 from ..importing import PageRef
+from ..jsonsafe import loads
 from .base import ImportReport, Progress
 from .frontmatter import FrontMatterError, parse_front_matter, split_front_matter
 
@@ -54,6 +55,7 @@ class _File:
     rel: str  # relative POSIX path inside the vault
     path: Path
     kind: str  # note | canvas | attachment
+    real: Path | None = None  # the file read: `path`, or where a link inside the vault points
 
 
 @dataclass
@@ -149,20 +151,74 @@ def _scan(root: Path, report: ImportReport) -> list[_File]:
         here = Path(dirpath)
         rel_dir = here.relative_to(root).as_posix()
         prefix = "" if rel_dir == "." else rel_dir + "/"
+        keep = []
         for d in sorted(dirnames):
-            if d.startswith("."):
+            if not _representable(d):
+                report.skip(f"vault:{prefix}{_shown(d)}/", "folder name is not valid UTF-8; its notes were not read")
+            elif d.startswith("."):
                 report.skip(f"vault:{prefix}{d}/", "hidden folder (app settings, trash or version control), not notes")
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            elif (here / d).is_symlink():
+                report.skip(f"vault:{prefix}{d}/", "a link to a folder; pcp does not follow folder links")
+            else:
+                keep.append(d)
+        dirnames[:] = keep
         for name in sorted(filenames):
             rel = prefix + name
+            if not _representable(name):
+                report.skip(f"vault:{prefix}{_shown(name)}", "file name is not valid UTF-8; not read")
+                continue
             if name.startswith("."):
                 report.skip(f"vault:{rel}", "hidden file, not a note")
                 continue
+            real, why = _regular_inside(here / name, root)
+            if real is None:
+                report.skip(f"vault:{rel}", why)
+                continue
             lower = name.lower()
             kind = "note" if lower.endswith(NOTE_SUFFIX) else "canvas" if lower.endswith(CANVAS_SUFFIX) else "attachment"
-            out.append(_File(rel, here / name, kind))
+            out.append(_File(rel, here / name, kind, real))
     out.sort(key=lambda f: f.rel)
     return out
+
+
+def _representable(name: str) -> bool:
+    """A name that came from the disk as valid UTF-8 (os.walk keeps other bytes as lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(name: str) -> str:
+    return os.fsencode(name).decode("utf-8", "replace")
+
+
+def _regular_inside(path: Path, root: Path) -> tuple[Path | None, str]:
+    """The regular file to read for `path` (a link's target if it stays in the vault), or None and why not."""
+    try:
+        real = path.resolve(strict=True)
+        mode = real.stat().st_mode
+    except (OSError, RuntimeError):
+        return None, "a broken link or unreadable entry"
+    if real != root and root not in real.parents:
+        return None, "a link to outside the vault; pcp never reads files outside the folder it imports"
+    if not stat.S_ISREG(mode):
+        return None, "not a regular file (a pipe, socket or device); not read"
+    return real, ""
+
+
+def _read_regular(f: _File) -> tuple[bytes, float]:
+    """Read a scanned file without blocking on a pipe or following a link swapped in since the scan."""
+    fd = os.open(f.real or f.path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(0, "not a regular file any more")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(), info.st_mtime
+    finally:
+        os.close(fd)
 
 
 class _Index:
@@ -222,8 +278,7 @@ def _pick(candidates: list[str], folder: str) -> str | None:
 
 def _parse_file(f: _File, vault: str, report: ImportReport) -> _Parsed | None:
     try:
-        raw = f.path.read_bytes()
-        mtime = f.path.stat().st_mtime
+        raw, mtime = _read_regular(f)
     except OSError as exc:
         report.skip(f.rel, f"cannot read ({exc.strerror or exc})")
         return None
@@ -265,8 +320,8 @@ def _parse_canvas(f: _File, text: str, name: str, observed: str, report: ImportR
     facets: dict[str, Any] = {"title": name[: -len(CANVAS_SUFFIX)], "path": f.rel, "kind": "canvas"}
     item = _Parsed(f, text, facets, observed_at=observed)
     try:
-        data = json.loads(text)
-    except ValueError as exc:
+        data = loads(text, f.rel)
+    except (ValueError, PcpError) as exc:
         report.skip(f"links of {f.rel}", f"not a JSON canvas ({exc}); imported as text without its links")
         return item
     nodes = data.get("nodes") if isinstance(data, dict) else None

@@ -57,8 +57,9 @@ def test_preamble_says_whose_when_which_scopes_and_that_it_is_data(fixed_store):
     preamble = text[: text.index("## [1]")]
     assert f"Owner: {OWNER}" in preamble
     assert f"First handed over: {FIXED_NOW}" in preamble
-    assert "Scopes: project:thesis" in preamble
+    assert 'Scopes: "project:thesis"' in preamble
     assert "data" in preamble and "not instructions" in preamble
+    assert preamble.index("not instructions") < preamble.index("Scopes:")  # the statement comes before any page text
 
 
 def test_every_entry_header_names_number_title_page_revision_scope_status_date_sources(fixed_store):
@@ -67,12 +68,12 @@ def test_every_entry_header_names_number_title_page_revision_scope_status_date_s
     assert len(headers) == 3 == len(result["entries"])
     expected = [
         (1, "Chapter 3 outline", P1, R1, "observed 2026-01-15T08:30:00.000Z",
-         "sources: https://example.org/notes/ch3, file:///home/u/thesis/ch3.md (L1-L8)"),
+         'sources: "https://example.org/notes/ch3", "file:///home/u/thesis/ch3.md (L1-L8)"'),
         (2, "有限乘积保持紧致性的证明", P2, R2, "created 2026-01-21T09:00:00.000Z", "sources: none"),
-        (3, "Lecture recording", P3, R3, "created 2026-01-22T09:00:00.000Z", "sources: https://example.org/rec/7"),
+        (3, "Lecture recording", P3, R3, "created 2026-01-22T09:00:00.000Z", 'sources: "https://example.org/rec/7"'),
     ]
     for line, entry, (n, title, page, rev, date, sources) in zip(headers, result["entries"], expected, strict=True):
-        assert line.startswith(f"## [{n}] {title} | page {page} | revision {rev} | scope project:thesis | status active")
+        assert line.startswith(f'## [{n}] "{title}" | page {page} | revision {rev} | scope "project:thesis" | status active')
         assert date in line and line.endswith(sources)
         assert entry == {"n": n, "page_id": page, "revision_id": rev, "namespace": "project:thesis",
                          "detail": entry["detail"], "bytes": entry["bytes"], "tokens": entry["tokens"]}
@@ -154,7 +155,7 @@ def test_budget_falls_to_the_summary_then_to_a_reference(fixed_store):
     earlier entry may leave a later one a reference where a smaller budget left it a summary."""
     rank = {"reference": 0, "summary": 1, "excerpt": 2, "payload": 3}
     seen, previous = set(), None
-    for budget in range(340, 3000, 20):
+    for budget in range(380, 3000, 20):
         result = fixed_store.bundle([P2, P4, P1], max_tokens=budget)
         assert result["tokens"] <= budget
         details = [e["detail"] for e in result["entries"]]
@@ -167,7 +168,7 @@ def test_budget_falls_to_the_summary_then_to_a_reference(fixed_store):
             assert "Summary (the page's summary facet" in result["text"] and "Nets and filters, 120 lines." in result["text"]
             assert "Line 001" not in result["text"]
     assert {"reference", "summary", "excerpt", "payload"} <= seen
-    tight = fixed_store.bundle([P4, P1], max_tokens=264)
+    tight = fixed_store.bundle([P4, P1], max_tokens=285)
     assert [e["detail"] for e in tight["entries"]] == ["reference", "reference"]
     assert "Reference only" in tight["text"] and "Line 001" not in tight["text"]
 

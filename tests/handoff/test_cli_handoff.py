@@ -128,7 +128,7 @@ def test_copy_continue_and_handoffs_and_verify(pcp, tmp_path):
     rc, out, _ = pcp("--json", "verify", str(pasted))
     doc = json.loads(out)
     assert rc == 0 and doc["digest_ok"] is True and doc["kind"] == "continuation"
-    assert set(doc) == {"digest_ok", "digest", "kind", "entries"}
+    assert set(doc) == {"digest_ok", "digest", "origin", "kind", "entries"} and doc["origin"] == "this_store"
     assert [e["state"] for e in doc["entries"]] == ["current"] * 3
     rc, out, _ = pcp("verify", "-", stdin=first["text"])
     assert rc == 0 and out.startswith("Digest OK")

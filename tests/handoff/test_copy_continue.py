@@ -139,11 +139,11 @@ def test_the_preamble_stays_byte_identical_and_new_scopes_are_named(fixed_store,
     first = fixed_store.copy([P1], label="chat")
     other = write(fixed_store, "user:prefs", "Prefers short answers.")
     second = fixed_store.copy_continue("chat", [other["page_id"]])
-    assert "New scopes since the first handoff: user:prefs." in second["text"]
+    assert 'New scopes since the first handoff: "user:prefs".' in second["text"]
     assert [w["code"] for w in second["warnings"]] == ["scope_mix"]
     body = ContextPack.from_bytes(_stored(db_path, second["handoff_id"])["pack"].encode()).content
     preamble = body_of(first["text"])[: body_of(first["text"]).index("## [1]")]
-    assert body.startswith(preamble) and "Scopes: project:thesis\n" in preamble
+    assert body.startswith(preamble) and 'Scopes: "project:thesis"\n' in preamble
     third = fixed_store.copy_continue("chat", [P2])
     assert "New scopes" not in third["text"] and third["warnings"] == []
 

@@ -104,8 +104,12 @@ def test_deleting_a_page_erases_it_from_stored_packs_and_files(fixed_store, db_p
         "n": 2, "page_id": None, "revision_id": None, "namespace": None, "detail": "erased",
         "bytes": len("## [2] erased\n\n"), "tokens": 4}
     assert fixed_store.handoffs(page_id=victim)["handoffs"] == []
-    # A continuation pasted before the erasure can no longer be rebuilt: honest failure, not a guess.
-    assert fixed_store.verify(a2["text"])["digest_ok"] is False
+    # A continuation pasted before the erasure: its own text is unchanged, and it is exactly what the ledger
+    # holds for that copy now, so it verifies as this store's (the erased entry reported deleted), never a guess.
+    again = fixed_store.verify(a2["text"])
+    assert again["digest_ok"] is True and again["origin"] == "this_store"
+    assert "deleted" in {e["state"] for e in again["entries"]}
+    assert fixed_store.verify(a2["text"].replace("有限乘积", "无限乘积"))["digest_ok"] is False
 
 
 def test_a_continuation_after_an_erasure_names_the_entry_by_number_only(fixed_store, db_path, victim):

@@ -15,7 +15,7 @@ def _states(result: dict) -> dict[int, str]:
 def test_an_untouched_bundle_verifies_with_every_entry_current(fixed_store):
     text = fixed_store.bundle([P1, P2, P3])["text"]
     result = fixed_store.verify(text)
-    assert set(result) == {"digest_ok", "digest", "kind", "entries"}
+    assert set(result) == {"digest_ok", "digest", "origin", "kind", "entries"}
     assert result["digest_ok"] is True and result["kind"] == "bundle"
     assert result["entries"] == [
         {"n": 1, "page_id": P1, "revision_id": R1, "state": "current"},

@@ -44,18 +44,15 @@ def test_pcp_demo_never_uses_pcp_db(started, monkeypatch, tmp_path):
 def test_pcp_serve_binds_to_loopback_and_runs_the_app_command(monkeypatch, tmp_path):
     served = {}
 
-    class FakeServer:
-        def __init__(self, command, host, port, title):
-            served.update(command=command, host=host, port=port)
+    from pcp_tui import web_serve
 
-        def serve(self):
-            served["running"] = True
+    def serve(self):
+        served.update(command=self.command, host=self.host, port=self.port, guard=self.guard, running=True)
 
-    import textual_serve.server
-
-    monkeypatch.setattr(textual_serve.server, "Server", FakeServer)
+    monkeypatch.setattr(web_serve.GuardedServer, "serve", serve)
     assert cli.main(["--db", str(tmp_path / "s.db"), "serve", "--port", "8123"]) == 0
     assert served["host"] == "127.0.0.1" and served["port"] == 8123 and served["running"]
+    assert served["guard"].port == 8123 and len(served["guard"].secret) >= 40
     assert served["command"].startswith(sys.executable) and "-m pcp_tui.launch" in served["command"]
     assert str((tmp_path / "s.db").resolve()) in served["command"]
 

@@ -1,0 +1,34 @@
+"""JSON from outside (files, flags, cursors) parsed so that deep nesting is `invalid`, never a crash."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .errors import Invalid
+
+
+def loads(data: str | bytes, what: str) -> Any:
+    """json.loads, with nesting too deep for the parser refused as Invalid naming `what`.
+
+    json.JSONDecodeError (a ValueError) passes through for the caller's own message.
+    """
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise Invalid(f"{what} is nested too deeply (arrays or objects inside one another thousands of levels down); "
+                      "nothing was read from it.") from None
+
+
+def depth_of(value: Any, limit: int) -> int:
+    """Nesting depth of a parsed value, counted without recursion and stopping past `limit`."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            if deepest > limit:
+                return deepest
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children)
+    return deepest

@@ -1,0 +1,164 @@
+"""Bad input to importers (issue 12 items 17-20): bombs, deep nesting, bad items, odd vault files."""
+
+from __future__ import annotations
+
+import os
+import tracemalloc
+import zipfile
+
+import pytest
+
+from store import LimitExceeded, Store
+from store.adapters import import_chatgpt, import_claude
+
+
+@pytest.fixture
+def small_limit(monkeypatch):
+    from store.core import LIMITS
+
+    monkeypatch.setitem(LIMITS, "max_import_bytes", 1_000_000)
+
+
+def test_a_zip_bomb_is_refused_before_it_is_inflated(store, tmp_path, small_limit):
+    bomb = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        with zf.open("conversations.json", "w") as fh:
+            fh.write(b"[" + b" " * 40_000_000 + b"]")
+    assert bomb.stat().st_size < 200_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(LimitExceeded) as caught:
+            import_chatgpt(store, bomb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 5_000_000  # nothing near the 40 MB it would inflate to
+    message = str(caught.value)
+    assert "\n" not in message and "40,000,002 bytes" in message and "limit is 1,000,000 bytes" in message
+    assert store.list_pages()["pages"] == []
+
+
+def test_a_plain_export_file_over_the_limit_is_refused(store, tmp_path, small_limit):
+    big = tmp_path / "conversations.json"
+    big.write_bytes(b"[" + b" " * 2_000_000 + b"]")
+    with pytest.raises(LimitExceeded, match="import limit is 1,000,000 bytes"):
+        import_claude(store, big)
+
+
+def test_the_import_limit_is_stated_in_the_capabilities(tmp_path):
+    st = Store.open(tmp_path / "s.db")
+    assert st.describe_capabilities()["limits"]["max_import_bytes"] == 1 << 30
+    st.close()
+
+
+def test_an_events_file_over_the_limit_is_refused(store, tmp_path, small_limit):
+    from store.adapters import import_events
+
+    big = tmp_path / "events.jsonl"
+    big.write_bytes(b"\n" * 1_500_000)
+    with pytest.raises(LimitExceeded, match="import limit is 1,000,000 bytes"):
+        import_events(store, big)
+
+
+# ------------------------------------------------------------------------------------------ item 20: the vault
+
+def _vault_contents(store) -> dict[str, str]:
+    out = {}
+    for page in store.list_pages()["pages"]:
+        rev = store.read_pages([page["page_id"]])["results"][0]["revision"]
+        out[rev["facets"]["path"]] = rev["payload"]["content"]
+    return out
+
+
+def test_markdown_import_never_leaves_the_vault(store, tmp_path):
+    import threading
+
+    from store.adapters import import_markdown
+
+    secret = tmp_path / "passwd"
+    secret.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "far.md").write_text("far away\n")
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "real.md").write_text("a real note\n")
+    (vault / "passwd.md").symlink_to(secret)
+    (vault / "alias.md").symlink_to(vault / "real.md")  # a link that stays in the vault is fine
+    (vault / "elsewhere").symlink_to(outside, target_is_directory=True)
+    os.mkfifo(vault / "pipe.md")
+    (vault / b"caf\xe9.md".decode("utf-8", "surrogateescape")).write_text("latin-1 name\n")
+
+    result: dict = {}
+    worker = threading.Thread(target=lambda: result.update(report=import_markdown(store, vault)), daemon=True)
+    worker.start()
+    worker.join(60)
+    if worker.is_alive():  # unblock the reader so the test run can end, then fail
+        with open(vault / "pipe.md", "w"):
+            pass
+        worker.join(5)
+        pytest.fail("the import blocked on a FIFO")
+    report = result["report"]
+    contents = _vault_contents(store)
+    assert contents == {"real.md": "a real note\n", "alias.md": "a real note\n"}
+    assert not any("root:x" in c for c in contents.values())
+    reasons = {s["item"]: s["reason"] for s in report.skipped}
+    assert "outside the vault" in reasons["vault:passwd.md"]
+    assert "not a regular file" in reasons["vault:pipe.md"]
+    assert "folder links" in reasons["vault:elsewhere/"]
+    assert "not valid UTF-8" in reasons["vault:caf\ufffd.md"]
+
+
+# ------------------------------------------------------------------------------------------ item 19: bad items
+
+def _claude_message(uuid: str, text: str, parent: str | None, at: str) -> dict:
+    return {"uuid": uuid, "sender": "human", "created_at": at, "parent_message_uuid": parent or "",
+            "content": [{"type": "text", "text": text}]}
+
+
+def test_one_bad_message_is_skipped_and_the_rest_imported(store, tmp_path, monkeypatch):
+    import json as _json
+
+    from store.core import LIMITS
+
+    monkeypatch.setitem(LIMITS, "max_payload_chars", 1000)
+    texts = ["first fine", "has a NUL \x00 here", "LONE_SURROGATE_SLOT", "x" * 2000, "last fine"]
+    msgs, parent = [], None
+    for i, text in enumerate(texts):
+        msgs.append(_claude_message(f"m{i}", text, parent, f"2024-01-01T00:00:0{i}Z"))
+        parent = f"m{i}"
+    export = [{"uuid": "c1", "name": "Chat one", "created_at": "2024-01-01T00:00:00Z", "chat_messages": msgs},
+              {"uuid": "c2", "name": "Chat two", "created_at": "2024-01-02T00:00:00Z",
+               "chat_messages": [_claude_message("n0", "another chat", None, "2024-01-02T00:00:00Z")]}]
+    raw = _json.dumps(export).replace("LONE_SURROGATE_SLOT", "lone \\ud800 surrogate")
+    src = tmp_path / "conversations.json"
+    src.write_text(raw)
+    report = import_claude(store, src)
+    skipped = {s["item"]: s["reason"] for s in report.skipped}
+    assert "NUL" in skipped["claude message c1:m1"]
+    assert "lone surrogate" in skipped["claude message c1:m2"]
+    assert "limit is 1,000" in skipped["claude message c1:m3"]
+    assert report.conversations == 2 and report.messages == 3
+    contents = {(p.get("title") or "") for p in store.list_pages()["pages"]}
+    assert any("first fine" in t for t in contents) and any("last fine" in t for t in contents)
+    assert any("another chat" in t for t in contents)
+
+
+def test_one_bad_event_is_skipped_and_the_rest_imported(store, tmp_path, monkeypatch):
+    import json as _json
+
+    from store.adapters import import_events
+    from store.core import LIMITS
+
+    monkeypatch.setitem(LIMITS, "max_payload_chars", 1000)
+    lines = [_json.dumps({"idempotency_key": f"k{i}", "namespace": "events:a", "content": text})
+             for i, text in enumerate(["fine one", "NUL \x00", "SLOT", "y" * 2000, "fine two"])]
+    lines[2] = lines[2].replace("SLOT", "lone \\udc00")
+    lines.append(_json.dumps({"idempotency_key": "k9", "namespace": "events:a", "content": "actor",
+                              "actor_id": "SLOT"}).replace("SLOT", "\\ud801"))
+    src = tmp_path / "events.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    report = import_events(store, src)
+    reasons = {s["line"]: s["reason"] for s in report.skipped}
+    assert "NUL" in reasons[2] and "lone surrogate" in reasons[3] and "limit is 1,000" in reasons[4]
+    assert 6 in reasons and report.events == 2 and report.created == 2
