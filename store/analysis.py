@@ -63,6 +63,31 @@ CJK_STOP = frozenset(
 )
 
 
+# English irregular verb forms and their base form: a question asks "when did she go", the text says
+# "she went"; the Snowball stemmer only removes regular endings.
+_IRREGULAR_GROUPS = """
+arise arose arisen|awake awoke awoken|be was were been being|bear bore borne|beat beaten|become became|
+begin began begun|bend bent|bet|bite bit bitten|bleed bled|blow blew blown|break broke broken|
+breed bred|bring brought|build built|burn burnt|burst|buy bought|catch caught|choose chose chosen|cling clung|
+come came|cost|creep crept|cut|deal dealt|dig dug|do did done does doing|draw drew drawn|dream dreamt|
+drink drank drunk|drive drove driven|eat ate eaten|fall fell fallen|feed fed|feel felt|fight fought|find found|
+flee fled|fly flew flown flies|forbid forbade forbidden|forget forgot forgotten|forgive forgave forgiven|
+freeze froze frozen|get got gotten|give gave given|go went gone goes|grow grew grown|hang hung|
+have has had having|hear heard|hide hid hidden|hit|hold held|hurt|keep kept|kneel knelt|know knew known|
+lay laid|lead led|lean leant|leap leapt|learn learnt|leave left|lend lent|let|lie lain|light lit|lose lost|
+make made|mean meant|meet met|pay paid|put|quit|read|ride rode ridden|ring rang rung|rise risen|run ran|
+say said|see saw seen|seek sought|sell sold|send sent|set|shake shook shaken|shine shone|shoot shot|
+show showed shown|shrink shrank shrunk|shut|sing sang sung|sink sank sunk|sit sat|sleep slept|slide slid|
+speak spoke spoken|speed sped|spend spent|spin spun|split|spread|spring sprang sprung|stand stood|steal stole stolen|
+stick stuck|sting stung|stink stank stunk|strike struck|swear swore sworn|sweep swept|swim swam swum|swing swung|
+take took taken|teach taught|tear tore torn|tell told|think thought|throw threw thrown|understand understood|
+wake woke woken|wear wore worn|weave wove woven|weep wept|win won|write wrote written|
+child children|man men|woman women|person people|mouse mice|foot feet|tooth teeth|goose geese
+"""
+IRREGULAR = {form: group.split()[0] for group in _IRREGULAR_GROUPS.replace("\n", "").split("|") if group.strip()
+             for form in group.split()[1:]}
+
+
 @lru_cache(maxsize=None)
 def _stemmer() -> snowballstemmer.stemmer:
     return snowballstemmer.stemmer("english")
@@ -83,6 +108,8 @@ def normalise_word(word: str) -> str:
     stem = _STEMS.get(word)
     if stem is None:
         folded = _fold(word)
+        if folded in IRREGULAR:
+            folded = IRREGULAR[folded]
         stem = _stemmer().stemWord(folded) if folded.isascii() and folded.isalpha() else folded
         if len(_STEMS) > 500_000:
             _STEMS.clear()
@@ -185,6 +212,17 @@ class Unit:
         return '"' + " ".join(self.parts).replace('"', '""') + '"'
 
 
+@lru_cache(maxsize=1)
+def _stop_terms() -> frozenset[str]:
+    """The stop words as the index stores them (stemmed: "because" is `becaus` there)."""
+    return frozenset(normalise_word(w) for w in EN_STOP) | EN_STOP
+
+
+def is_stop(term: str) -> bool:
+    """Whether an index term is an English function word."""
+    return term in _stop_terms()
+
+
 def _query_runs(query: str, salt: bytes) -> list[list[Token]]:
     """The query's tokens, grouped into runs of adjacent CJK characters and single other words."""
     runs: list[list[Token]] = []
@@ -203,7 +241,7 @@ def ranked_units(query: str, salt: bytes) -> list[Unit]:
     for run in _query_runs(query, salt):
         if not run[0].cjk:
             unit = Unit(run[0].term, (run[0].term,))
-            (fallback if run[0].term in EN_STOP else units).append(unit)
+            (fallback if is_stop(run[0].term) else units).append(unit)
             continue
         # Function characters split a CJK run; what is left is read as overlapping bigrams.
         pieces: list[list[str]] = [[]]
@@ -233,7 +271,7 @@ def text_match(query: str, salt: bytes) -> str | None:
     phrases = []
     for run in _query_runs(query, salt):
         terms = [t.term for t in run]
-        if not run[0].cjk and terms[0] in EN_STOP:
+        if not run[0].cjk and is_stop(terms[0]):
             continue
         phrases.append('"' + " ".join(terms).replace('"', '""') + '"')
     if not phrases:  # only stop words: then they are what was asked for

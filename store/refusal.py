@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .core import Call
+from .core import Call, Part
 from .errors import PcpError
 
 
 def audit_refusal(store: Any, operation: str, error: PcpError) -> PcpError:
     """Record `error` as a failed call of `operation` in the audit log (metadata only); returns it to raise."""
-    store._audit_failure(Call(operation), error, time.perf_counter())
+    Part(store._ctx)._audit_failure(Call(operation), error, time.perf_counter())
     return error
