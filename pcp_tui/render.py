@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from store import ALL_PERMISSIONS, shown_title  # the owner holds every permission; shown as "all"
+from store import ALL_PERMISSIONS  # the owner holds every permission; shown as "all"
 
 
 def make_console(stderr: bool = False) -> Console:
@@ -111,7 +111,7 @@ def search(console: Console, data: dict[str, Any]) -> None:
             snippet = " ".join(str(h.get("snippet") or "").split())
             if len(snippet) > 240:
                 snippet = snippet[:239] + "…"
-            title = Text.assemble((shown_title(h.get("title")), "bold"), "\n", (str(h.get("page_id")), "cyan"))
+            title = Text.assemble((str(h.get("title")), "bold"), "\n", (str(h.get("page_id")), "cyan"))
             table.add_row(title, _t(h.get("namespace")), _t(h.get("lifecycle_status")), _t(snippet))
         console.print(table)
     _more(console, data)

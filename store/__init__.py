@@ -43,6 +43,15 @@ from .lifecycle import LifecycleOps
 from .reads import PROJECTIONS, PROTOCOL_VERSION, SEARCH_MODES, ReadOps
 from .search import SearchOps
 from .titles import page_title, shown_title
+from .types import (
+    Actor, AuditEvent, AuditLog, BulkWriteResult, BundleCut, BundleEntry, BundleResult, BundleWarning, Capabilities,
+    CapabilityFlags, CopyResult, DeletePlan, DoctorReport, EraserPlan, ErasurePlan, ErrorInfo, ExportCounts,
+    ExportFileRef, ExportResult, FtsState, Handoff, HandoffList, HandoffRef, HistoryEntry, Hit, ImportExportResult,
+    ImportSummary, LinkResult, PageList, PageSummary, Payload, ProvenanceEvent, ReadItem, ReadResult, Receipt,
+    ReceiptList, RecommendResult, Recommendation, RecommendationList, Relation, Relations, Revision, Scope,
+    ScopeDeletePlan, ScopeList, SearchResult, SkippedItem, SourceRef, SuppressResult, TransitionResult,
+    UnlinkResult, UnsuppressResult, VerifiedEntry, VerifyResult, WriteResult,
+)
 from .writes import WriteOps
 
 
@@ -151,4 +160,13 @@ __all__ = [
     "Invalid", "LIFECYCLE_STATUSES", "LIMITS", "LimitExceeded", "NotFound", "OWNER_ONLY", "PROJECTIONS",
     "PROTOCOL_VERSION", "PageRef", "PcpError", "Progress", "RECOMMENDED_RELATION_TYPES", "SEARCH_MODES", "Store",
     "StoreContext", "UNTITLED", "Unsupported", "chunks", "default_path", "page_title", "shown_title",
+    # the result types (store/types.py)
+    "Actor", "AuditEvent", "AuditLog", "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult",
+    "BundleWarning", "Capabilities", "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan",
+    "ErasurePlan", "ErrorInfo", "ExportCounts", "ExportFileRef", "ExportResult", "FtsState", "Handoff",
+    "HandoffList", "HandoffRef", "HistoryEntry", "Hit", "ImportExportResult", "ImportSummary", "LinkResult",
+    "PageList", "PageSummary", "Payload", "ProvenanceEvent", "ReadItem", "ReadResult", "Receipt", "ReceiptList",
+    "RecommendResult", "Recommendation", "RecommendationList", "Relation", "Relations", "Revision", "Scope",
+    "ScopeDeletePlan", "ScopeList", "SearchResult", "SkippedItem", "SourceRef", "SuppressResult",
+    "TransitionResult", "UnlinkResult", "UnsuppressResult", "VerifiedEntry", "VerifyResult", "WriteResult",
 ]

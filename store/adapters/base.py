@@ -12,6 +12,7 @@ from typing import Any
 from ..constants import Progress as Progress  # the one progress callback type, re-exported for the importers
 from ..errors import Invalid, PcpError
 from ..ids import format_time, parse_time
+from ..types import ImportSummary, SkippedItem
 
 
 @dataclass
@@ -29,7 +30,7 @@ class ImportReport:
     relations: int = 0
     hidden_skipped: int = 0
     empty_skipped: int = 0
-    skipped: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[SkippedItem] = field(default_factory=list)
 
     def add(self, counts: dict[str, Any]) -> None:
         for key in ("created", "unchanged", "revised", "relations"):
@@ -38,7 +39,7 @@ class ImportReport:
     def skip(self, item: str, reason: str) -> None:
         self.skipped.append({"item": item, "reason": reason})
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ImportSummary:
         return {
             "source": self.source, "conversations": self.conversations, "messages": self.messages,
             "notes": self.notes, "events": self.events, "created": self.created, "unchanged": self.unchanged,
