@@ -5,9 +5,10 @@ them as such); these types only tell a type checker, and a reader, which keys ea
 has. A key that only some results carry is `NotRequired`. Facets and the free-form
 `counts` maps stay open (`dict[str, Any]`, `dict[str, int]`): the contract lets them
 carry any key.
-"""
 
-from __future__ import annotations
+No `from __future__ import annotations` here: TypedDict reads `NotRequired` from the
+evaluated annotations (Python 3.11), which is what `__required_keys__` reports at run time.
+"""
 
 from typing import Any, NotRequired, TypedDict
 
