@@ -17,6 +17,9 @@ salt, path) and one part per area, each given the context and the other parts it
 
 Deletion names export files and rewrites handoff copies, and exports carry the ledger, because
 those participants are passed in here, not because of any class order.
+
+Every operation returns plain data; its shape is a TypedDict of store/types.py (exported here),
+e.g. `search_pages -> SearchResult` whose `hits` are `Hit`s.
 """
 
 from __future__ import annotations

@@ -117,6 +117,13 @@ def relation_dict(r: RelationRow) -> Relation:
             "created_at": r.created_at, "created_by": {"actor_type": r.actor_type, "actor_id": r.actor_id}}
 
 
+class _KeyRow(NamedTuple):
+    """A page's place in a listing: its sort key (sort_time or title) and its row id."""
+
+    key: str | None
+    id: int
+
+
 class _SummaryRow(NamedTuple):
     id: int
     page_id: str
@@ -361,18 +368,18 @@ class ReadOps(Part):
                 if raw_status is not None:
                     extra.append("p.status = ?")
                     extra_params.append(raw_status)
-                sql = (f"SELECT {key_col}, p.id FROM page p JOIN scope s ON s.id = p.scope_id "
+                sql = (f"SELECT {key_col} AS key, p.id FROM page p JOIN scope s ON s.id = p.scope_id "
                        f"WHERE {' AND '.join(extra + where)} ORDER BY {key_col} {direction}, p.id {direction} LIMIT ?")
-                runs.append(self._db.execute_sql(sql, [*extra_params, *params, size + 1]).fetchall())
-        merged = list(heapq.merge(*runs, key=lambda r: (r[0] or "", r[1]), reverse=order == "recent"))[: size + 1]
+                runs.append(named_rows(self._db.execute_sql(sql, [*extra_params, *params, size + 1]), _KeyRow))
+        merged = list(heapq.merge(*runs, key=lambda r: (r.key or "", r.id), reverse=order == "recent"))[: size + 1]
         more = len(merged) > size
-        rows = self._page_summaries([r[1] for r in merged[:size]])
+        rows = self._page_summaries([r.id for r in merged[:size]])
         call.counts["pages"] = len(rows)
         call.scopes.update(r["namespace"] for r in rows)
         cursor = None
         if more:
             last = merged[size - 1]
-            cursor = encode_cursor({"k": "pages", "t": last[0], "i": last[1], "f": fingerprint})
+            cursor = encode_cursor({"k": "pages", "t": last.key, "i": last.id, "f": fingerprint})
         return {"pages": rows, "next_cursor": cursor}
 
     def _list_partitions(self, named: list[str], order: str) -> list[Any]:
