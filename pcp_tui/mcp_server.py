@@ -141,7 +141,7 @@ def format_hits(result: Mapping[str, Any], query: str) -> str:
         return f"No pages found for {query!r} in the scopes this session can search."
     lines = [f"{len(hits)} hit(s):"]
     for i, h in enumerate(hits, 1):
-        lines.append(f"[{i}] {_cut(store.shown_title(h.get('title')), 120)}")
+        lines.append(f"[{i}] {_cut(h['title'], 120)}")
         lines.append(f"    page_id: {h['page_id']} | revision_id: {h['revision_id']}")
         lines.append(f"    namespace: {h['namespace']} | status: {h.get('lifecycle_status')} | "
                      f"matched_by: {h.get('matched_by')} | score: {h.get('score')} | "

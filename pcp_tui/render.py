@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from store import ALL_PERMISSIONS, shown_title  # the owner holds every permission; shown as "all"
+from store import ALL_PERMISSIONS  # the owner holds every permission; shown as "all"
 
 
 def make_console(stderr: bool = False) -> Console:
@@ -141,7 +141,7 @@ def search(console: Console, data: dict[str, Any]) -> None:
         table.add_column("Date", no_wrap=True)
         table.add_column("Snippet", overflow="fold", ratio=3)
         for h in hits:
-            title = Text.assemble((shown_title(h.get("title")), "bold"), "\n", (str(h.get("page_id")), "cyan"))
+            title = Text.assemble((str(h.get("title")), "bold"), "\n", (str(h.get("page_id")), "cyan"))
             where = Text.assemble(str(h.get("namespace") or "—"), "\n", (str(h.get("lifecycle_status") or ""), "dim"))
             table.add_row(title, where, _t(short_date(h.get("date"))),
                           marked_snippet(str(h.get("snippet") or ""), h.get("highlights") or []))

@@ -18,6 +18,9 @@ salt, path) and one part per area, each given the context and the other parts it
 
 Deletion names export files and rewrites handoff copies, and exports carry the ledger, because
 those participants are passed in here, not because of any class order.
+
+Every operation returns plain data; its shape is a TypedDict of store/types.py (exported here),
+e.g. `search_pages -> SearchResult` whose `hits` are `Hit`s.
 """
 
 from __future__ import annotations
@@ -44,6 +47,15 @@ from .lifecycle import LifecycleOps
 from .reads import PROJECTIONS, PROTOCOL_VERSION, SEARCH_MODES, ReadOps
 from .search import SearchOps
 from .titles import page_title, shown_title
+from .types import (
+    Actor, AuditEvent, AuditLog, BulkWriteResult, BundleCut, BundleEntry, BundleResult, BundleWarning, Capabilities,
+    CapabilityFlags, CopyResult, DeletePlan, DoctorReport, EraserPlan, ErasurePlan, ErrorInfo, ExportCounts,
+    ExportFileRef, ExportResult, FtsState, Handoff, HandoffList, HandoffRef, HistoryEntry, Hit, ImportExportResult,
+    ImportSummary, LinkResult, PageList, PageSummary, Payload, ProvenanceEvent, ReadItem, ReadResult, Receipt,
+    ReceiptList, RecommendResult, Recommendation, RecommendationList, Relation, Relations, Revision, Scope,
+    ScopeDeletePlan, ScopeList, SearchResult, SkippedItem, SourceRef, SuppressResult, TransitionResult,
+    UnlinkResult, UnsuppressResult, VerifiedEntry, VerifyResult, WriteResult,
+)
 from .upgrade import UpgradeOps
 from .writes import WriteOps
 
@@ -159,4 +171,13 @@ __all__ = [
     "Invalid", "LIFECYCLE_STATUSES", "LIMITS", "LimitExceeded", "NotFound", "OWNER_ONLY", "PROJECTIONS",
     "PROTOCOL_VERSION", "PageRef", "PcpError", "Progress", "RECOMMENDED_RELATION_TYPES", "SEARCH_MODES", "Store",
     "StoreContext", "UNTITLED", "Unsupported", "chunks", "default_path", "page_title", "shown_title",
+    # the result types (store/types.py)
+    "Actor", "AuditEvent", "AuditLog", "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult",
+    "BundleWarning", "Capabilities", "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan",
+    "ErasurePlan", "ErrorInfo", "ExportCounts", "ExportFileRef", "ExportResult", "FtsState", "Handoff",
+    "HandoffList", "HandoffRef", "HistoryEntry", "Hit", "ImportExportResult", "ImportSummary", "LinkResult",
+    "PageList", "PageSummary", "Payload", "ProvenanceEvent", "ReadItem", "ReadResult", "Receipt", "ReceiptList",
+    "RecommendResult", "Recommendation", "RecommendationList", "Relation", "Relations", "Revision", "Scope",
+    "ScopeDeletePlan", "ScopeList", "SearchResult", "SkippedItem", "SourceRef", "SuppressResult",
+    "TransitionResult", "UnlinkResult", "UnsuppressResult", "VerifiedEntry", "VerifyResult", "WriteResult",
 ]

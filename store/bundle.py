@@ -47,6 +47,7 @@ from typing import Any, Iterable, Sequence
 from ctxpack import ContextPack
 
 from .text import _CJK_CLASS
+from .types import BundleCut, BundleEntry, BundleWarning
 
 BUNDLE_FORMAT = "pcp-bundle v1"
 DETAILS = ("payload", "excerpt", "summary", "reference")
@@ -95,7 +96,7 @@ class RenderedEntry:
     def bytes(self) -> int:
         return len(self.text.encode("utf-8"))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> BundleEntry:
         return {"n": self.n, "page_id": self.source.page_id, "revision_id": self.source.revision_id,
                 "namespace": self.source.namespace, "detail": self.detail, "bytes": self.bytes, "tokens": self.tokens}
 
@@ -239,7 +240,7 @@ def _rendered(n: int, src: EntrySource, detail: str, text: str) -> RenderedEntry
 
 
 def fit_entries(sources: Sequence[EntrySource], first_n: int, max_tokens: int | None,
-                fixed_tokens: int) -> tuple[list[RenderedEntry], list[dict[str, Any]]]:
+                fixed_tokens: int) -> tuple[list[RenderedEntry], list[BundleCut]]:
     """Render entries in order within a token budget; returns (entries, cut).
 
     Entries are filled in order; each may use what is left after reserving a reference
@@ -259,7 +260,7 @@ def fit_entries(sources: Sequence[EntrySource], first_n: int, max_tokens: int | 
     needed = fixed_tokens + sum(ref_tokens)
     if needed > max_tokens:
         raise BudgetTooSmall(needed, max_tokens)
-    cut: list[dict[str, Any]] = []
+    cut: list[BundleCut] = []
     used, reserve = fixed_tokens, sum(ref_tokens)
     for i, src in enumerate(sources):
         n = first_n + i
@@ -360,7 +361,7 @@ def _project_key(namespace: str) -> str:
     return re.split(r"[:/]", rest, maxsplit=1)[0]
 
 
-def scope_mix_warning(namespaces: Iterable[str]) -> dict[str, Any] | None:
+def scope_mix_warning(namespaces: Iterable[str]) -> BundleWarning | None:
     """A warning when scopes of different kinds (project: and user:) or two projects meet in one chat."""
     names = sorted(set(namespaces))
     kinds = {scope_kind(ns) for ns in names}
@@ -414,9 +415,9 @@ def secret_kinds(text: str) -> list[str]:
     return found
 
 
-def secret_warnings(entries: Iterable[RenderedEntry]) -> list[dict[str, Any]]:
+def secret_warnings(entries: Iterable[RenderedEntry]) -> list[BundleWarning]:
     """One warning per entry that looks like it holds a secret, naming the entry and the kind only."""
-    out = []
+    out: list[BundleWarning] = []
     for e in entries:
         kinds = secret_kinds(e.text)
         if kinds:

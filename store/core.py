@@ -18,9 +18,11 @@ from .access import AccessSession
 from .constants import LIMITS as LIMITS  # re-exported: the limits live in store/constants.py
 from .db import install_schema, make_models, open_database
 from .errors import Conflict, Forbidden, Invalid, PcpError, not_found
+from .types import Scope as ScopeInfo
 
 P = ParamSpec("P")
 R = TypeVar("R")
+Row = TypeVar("Row")
 S = TypeVar("S", bound="Part")
 
 
@@ -37,6 +39,19 @@ def default_path() -> Path:
 def dumps(value: Any) -> str:
     """Compact, deterministic JSON for stored columns."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def named_rows(cursor: Any, row: Callable[..., Row]) -> list[Row]:
+    """The rows of an executed SELECT as `row` (a NamedTuple whose fields are the SELECT's column names).
+
+    The column names are checked against the fields, so a SELECT list and its row type cannot
+    drift apart silently (name a computed or repeated column with AS).
+    """
+    names = tuple(d[0] for d in cursor.description or ())
+    fields: tuple[str, ...] = getattr(row, "_fields")  # noqa: B009 (a NamedTuple class, typed as its constructor)
+    if names != fields:
+        raise TypeError(f"SELECT columns {names} do not match the row fields {fields}.")
+    return [row(*r) for r in cursor.fetchall()]
 
 
 @dataclass
@@ -278,7 +293,7 @@ class Part:
             raise Forbidden(f"This session may not {need.replace('_', ' ')} in scope {ns}.")
         return page
 
-    def _scope_dict(self, scope: Any, page_count: int, last_activity: str | None) -> dict[str, Any]:
+    def _scope_dict(self, scope: Any, page_count: int, last_activity: str | None) -> ScopeInfo:
         return {
             "namespace": scope.namespace,
             "display_name": scope.display_name,

@@ -14,12 +14,13 @@ from .core import Call, Part, StoreContext, dumps, operation
 from . import index
 from .errors import Forbidden, not_found
 from .files import leftover_temps, remove_dead_temps
+from .types import DeletePlan, EraserPlan, ErasurePlan, ExportFileRef, Receipt, ReceiptList, ScopeDeletePlan
 
 
 class Eraser(Protocol):
     """Something that holds copies of pages outside their own rows, which a deletion must name and erase."""
 
-    def plan_extra(self, page_pks: set[int]) -> dict[str, Any]:
+    def plan_extra(self, page_pks: set[int]) -> EraserPlan:
         """What it holds of these pages, merged into the deletion plan."""
         ...
 
@@ -31,13 +32,13 @@ class Eraser(Protocol):
 class ExportFiles(Part):
     """The export files this store wrote: a plan names those that may hold a page (they are not rewritten)."""
 
-    def plan_extra(self, page_pks: set[int]) -> dict[str, Any]:
+    def plan_extra(self, page_pks: set[int]) -> EraserPlan:
         return {"export_files": self._exports_holding(page_pks)}
 
     def erase_extra(self, page_pks: list[int], counts: dict[str, int]) -> None:
         """Files outside the store are the user's: named in the plan, never edited."""
 
-    def _exports_holding(self, page_pks: set[int]) -> list[dict[str, Any]]:
+    def _exports_holding(self, page_pks: set[int]) -> list[ExportFileRef]:
         """Export files this store wrote after these pages existed, in a scope that covered them."""
         if not page_pks:
             return []
@@ -46,7 +47,7 @@ class ExportFiles(Part):
             f"SELECT DISTINCT s.namespace, MIN(p.created_at) FROM page p JOIN scope s ON s.id = p.scope_id "
             f"WHERE p.id IN ({marks}) GROUP BY s.namespace", sorted(page_pks)[:BATCH]
         ).fetchall()
-        out = []
+        out: list[ExportFileRef] = []
         for rec in self._m.ExportRecord.select().order_by(self._m.ExportRecord.id):
             scopes = json.loads(rec.scopes)
             if any((scopes is None or ns in scopes) and rec.created_at >= first for ns, first in rows):
@@ -89,7 +90,7 @@ class DeletionOps(Part):
             derived = self._derived_from(pages)
         return pages, derived
 
-    def _plan(self, page_pks: set[int], derived: set[int]) -> dict[str, Any]:
+    def _plan(self, page_pks: set[int], derived: set[int]) -> ErasurePlan:
         db = self._db
         revisions: list[str] = []
         relations: list[str] = []
@@ -120,9 +121,9 @@ class DeletionOps(Part):
                 "suppressions": counts["suppressions"], "bytes": counts["bytes"], "counts": counts,
                 **self._extra_plan(page_pks)}
 
-    def _extra_plan(self, page_pks: set[int]) -> dict[str, Any]:
+    def _extra_plan(self, page_pks: set[int]) -> EraserPlan:
         """What the erasers hold of these pages (export files, handoff copies), in their declared order."""
-        out: dict[str, Any] = {}
+        out: EraserPlan = {}
         for eraser in self._erasers:
             out.update(eraser.plan_extra(page_pks))
         return out
@@ -138,7 +139,7 @@ class DeletionOps(Part):
         return self._page_row(page_id, call, "delete")
 
     @operation("plan_delete", always_audit=True)
-    def plan_delete(self, call: Call, page_id: str, cascade: bool = False) -> dict[str, Any]:
+    def plan_delete(self, call: Call, page_id: str, cascade: bool = False) -> DeletePlan:
         """What delete_page would erase (nothing is written but the audit event)."""
         page = self._deletable(call, page_id)
         pages, derived = self._closure({page.id}, cascade)
@@ -146,7 +147,7 @@ class DeletionOps(Part):
         return {"page_id": page.page_id, "cascade": bool(cascade), **plan}
 
     @operation("plan_delete_scope", always_audit=True)
-    def plan_delete_scope(self, call: Call, namespace: str) -> dict[str, Any]:
+    def plan_delete_scope(self, call: Call, namespace: str) -> ScopeDeletePlan:
         """What delete_scope would erase (nothing is written but the audit event)."""
         scope = self._deletable_scope(call, namespace)
         pages = {r[0] for r in self._db.execute_sql("SELECT id FROM page WHERE scope_id = ?", (scope.id,))}
@@ -173,14 +174,14 @@ class DeletionOps(Part):
 
     # --- erasing ---
 
-    def delete_page(self, page_id: str, reason: str, cascade: bool = False) -> dict[str, Any]:
+    def delete_page(self, page_id: str, reason: str, cascade: bool = False) -> Receipt:
         """Erase a page (and with cascade, the pages derived from it); returns the receipt."""
         receipt = self._delete_page(page_id, reason, cascade)
         self._checkpoint()
         return receipt
 
     @operation("delete_page", write=True)
-    def _delete_page(self, call: Call, page_id: str, reason: str, cascade: bool) -> dict[str, Any]:
+    def _delete_page(self, call: Call, page_id: str, reason: str, cascade: bool) -> Receipt:
         why = v.reason(reason)
         page = self._deletable(call, page_id)
         pages, derived = self._closure({page.id}, cascade)
@@ -188,14 +189,14 @@ class DeletionOps(Part):
         receipt = self._erase(call, pages, plan, why, None, None)
         return receipt
 
-    def delete_scope(self, namespace: str, reason: str, progress: Progress | None = None) -> dict[str, Any]:
+    def delete_scope(self, namespace: str, reason: str, progress: Progress | None = None) -> Receipt:
         """Erase every page of a namespace and the scope itself; returns the receipt."""
         receipt = self._delete_scope(namespace, reason, progress)
         self._checkpoint()
         return receipt
 
     @operation("delete_scope", write=True)
-    def _delete_scope(self, call: Call, namespace: str, reason: str, progress: Progress | None) -> dict[str, Any]:
+    def _delete_scope(self, call: Call, namespace: str, reason: str, progress: Progress | None) -> Receipt:
         why = v.reason(reason)
         scope = self._deletable_scope(call, namespace)
         pages = {r[0] for r in self._db.execute_sql("SELECT id FROM page WHERE scope_id = ?", (scope.id,))}
@@ -205,8 +206,8 @@ class DeletionOps(Part):
         self._m.Scope.delete().where(self._m.Scope.id == scope.id).execute()
         return receipt
 
-    def _erase(self, call: Call, pages: set[int], plan: dict[str, Any], reason: str, namespace: str | None,
-               progress: Progress | None) -> dict[str, Any]:
+    def _erase(self, call: Call, pages: set[int], plan: ErasurePlan, reason: str, namespace: str | None,
+               progress: Progress | None) -> Receipt:
         db = self._db
         receipt_id = ids.new_id("del")
         ordered = sorted(pages)
@@ -271,7 +272,7 @@ class DeletionOps(Part):
             pass
 
     @operation("list_receipts")
-    def list_receipts(self, call: Call, limit: int = 50) -> dict[str, Any]:
+    def list_receipts(self, call: Call, limit: int = 50) -> ReceiptList:
         """Deletion receipts, newest first (ids and counts, never content)."""
         self._require_somewhere("audit")
         m = self._m

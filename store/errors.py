@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from .types import ErrorInfo
 
 
 class PcpError(Exception):
@@ -16,7 +16,7 @@ class PcpError(Exception):
             self.code = code
         self.message = message
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ErrorInfo:
         return {"code": self.code, "message": self.message}
 
 

@@ -9,24 +9,136 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Protocol, Sequence, TypeVar
 
 import peewee as pw
 
 from . import ids
 from .constants import Progress
-from .core import Call, Part, StoreContext, dumps, operation
+from .core import Call, Part, StoreContext, dumps, named_rows, operation
 from . import index
 from .errors import Conflict, Forbidden, Invalid
-from .reads import effective_status
+from .reads import RELATION_COLUMNS, RelationRow, effective_status, relation_dict
 from .titles import page_title
 from .export_check import check_record
 from .files import make_private_dirs, open_private, refuse_store_target, temp_beside
 from .jsonsafe import loads
+from .types import ExportCounts, ExportResult, ImportExportResult
 
 EXPORT_KIND = "pcp.export.v1"
 END_KIND = "pcp.export.end"
 STREAM_BATCH = 1000
+Row = TypeVar("Row", bound=tuple[Any, ...])  # a NamedTuple whose first field is the keyset key
+
+
+# Rows of the export's SELECTs, by the names of their columns (checked by core.named_rows).
+class _PageRow(NamedTuple):
+    page_id: str
+    namespace: str
+    created_at: str
+    updated_at: str
+    status: str
+    head_revision_id: str
+    actor_type: str
+
+
+class _RevisionRow(NamedTuple):
+    page_id: str
+    seq: int
+    revision_id: str
+    previous_revision_id: str | None
+    namespace: str
+    visibility: str
+    created_at: str
+    observed_at: str | None
+    valid_from: str | None
+    valid_to: str | None
+    actor_type: str
+    actor_id: str
+    media_type: str | None
+    content: str | None
+    source_refs: str
+    facets: str
+    provenance: str
+    content_digest: str | None
+    status: str
+    superseded: int
+    at_head: int
+
+
+class _RetractionRow(NamedTuple):
+    event_id: str
+    relation_id: str
+    actor_type: str
+    actor_id: str
+    reason: str
+    created_at: str
+
+
+class _LifecycleRow(NamedTuple):
+    event_id: str
+    page_id: str
+    from_status: str
+    to_status: str
+    actor_type: str
+    actor_id: str
+    reason: str
+    created_at: str
+
+
+class _SuppressionRow(NamedTuple):
+    key: str
+    page_id: str
+    context_id: str
+    reason: str | None
+    expires_at: str | None
+    actor_type: str
+    actor_id: str
+    created_at: str
+
+
+class _RecommendationRow(NamedTuple):
+    recommendation_id: str
+    page_id: str
+    action: str
+    reason: str
+    actor_type: str
+    actor_id: str
+    status: str
+    created_at: str
+
+
+class _SourcePageRow(NamedTuple):
+    source_key: str
+    page_id: str
+    body_digest: str
+
+
+class _ReceiptRow(NamedTuple):
+    receipt_id: str
+    namespace: str | None
+    page_ids: str
+    revision_ids: str
+    counts: str
+    actor_type: str
+    actor_id: str
+    reason: str
+    created_at: str
+
+
+class _MarkdownRow(NamedTuple):
+    page_id: str
+    namespace: str
+    status: str
+    superseded: int
+    revision_id: str
+    created_at: str
+    observed_at: str | None
+    media_type: str | None
+    content: str | None
+    title: str
+    source_refs: str
+    facets: str
 
 
 def _line(obj: dict[str, Any]) -> bytes:
@@ -69,85 +181,88 @@ class ExportOps(Part):
         call.scopes.update(s.namespace for s in rows)
         return rows
 
-    def _iter_rows(self, sql: str, params: tuple[Any, ...], key_index: int) -> Iterator[tuple[Any, ...]]:
-        """Stream rows in keyset batches so memory stays flat whatever the store's size."""
+    def _iter_rows(self, sql: str, params: tuple[Any, ...], row: Callable[..., Row]) -> Iterator[Row]:
+        """Stream rows (as `row`, keyed by its first column) in keyset batches so memory stays flat."""
         last = ""
         while True:
-            rows = self._db.execute_sql(sql, (*params, last, STREAM_BATCH)).fetchall()
+            rows = named_rows(self._db.execute_sql(sql, (*params, last, STREAM_BATCH)), row)
             if not rows:
                 return
             yield from rows
-            last = rows[-1][key_index]
+            last = rows[-1][0]
 
-    def _export_lines(self, scope_rows: list[Any], full: bool, counts: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    def _export_lines(self, scope_rows: list[Any], full: bool, counts: ExportCounts) -> Iterator[dict[str, Any]]:
         scope_ids = [s.id for s in scope_rows]
         in_scopes = "1" if full else f"p.scope_id IN ({','.join(str(i) for i in scope_ids) or 'NULL'})"
         for s in scope_rows:
             yield {"kind": "scope", "namespace": s.namespace, "display_name": s.display_name,
                    "description": s.description, "parent": s.parent, "visibility": s.visibility,
                    "owner_id": s.owner_id, "created_at": s.created_at, "updated_at": s.updated_at}
-        for r in self._iter_rows(
+        for p in self._iter_rows(
             "SELECT p.page_id, s.namespace, p.created_at, p.updated_at, p.status, p.head_revision_id, p.actor_type "
             f"FROM page p JOIN scope s ON s.id = p.scope_id WHERE {in_scopes} AND p.page_id > ? ORDER BY p.page_id LIMIT ?",
-            (), 0,
+            (), _PageRow,
         ):
-            yield {"kind": "page", "page_id": r[0], "namespace": r[1], "created_at": r[2], "updated_at": r[3],
-                   "status": r[4], "head_revision_id": r[5], "actor_type": r[6]}
+            yield {"kind": "page", **p._asdict()}
         yield from self._revision_lines(in_scopes)
         both_ends = "1" if full else (
             f"r.from_page_id IN (SELECT p.id FROM page p WHERE {in_scopes}) AND "
             f"r.to_page_id IN (SELECT p.id FROM page p WHERE {in_scopes})"
         )
-        for r in self._iter_rows(
-            "SELECT r.relation_id, r.relation_type, fp.page_id, r.from_revision_id, tp.page_id, r.to_revision_id, "
-            "r.created_at, r.actor_type, r.actor_id FROM relation r JOIN page fp ON fp.id = r.from_page_id "
+        for rel in self._iter_rows(
+            f"SELECT {RELATION_COLUMNS} FROM relation r JOIN page fp ON fp.id = r.from_page_id "
             f"JOIN page tp ON tp.id = r.to_page_id WHERE {both_ends} AND r.relation_id > ? ORDER BY r.relation_id LIMIT ?",
-            (), 0,
+            (), RelationRow,
         ):
-            yield {"kind": "relation", "relation_id": r[0], "relation_type": r[1], "from_page_id": r[2],
-                   "from_revision_id": r[3], "to_page_id": r[4], "to_revision_id": r[5], "created_at": r[6],
-                   "created_by": {"actor_type": r[7], "actor_id": r[8]}}
-        for r in self._iter_rows(
+            yield {"kind": "relation", **relation_dict(rel)}
+        for t in self._iter_rows(
             "SELECT x.event_id, r.relation_id, x.actor_type, x.actor_id, x.reason, x.created_at FROM retraction x "
             f"JOIN relation r ON r.id = x.relation_id WHERE {both_ends} AND x.event_id > ? ORDER BY x.event_id LIMIT ?",
-            (), 0,
+            (), _RetractionRow,
         ):
-            yield {"kind": "retraction", "event_id": r[0], "relation_id": r[1],
-                   "actor": {"actor_type": r[2], "actor_id": r[3]}, "reason": r[4], "created_at": r[5]}
-        for r in self._iter_rows(
+            yield {"kind": "retraction", "event_id": t.event_id, "relation_id": t.relation_id,
+                   "actor": {"actor_type": t.actor_type, "actor_id": t.actor_id}, "reason": t.reason,
+                   "created_at": t.created_at}
+        for e in self._iter_rows(
             "SELECT e.event_id, p.page_id, e.from_status, e.to_status, e.actor_type, e.actor_id, e.reason, e.created_at "
             f"FROM lifecycle_event e JOIN page p ON p.id = e.page_id WHERE {in_scopes} AND e.event_id > ? "
-            "ORDER BY e.event_id LIMIT ?", (), 0,
+            "ORDER BY e.event_id LIMIT ?", (), _LifecycleRow,
         ):
-            yield {"kind": "lifecycle_event", "event_id": r[0], "page_id": r[1], "from": r[2], "to": r[3],
-                   "actor": {"actor_type": r[4], "actor_id": r[5]}, "reason": r[6], "created_at": r[7]}
-        for r in self._iter_rows(
-            "SELECT x.context_id || ' ' || p.page_id, p.page_id, x.context_id, x.reason, x.expires_at, x.actor_type, "
-            f"x.actor_id, x.created_at FROM suppression x JOIN page p ON p.id = x.page_id WHERE {in_scopes} "
-            "AND x.context_id || ' ' || p.page_id > ? ORDER BY x.context_id || ' ' || p.page_id LIMIT ?", (), 0,
+            yield {"kind": "lifecycle_event", "event_id": e.event_id, "page_id": e.page_id, "from": e.from_status,
+                   "to": e.to_status, "actor": {"actor_type": e.actor_type, "actor_id": e.actor_id},
+                   "reason": e.reason, "created_at": e.created_at}
+        for sup in self._iter_rows(
+            "SELECT x.context_id || ' ' || p.page_id AS key, p.page_id, x.context_id, x.reason, x.expires_at, "
+            f"x.actor_type, x.actor_id, x.created_at FROM suppression x JOIN page p ON p.id = x.page_id WHERE {in_scopes} "
+            "AND x.context_id || ' ' || p.page_id > ? ORDER BY x.context_id || ' ' || p.page_id LIMIT ?", (),
+            _SuppressionRow,
         ):
-            yield {"kind": "suppression", "page_id": r[1], "context_id": r[2], "reason": r[3], "expires_at": r[4],
-                   "actor": {"actor_type": r[5], "actor_id": r[6]}, "created_at": r[7]}
-        for r in self._iter_rows(
+            yield {"kind": "suppression", "page_id": sup.page_id, "context_id": sup.context_id, "reason": sup.reason,
+                   "expires_at": sup.expires_at, "actor": {"actor_type": sup.actor_type, "actor_id": sup.actor_id},
+                   "created_at": sup.created_at}
+        for rec in self._iter_rows(
             "SELECT x.recommendation_id, p.page_id, x.action, x.reason, x.actor_type, x.actor_id, x.status, x.created_at "
             f"FROM recommendation x JOIN page p ON p.id = x.page_id WHERE {in_scopes} AND x.recommendation_id > ? "
-            "ORDER BY x.recommendation_id LIMIT ?", (), 0,
+            "ORDER BY x.recommendation_id LIMIT ?", (), _RecommendationRow,
         ):
-            yield {"kind": "recommendation", "recommendation_id": r[0], "page_id": r[1], "action": r[2],
-                   "reason": r[3], "actor": {"actor_type": r[4], "actor_id": r[5]}, "status": r[6], "created_at": r[7]}
-        for r in self._iter_rows(
+            yield {"kind": "recommendation", "recommendation_id": rec.recommendation_id, "page_id": rec.page_id,
+                   "action": rec.action, "reason": rec.reason,
+                   "actor": {"actor_type": rec.actor_type, "actor_id": rec.actor_id}, "status": rec.status,
+                   "created_at": rec.created_at}
+        for sp in self._iter_rows(
             "SELECT x.source_key, p.page_id, x.body_digest FROM source_page x JOIN page p ON p.id = x.page_id "
-            f"WHERE {in_scopes} AND x.source_key > ? ORDER BY x.source_key LIMIT ?", (), 0,
+            f"WHERE {in_scopes} AND x.source_key > ? ORDER BY x.source_key LIMIT ?", (), _SourcePageRow,
         ):
-            yield {"kind": "source_page", "source_key": r[0], "page_id": r[1], "body_digest": r[2]}
+            yield {"kind": "source_page", **sp._asdict()}
         if full:
-            for r in self._iter_rows(
+            for d in self._iter_rows(
                 "SELECT receipt_id, namespace, page_ids, revision_ids, counts, actor_type, actor_id, reason, created_at "
-                "FROM deletion_receipt WHERE receipt_id > ? ORDER BY receipt_id LIMIT ?", (), 0,
+                "FROM deletion_receipt WHERE receipt_id > ? ORDER BY receipt_id LIMIT ?", (), _ReceiptRow,
             ):
-                yield {"kind": "receipt", "receipt_id": r[0], "namespace": r[1], "page_ids": json.loads(r[2]),
-                       "revision_ids": json.loads(r[3]), "counts": json.loads(r[4]),
-                       "actor": {"actor_type": r[5], "actor_id": r[6]}, "reason": r[7], "created_at": r[8]}
+                yield {"kind": "receipt", "receipt_id": d.receipt_id, "namespace": d.namespace,
+                       "page_ids": json.loads(d.page_ids), "revision_ids": json.loads(d.revision_ids),
+                       "counts": json.loads(d.counts), "actor": {"actor_type": d.actor_type, "actor_id": d.actor_id},
+                       "reason": d.reason, "created_at": d.created_at}
         yield from self._extra_export_lines(in_scopes, full)
 
     def _extra_export_lines(self, in_scopes: str, full: bool) -> Iterator[dict[str, Any]]:
@@ -171,28 +286,29 @@ class ExportOps(Part):
             if not pages:
                 return
             marks = ",".join("?" * len(pages))
-            rows = self._db.execute_sql(
+            rows = named_rows(self._db.execute_sql(
                 "SELECT p.page_id, r.seq, r.revision_id, r.previous_revision_id, s.namespace, s.visibility, "
                 "r.created_at, r.observed_at, r.valid_from, r.valid_to, r.actor_type, r.actor_id, r.media_type, "
                 "r.content, r.source_refs, r.facets, r.provenance, r.content_digest, p.status, p.superseded, "
-                "p.head = r.id FROM revision r JOIN page p ON p.id = r.page_id JOIN scope s ON s.id = r.scope_id "
+                "p.head = r.id AS at_head FROM revision r JOIN page p ON p.id = r.page_id JOIN scope s ON s.id = r.scope_id "
                 f"WHERE r.page_id IN ({marks})", [pk for pk, _ in pages],
-            ).fetchall()
-            rows.sort(key=lambda r: (r[0], r[1]))
+            ), _RevisionRow)
+            rows.sort(key=lambda r: (r.page_id, r.seq))
             for r in rows:
-                payload = None if r[12] is None else {"media_type": r[12], "content": r[13]}
+                payload = None if r.media_type is None else {"media_type": r.media_type, "content": r.content}
                 yield {
-                    "kind": "revision", "page_id": r[0], "revision_id": r[2], "previous_revision_id": r[3],
-                    "owner_id": self.owner_id, "namespace": r[4], "visibility": r[5],
-                    "lifecycle_status": effective_status(r[18], r[19]) if r[20] else "superseded",
-                    "created_at": r[6], "observed_at": r[7], "valid_from": r[8], "valid_to": r[9],
-                    "created_by": {"actor_type": r[10], "actor_id": r[11]}, "payload": payload,
-                    "source_refs": json.loads(r[14]), "facets": json.loads(r[15]),
-                    "provenance": json.loads(r[16]), "content_digest": r[17],
+                    "kind": "revision", "page_id": r.page_id, "revision_id": r.revision_id,
+                    "previous_revision_id": r.previous_revision_id, "owner_id": self.owner_id,
+                    "namespace": r.namespace, "visibility": r.visibility,
+                    "lifecycle_status": effective_status(r.status, r.superseded) if r.at_head else "superseded",
+                    "created_at": r.created_at, "observed_at": r.observed_at, "valid_from": r.valid_from,
+                    "valid_to": r.valid_to, "created_by": {"actor_type": r.actor_type, "actor_id": r.actor_id},
+                    "payload": payload, "source_refs": json.loads(r.source_refs), "facets": json.loads(r.facets),
+                    "provenance": json.loads(r.provenance), "content_digest": r.content_digest,
                 }
             last_page = pages[-1][1]
 
-    def _export_counts(self, scope_rows: list[Any], full: bool) -> dict[str, Any]:
+    def _export_counts(self, scope_rows: list[Any], full: bool) -> ExportCounts:
         db = self._db
         in_scopes = "1" if full else f"scope_id IN ({','.join(str(s.id) for s in scope_rows) or 'NULL'})"
         return {
@@ -203,7 +319,7 @@ class ExportOps(Part):
         }
 
     def export(self, out: str | os.PathLike[str], scopes: Any = None, progress: Progress | None = None,
-               format: str = "jsonl") -> dict[str, Any]:
+               format: str = "jsonl") -> ExportResult:
         """Write everything (or chosen scopes) to `out`; returns {path, lines, sha256, counts}."""
         if format not in ("jsonl", "markdown"):
             raise Invalid("Export format must be jsonl or markdown.")
@@ -226,12 +342,12 @@ class ExportOps(Part):
             raise
 
     @operation("export", always_audit=True)
-    def _export_jsonl(self, call: Call, out: Path, scopes: Any, progress: Progress | None) -> dict[str, Any]:
+    def _export_jsonl(self, call: Call, out: Path, scopes: Any, progress: Progress | None) -> ExportResult:
         scope_rows = self._export_scopes(call, scopes)
         full = not scopes
         counts = self._export_counts(scope_rows, full)
-        header = {"kind": EXPORT_KIND, "owner_id": self.owner_id, "exported_at": ids.now(), "counts": counts,
-                  "scopes": None if full else [s.namespace for s in scope_rows]}
+        header: dict[str, Any] = {"kind": EXPORT_KIND, "owner_id": self.owner_id, "exported_at": ids.now(), "counts": counts,
+                                  "scopes": None if full else [s.namespace for s in scope_rows]}
         digest = hashlib.sha256()
         tmp = _temp_beside(out)
         lines = 0
@@ -264,12 +380,12 @@ class ExportOps(Part):
             raise
         if progress:
             progress(counts["pages"] + counts["revisions"], counts["pages"] + counts["revisions"], "records")
-        call.counts.update({"lines": lines + 1, **counts})
+        call.counts.update(lines=lines + 1, scopes=counts["scopes"], pages=counts["pages"], revisions=counts["revisions"])
         return {"path": str(out), "format": "jsonl", "lines": lines + 1, "sha256": digest.hexdigest(),
                 "counts": counts, "scopes": header["scopes"]}
 
     @operation("export", always_audit=True)
-    def _export_markdown(self, call: Call, out: Path, scopes: Any, progress: Progress | None) -> dict[str, Any]:
+    def _export_markdown(self, call: Call, out: Path, scopes: Any, progress: Progress | None) -> ExportResult:
         scope_rows = self._export_scopes(call, scopes)
         full = not scopes
         counts = self._export_counts(scope_rows, full)
@@ -282,19 +398,21 @@ class ExportOps(Part):
         for r in self._iter_rows(
             "SELECT p.page_id, s.namespace, p.status, p.superseded, r.revision_id, r.created_at, r.observed_at, "
             "r.media_type, r.content, r.title, r.source_refs, r.facets FROM page p JOIN scope s ON s.id = p.scope_id "
-            f"JOIN revision r ON r.id = p.head WHERE {in_scopes} AND p.page_id > ? ORDER BY p.page_id LIMIT ?", (), 0,
+            f"JOIN revision r ON r.id = p.head WHERE {in_scopes} AND p.page_id > ? ORDER BY p.page_id LIMIT ?", (),
+            _MarkdownRow,
         ):
-            folder = out / _safe_name(r[1])
+            folder = out / _safe_name(r.namespace)
             if not folder.is_dir():
                 make_private_dirs(folder)
-            front = {"page_id": r[0], "revision_id": r[4], "namespace": r[1],
-                     "lifecycle_status": effective_status(r[2], r[3]), "created_at": r[5], "observed_at": r[6],
-                     "media_type": r[7], "source_refs": json.loads(r[10]), "facets": json.loads(r[11])}
-            body = r[8] if r[8] is not None else ""
-            if r[7] and r[7] != "text/markdown" and body:
+            front = {"page_id": r.page_id, "revision_id": r.revision_id, "namespace": r.namespace,
+                     "lifecycle_status": effective_status(r.status, r.superseded), "created_at": r.created_at,
+                     "observed_at": r.observed_at, "media_type": r.media_type, "source_refs": json.loads(r.source_refs),
+                     "facets": json.loads(r.facets)}
+            body = r.content if r.content is not None else ""
+            if r.media_type and r.media_type != "text/markdown" and body:
                 body = f"```\n{body}\n```\n"
             text = "---\n" + "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in front.items()) + "\n---\n\n" + body
-            name = f"{_safe_name(r[9] or 'untitled')[:80]}--{r[0][-10:]}.md"
+            name = f"{_safe_name(r.title or 'untitled')[:80]}--{r.page_id[-10:]}.md"
             try:
                 with open_private(folder / name, "w") as fh:
                     fh.write(text)
@@ -311,7 +429,7 @@ class ExportOps(Part):
 
     # --- and back in ---
 
-    def import_export(self, path: str | os.PathLike[str], progress: Progress | None = None) -> dict[str, Any]:
+    def import_export(self, path: str | os.PathLike[str], progress: Progress | None = None) -> ImportExportResult:
         """Load a `pcp export` file: ids, times and counters copied verbatim; idempotent."""
         p = Path(path)
         total = self._verify_export_file(p)
@@ -346,7 +464,7 @@ class ExportOps(Part):
         return count
 
     @operation("import_export", write=True)
-    def _import_export(self, call: Call, p: Path, total: int, progress: Progress | None) -> dict[str, Any]:
+    def _import_export(self, call: Call, p: Path, total: int, progress: Progress | None) -> ImportExportResult:
         if not self.session.is_owner:
             raise Forbidden("Only the owner may import an export.")
         added: dict[str, int] = {}

@@ -12,19 +12,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 from ctxpack import ContextPack, ContextPackDelta, ContextPackError
 
 from . import bundle as bd
 from . import ids as idmod
 from .constants import chunks as _chunks
-from .core import Call, StoreContext, dumps, operation
+from .core import Call, StoreContext, dumps, named_rows, operation
 from .errors import Conflict, Invalid, LimitExceeded, NotFound, not_found, shown
 from .handoff_ledger import HandoffPart, _label, _write_private
 from . import validate as v
 from .reads import effective_status
 from .search import SearchOps
+from .types import BundleCut, BundleResult, BundleWarning, CopyResult, VerifiedEntry, VerifyResult
 
 MAX_ENTRIES = 1000  # ids per bundle
 MAX_QUERY_PAGES = 100  # pages a query or scope selection adds
@@ -50,8 +51,25 @@ class Composed:
     pack: ContextPack
     text: str
     entries: list[bd.RenderedEntry]
-    cut: list[dict[str, Any]]
-    warnings: list[dict[str, Any]]
+    cut: list[BundleCut]
+    warnings: list[BundleWarning]
+
+
+class _RevisionRow(NamedTuple):
+    """A revision as a bundle entry needs it (HandoffOps._COLUMNS)."""
+
+    page_id: str
+    revision_id: str
+    namespace: str
+    status: str
+    superseded: int
+    at_head: int
+    title: str | None
+    observed_at: str | None
+    created_at: str
+    source_refs: str | None
+    content: str | None
+    facets: str | None
 
 
 def _max_tokens(value: Any) -> int | None:
@@ -82,7 +100,7 @@ class HandoffOps(HandoffPart):
 
     # --- selection ---
 
-    _COLUMNS = ("SELECT p.page_id, r.revision_id, s.namespace, p.status, p.superseded, p.head = r.id, r.title, "
+    _COLUMNS = ("SELECT p.page_id, r.revision_id, s.namespace, p.status, p.superseded, p.head = r.id AS at_head, r.title, "
                 "r.observed_at, r.created_at, r.source_refs, r.content, r.facets FROM page p "
                 "JOIN scope s ON s.id = p.scope_id ")
 
@@ -90,44 +108,44 @@ class HandoffOps(HandoffPart):
         """Page ids (their head) or revision ids, in the order given, checked for the export permission."""
         by_page = [i for i in idents if idmod.id_kind(i) == "pg"]
         by_rev = [i for i in idents if idmod.id_kind(i) == "rev"]
-        found: dict[str, tuple[Any, ...]] = {}
+        found: dict[str, _RevisionRow] = {}
         for part in _chunks(sorted(set(by_page))):
             sql = self._COLUMNS + f"JOIN revision r ON r.id = p.head WHERE p.page_id IN ({','.join('?' * len(part))})"
-            for row in self._db.execute_sql(sql, part):
-                found[row[0]] = row
+            for row in named_rows(self._db.execute_sql(sql, part), _RevisionRow):
+                found[row.page_id] = row
         for part in _chunks(sorted(set(by_rev))):
             sql = self._COLUMNS + (f"JOIN revision r ON r.page_id = p.id "
                                    f"WHERE r.revision_id IN ({','.join('?' * len(part))})")
-            for row in self._db.execute_sql(sql, part):
-                found[row[1]] = row
+            for row in named_rows(self._db.execute_sql(sql, part), _RevisionRow):
+                found[row.revision_id] = row
         out: list[Selected] = []
         for ident in idents:
-            row = found.get(ident)
-            if row is None:
+            chosen = found.get(ident)
+            if chosen is None:
                 raise not_found("page", ident)
-            ns = row[2]
+            ns = chosen.namespace
             if not (self.session.allows("read", ns) or self.session.allows("export", ns)) or (
-                    row[3] == "tombstoned" and not self.session.allows("audit", ns)):
+                    chosen.status == "tombstoned" and not self.session.allows("audit", ns)):
                 raise not_found("page", ident)
             self._require(call, "export", ns)
-            out.append(self._selected(row))
+            out.append(self._selected(chosen))
         return out
 
     @staticmethod
-    def _selected(row: tuple[Any, ...]) -> Selected:
-        page_id, rev_id, ns, status, superseded, at_head, title, observed, created, refs, content, facets = row
+    def _selected(row: _RevisionRow) -> Selected:
         sources = []
-        for ref in json.loads(refs or "[]"):
+        for ref in json.loads(row.source_refs or "[]"):
             uri = str(ref.get("uri", ""))
             sources.append(f"{uri} ({bd.locator_text(ref['locator'])})" if ref.get("locator") else uri)
-        summary = json.loads(facets or "{}").get("summary")
+        summary = json.loads(row.facets or "{}").get("summary")
         src = bd.EntrySource(
-            page_id=page_id, revision_id=rev_id, namespace=ns,
-            status=effective_status(status, superseded) if at_head else "superseded", title=title or "",
-            date_kind="observed" if observed else "created", date=observed or created, sources=tuple(sources),
-            content=content, summary=summary if isinstance(summary, str) and summary.strip() else None,
+            page_id=row.page_id, revision_id=row.revision_id, namespace=row.namespace,
+            status=effective_status(row.status, row.superseded) if row.at_head else "superseded", title=row.title or "",
+            date_kind="observed" if row.observed_at else "created", date=row.observed_at or row.created_at,
+            sources=tuple(sources), content=row.content,
+            summary=summary if isinstance(summary, str) and summary.strip() else None,
         )
-        return Selected(src, bool(at_head))
+        return Selected(src, bool(row.at_head))
 
     def _query_revisions(self, call: Call, query: str | None, scopes: Any) -> list[str]:
         """Revision ids a search adds (mode auto, active pages only, at most MAX_QUERY_PAGES)."""
@@ -174,7 +192,7 @@ class HandoffOps(HandoffPart):
 
     @staticmethod
     def _fit(sources: list[bd.EntrySource], first_n: int, max_tokens: int | None,
-             fixed: int) -> tuple[list[bd.RenderedEntry], list[dict[str, Any]]]:
+             fixed: int) -> tuple[list[bd.RenderedEntry], list[BundleCut]]:
         try:
             return bd.fit_entries(sources, first_n, max_tokens, fixed)
         except bd.BudgetTooSmall as exc:
@@ -190,7 +208,7 @@ class HandoffOps(HandoffPart):
         entries, cut = self._fit(sources, 1, max_tokens, fixed)
         body = preamble + "".join(e.text for e in entries)
         pack = ContextPack.from_content(body)
-        warnings = []
+        warnings: list[BundleWarning] = []
         mix = bd.scope_mix_warning(s.namespace for s in sources)
         if mix:
             warnings.append(mix)
@@ -202,7 +220,7 @@ class HandoffOps(HandoffPart):
         return Invalid("Nothing to bundle: give page or revision ids, or a --query / --scope that matches active pages.")
 
     @staticmethod
-    def _refuse_if_strict(strict: bool, warnings: list[dict[str, Any]]) -> None:
+    def _refuse_if_strict(strict: bool, warnings: list[BundleWarning]) -> None:
         if strict and warnings:
             listed = "; ".join(w["message"] for w in warnings)
             raise Invalid(f"Refused under --strict, nothing was copied or recorded: {listed}")
@@ -211,7 +229,7 @@ class HandoffOps(HandoffPart):
 
     @operation("bundle", always_audit=True)
     def bundle(self, call: Call, ids: Any = (), query: str | None = None, scopes: Any = (),
-               max_tokens: int | None = None) -> dict[str, Any]:
+               max_tokens: int | None = None) -> BundleResult:
         """Render selected pages as one bundle text (nothing is recorded): text, digest, sizes, cuts, warnings."""
         self._require_export()
         budget = _max_tokens(max_tokens)
@@ -226,7 +244,7 @@ class HandoffOps(HandoffPart):
 
     @operation("copy", write=True)
     def copy(self, call: Call, ids: Any = (), query: str | None = None, scopes: Any = (), label: str | None = None,
-             max_tokens: int | None = None, strict: bool = False, clipboard: Clipboard | None = None) -> dict[str, Any]:
+             max_tokens: int | None = None, strict: bool = False, clipboard: Clipboard | None = None) -> CopyResult:
         """Hand a new bundle to the chat `label`: record it, write handoffs/<id>.md, pass it to `clipboard`."""
         self._require_export()
         name = _label(label)
@@ -251,7 +269,7 @@ class HandoffOps(HandoffPart):
 
     @operation("copy_continue", write=True)
     def copy_continue(self, call: Call, label: str, ids: Any = (), max_tokens: int | None = None,
-                      strict: bool = False, clipboard: Clipboard | None = None) -> dict[str, Any]:
+                      strict: bool = False, clipboard: Clipboard | None = None) -> CopyResult:
         """Hand the chat `label` only what changed since its last copy (a continuation)."""
         self._require_export()
         name = _label(label)
@@ -286,7 +304,7 @@ class HandoffOps(HandoffPart):
         body = old_body + "".join(e.text for e in entries)
         pack = ContextPack.from_content(body)
         text = header + body[len(old_body):] + bd.trailer(pack.digest, prev.digest)
-        warnings = []
+        warnings: list[BundleWarning] = []
         mix = bd.scope_mix_warning([*known, *new_scopes]) if new_scopes else None
         if mix:
             warnings.append(mix)
@@ -354,7 +372,7 @@ class HandoffOps(HandoffPart):
                 "detail": e.detail, "bytes": e.bytes, "tokens": e.tokens, "new": new, "live": live}
 
     def _record(self, call: Call, label: str, stamp: str, row: dict[str, Any], entry_rows: list[dict[str, Any]], comp: Composed,
-                carried: list[bd.RenderedEntry], clipboard: Clipboard | None) -> dict[str, Any]:
+                carried: list[bd.RenderedEntry], clipboard: Clipboard | None) -> CopyResult:
         """Write the ledger rows and the file, then hand the text to the clipboard function."""
         m = self._m
         handoff_id = idmod.new_id("hnd")
@@ -388,7 +406,7 @@ class HandoffOps(HandoffPart):
     # --- the ledger ---
 
     @operation("verify", always_audit=True)
-    def verify(self, call: Call, text: str) -> dict[str, Any]:
+    def verify(self, call: Call, text: str) -> VerifyResult:
         """Check pasted text: its digests (a continuation is rebuilt from the ledger) and each entry's state now."""
         self._require_export()
         if not isinstance(text, str):
@@ -471,7 +489,7 @@ class HandoffOps(HandoffPart):
         except ContextPackError:
             return None
 
-    def _entry_states(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _entry_states(self, items: list[dict[str, Any]]) -> list[VerifiedEntry]:
         revs = sorted({i["revision_id"] for i in items if i["revision_id"]})
         known: dict[str, tuple[str, str]] = {}
         deleted: set[str] = set()
@@ -483,7 +501,7 @@ class HandoffOps(HandoffPart):
                 known[rev_id] = (status, head)
             deleted.update(r[0] for r in self._db.execute_sql(
                 f"SELECT revision_id FROM deleted_revision WHERE revision_id IN ({marks})", part))
-        out = []
+        out: list[VerifiedEntry] = []
         for item in items:
             rev = item["revision_id"]
             if rev is None or rev in deleted and rev not in known:
@@ -493,5 +511,5 @@ class HandoffOps(HandoffPart):
             else:
                 status, head = known[rev]
                 state = status if status in ("tombstoned", "archived") else "current" if head == rev else "newer_revision"
-            out.append({**item, "state": state})
+            out.append({"n": item["n"], "page_id": item["page_id"], "revision_id": rev, "state": state})
         return out

@@ -24,6 +24,7 @@ from .core import Call, Part, dumps, operation
 from .errors import Forbidden, Invalid, shown
 from .files import inside, make_private_dirs
 from .reads import clamp, decode_cursor, encode_cursor
+from .types import BundleEntry, EraserPlan, HandoffList, HandoffRef
 
 MAX_LABEL_CHARS = 200
 
@@ -77,7 +78,7 @@ class LedgerOps(HandoffPart):
 
     @operation("handoffs")
     def handoffs(self, call: Call, page_id: str | None = None, label: str | None = None, limit: int | None = None,
-                 cursor: str | None = None) -> dict[str, Any]:
+                 cursor: str | None = None) -> HandoffList:
         """Recorded copies, newest first; with page_id, the copies that carried that page (which chats saw it)."""
         self._require_export()
         m = self._m
@@ -98,7 +99,7 @@ class LedgerOps(HandoffPart):
         rows = list(query.order_by(m.Handoff.id.desc()).limit(size + 1))
         more = len(rows) > size
         rows = rows[:size]
-        carried: dict[int, list[dict[str, Any]]] = {r.id: [] for r in rows}
+        carried: dict[int, list[BundleEntry]] = {r.id: [] for r in rows}
         for part in _chunks([r.id for r in rows]):
             for e in (m.HandoffEntry.select().where(m.HandoffEntry.handoff.in_(part) & (m.HandoffEntry.new == 1))
                       .order_by(m.HandoffEntry.handoff, m.HandoffEntry.n)):
@@ -114,7 +115,7 @@ class LedgerOps(HandoffPart):
         }
 
     @staticmethod
-    def _entry_dict(e: Any) -> dict[str, Any]:
+    def _entry_dict(e: Any) -> BundleEntry:
         return {"n": e.n, "page_id": e.page_id, "revision_id": e.revision_id, "namespace": e.namespace,
                 "detail": e.detail, "bytes": e.bytes, "tokens": e.tokens}
 
@@ -127,10 +128,10 @@ class LedgerOps(HandoffPart):
                 f"SELECT page_id FROM page WHERE id IN ({','.join('?' * len(part))})", part)]
         return out
 
-    def plan_extra(self, page_pks: set[int]) -> dict[str, Any]:
+    def plan_extra(self, page_pks: set[int]) -> EraserPlan:
         """The handoff copies that carried these pages (Eraser)."""
         m = self._m
-        found: list[dict[str, Any]] = []
+        found: list[HandoffRef] = []
         for part in _chunks(self._page_ids_of(page_pks)):
             rows = (m.HandoffEntry.select(m.HandoffEntry.n, m.Handoff.handoff_id, m.Handoff.label)
                     .join(m.Handoff).where(m.HandoffEntry.page_id.in_(part))

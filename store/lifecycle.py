@@ -9,6 +9,7 @@ from . import validate as v
 from .core import Call, Part, operation
 from .errors import Conflict, Forbidden, Invalid
 from .reads import effective_status
+from .types import RecommendationList, RecommendResult, SuppressResult, TransitionResult, UnsuppressResult
 
 # operation -> (permission, statuses it may start from, status it leads to)
 TRANSITIONS = {
@@ -22,7 +23,7 @@ TRANSITIONS = {
 class LifecycleOps(Part):
     """Archive, restore, tombstone, recommendations and suppressions."""
 
-    def _transition(self, call: Call, page_id: str, reason: str) -> dict[str, Any]:
+    def _transition(self, call: Call, page_id: str, reason: str) -> TransitionResult:
         permission, sources, target = TRANSITIONS[call.operation]
         why = v.reason(reason)
         page = self._page_row(page_id, call, permission)
@@ -53,27 +54,27 @@ class LifecycleOps(Part):
         return {"page_id": page.page_id, "lifecycle_status": effective_status(target, page.superseded), "event_id": event_id}
 
     @operation("archive_page", write=True)
-    def archive_page(self, call: Call, page_id: str, reason: str) -> dict[str, Any]:
+    def archive_page(self, call: Call, page_id: str, reason: str) -> TransitionResult:
         """Take a page out of ordinary search; it stays readable by id."""
         return self._transition(call, page_id, reason)
 
     @operation("restore_page", write=True)
-    def restore_page(self, call: Call, page_id: str, reason: str) -> dict[str, Any]:
+    def restore_page(self, call: Call, page_id: str, reason: str) -> TransitionResult:
         """Bring an archived page back into search."""
         return self._transition(call, page_id, reason)
 
     @operation("tombstone_page", write=True)
-    def tombstone_page(self, call: Call, page_id: str, reason: str) -> dict[str, Any]:
+    def tombstone_page(self, call: Call, page_id: str, reason: str) -> TransitionResult:
         """Withdraw a page from every search, list and bundle; history stays, reversible."""
         return self._transition(call, page_id, reason)
 
     @operation("untombstone_page", write=True)
-    def untombstone_page(self, call: Call, page_id: str, reason: str) -> dict[str, Any]:
+    def untombstone_page(self, call: Call, page_id: str, reason: str) -> TransitionResult:
         """Undo a tombstone."""
         return self._transition(call, page_id, reason)
 
     @operation("recommend_tombstone", write=True)
-    def recommend_tombstone(self, call: Call, page_id: str, reason: str) -> dict[str, Any]:
+    def recommend_tombstone(self, call: Call, page_id: str, reason: str) -> RecommendResult:
         """Record a recommendation (from a model) that the user tombstone a page; nothing is withdrawn."""
         why = v.reason(reason)
         page = self._page_row(page_id, call, "read")
@@ -89,7 +90,7 @@ class LifecycleOps(Part):
         return {"recommendation_id": rec_id, "page_id": page.page_id, "status": "pending"}
 
     @operation("list_recommendations")
-    def list_recommendations(self, call: Call, status: str = "pending", limit: int = 50) -> dict[str, Any]:
+    def list_recommendations(self, call: Call, status: str = "pending", limit: int = 50) -> RecommendationList:
         """Tombstone recommendations awaiting the user's review, newest first."""
         self._require_somewhere("tombstone")
         m = self._m
@@ -105,7 +106,7 @@ class LifecycleOps(Part):
 
     @operation("suppress_pages", write=True)
     def suppress_pages(self, call: Call, page_ids: Any, context_id: str, reason: str | None = None,
-                       expires_at: str | None = None) -> dict[str, Any]:
+                       expires_at: str | None = None) -> SuppressResult:
         """Hide pages from searches and bundles that pass this context id, and only there."""
         ctx = self._context(context_id)
         reason = v.optional_reason(reason)
@@ -125,7 +126,7 @@ class LifecycleOps(Part):
         return {"context_id": ctx, "suppressed": [p.page_id for p in pages]}
 
     @operation("unsuppress_pages", write=True)
-    def unsuppress_pages(self, call: Call, page_ids: Any, context_id: str) -> dict[str, Any]:
+    def unsuppress_pages(self, call: Call, page_ids: Any, context_id: str) -> UnsuppressResult:
         """Lift the suppressions of these pages in this context."""
         ctx = self._context(context_id)
         pages = [self._page_row(pid, call, "suppress") for pid in self._page_list(page_ids)]

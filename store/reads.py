@@ -6,21 +6,28 @@ import base64
 import hashlib
 import heapq
 import json
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 from .constants import LIMITS, LIFECYCLE_STATUSES, RECOMMENDED_RELATION_TYPES
-from .core import Call, Part, operation
+from .core import Call, Part, named_rows, operation
 from .db import SCHEMA_VERSION
 from .index import FTS_TABLE
 from .errors import Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported, shown
 from .files import folder_warnings
 from .titles import shown_title
+from .types import (
+    AuditEvent, AuditLog, Capabilities, DoctorReport, HistoryEntry, PageList, PageSummary, Payload, ProvenanceEvent,
+    ReadItem, ReadResult, Relation, Relations, Revision, Scope, ScopeList,
+)
 
 PROJECTIONS = ("manifest", "payload", "source_spans", "relations", "facets", "history")
 SEARCH_MODES = ("auto", "text", "exact", "temporal", "graph")
 PROTOCOL_VERSION = "0.4.0-draft"
 MAX_RELATIONS_PER_DIRECTION = 100
 MAX_HISTORY = 100
+# (direction, this page's end, the other end) of a page's relations
+DIRECTIONS: tuple[tuple[Literal["outgoing", "incoming"], str, str], ...] = (
+    ("outgoing", "from_page_id", "to_page_id"), ("incoming", "to_page_id", "from_page_id"))
 
 
 LIST_ORDERS = ("recent", "title")
@@ -85,14 +92,62 @@ def effective_status(status: str, superseded: int) -> str:
     return "superseded" if superseded > 0 else "active"
 
 
+class RelationRow(NamedTuple):
+    """A relation row selected with RELATION_COLUMNS (aliases `r`, `fp` and `tp`: the relation and its ends)."""
+
+    relation_id: str
+    relation_type: str
+    from_page_id: str
+    from_revision_id: str
+    to_page_id: str
+    to_revision_id: str
+    created_at: str
+    actor_type: str
+    actor_id: str
+
+
+RELATION_COLUMNS = (
+    "r.relation_id, r.relation_type, fp.page_id AS from_page_id, r.from_revision_id, tp.page_id AS to_page_id, "
+    "r.to_revision_id, r.created_at, r.actor_type, r.actor_id"
+)
+
+
+def relation_dict(r: RelationRow) -> Relation:
+    return {"relation_id": r.relation_id, "relation_type": r.relation_type, "from_page_id": r.from_page_id,
+            "from_revision_id": r.from_revision_id, "to_page_id": r.to_page_id, "to_revision_id": r.to_revision_id,
+            "created_at": r.created_at, "created_by": {"actor_type": r.actor_type, "actor_id": r.actor_id}}
+
+
+class _KeyRow(NamedTuple):
+    """A page's place in a listing: its sort key (sort_time or title) and its row id."""
+
+    key: str | None
+    id: int
+
+
+class _SummaryRow(NamedTuple):
+    id: int
+    page_id: str
+    head_revision_id: str
+    namespace: str
+    title: str
+    status: str
+    superseded: int
+    media_type: str | None
+    actor_type: str
+    sort_time: str
+    created_at: str
+    updated_at: str
+
+
 class ReadOps(Part):
     """Reading: envelopes, read_pages, scopes, page lists, capabilities, doctor and the audit log."""
 
     # --- envelopes ---
 
-    def _envelope(self, rev: Any, page: Any, namespace: str, visibility: str, with_content: bool = True) -> dict[str, Any]:
+    def _envelope(self, rev: Any, page: Any, namespace: str, visibility: str, with_content: bool = True) -> Revision:
         status = effective_status(page.status, page.superseded) if rev.id == page.head else "superseded"
-        payload = None
+        payload: Payload | None = None
         if rev.media_type is not None:
             payload = {"media_type": rev.media_type}
             if with_content:
@@ -117,7 +172,7 @@ class ReadOps(Part):
             "content_digest": rev.content_digest,
         }
 
-    def _visible_provenance(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _visible_provenance(self, events: list[ProvenanceEvent]) -> list[ProvenanceEvent]:
         """Strip inputs this session may not see; mark inputs that were erased (input_deleted)."""
         wanted = {i for e in events for i in e.get("input_revision_ids", [])}
         if not wanted:
@@ -140,9 +195,9 @@ class ReadOps(Part):
             .where(m.DeletedRevision.revision_id.in_(list(wanted - visible)))
             .tuples()
         )
-        out = []
+        out: list[ProvenanceEvent] = []
         for event in events:
-            event = dict(event)
+            event = event.copy()
             inputs = event.get("input_revision_ids", [])
             event["input_revision_ids"] = [i for i in inputs if i in visible or i in deleted]
             gone = {i: deleted[i] for i in inputs if i in deleted}
@@ -155,7 +210,7 @@ class ReadOps(Part):
 
     @operation("read_pages")
     def read_pages(self, call: Call, ids_: list[str] | str, projections: Any = ("manifest", "payload"),
-                   max_chars: int | None = None) -> dict[str, Any]:
+                   max_chars: int | None = None) -> ReadResult:
         """Read pages (their current revision) or exact revisions, within one shared character budget."""
         requested = [ids_] if isinstance(ids_, str) else list(ids_ or [])
         if not requested:
@@ -166,7 +221,7 @@ class ReadOps(Part):
         budget = clamp(max_chars, LIMITS["max_chars_per_read"], LIMITS["max_chars_per_read"]) if max_chars != 0 else 0
         if not self.session.may_anywhere("read"):
             raise Forbidden("This session has no read permission.")
-        results: list[dict[str, Any]] = []
+        results: list[ReadItem] = []
         readable = 0
         for ident in requested:
             try:
@@ -184,8 +239,8 @@ class ReadOps(Part):
                     env["payload"]["content"] = text[:budget]
                     truncated = True
                 budget -= len(env["payload"]["content"])
-            result = {"requested_id": ident, "title": shown_title(rev.title), "revision": env,
-                      "current_revision_id": page.head_revision_id, "truncated": truncated}
+            result: ReadItem = {"requested_id": ident, "title": shown_title(rev.title), "revision": env,
+                                "current_revision_id": page.head_revision_id, "truncated": truncated}
             if "relations" in wanted:
                 result["relations"] = self._relations_of(page)
             if "history" in wanted:
@@ -210,30 +265,24 @@ class ReadOps(Part):
             raise Unsupported(f"Projection {', '.join(unknown)} is not supported; use {', '.join(PROJECTIONS)}.")
         return wanted
 
-    def _relations_of(self, page: Any) -> dict[str, Any]:
+    def _relations_of(self, page: Any) -> Relations:
         """Live relations of a page whose other end this session may read."""
-        out: dict[str, list[Any]] = {"outgoing": [], "incoming": []}
+        out: Relations = {"outgoing": [], "incoming": []}
         read_sql, read_params = self._scope_filter("read")
         audit_sql, audit_params = self._scope_filter("audit")
-        for direction, mine, other in (("outgoing", "from_page_id", "to_page_id"), ("incoming", "to_page_id", "from_page_id")):
+        for direction, mine, other in DIRECTIONS:
             sql = (
-                "SELECT r.relation_id, r.relation_type, fp.page_id, r.from_revision_id, tp.page_id, r.to_revision_id, "
-                "r.created_at, r.actor_type, r.actor_id FROM relation r "
+                f"SELECT {RELATION_COLUMNS} FROM relation r "
                 "JOIN page fp ON fp.id = r.from_page_id JOIN page tp ON tp.id = r.to_page_id "
                 f"JOIN page op ON op.id = r.{other} JOIN scope s ON s.id = op.scope_id "
                 f"WHERE r.{mine} = ? AND r.retracted = 0 AND {read_sql} "
                 f"AND (op.status != 'tombstoned' OR {audit_sql}) ORDER BY r.id LIMIT ?"
             )
-            rows = self._db.execute_sql(sql, (page.id, *read_params, *audit_params, MAX_RELATIONS_PER_DIRECTION)).fetchall()
-            out[direction] = [
-                {"relation_id": r[0], "relation_type": r[1], "from_page_id": r[2], "from_revision_id": r[3],
-                 "to_page_id": r[4], "to_revision_id": r[5], "created_at": r[6],
-                 "created_by": {"actor_type": r[7], "actor_id": r[8]}}
-                for r in rows
-            ]
+            cursor = self._db.execute_sql(sql, (page.id, *read_params, *audit_params, MAX_RELATIONS_PER_DIRECTION))
+            out[direction] = [relation_dict(r) for r in named_rows(cursor, RelationRow)]
         return out
 
-    def _history(self, page: Any) -> list[dict[str, Any]]:
+    def _history(self, page: Any) -> list[HistoryEntry]:
         m = self._m
         rows = (
             m.Revision.select(m.Revision.id, m.Revision.revision_id, m.Revision.created_at, m.Revision.actor_type,
@@ -250,7 +299,7 @@ class ReadOps(Part):
     # --- scopes ---
 
     @operation("list_scopes")
-    def list_scopes(self, call: Call, query: str | None = None, limit: int | None = None, cursor: str | None = None) -> dict[str, Any]:
+    def list_scopes(self, call: Call, query: str | None = None, limit: int | None = None, cursor: str | None = None) -> ScopeList:
         """Scopes visible to this session, with page counts and last activity (payloads never read)."""
         self._require_somewhere("list_scopes")
         size = clamp(limit, LIMITS["default_hits"], LIMITS["max_list"])
@@ -267,7 +316,7 @@ class ReadOps(Part):
         params.append(size + 1)
         scope_ids = [r[0] for r in self._db.execute_sql(sql, params).fetchall()]
         more = len(scope_ids) > size
-        scopes = []
+        scopes: list[Scope] = []
         for scope in self._m.Scope.select().where(self._m.Scope.id.in_(scope_ids[:size])).order_by(self._m.Scope.namespace):
             count, last = self._db.execute_sql(
                 "SELECT COUNT(*), MAX(updated_at) FROM page WHERE scope_id = ? AND status != 'tombstoned'", (scope.id,)
@@ -281,7 +330,7 @@ class ReadOps(Part):
 
     @operation("list_pages")
     def list_pages(self, call: Call, scopes: Any = None, status: Any = None, order: str = "recent",
-                   after: str | None = None, limit: int | None = None, actor_types: Any = None) -> dict[str, Any]:
+                   after: str | None = None, limit: int | None = None, actor_types: Any = None) -> PageList:
         """Page heads in recency (sort_time, id) or title order, keyset-paged; authorization in the SQL."""
         if order not in LIST_ORDERS:
             raise Unsupported(f"Order {shown(order)} is not supported; use {' or '.join(LIST_ORDERS)}.")
@@ -320,18 +369,18 @@ class ReadOps(Part):
                 if raw_status is not None:
                     extra.append("p.status = ?")
                     extra_params.append(raw_status)
-                sql = (f"SELECT {key_col}, p.id FROM page p JOIN scope s ON s.id = p.scope_id "
+                sql = (f"SELECT {key_col} AS key, p.id FROM page p JOIN scope s ON s.id = p.scope_id "
                        f"WHERE {' AND '.join(extra + where)} ORDER BY {key_col} {direction}, p.id {direction} LIMIT ?")
-                runs.append(self._db.execute_sql(sql, [*extra_params, *params, size + 1]).fetchall())
-        merged = list(heapq.merge(*runs, key=lambda r: (r[0] or "", r[1]), reverse=order == "recent"))[: size + 1]
+                runs.append(named_rows(self._db.execute_sql(sql, [*extra_params, *params, size + 1]), _KeyRow))
+        merged = list(heapq.merge(*runs, key=lambda r: (r.key or "", r.id), reverse=order == "recent"))[: size + 1]
         more = len(merged) > size
-        rows = self._page_summaries([r[1] for r in merged[:size]])
+        rows = self._page_summaries([r.id for r in merged[:size]])
         call.counts["pages"] = len(rows)
         call.scopes.update(r["namespace"] for r in rows)
         cursor = None
         if more:
             last = merged[size - 1]
-            cursor = encode_cursor({"k": "pages", "t": last[0], "i": last[1], "f": fingerprint})
+            cursor = encode_cursor({"k": "pages", "t": last.key, "i": last.id, "f": fingerprint})
         return {"pages": rows, "next_cursor": cursor}
 
     def _list_partitions(self, named: list[str], order: str) -> list[Any]:
@@ -347,31 +396,32 @@ class ReadOps(Part):
                 return [r[0] for r in found] or [-1]
         return [None]
 
-    def _page_summaries(self, pks: list[int]) -> list[dict[str, Any]]:
+    def _page_summaries(self, pks: list[int]) -> list[PageSummary]:
         if not pks:
             return []
-        found = self._db.execute_sql(
+        cursor = self._db.execute_sql(
             "SELECT p.id, p.page_id, p.head_revision_id, s.namespace, p.title, p.status, p.superseded, p.media_type, "
             "p.actor_type, p.sort_time, p.created_at, p.updated_at FROM page p JOIN scope s ON s.id = p.scope_id "
-            f"WHERE p.id IN ({','.join('?' * len(pks))})", pks).fetchall()
-        by_pk = {r[0]: r for r in found}
+            f"WHERE p.id IN ({','.join('?' * len(pks))})", pks)
+        by_pk = {r.id: r for r in named_rows(cursor, _SummaryRow)}
         return [
-            {"page_id": r[1], "revision_id": r[2], "namespace": r[3], "title": r[4],
-             "lifecycle_status": effective_status(r[5], r[6]), "media_type": r[7], "actor_type": r[8],
-             "sort_time": r[9], "created_at": r[10], "updated_at": r[11]}
+            {"page_id": r.page_id, "revision_id": r.head_revision_id, "namespace": r.namespace, "title": r.title,
+             "lifecycle_status": effective_status(r.status, r.superseded), "media_type": r.media_type,
+             "actor_type": r.actor_type, "sort_time": r.sort_time, "created_at": r.created_at,
+             "updated_at": r.updated_at}
             for r in (by_pk[pk] for pk in pks)
         ]
 
     # --- capabilities, doctor, audit ---
 
     @operation("describe_capabilities")
-    def describe_capabilities(self, call: Call) -> dict[str, Any]:
+    def describe_capabilities(self, call: Call) -> Capabilities:
         """What this store supports; every advertised mode and projection works."""
         return {
             "protocol_version": PROTOCOL_VERSION,
             "search_modes": list(SEARCH_MODES),
             "projections": list(PROJECTIONS),
-            "limits": dict(LIMITS),
+            "limits": LIMITS.copy(),
             "relation_types": list(RECOMMENDED_RELATION_TYPES),
             "relation_types_open": True,
             "lifecycle_statuses": list(LIFECYCLE_STATUSES),
@@ -386,7 +436,7 @@ class ReadOps(Part):
         }
 
     @operation("doctor")
-    def doctor(self, call: Call) -> dict[str, Any]:
+    def doctor(self, call: Call) -> DoctorReport:
         """Integrity check, counts, SQLite version and full-text index state."""
         self._require_somewhere("audit")
         db = self._db
@@ -415,7 +465,7 @@ class ReadOps(Part):
 
     @operation("audit_log")
     def audit_log(self, call: Call, decision: str | None = None, operation: str | None = None,
-                  principal: str | None = None, limit: int | None = None, cursor: str | None = None) -> dict[str, Any]:
+                  principal: str | None = None, limit: int | None = None, cursor: str | None = None) -> AuditLog:
         """Audit events, newest first (metadata only)."""
         self._require_somewhere("audit")
         if decision is not None and decision not in ("allowed", "denied", "failed"):
@@ -437,7 +487,7 @@ class ReadOps(Part):
             query = query.where(m.AuditEvent.id < after["id"])
         rows = list(query.order_by(m.AuditEvent.id.desc()).limit(size + 1))
         more = len(rows) > size
-        events = [
+        events: list[AuditEvent] = [
             {"event_id": r.event_id, "time": r.time, "principal_type": r.principal_type, "principal_id": r.principal_id,
              "operation": r.operation, "scopes": json.loads(r.scopes), "decision": r.decision,
              "counts": json.loads(r.counts), "duration_ms": r.duration_ms, "error_code": r.error_code}

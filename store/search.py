@@ -16,6 +16,8 @@ from .ranking import Ranker
 from .ranking import Scope as RankScope
 from .reads import PROJECTIONS, SEARCH_MODES, clamp, decode_cursor, effective_status, encode_cursor
 from .text import snippet
+from .titles import shown_title
+from .types import Hit, SearchResult
 
 FILTER_KEYS = {"lifecycle_status", "relation_types", "created_after", "created_before", "observed_after",
                "observed_before", "media_types", "actor_types"}
@@ -33,7 +35,7 @@ class SearchOps(Part):
         self, call: Call, query: str = "", scopes: Any = (), mode: str = "auto", filters: dict[str, Any] | None = None,
         limit: int | None = None, cursor: str | None = None, context_id: str | None = None,
         all_revisions: bool = False,
-    ) -> dict[str, Any]:
+    ) -> SearchResult:
         """Search head revisions (or all with all_revisions) in the scopes this session may search."""
         if mode not in SEARCH_MODES:
             raise Unsupported(f"Search mode {mode!r} is not supported; use {', '.join(SEARCH_MODES)}.")
@@ -95,7 +97,7 @@ class SearchOps(Part):
         return RankScope(scope_sql, scope_params, where, params, tokens)
 
     def _page_of_hits(self, rows: list[Any], size: int, offset: int, used: str, query: str, fingerprint: str, call: Call,
-                      units: list[analysis.Unit] | None = None) -> dict[str, Any]:
+                      units: list[analysis.Unit] | None = None) -> SearchResult:
         more = len(rows) > size
         hits = self._hits(rows[:size], used, query, units)
         call.counts["hits"] = len(hits)
@@ -234,7 +236,7 @@ class SearchOps(Part):
         )
         return self._db.execute_sql(sql, [*n_params, page.id, *params, limit, offset]).fetchall()
 
-    def _hits(self, rows: list[Any], matched_by: str, query: str, units: list[analysis.Unit] | None = None) -> list[dict[str, Any]]:
+    def _hits(self, rows: list[Any], matched_by: str, query: str, units: list[analysis.Unit] | None = None) -> list[Hit]:
         if not rows:
             return []
         marks = ",".join("?" * len(rows))
@@ -248,7 +250,7 @@ class SearchOps(Part):
                 [row[0] for row in rows],
             ).fetchall()
         }
-        hits = []
+        hits: list[Hit] = []
         for rev_pk, score in rows:
             spans: list[list[int]]
             _, revision_id, title, content, created_at, observed_at, page_id, head, status, superseded, ns = found[rev_pk]
@@ -264,7 +266,7 @@ class SearchOps(Part):
                 "namespace": ns,
                 "owner_id": self.owner_id,
                 "lifecycle_status": effective_status(status, superseded) if rev_pk == head else "superseded",
-                "title": title,
+                "title": shown_title(title),
                 "date": observed_at or created_at,
                 "snippet": text,
                 "highlights": spans,

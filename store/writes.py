@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, cast
 
 from . import ids
 from . import validate as v
@@ -12,6 +12,7 @@ from .core import Call, Part, dumps, operation
 from . import index
 from .errors import Conflict, Cycle, Forbidden, Invalid, not_found, shown
 from .titles import page_title
+from .types import BulkWriteResult, LinkResult, Scope, UnlinkResult, WriteResult
 
 
 
@@ -24,7 +25,7 @@ class WriteOps(Part):
     def create_scope(
         self, call: Call, namespace: str, display_name: str | None = None, description: str | None = None,
         parent: str | None = None, visibility: str = "private",
-    ) -> dict[str, Any]:
+    ) -> Scope:
         """Create a scope (a namespace) with its display name, description and parent."""
         ns = v.namespace(namespace)
         self._require(call, "manage_scope", ns)
@@ -74,7 +75,7 @@ class WriteOps(Part):
         call.counts["replayed"] = 1
         return result
 
-    def _remember(self, call: Call, key: str | None, body: Any, result: dict[str, Any], page_pk: int | None) -> None:
+    def _remember(self, call: Call, key: str | None, body: Any, result: WriteResult | LinkResult, page_pk: int | None) -> None:
         if key is None:
             return
         self._m.Idempotency.create(
@@ -92,7 +93,7 @@ class WriteOps(Part):
         facets: dict[str, Any], provenance: list[dict[str, Any]], default_operation: str, observed_at: str | None = None,
         valid_from: str | None = None, valid_to: str | None = None, relations: list[dict[str, Any]] | None = None,
         actor: tuple[str, str] | None = None,
-    ) -> dict[str, Any]:
+    ) -> WriteResult:
         if payload is None and not source_refs:
             raise Invalid("A page needs a payload or at least one source ref.")
         scope = self._scope_for_write(call, namespace, permission)
@@ -198,7 +199,7 @@ class WriteOps(Part):
         media_type: str | None = None, source_refs: list[Any] | None = None, facets: dict[str, Any] | None = None,
         relations: list[Any] | None = None, provenance: list[Any] | None = None, observed_at: str | None = None,
         valid_from: str | None = None, valid_to: str | None = None, idempotency_key: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> WriteResult:
         """Create a page with its first revision."""
         ns = v.namespace(namespace)
         body_payload = v.payload(payload, content, media_type)
@@ -210,7 +211,7 @@ class WriteOps(Part):
         replay = self._replay(call, key, body)
         if replay is not None:
             call.scopes.add(ns)
-            return replay
+            return cast(WriteResult, replay)
         result = self._create_page(
             call, namespace=ns, permission="write", payload=body_payload, source_refs=refs, facets=facet_map,
             provenance=events, default_operation="write", observed_at=v.optional_time(observed_at, "observed_at"),
@@ -234,7 +235,7 @@ class WriteOps(Part):
 
     @operation("ingest_event", write=True)
     def ingest_event(self, call: Call, event: dict[str, Any], namespace: str, idempotency_key: str, *,
-                     tool: str | None = None) -> dict[str, Any]:
+                     tool: str | None = None) -> WriteResult:
         """Turn a raw event (message, tool event, file change) into a source-backed page.
 
         `tool` names the importer when the owner runs one (actor type `tool`, pcp-core.md section 2).
@@ -252,7 +253,7 @@ class WriteOps(Part):
         replay = self._replay(call, key, body)
         if replay is not None:
             call.scopes.add(ns)
-            return replay
+            return cast(WriteResult, replay)
         actor_id = event.get("actor_id")
         if actor_id is not None and not isinstance(actor_id, str):
             raise Invalid("actor_id must be a string.")
@@ -271,7 +272,7 @@ class WriteOps(Part):
         content: str | None = None, media_type: str | None = None, source_refs: list[Any] | None = None,
         facets: dict[str, Any] | None = None, provenance: list[Any] | None = None, observed_at: str | None = None,
         idempotency_key: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> WriteResult:
         """Add a revision on top of `expected_revision_id`; a stale expectation is a conflict."""
         if not isinstance(expected_revision_id, str) or not expected_revision_id:
             raise Invalid("revise_page needs expected_revision_id (the revision you read).")
@@ -290,7 +291,7 @@ class WriteOps(Part):
                 "source_refs": refs, "facets": facet_map, "observed_at": observed_at}
         replay = self._replay(call, key, body)
         if replay is not None:
-            return replay
+            return cast(WriteResult, replay)
         if page.head_revision_id != expected_revision_id:
             raise Conflict(
                 f"Page {page.page_id} has moved on: you expected {expected_revision_id} but the current revision is "
@@ -324,26 +325,26 @@ class WriteOps(Part):
         if moved != 1:  # another writer moved the head inside our window: nothing of ours survives
             raise Conflict(f"Page {page.page_id} was revised concurrently; read it and revise again.")
         call.counts["revisions"] = 1
-        result = {"page_id": page.page_id, "revision_id": rev.revision_id, "created": True}
+        result: WriteResult = {"page_id": page.page_id, "revision_id": rev.revision_id, "created": True}
         self._remember(call, key, body, result, page.id)
         return result
 
     @operation("link_pages", write=True)
-    def link_pages(self, call: Call, from_id: str, relation_type: str, to_id: str, idempotency_key: str | None = None) -> dict[str, Any]:
+    def link_pages(self, call: Call, from_id: str, relation_type: str, to_id: str, idempotency_key: str | None = None) -> LinkResult:
         """Add a typed, directed relation between two revisions (page ids resolve to their heads)."""
         rtype = v.relation_type(relation_type)
         key = v.idempotency_key(idempotency_key)
         body = {"from": from_id, "relation_type": rtype, "to": to_id}
         replay = self._replay(call, key, body)
         if replay is not None:
-            return replay
+            return cast(LinkResult, replay)
         from_page, from_rev = self._resolve_revision(from_id, call)
         result = self._link(call, from_page, from_rev, rtype, to_id)
         self._remember(call, key, body, result, from_page.id)
         return result
 
     def _link(self, call: Call, from_page: Any, from_rev: Any, rtype: str, to_id: str,
-              actor: tuple[str, str] | None = None) -> dict[str, Any]:
+              actor: tuple[str, str] | None = None) -> LinkResult:
         self._require(call, "link", from_page.scope.namespace)
         to_page, to_rev = self._resolve_revision(to_id, call)
         if rtype in DERIVATION_TYPES and self._reaches(to_page.id, from_page.id):
@@ -366,7 +367,7 @@ class WriteOps(Part):
         }
 
     @operation("unlink", write=True)
-    def unlink(self, call: Call, relation_id: str, reason: str) -> dict[str, Any]:
+    def unlink(self, call: Call, relation_id: str, reason: str) -> UnlinkResult:
         """Retract a relation: recorded with who, when and why, and hidden from then on."""
         why = v.reason(reason)
         m = self._m
@@ -394,7 +395,7 @@ class WriteOps(Part):
     def write_pages_bulk(
         self, items: Iterable[dict[str, Any]], namespace: str, batch_size: int = 1000,
         progress: Callable[[int, int | None], None] | None = None, total: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> BulkWriteResult:
         """Write many simple pages ({content, media_type?, facets?, observed_at?}) in batches."""
         ns = v.namespace(namespace)
         created = 0

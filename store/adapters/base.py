@@ -14,6 +14,7 @@ from ..constants import Progress as Progress  # the one progress callback type, 
 from ..errors import Invalid, LimitExceeded, PcpError
 from ..ids import format_time, parse_time
 from ..jsonsafe import loads
+from ..types import ImportSummary, SkippedItem
 
 
 @dataclass
@@ -31,7 +32,7 @@ class ImportReport:
     relations: int = 0
     hidden_skipped: int = 0
     empty_skipped: int = 0
-    skipped: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[SkippedItem] = field(default_factory=list)
 
     def add(self, counts: dict[str, Any]) -> None:
         for key in ("created", "unchanged", "revised", "relations"):
@@ -40,7 +41,7 @@ class ImportReport:
     def skip(self, item: str, reason: str) -> None:
         self.skipped.append({"item": item, "reason": reason})
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ImportSummary:
         return {
             "source": self.source, "conversations": self.conversations, "messages": self.messages,
             "notes": self.notes, "events": self.events, "created": self.created, "unchanged": self.unchanged,

@@ -1,0 +1,544 @@
+"""The shapes of what the Store returns: one TypedDict per kind of result.
+
+Results stay plain dicts at run time (`pcp --json`, the MCP server, tests and the app read
+them as such); these types only tell a type checker, and a reader, which keys each one
+has. A key that only some results carry is `NotRequired`. Facets and the free-form
+`counts` maps stay open (`dict[str, Any]`, `dict[str, int]`): the contract lets them
+carry any key.
+
+No `from __future__ import annotations` here: TypedDict reads `NotRequired` from the
+evaluated annotations (Python 3.11), which is what `__required_keys__` reports at run time.
+"""
+
+from typing import Any, NotRequired, TypedDict
+
+from .constants import Limits
+
+# --- revisions: the envelope of pcp-core.md section 1 ---
+
+
+class Actor(TypedDict):
+    actor_type: str
+    actor_id: str
+
+
+class Payload(TypedDict):
+    media_type: str
+    content: NotRequired[str]  # absent in the manifest projection
+
+
+class SourceRef(TypedDict):
+    uri: str
+    locator: NotRequired[str]
+    media_type: NotRequired[str]
+    content_digest: NotRequired[str]
+
+
+class ProvenanceEvent(TypedDict):
+    operation: str
+    actor_type: str
+    actor_id: str
+    timestamp: str
+    input_revision_ids: list[str]
+    tool_or_model: NotRequired[str]
+    input_deleted: NotRequired[dict[str, str]]  # erased input revision id -> its deletion receipt id
+
+
+class Revision(TypedDict):
+    """A revision exactly as every surface returns it (read_pages, `pcp read --json`, export)."""
+
+    page_id: str
+    revision_id: str
+    previous_revision_id: str | None
+    owner_id: str
+    namespace: str
+    visibility: str
+    lifecycle_status: str
+    created_at: str
+    observed_at: str | None
+    valid_from: str | None
+    valid_to: str | None
+    created_by: Actor
+    payload: Payload | None
+    source_refs: list[SourceRef]
+    facets: dict[str, Any]
+    provenance: list[ProvenanceEvent]
+    content_digest: str | None
+
+
+# --- reading ---
+
+
+class ErrorInfo(TypedDict):
+    code: str
+    message: str
+
+
+class Relation(TypedDict):
+    relation_id: str
+    relation_type: str
+    from_page_id: str
+    from_revision_id: str
+    to_page_id: str
+    to_revision_id: str
+    created_at: str
+    created_by: Actor
+
+
+class Relations(TypedDict):
+    outgoing: list[Relation]
+    incoming: list[Relation]
+
+
+class HistoryEntry(TypedDict):
+    revision_id: str
+    created_at: str
+    created_by: Actor
+    content_digest: str | None
+    lifecycle_status: str
+
+
+class ReadItem(TypedDict):
+    """One requested id: either `error`, or the revision read and the projections asked for."""
+
+    requested_id: str
+    error: NotRequired[ErrorInfo]
+    title: NotRequired[str]
+    revision: NotRequired[Revision]
+    current_revision_id: NotRequired[str]
+    truncated: NotRequired[bool]
+    relations: NotRequired[Relations]
+    history: NotRequired[list[HistoryEntry]]
+    source_spans: NotRequired[list[SourceRef]]
+    facets: NotRequired[dict[str, Any]]
+
+
+class ReadResult(TypedDict):
+    results: list[ReadItem]
+
+
+class Scope(TypedDict):
+    namespace: str
+    display_name: str
+    description: str | None
+    parent: str | None
+    visibility: str
+    owner_id: str
+    permissions: list[str]
+    page_count: int
+    last_activity: str | None
+
+
+class ScopeList(TypedDict):
+    scopes: list[Scope]
+    next_cursor: str | None
+
+
+class PageSummary(TypedDict):
+    page_id: str
+    revision_id: str
+    namespace: str
+    title: str
+    lifecycle_status: str
+    media_type: str | None
+    actor_type: str
+    sort_time: str
+    created_at: str
+    updated_at: str
+
+
+class PageList(TypedDict):
+    pages: list[PageSummary]
+    next_cursor: str | None
+
+
+class CapabilityFlags(TypedDict):
+    event_ingest: bool
+    revision_conflicts: bool
+    durable_deletion: bool
+    suppression: bool
+    access_sessions: bool
+    audit_log: bool
+
+
+class Capabilities(TypedDict):
+    protocol_version: str
+    search_modes: list[str]
+    projections: list[str]
+    limits: Limits
+    relation_types: list[str]
+    relation_types_open: bool
+    lifecycle_statuses: list[str]
+    flags: CapabilityFlags
+
+
+class FtsState(TypedDict):
+    state: str
+    rows: int
+    tokenizer: str
+    secure_delete: bool
+
+
+class DoctorReport(TypedDict):
+    integrity: str
+    sqlite_version: str
+    schema_version: int
+    path: str
+    owner_id: str
+    counts: dict[str, int]
+    fts: FtsState
+    journal_mode: str
+    warnings: NotRequired[list[str]]  # e.g. a store folder readable by others
+
+
+class AuditEvent(TypedDict):
+    event_id: str
+    time: str
+    principal_type: str
+    principal_id: str
+    operation: str
+    scopes: list[str]
+    decision: str
+    counts: dict[str, int]
+    duration_ms: float
+    error_code: str | None
+
+
+class AuditLog(TypedDict):
+    events: list[AuditEvent]
+    next_cursor: str | None
+
+
+# --- search ---
+
+
+class Hit(TypedDict):
+    """One search hit: never a full payload; `title` is the shown title (store.titles.shown_title)."""
+
+    page_id: str
+    revision_id: str
+    namespace: str
+    owner_id: str
+    lifecycle_status: str
+    title: str
+    date: str  # observed_at when known, else created_at
+    snippet: str
+    highlights: list[list[int]]  # [start, end] character spans within `snippet`
+    projection: str
+    range: list[int]  # [start, end] of the snippet within the projection's text
+    matched_by: str
+    score: float
+    projections: list[str]
+    created_at: str
+    observed_at: str | None
+
+
+class SearchResult(TypedDict):
+    hits: list[Hit]
+    next_cursor: str | None
+
+
+# --- writing ---
+
+
+class WriteResult(TypedDict):
+    """write_page, ingest_event and revise_page (`created` is False for a replayed idempotency key)."""
+
+    page_id: str
+    revision_id: str
+    created: bool
+
+
+class LinkResult(TypedDict):
+    relation_id: str
+    from_page_id: str
+    from_revision_id: str
+    to_page_id: str
+    to_revision_id: str
+    relation_type: str
+    created: bool
+
+
+class UnlinkResult(TypedDict):
+    relation_id: str
+    retracted: bool
+    event_id: str
+
+
+class BulkWriteResult(TypedDict):
+    created: int
+
+
+# --- lifecycle ---
+
+
+class TransitionResult(TypedDict):
+    """archive, restore, tombstone and untombstone."""
+
+    page_id: str
+    lifecycle_status: str
+    event_id: str
+
+
+class RecommendResult(TypedDict):
+    recommendation_id: str
+    page_id: str
+    status: str
+
+
+class Recommendation(TypedDict):
+    recommendation_id: str
+    page_id: str
+    action: str
+    reason: str
+    actor: Actor
+    status: str
+    created_at: str
+
+
+class RecommendationList(TypedDict):
+    recommendations: list[Recommendation]
+
+
+class SuppressResult(TypedDict):
+    context_id: str
+    suppressed: list[str]
+
+
+class UnsuppressResult(TypedDict):
+    context_id: str
+    unsuppressed: list[str]
+
+
+# --- deletion ---
+
+
+class ExportFileRef(TypedDict):
+    """An export file this store wrote that may hold a page (named in a plan, never rewritten)."""
+
+    path: str
+    format: str
+    created_at: str
+    incomplete: NotRequired[bool]  # a killed export's temporary file
+
+
+class HandoffRef(TypedDict):
+    """A handoff copy that carried a page: which chat, which entry."""
+
+    handoff_id: str
+    label: str
+    entry: int
+
+
+class EraserPlan(TypedDict, total=False):
+    """What the deletion's erasers add to a plan (export files, handoff copies)."""
+
+    export_files: list[ExportFileRef]
+    handoffs: list[HandoffRef]
+
+
+class ErasurePlan(EraserPlan):
+    """What an erasure covers, by id (the body of plan_delete and of a deletion's receipt)."""
+
+    pages: list[str]
+    revisions: list[str]
+    relations: list[str]
+    derived_pages: list[str]  # pages derived from these, left in place (without cascade)
+    suppressions: int
+    bytes: int
+    counts: dict[str, int]
+
+
+class DeletePlan(ErasurePlan):
+    """plan_delete: what delete_page would erase."""
+
+    page_id: str
+    cascade: bool
+
+
+class ScopeDeletePlan(TypedDict):
+    """plan_delete_scope: numbers first, ids listed up to 1,000 of each."""
+
+    namespace: str
+    pages: int
+    revisions: int
+    relations: int
+    suppressions: int
+    bytes: int
+    page_ids: list[str]
+    revision_ids: list[str]
+    relation_ids: list[str]
+    derived_pages: list[str]
+    counts: dict[str, int]
+    handoffs: list[HandoffRef]
+    export_files: NotRequired[list[ExportFileRef]]
+
+
+class Receipt(TypedDict):
+    """A deletion receipt: ids and counts, never content."""
+
+    receipt_id: str
+    namespace: str | None
+    page_ids: list[str]
+    revision_ids: list[str]
+    counts: dict[str, int]
+    created_at: str
+    actor: Actor
+    reason: str
+    lifecycle_status: NotRequired[str]  # "deleted", on the receipt delete_page / delete_scope return
+
+
+class ReceiptList(TypedDict):
+    receipts: list[Receipt]
+
+
+# --- export and import ---
+
+
+class ExportCounts(TypedDict):
+    scopes: int
+    pages: int
+    revisions: int
+
+
+class ExportResult(TypedDict):
+    """export: a JSON Lines file (lines, sha256) or a Markdown folder (files)."""
+
+    path: str
+    format: str
+    counts: ExportCounts
+    scopes: list[str] | None  # None for a whole-store export
+    lines: NotRequired[int]
+    sha256: NotRequired[str]
+    files: NotRequired[int]
+
+
+class ImportExportResult(TypedDict):
+    path: str
+    added: dict[str, int]  # export line kind -> records added
+    owner_id: str
+
+
+class SkippedItem(TypedDict):
+    item: str
+    reason: str
+    line: NotRequired[int]  # the line of an events file
+
+
+class ImportSummary(TypedDict):
+    """What an importer (store.adapters) ends with: its ImportReport.to_dict()."""
+
+    source: str
+    conversations: int
+    messages: int
+    notes: int
+    events: int
+    created: int
+    unchanged: int
+    revised: int
+    relations: int
+    hidden_skipped: int
+    empty_skipped: int
+    skipped: list[SkippedItem]
+
+
+# --- handoffs and bundles ---
+
+
+class BundleEntry(TypedDict):
+    """An entry of a bundle body (ids None once an erasure replaced it by its marker)."""
+
+    n: int
+    page_id: str | None
+    revision_id: str | None
+    namespace: str | None
+    detail: str  # payload | excerpt | summary | reference | erased
+    bytes: int
+    tokens: int
+
+
+# `from` is a keyword, hence the functional form.
+BundleCut = TypedDict("BundleCut", {"n": int, "page_id": str, "from": str, "to": str, "reason": str})
+
+
+class BundleWarning(TypedDict):
+    """scope_mix (with `scopes`) or secret (with `n`, `page_id`, `kinds`)."""
+
+    code: str
+    message: str
+    scopes: NotRequired[list[str]]
+    n: NotRequired[int]
+    page_id: NotRequired[str]
+    kinds: NotRequired[list[str]]
+
+
+class BundleResult(TypedDict):
+    text: str
+    digest: str
+    bytes: int
+    tokens: int
+    tokens_exact: bool
+    entries: list[BundleEntry]
+    cut: list[BundleCut]
+    warnings: list[BundleWarning]
+
+
+class CopyResult(TypedDict):
+    """copy and copy_continue: the recorded handoff."""
+
+    handoff_id: str
+    label: str
+    digest: str
+    continuation_of: str | None
+    text: str
+    file: str
+    clipboard: str  # pyperclip | osc52 | file-only
+    bytes: int
+    tokens: int
+    tokens_exact: bool
+    entries: list[BundleEntry]
+    warnings: list[BundleWarning]
+    cut: list[BundleCut]
+
+
+class VerifiedEntry(TypedDict):
+    n: int
+    page_id: str | None
+    revision_id: str | None
+    state: str  # current | newer_revision | archived | tombstoned | deleted | unknown
+
+
+class VerifyResult(TypedDict):
+    digest_ok: bool
+    digest: str
+    kind: str  # bundle | continuation
+    entries: list[VerifiedEntry]
+    origin: NotRequired[str]  # this_store | unknown: from the ledger of what this store handed out
+
+
+class Handoff(TypedDict):
+    handoff_id: str
+    label: str
+    digest: str
+    continuation_of: str | None
+    created_at: str
+    entries: list[BundleEntry]  # the entries this copy added
+    bytes: int
+    tokens: int
+
+
+class HandoffList(TypedDict):
+    handoffs: list[Handoff]
+    next_cursor: str | None
+
+
+__all__ = [
+    "Actor", "AuditEvent", "AuditLog", "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult",
+    "BundleWarning", "Capabilities", "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan",
+    "ErasurePlan", "ErrorInfo", "ExportCounts", "ExportFileRef", "ExportResult", "FtsState", "Handoff", "HandoffList", "HandoffRef",
+    "HistoryEntry", "Hit", "ImportExportResult", "ImportSummary", "LinkResult", "PageList", "PageSummary", "Payload",
+    "ProvenanceEvent", "ReadItem", "ReadResult", "Receipt", "ReceiptList", "RecommendResult", "Recommendation",
+    "RecommendationList", "Relation", "Relations", "Revision", "Scope", "ScopeDeletePlan", "ScopeList",
+    "SearchResult", "SkippedItem", "SourceRef", "SuppressResult", "TransitionResult", "UnlinkResult",
+    "UnsuppressResult", "VerifiedEntry", "VerifyResult", "WriteResult",
+]
