@@ -54,7 +54,7 @@ from .types import (
     ImportSummary, LinkResult, PageList, PageSummary, Payload, ProvenanceEvent, ReadItem, ReadResult, Receipt,
     ReceiptList, RecommendResult, Recommendation, RecommendationList, Relation, Relations, Revision, Scope,
     ScopeDeletePlan, ScopeList, SearchResult, SkippedItem, SourceRef, SuppressResult, TransitionResult,
-    UnlinkResult, UnsuppressResult, VerifiedEntry, VerifyResult, WriteResult,
+    UnlinkResult, UnsuppressResult, UpgradeResult, UpgradeStatus, VerifiedEntry, VerifyResult, WriteResult,
 )
 from .upgrade import UpgradeOps
 from .writes import WriteOps
@@ -179,5 +179,6 @@ __all__ = [
     "PageList", "PageSummary", "Payload", "ProvenanceEvent", "ReadItem", "ReadResult", "Receipt", "ReceiptList",
     "RecommendResult", "Recommendation", "RecommendationList", "Relation", "Relations", "Revision", "Scope",
     "ScopeDeletePlan", "ScopeList", "SearchResult", "SkippedItem", "SourceRef", "SuppressResult",
-    "TransitionResult", "UnlinkResult", "UnsuppressResult", "VerifiedEntry", "VerifyResult", "WriteResult",
+    "TransitionResult", "UnlinkResult", "UnsuppressResult", "UpgradeResult", "UpgradeStatus", "VerifiedEntry",
+    "VerifyResult", "WriteResult",
 ]

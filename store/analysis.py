@@ -382,3 +382,37 @@ def months_named(query: str) -> list[tuple[int | None, int | None]]:
     # A year named beside a month is part of it, not a date of its own.
     with_month = {y for y, mo in found if mo is not None and y is not None}
     return sorted({f for f in found if not (f[1] is None and f[0] in with_month)}, key=lambda f: (f[0] or 0, f[1] or 0))
+
+
+# Words that date an event in running text ("yesterday", "last week", "in May", "two days ago").
+_TIME_WORDS = frozenset("""yesterday today tonight tomorrow ago last next week weeks weekend weekends month months year years
+    day days morning evening night monday tuesday wednesday thursday friday saturday sunday january february
+    march april may june july august september october november december recently since earlier""".split())
+_WHEN = re.compile(r"^\s*(when|what time|what date|what year|what month|how long ago)\b|什么时候|何时|哪天|哪一年|いつ", re.I)
+
+
+def asks_when(query: str) -> bool:
+    """Whether a question asks for a time ("When did ...", "什么时候 ...")."""
+    return bool(_WHEN.search(query or ""))
+
+
+def time_terms(salt: bytes) -> frozenset[str]:
+    """The time words as index terms."""
+    return frozenset(index_terms(" ".join(sorted(_TIME_WORDS)), salt))
+
+
+_NUMBER_WORDS = frozenset("""one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty hundred
+    thousand million dozen couple few several first second third once twice""".split())
+_HOW_MANY = re.compile(r"\bhow (many|much|often|old|long|far)\b|多少|几[个次年天岁]|いくつ|何[人回年]", re.I)
+
+
+def asks_number(query: str) -> bool:
+    """Whether a question asks for a quantity ("How many ...", "多少 ...")."""
+    return bool(_HOW_MANY.search(query or ""))
+
+
+def number_terms(salt: bytes) -> frozenset[str]:
+    """Number words as index terms (digits are recognised as such)."""
+    return frozenset(index_terms(" ".join(sorted(_NUMBER_WORDS)), salt))
+
+

@@ -39,6 +39,8 @@ COVERAGE = 0.4  # share of a score that depends on holding more of the query's w
 NEIGHBOUR_SHARE = 0.5
 NEIGHBOUR_HOPS = 1
 UP_SHARE = 1.0  # relative share a reply lends to the message it responds to
+TIME_BOOST = 0.6
+NUMBER_BOOST = 1.0
 DATE_BOOST = 2.0  # for a page dated in a month or year the question names
 TEXT_CAP = 500
 POOL = 50  # candidates scored exactly (at least)
@@ -77,6 +79,8 @@ class Ranker:
         self._salt = salt
         self._scope = scope
         self._counted: set[str] = set()
+        self.when = False
+        self.how_many = False
 
     # --- statistics ---
 
@@ -220,6 +224,16 @@ class Ranker:
         rows = self._load(pool)
         docs = {rid: self._doc(row) for rid, row in rows.items()}
         scores = {rid: self._score(units, idf, avgdl, docs[rid]) for rid in rows}
+        if self.when and TIME_BOOST:  # a question asking "when" favours text that dates something
+            times = analysis.time_terms(self._salt)
+            for rid, doc in docs.items():
+                if scores.get(rid) and any(t in doc[0] for t in times):
+                    scores[rid] *= 1 + TIME_BOOST
+        if self.how_many and NUMBER_BOOST:  # and one asking "how many" text that counts something
+            numbers = analysis.number_terms(self._salt)
+            for rid, doc in docs.items():
+                if scores.get(rid) and any(t.isdigit() or t in numbers for t in doc[0]):
+                    scores[rid] *= 1 + NUMBER_BOOST
         if dates:
             _date_boost(scores, rows, dates)
         if neighbours and text_expr is None:

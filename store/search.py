@@ -74,6 +74,8 @@ class SearchOps(Part):
         if mode == "text" and expr is None:
             return []
         ranker = Ranker(self._db, self._salt, self._rank_scope(named, where, params))
+        ranker.when = mode == "auto" and analysis.asks_when(query)
+        ranker.how_many = mode == "auto" and analysis.asks_number(query)
         return ranker.rank(units, need, text_expr=expr, dates=analysis.months_named(query) if mode == "auto" else ())
 
     def _require_current_index(self) -> None:

@@ -532,7 +532,22 @@ class HandoffList(TypedDict):
     next_cursor: str | None
 
 
+class UpgradeStatus(TypedDict):
+    """Where a pending index upgrade stands (revisions re-indexed so far, revisions to re-index)."""
+
+    done: int
+    total: int
+
+
+class UpgradeResult(TypedDict):
+    """What upgrade_index did: revisions re-indexed by this call, revisions of the whole upgrade."""
+
+    upgraded: int
+    total: int
+
+
 __all__ = [
+    "UpgradeResult", "UpgradeStatus",
     "Actor", "AuditEvent", "AuditLog", "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult",
     "BundleWarning", "Capabilities", "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan",
     "ErasurePlan", "ErrorInfo", "ExportCounts", "ExportFileRef", "ExportResult", "FtsState", "Handoff", "HandoffList", "HandoffRef",

@@ -7,12 +7,11 @@ work itself happens here, started by the `pcp` command and the app, never by a m
 
 from __future__ import annotations
 
-from typing import Any
-
 from . import index
 from .constants import Progress
 from .core import Call, Part, operation
 from .errors import Forbidden
+from .types import UpgradeResult, UpgradeStatus
 
 DEFAULT_BATCH = 2000
 
@@ -20,13 +19,13 @@ DEFAULT_BATCH = 2000
 class UpgradeOps(Part):
     """Re-indexing the revisions an older schema left, in resumable batches."""
 
-    def index_upgrade_status(self) -> dict[str, int] | None:
+    def index_upgrade_status(self) -> UpgradeStatus | None:
         """{"done", "total"} revisions while an index upgrade is pending; None when the index is current."""
         with self._db.atomic():
             state = index.upgrade_progress(self._db.cursor())
         return None if state is None else {"done": state[0], "total": state[1]}
 
-    def upgrade_index(self, progress: Progress | None = None, batch: int = DEFAULT_BATCH) -> dict[str, Any]:
+    def upgrade_index(self, progress: Progress | None = None, batch: int = DEFAULT_BATCH) -> UpgradeResult:
         """Re-index every revision left by an older schema, `batch` revisions per transaction (owner only).
 
         Returns {"upgraded": revisions re-indexed by this call, "total": revisions of the upgrade}.

@@ -18,7 +18,8 @@ from store.core import named_rows
 from store.importing import ImportUnit
 
 # Public Store operations that do not return a result dict.
-NOT_DICTS = {"import_unit": typing.Iterator[ImportUnit], "source_page_id": str | None}
+NOT_DICTS = {"import_unit": typing.Iterator[ImportUnit], "source_page_id": str | None,
+             "index_upgrade_status": store_pkg.UpgradeStatus | None}
 
 
 def _public_operations(st: Store) -> dict[str, Any]:
