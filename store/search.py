@@ -91,7 +91,8 @@ class SearchOps(Part):
         if scope_sql != "1":
             pks = [r[0] for r in self._db.execute_sql(
                 f"SELECT s.id FROM scope s WHERE {scope_sql} LIMIT {MAX_SCOPE_TOKENS + 1}", scope_params).fetchall()]
-            tokens = sorted(pks) if len(pks) <= MAX_SCOPE_TOKENS else None
+            # No scope at all (a grant naming scopes that do not exist yet): the SQL test alone finds nothing.
+            tokens = sorted(pks) if 0 < len(pks) <= MAX_SCOPE_TOKENS else None
         return RankScope(scope_sql, scope_params, where, params, tokens)
 
     def _page_of_hits(self, rows: list[Any], size: int, offset: int, used: str, query: str, fingerprint: str, call: Call,
