@@ -181,12 +181,18 @@ class SearchOps(Part):
             parts.append("COALESCE(r.observed_at, r.created_at) < ?")
             params.append(flt["observed_before"])
         if flt.get("relation_types"):
+            # Only a relation whose other end this session may read counts (relations never grant access).
             marks = ",".join("?" * len(flt["relation_types"]))
+            read_sql, read_params = self._scope_filter("read", "xs.namespace")
+            far_audit_sql, far_audit_params = self._scope_filter("audit", "xs.namespace")
             parts.append(
-                f"EXISTS (SELECT 1 FROM relation x WHERE x.retracted = 0 AND x.relation_type IN ({marks}) "
-                "AND (x.from_page_id = p.id OR x.to_page_id = p.id))"
+                "EXISTS (SELECT 1 FROM relation x "
+                "JOIN page xo ON xo.id = (CASE WHEN x.from_page_id = p.id THEN x.to_page_id ELSE x.from_page_id END) "
+                f"JOIN scope xs ON xs.id = xo.scope_id WHERE x.retracted = 0 AND x.relation_type IN ({marks}) "
+                f"AND (x.from_page_id = p.id OR x.to_page_id = p.id) AND {read_sql} "
+                f"AND (xo.status != 'tombstoned' OR {far_audit_sql}))"
             )
-            params += flt["relation_types"]
+            params += [*flt["relation_types"], *read_params, *far_audit_params]
         if context_id:
             parts.append(
                 "NOT EXISTS (SELECT 1 FROM suppression x WHERE x.page_id = p.id AND x.context_id = ? "

@@ -51,3 +51,42 @@ def test_grant_patterns_match_one_way_everywhere(store, hr_store, pattern, visib
         assert h.relations(m, hr_store["a"]["page_id"])["outgoing"] == []
         graph = h.all_hits(m, hr_store["a"]["page_id"], mode="graph")
         assert hr_store["hr"]["page_id"] not in h.dumps(graph)
+
+
+# --- item 2: a relation whose other end is hidden never makes a page match a relation_types filter --------
+
+
+def test_relation_type_filter_ignores_relations_to_hidden_pages(store, two_scopes, as_model):
+    a1, a2, b1 = two_scopes["a1"], two_scopes["a2"], two_scopes["b1"]
+    store.link_pages(a1["page_id"], "contradicts", b1["page_id"])  # the far end is hidden from the model
+    store.link_pages(b1["page_id"], "supports", a2["page_id"])  # incoming from a hidden page
+    m = as_model({"project:a": h.READER})
+    for rtype in ("contradicts", "supports"):
+        for mode in ("auto", "exact", "temporal"):
+            query = "" if mode == "temporal" else ("zanzibar" if rtype == "contradicts" else "harbor")
+            assert h.all_hits(m, query, mode=mode, filters={"relation_types": [rtype]}) == [], (rtype, mode)
+        owner = h.hit_ids(store, "", mode="temporal", filters={"relation_types": [rtype]})
+        assert owner  # the owner, who sees both ends, still finds them
+    store.link_pages(a1["page_id"], "contradicts", a2["page_id"])
+    visible = h.hit_ids(m, "", mode="temporal", filters={"relation_types": ["contradicts"]})
+    assert visible == {a1["page_id"], a2["page_id"]}
+
+
+# --- item 3: unlink never names a hidden end ---------------------------------------------------------------
+
+
+def test_unlink_with_a_hidden_end_names_no_hidden_page(store, two_scopes, as_model):
+    a1, b1 = two_scopes["a1"], two_scopes["b1"]
+    outgoing = store.link_pages(a1["page_id"], "related_to", b1["page_id"])
+    incoming = store.link_pages(b1["page_id"], "related_to", a1["page_id"])
+    m = as_model({"project:a": h.READER | {"link"}})
+    for rel in (outgoing, incoming):
+        with raises_code("not_found") as box:
+            m.unlink(rel["relation_id"], "tidy up")
+        text = box.value.message
+        assert b1["page_id"] not in text and b1["revision_id"] not in text and "project:b" not in text
+        assert rel["relation_id"] in text  # the same answer as for a relation that does not exist
+    with raises_code("not_found") as missing:
+        m.unlink("rel_01ARZ3NDEKTSV4RRFFQ69G5FAV", "tidy up")
+    assert h.mask_ids(missing.value.message) == h.mask_ids(box.value.message)
+    assert len(h.relations(store, a1["page_id"])["outgoing"]) == 1  # nothing was retracted
