@@ -10,7 +10,7 @@ from . import validate as v
 from .constants import DERIVATION_TYPES
 from .core import Call, Part, dumps, operation
 from . import index
-from .errors import Conflict, Cycle, Forbidden, Invalid, not_found
+from .errors import Conflict, Cycle, Forbidden, Invalid, NotFound, not_found
 from .titles import page_title
 
 
@@ -373,10 +373,11 @@ class WriteOps(Part):
         rel = m.Relation.get_or_none(m.Relation.relation_id == relation_id) if ids.id_kind(relation_id) == "rel" else None
         if rel is None or rel.retracted:
             raise not_found("relation", relation_id)
-        from_page = self._page_row(rel.from_page.page_id, call, "link")
+        # A relation with an end this session may not see is answered like one that does not exist.
         try:
             self._page_row(rel.to_page.page_id, call, "read")
-        except Exception:
+            from_page = self._page_row(rel.from_page.page_id, call, "link")
+        except NotFound:
             raise not_found("relation", relation_id) from None
         event_id = ids.new_id("evt")
         m.Retraction.create(
