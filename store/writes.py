@@ -147,8 +147,9 @@ class WriteOps(Part):
         )
         for input_id, input_page in inputs:
             self._m.ProvenanceInput.create(revision=rev, page=page, input_revision_id=input_id, input_page=input_page)
-            if input_page is not None and input_page != page.id and self._reaches(input_page, page.id):
-                raise Cycle(f"Page {page.page_id} cannot be derived from {input_id}: that input is derived from this page.")
+            if input_page is not None and input_page != page.id:
+                self._refuse_cycle(input_page, page.id, f"Page {page.page_id} cannot be derived from {input_id}: "
+                                   "that input is derived from this page.")
         index.add_revisions(self._db.cursor(), self._salt, [(rev.id, scope.id, rev.title, rev.content, facets)],
                             counted=page.status != "tombstoned")
         return rev
@@ -175,20 +176,51 @@ class WriteOps(Part):
             event["input_revision_ids"] = resolved
         return out
 
-    def _reaches(self, start: int, goal: int) -> bool:
-        """Whether page `start` is derived (transitively) from page `goal` in the derivation subgraph."""
+    def _refuse_cycle(self, start: int, goal: int, message: str) -> None:
+        """Refuse an edge goal -> start that would close a derivation cycle, revealing nothing hidden.
+
+        The derivation subgraph stays acyclic over every edge. A cycle the session can see is
+        `cycle` (its message names only the two visible pages); one that would close only
+        through pages the session may not read is `forbidden`, with a message that names no
+        page and no path (README, "Relations and access").
+        """
+        if not self._reaches(start, goal):
+            return
+        if self.session.is_owner or self._reaches(start, goal, visible_only=True):
+            raise Cycle(message)
+        raise Forbidden("This session may not make this derivation.")
+
+    def _reaches(self, start: int, goal: int, visible_only: bool = False) -> bool:
+        """Whether page `start` is derived (transitively) from page `goal` in the derivation subgraph.
+
+        With `visible_only`, only over edges whose both ends this session may read.
+        """
         if start == goal:
             return True
         types = ",".join("?" * len(DERIVATION_TYPES))
-        sql = (
-            "WITH RECURSIVE reach(p) AS (SELECT ? UNION "
-            "SELECT e.dst FROM reach JOIN ("
-            f"  SELECT from_page_id AS src, to_page_id AS dst FROM relation WHERE retracted = 0 AND relation_type IN ({types})"
-            "  UNION ALL SELECT page_id AS src, input_page AS dst FROM provenance_input"
-            "  WHERE input_page IS NOT NULL AND input_page != page_id"
-            ") e ON e.src = reach.p) SELECT 1 FROM reach WHERE p = ? LIMIT 1"
+        edges = (
+            f"SELECT from_page_id AS src, to_page_id AS dst FROM relation WHERE retracted = 0 AND relation_type IN ({types})"
+            " UNION ALL SELECT page_id AS src, input_page AS dst FROM provenance_input"
+            " WHERE input_page IS NOT NULL AND input_page != page_id"
         )
-        return self._db.execute_sql(sql, (start, *DERIVATION_TYPES, goal)).fetchone() is not None
+        params: list[Any] = [start, *DERIVATION_TYPES]
+        if visible_only:
+            ends, end_params = [], []
+            for alias in ("ss", "ds"):
+                read_sql, read_params = self._scope_filter("read", f"{alias}.namespace")
+                audit_sql, audit_params = self._scope_filter("audit", f"{alias}.namespace")
+                ends.append(f"{read_sql} AND ({alias[0]}p.status != 'tombstoned' OR {audit_sql})")
+                end_params += [*read_params, *audit_params]
+            edges = (
+                f"SELECT v.src, v.dst FROM ({edges}) v JOIN page sp ON sp.id = v.src JOIN scope ss ON ss.id = sp.scope_id "
+                f"JOIN page dp ON dp.id = v.dst JOIN scope ds ON ds.id = dp.scope_id WHERE {ends[0]} AND {ends[1]}"
+            )
+            params += end_params
+        sql = (
+            f"WITH RECURSIVE reach(p) AS (SELECT ? UNION SELECT e.dst FROM reach JOIN ({edges}) e ON e.src = reach.p) "
+            "SELECT 1 FROM reach WHERE p = ? LIMIT 1"
+        )
+        return self._db.execute_sql(sql, (*params, goal)).fetchone() is not None
 
     # --- public writes ---
 
@@ -346,10 +378,9 @@ class WriteOps(Part):
               actor: tuple[str, str] | None = None) -> dict[str, Any]:
         self._require(call, "link", from_page.scope.namespace)
         to_page, to_rev = self._resolve_revision(to_id, call)
-        if rtype in DERIVATION_TYPES and self._reaches(to_page.id, from_page.id):
-            raise Cycle(
-                f"Linking {from_page.page_id} {rtype} {to_page.page_id} would make a page derived from itself."
-            )
+        if rtype in DERIVATION_TYPES:
+            self._refuse_cycle(to_page.id, from_page.id,
+                               f"Linking {from_page.page_id} {rtype} {to_page.page_id} would make a page derived from itself.")
         stamp = ids.now()
         actor_type, actor_id = actor or (self.session.actor_type, self.session.principal_id)
         rel = self._m.Relation.create(

@@ -90,3 +90,33 @@ def test_unlink_with_a_hidden_end_names_no_hidden_page(store, two_scopes, as_mod
         m.unlink("rel_01ARZ3NDEKTSV4RRFFQ69G5FAV", "tidy up")
     assert h.mask_ids(missing.value.message) == h.mask_ids(box.value.message)
     assert len(h.relations(store, a1["page_id"])["outgoing"]) == 1  # nothing was retracted
+
+
+# --- item 4: acyclicity never reveals a derivation path through hidden pages ----------------------------
+
+
+def test_a_cycle_through_hidden_pages_is_refused_without_revealing_it(store, two_scopes, as_model):
+    a1, a2, b1 = two_scopes["a1"], two_scopes["a2"], two_scopes["b1"]
+    store.link_pages(b1["page_id"], "derived_from", a1["page_id"])
+    store.link_pages(a2["page_id"], "derived_from", b1["page_id"])  # a2 <- b1 <- a1, through hidden b1
+    m = as_model({"project:a": h.READER | {"link", "revise"}})
+    before = h.relations(store, a1["page_id"])
+    with raises_code("forbidden") as box:
+        m.link_pages(a1["page_id"], "derived_from", a2["page_id"])
+    head = h.head(store, a1["page_id"])
+    with raises_code("forbidden") as box2:
+        m.revise_page(a1["page_id"], head, content="a1 again, now from a2",
+                      provenance=[{"operation": "derive", "input_revision_ids": [a2["revision_id"]]}])
+    for exc in (box.value, box2.value):
+        assert exc.code != "cycle"
+        for hidden in (b1["page_id"], b1["revision_id"], "project:b", a1["page_id"], a2["page_id"]):
+            assert hidden not in exc.message
+    assert h.mask_ids(box.value.message) == h.mask_ids(box2.value.message)
+    assert h.relations(store, a1["page_id"]) == before and h.head(store, a1["page_id"]) == head
+    # the owner, who sees the whole path, gets the cycle error; a visible cycle is a cycle for the model too
+    with raises_code("cycle"):
+        store.link_pages(a1["page_id"], "derived_from", a2["page_id"])
+    a3 = h.write(store, "project:a", "third alpha page")
+    m.link_pages(a3["page_id"], "derived_from", a1["page_id"])
+    with raises_code("cycle"):
+        m.link_pages(a1["page_id"], "derived_from", a3["page_id"])
