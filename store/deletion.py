@@ -264,8 +264,9 @@ class DeletionOps(Part):
 
     @operation("list_receipts")
     def list_receipts(self, call: Call, limit: int = 50) -> dict[str, Any]:
-        """Deletion receipts, newest first (ids and counts, never content)."""
-        self._require_somewhere("audit")
+        """Deletion receipts, newest first (ids and counts, never content); the owner's own record."""
+        if not self.session.is_owner:
+            raise Forbidden("Only the owner may list deletion receipts.")
         m = self._m
         rows = m.DeletionReceipt.select().order_by(m.DeletionReceipt.id.desc()).limit(max(1, min(limit, 100)))
         return {"receipts": [

@@ -386,8 +386,9 @@ class ReadOps(Part):
 
     @operation("doctor")
     def doctor(self, call: Call) -> dict[str, Any]:
-        """Integrity check, counts, SQLite version and full-text index state."""
-        self._require_somewhere("audit")
+        """Integrity check, counts, SQLite version and full-text index state (the owner's: store-wide facts)."""
+        if not self.session.is_owner:
+            raise Forbidden("Only the owner may run doctor: it reports on the whole store.")
         db = self._db
         integrity = db.execute_sql("PRAGMA quick_check").fetchone()[0]
         counts = {}

@@ -120,3 +120,19 @@ def test_a_cycle_through_hidden_pages_is_refused_without_revealing_it(store, two
     m.link_pages(a3["page_id"], "derived_from", a1["page_id"])
     with raises_code("cycle"):
         m.link_pages(a1["page_id"], "derived_from", a3["page_id"])
+
+
+# --- item 5: doctor and deletion receipts are the owner's ---------------------------------------------
+
+
+def test_doctor_and_receipts_are_owner_only(store, two_scopes, as_model):
+    store.delete_page(two_scopes["b2"]["page_id"], reason="HR asked me to remove the salary notes")
+    m = as_model({"*": h.READER | {"audit"}})
+    for call in (m.doctor, m.list_receipts):
+        with raises_code("forbidden") as box:
+            call()
+        assert str(store.path) not in box.value.message and "salary" not in box.value.message
+    denied = [e for e in h.all_audit(store) if e["principal_id"] == "test-client"]
+    assert {e["operation"] for e in denied if e["decision"] == "denied"} >= {"doctor", "list_receipts"}
+    assert store.doctor()["path"] == str(store.path)
+    assert store.list_receipts()["receipts"][0]["reason"].startswith("HR asked")
