@@ -117,7 +117,7 @@ class ReadOps(Part):
         }
 
     def _visible_provenance(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Strip inputs this session may not see; mark inputs that were erased (input_deleted)."""
+        """Strip inputs this session may not see; mark inputs that were erased (input_deleted, owner only)."""
         wanted = {i for e in events for i in e.get("input_revision_ids", [])}
         if not wanted:
             return events
@@ -134,11 +134,15 @@ class ReadOps(Part):
         for rev_id, ns, status in rows:
             if self.session.allows("read", ns) and (status != "tombstoned" or self.session.allows("audit", ns)):
                 visible.add(rev_id)
-        deleted = dict(
-            m.DeletedRevision.select(m.DeletedRevision.revision_id, m.DeletedRevision.receipt_id)
-            .where(m.DeletedRevision.revision_id.in_(list(wanted - visible)))
-            .tuples()
-        )
+        # An erased input keeps no scope to test a grant against, so only the owner sees it (and its
+        # receipt); for a model client it is stripped like any input it may not see, deleted or not.
+        deleted: dict[str, str] = {}
+        if self.session.is_owner:
+            deleted = dict(
+                m.DeletedRevision.select(m.DeletedRevision.revision_id, m.DeletedRevision.receipt_id)
+                .where(m.DeletedRevision.revision_id.in_(list(wanted - visible)))
+                .tuples()
+            )
         out = []
         for event in events:
             event = dict(event)

@@ -136,3 +136,23 @@ def test_doctor_and_receipts_are_owner_only(store, two_scopes, as_model):
     assert {e["operation"] for e in denied if e["decision"] == "denied"} >= {"doctor", "list_receipts"}
     assert store.doctor()["path"] == str(store.path)
     assert store.list_receipts()["receipts"][0]["reason"].startswith("HR asked")
+
+
+# --- item 6: a hidden provenance input stays invisible once erased ------------------------------------
+
+
+def test_erased_hidden_input_never_appears_in_provenance(store, two_scopes, as_model):
+    a1, b1 = two_scopes["a1"], two_scopes["b1"]
+    d = h.write(store, "project:a", "synthesis of a1 and b1",
+                provenance=[{"operation": "derive", "input_revision_ids": [a1["revision_id"], b1["revision_id"]]}])
+    m = as_model({"project:a": h.READER})
+    receipt = store.delete_page(b1["page_id"], reason="erase b1")
+    for projections in (("manifest",), ("manifest", "payload", "relations", "history")):
+        text = h.dumps(m.read_pages([d["page_id"]], projections=list(projections)))
+        assert b1["revision_id"] not in text and receipt["receipt_id"] not in text
+        assert "input_deleted" not in text
+        assert a1["revision_id"] in text
+    graph = h.dumps(h.all_hits(m, d["page_id"], mode="graph"))
+    assert b1["revision_id"] not in graph and receipt["receipt_id"] not in graph
+    owner = h.env(store, d["page_id"])
+    assert owner["provenance"][0]["input_deleted"] == {b1["revision_id"]: receipt["receipt_id"]}
