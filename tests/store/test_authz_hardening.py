@@ -156,3 +156,50 @@ def test_erased_hidden_input_never_appears_in_provenance(store, two_scopes, as_m
     assert b1["revision_id"] not in graph and receipt["receipt_id"] not in graph
     owner = h.env(store, d["page_id"])
     assert owner["provenance"][0]["input_deleted"] == {b1["revision_id"]: receipt["receipt_id"]}
+
+
+# --- item 7: a chat import confirms nothing about hidden pages -------------------------------------------
+
+
+def _chatgpt_export(path, texts):
+    mapping = {"root": {"id": "root", "message": None, "parent": None, "children": ["m1"]}}
+    parent = "root"
+    for i, text in enumerate(texts, 1):
+        node = f"m{i}"
+        mapping[node] = {"id": node, "parent": parent, "children": [f"m{i + 1}"] if i < len(texts) else [],
+                         "message": {"id": node, "author": {"role": "user" if i % 2 else "assistant"},
+                                     "create_time": 1700000000 + i,
+                                     "content": {"content_type": "text", "parts": [text]}}}
+        parent = node
+    conv = [{"id": "conv-hr-1", "conversation_id": "conv-hr-1", "title": "Salary talk", "create_time": 1700000000,
+             "mapping": mapping, "current_node": parent}]
+    path.write_text(__import__("json").dumps(conv), encoding="utf-8")
+    return path
+
+
+def test_chat_import_confirms_nothing_hidden(store, tmp_path, as_model, db_path):
+    from store import Store
+    from store.adapters import import_chatgpt
+
+    secret = ["What should Dana's raise be?", "Dana gets 4 percent."]
+    store.write_page("PROJECT:HR", content="placeholder")
+    import_chatgpt(store, _chatgpt_export(tmp_path / "hr.json", secret), namespace="PROJECT:HR")
+    m = as_model({"project:a": {"ingest", "manage_scope", "read", "search", "link"}})
+    fresh = Store.open(tmp_path / "fresh.db").with_session(m.session)
+    outcomes = []
+    for name, guess in (("right", secret), ("wrong", ["What should Dana's raise be?", "Dana gets 9 percent."])):
+        for target in (m, fresh):
+            report = import_chatgpt(target, _chatgpt_export(tmp_path / f"{name}.json", guess), namespace="project:a")
+            outcomes.append(report.to_dict())
+            assert "PROJECT:HR" not in h.dumps(report.to_dict())
+    # the same outcomes as in a store that never held the hidden conversation
+    strip = [{k: v for k, v in o.items() if k != "skipped"} for o in outcomes]
+    assert strip[0] == strip[1] and strip[2] == strip[3], strip
+    assert strip[0]["created"] == 3 and strip[0]["unchanged"] == 0
+    assert strip[2]["revised"] == 1
+    owner_hr = [x for x in h.all_hits(store, "Dana", mode="exact") if x["namespace"] == "PROJECT:HR"]
+    assert {x["snippet"] for x in owner_hr} >= {"Dana gets 4 percent."}  # the owner's pages are untouched
+    again = import_chatgpt(m, _chatgpt_export(tmp_path / "wrong.json", ["What should Dana's raise be?",
+                                                                        "Dana gets 9 percent."]), namespace="project:a")
+    assert again.unchanged == 3 and again.created == 0  # the model's own copy is found again
+    fresh.close()
