@@ -288,11 +288,17 @@ class WriteOps(Part):
         actor_id = event.get("actor_id")
         if actor_id is not None and not isinstance(actor_id, str):
             raise Invalid("actor_id must be a string.")
+        # Only the owner names who an event came from; any other session writes its own identity.
+        if not self.session.is_owner:
+            actor = (self.session.actor_type, self.session.principal_id)
+        elif tool:
+            actor = ("tool", tool)
+        else:
+            actor = (self.session.actor_type, actor_id or self.session.principal_id)
         result = self._create_page(
             call, namespace=ns, permission="ingest", payload=body_payload, source_refs=refs, facets=facet_map,
             provenance=[], default_operation="ingest", observed_at=v.optional_time(event.get("observed_at"), "observed_at"),
-            actor=("tool", tool) if tool and self.session.is_owner
-            else (self.session.actor_type, actor_id or self.session.principal_id),
+            actor=actor,
         )
         self._remember(call, key, body, result, self._m.Page.get(self._m.Page.page_id == result["page_id"]).id)
         return result

@@ -203,3 +203,27 @@ def test_chat_import_confirms_nothing_hidden(store, tmp_path, as_model, db_path)
                                                                         "Dana gets 9 percent."]), namespace="project:a")
     assert again.unchanged == 3 and again.created == 0  # the model's own copy is found again
     fresh.close()
+
+
+# --- item 8: a model session writes its own identity --------------------------------------------------
+
+
+def test_model_events_carry_the_sessions_own_identity(store, tmp_path, as_model):
+    import json
+
+    from store.adapters.events import import_events
+
+    m = as_model({"project:a": {"ingest", "manage_scope", "read"}}, client_id="client-a")
+    direct = m.ingest_event({"content": "spoofed message", "actor_id": "client-b"}, "project:a", "k1")
+    lines = tmp_path / "events.jsonl"
+    lines.write_text(json.dumps({"idempotency_key": "k2", "content": "spoofed line", "actor_id": "client-b"}) + "\n",
+                     encoding="utf-8")
+    import_events(m, lines, namespace="project:a")
+    written = [direct["page_id"], *(x["page_id"] for x in h.all_hits(store, "spoofed line", mode="exact"))]
+    assert len(written) == 2
+    for page_id in written:
+        env = h.env(store, page_id)
+        assert env["created_by"] == {"actor_type": "model", "actor_id": "client-a"}
+        assert {(p["actor_type"], p["actor_id"]) for p in env["provenance"]} == {("model", "client-a")}
+    owner = store.ingest_event({"content": "relayed", "actor_id": "alice"}, "project:a", "k3")
+    assert h.env(store, owner["page_id"])["created_by"]["actor_id"] == "alice"  # the owner may say who spoke
