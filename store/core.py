@@ -288,5 +288,15 @@ class Part:
             rev = m.Revision.get_by_id(page.head)
         return page, rev
 
+    def _context_key(self, context_id: str) -> str:
+        """A suppression context as stored and matched: a model client's contexts are its own.
+
+        The owner's context ids are kept verbatim; any other principal's are qualified by its
+        identity, so no client can hide pages from another client's or the owner's searches.
+        """
+        if self.session.is_owner:
+            return context_id
+        return f"{self.session.principal_type}:{json.dumps(self.session.principal_id)}/{context_id}"
+
     def _scope_row(self, namespace: str) -> Any:
         return self._m.Scope.get_or_none(self._m.Scope.namespace == namespace)

@@ -112,9 +112,10 @@ class LifecycleOps(Part):
         pages = [self._page_row(pid, call, "suppress") for pid in self._page_list(page_ids)]
         m = self._m
         stamp = ids.now()
+        key = self._context_key(ctx)
         for page in pages:
             m.Suppression.insert(
-                page=page.id, context_id=ctx, reason=reason, expires_at=expires, actor_type=self.session.actor_type,
+                page=page.id, context_id=key, reason=reason, expires_at=expires, actor_type=self.session.actor_type,
                 actor_id=self.session.principal_id, created_at=stamp,
             ).on_conflict(
                 conflict_target=[m.Suppression.context_id, m.Suppression.page],
@@ -131,7 +132,8 @@ class LifecycleOps(Part):
         m = self._m
         done = []
         for page in pages:
-            if m.Suppression.delete().where((m.Suppression.page == page.id) & (m.Suppression.context_id == ctx)).execute():
+            if m.Suppression.delete().where((m.Suppression.page == page.id)
+                                            & (m.Suppression.context_id == self._context_key(ctx))).execute():
                 done.append(page.page_id)
         call.counts["pages"] = len(done)
         return {"context_id": ctx, "unsuppressed": done}

@@ -198,7 +198,7 @@ class SearchOps(Part):
                 "NOT EXISTS (SELECT 1 FROM suppression x WHERE x.page_id = p.id AND x.context_id = ? "
                 "AND (x.expires_at IS NULL OR x.expires_at > ?))"
             )
-            params += [context_id, idmod.now()]
+            params += [self._context_key(context_id), idmod.now()]
         return " AND ".join(parts), params
 
     def _run(self, mode: str, query: str, where: str, params: list[Any], limit: int, offset: int, flt: dict[str, Any],
