@@ -219,9 +219,10 @@ class DeletionOps(Part):
             # A supersedes link from an erased page no longer hides its target.
             db.execute_sql(
                 f"UPDATE page SET superseded = superseded - (SELECT COUNT(*) FROM relation r WHERE r.to_page_id = page.id "
-                f"AND r.relation_type = 'supersedes' AND r.retracted = 0 AND r.from_page_id IN ({marks})) "
+                f"AND r.relation_type = 'supersedes' AND r.retracted = 0 AND r.actor_type != 'model' "
+                f"AND r.from_page_id IN ({marks})) "
                 f"WHERE id IN (SELECT to_page_id FROM relation WHERE relation_type = 'supersedes' AND retracted = 0 "
-                f"AND from_page_id IN ({marks}))",
+                f"AND actor_type != 'model' AND from_page_id IN ({marks}))",
                 (*part, *part),
             )
             for table, where in (

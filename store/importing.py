@@ -216,6 +216,8 @@ class ImportUnit:
         """Link two pages of this import unless that live relation already exists; True when created."""
         rtype = v.relation_type(relation_type)
         key = (source.pk, target.pk, rtype)
+        if source.pk == target.pk:
+            raise Invalid(f"A page never relates to itself: {source.page_id} {rtype} {target.page_id}.")
         if key in self._linked:
             return False
         for ref in (source, target):

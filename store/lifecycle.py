@@ -90,18 +90,41 @@ class LifecycleOps(Part):
 
     @operation("list_recommendations")
     def list_recommendations(self, call: Call, status: str = "pending", limit: int = 50) -> dict[str, Any]:
-        """Tombstone recommendations awaiting the user's review, newest first."""
+        """What models ask the owner to review, newest first: tombstone recommendations and, while
+        pending, every model's live `supersedes` the owner has not confirmed with one of its own.
+
+        A supersedes item (`action: "supersedes"`) names the page it would supersede (`page_id`),
+        the newer page (`from_page_id`) and the model's `relation_id`; the owner confirms it by
+        linking the same two pages with `supersedes` itself, or dismisses it by unlinking it.
+        """
         self._require_somewhere("tombstone")
         m = self._m
+        size = max(1, min(limit, 100))
         rows = (
             m.Recommendation.select(m.Recommendation, m.Page).join(m.Page)
-            .where(m.Recommendation.status == status).order_by(m.Recommendation.id.desc()).limit(max(1, min(limit, 100)))
+            .where(m.Recommendation.status == status).order_by(m.Recommendation.id.desc()).limit(size)
         )
-        return {"recommendations": [
+        items = [
             {"recommendation_id": r.recommendation_id, "page_id": r.page.page_id, "action": r.action, "reason": r.reason,
              "actor": {"actor_type": r.actor_type, "actor_id": r.actor_id}, "status": r.status, "created_at": r.created_at}
             for r in rows
-        ]}
+        ]
+        if status == "pending":
+            found = self._db.execute_sql(
+                "SELECT r.relation_id, tp.page_id, fp.page_id, r.actor_type, r.actor_id, r.created_at FROM relation r "
+                "JOIN page fp ON fp.id = r.from_page_id JOIN page tp ON tp.id = r.to_page_id "
+                "WHERE r.relation_type = 'supersedes' AND r.retracted = 0 AND r.actor_type = 'model' "
+                "AND NOT EXISTS (SELECT 1 FROM relation o WHERE o.from_page_id = r.from_page_id "
+                "AND o.to_page_id = r.to_page_id AND o.relation_type = 'supersedes' AND o.retracted = 0 "
+                "AND o.actor_type != 'model') ORDER BY r.id DESC LIMIT ?", (size,)).fetchall()
+            items += [
+                {"recommendation_id": rel_id, "relation_id": rel_id, "page_id": to_pid, "from_page_id": from_pid,
+                 "action": "supersedes", "reason": f"{from_pid} supersedes this page",
+                 "actor": {"actor_type": actor_type, "actor_id": actor_id}, "status": "pending", "created_at": created}
+                for rel_id, to_pid, from_pid, actor_type, actor_id, created in found
+            ]
+            items = sorted(items, key=lambda r: r["created_at"], reverse=True)[:size]
+        return {"recommendations": items}
 
     @operation("suppress_pages", write=True)
     def suppress_pages(self, call: Call, page_ids: Any, context_id: str, reason: str | None = None,

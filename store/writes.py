@@ -14,6 +14,10 @@ from .errors import Conflict, Cycle, Forbidden, Invalid, NotFound, not_found
 from .titles import page_title
 
 
+def counts_as_supersedes(relation_type: str, actor_type: str) -> bool:
+    """Whether a live relation makes its target superseded: a model's never does by itself (pcp-core.md §5)."""
+    return relation_type == "supersedes" and actor_type != "model"
+
 
 class WriteOps(Part):
     """Writing: scopes, pages, revisions, events, relations and the bulk path."""
@@ -384,17 +388,34 @@ class WriteOps(Part):
               actor: tuple[str, str] | None = None) -> dict[str, Any]:
         self._require(call, "link", from_page.scope.namespace)
         to_page, to_rev = self._resolve_revision(to_id, call)
+        if to_page.id == from_page.id:
+            if rtype in DERIVATION_TYPES:
+                raise Cycle(f"Linking {from_page.page_id} {rtype} {to_page.page_id} would make a page derived from itself.")
+            raise Invalid(f"A page never relates to itself: {from_page.page_id} {rtype} {to_page.page_id}.")
+        actor_type, actor_id = actor or (self.session.actor_type, self.session.principal_id)
+        m = self._m
+        same = m.Relation.get_or_none(
+            (m.Relation.from_page == from_page.id) & (m.Relation.to_page == to_page.id)
+            & (m.Relation.relation_type == rtype) & (m.Relation.retracted == 0)
+            & (m.Relation.actor_type == actor_type) & (m.Relation.actor_id == actor_id)
+        )
+        if same is not None:  # a repeated identical relation: the one that exists
+            call.counts["replayed"] = 1
+            return {
+                "relation_id": same.relation_id, "from_page_id": from_page.page_id,
+                "from_revision_id": same.from_revision_id, "to_page_id": to_page.page_id,
+                "to_revision_id": same.to_revision_id, "relation_type": rtype, "created": False,
+            }
         if rtype in DERIVATION_TYPES:
             self._refuse_cycle(to_page.id, from_page.id,
                                f"Linking {from_page.page_id} {rtype} {to_page.page_id} would make a page derived from itself.")
         stamp = ids.now()
-        actor_type, actor_id = actor or (self.session.actor_type, self.session.principal_id)
         rel = self._m.Relation.create(
             relation_id=ids.new_id("rel"), relation_type=rtype, from_page=from_page, from_revision_id=from_rev.revision_id,
             to_page=to_page, to_revision_id=to_rev.revision_id, created_at=stamp,
             actor_type=actor_type, actor_id=actor_id,
         )
-        if rtype == "supersedes":
+        if counts_as_supersedes(rtype, actor_type):
             self._m.Page.update(superseded=self._m.Page.superseded + 1).where(self._m.Page.id == to_page.id).execute()
         call.counts["relations"] = call.counts.get("relations", 0) + 1
         return {
@@ -422,7 +443,7 @@ class WriteOps(Part):
             reason=why, created_at=ids.now(),
         )
         m.Relation.update(retracted=1).where(m.Relation.id == rel.id).execute()
-        if rel.relation_type == "supersedes":
+        if counts_as_supersedes(rel.relation_type, rel.actor_type):
             m.Page.update(superseded=m.Page.superseded - 1).where(m.Page.id == rel.to_page_id).execute()
         call.scopes.add(from_page.scope.namespace)
         return {"relation_id": rel.relation_id, "retracted": True, "event_id": event_id}

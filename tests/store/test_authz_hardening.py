@@ -227,3 +227,55 @@ def test_model_events_carry_the_sessions_own_identity(store, tmp_path, as_model)
         assert {(p["actor_type"], p["actor_id"]) for p in env["provenance"]} == {("model", "client-a")}
     owner = store.ingest_event({"content": "relayed", "actor_id": "alice"}, "project:a", "k3")
     assert h.env(store, owner["page_id"])["created_by"]["actor_id"] == "alice"  # the owner may say who spoke
+
+
+# --- item 10: a model's relation never changes a page's status ------------------------------------------
+
+
+def test_a_models_supersedes_waits_for_the_owner(store, two_scopes, as_model):
+    a1, a2 = two_scopes["a1"], two_scopes["a2"]
+    m = as_model({"project:a": h.READER | {"link"}})
+    for target in (store, m):
+        with raises_code("invalid"):
+            target.link_pages(a1["page_id"], "supersedes", a1["page_id"])
+        with raises_code("invalid"):
+            target.link_pages(a1["revision_id"], "related_to", a1["page_id"])
+    rel = m.link_pages(a2["page_id"], "supersedes", a1["page_id"])
+    assert rel["created"] is True
+    again = m.link_pages(a2["page_id"], "supersedes", a1["page_id"])
+    assert again["created"] is False and again["relation_id"] == rel["relation_id"]
+    assert len(h.relations(store, a1["page_id"])["incoming"]) == 1
+    # nobody's default search loses the page, the owner's included; its status stays active
+    for who in (store, m):
+        assert a1["page_id"] in h.hit_ids(who, "zanzibar")
+        assert h.env(who, a1["page_id"])["lifecycle_status"] == "active"
+    assert a1["page_id"] in {p["page_id"] for p in store.list_pages()["pages"]}
+    # the owner's review list holds it beside tombstone recommendations
+    m2 = as_model({"project:a": h.READER | {"write"}}, client_id="other")
+    m2.recommend_tombstone(a2["page_id"], "duplicate")
+    review = store.list_recommendations()["recommendations"]
+    assert {r["action"] for r in review} == {"tombstone", "supersedes"}
+    item = next(r for r in review if r["action"] == "supersedes")
+    assert (item["page_id"], item["from_page_id"], item["relation_id"]) == (a1["page_id"], a2["page_id"], rel["relation_id"])
+    assert item["actor"] == {"actor_type": "model", "actor_id": "test-client"}
+    # confirming it is the owner's own supersedes: now the page is superseded, and the item leaves the list
+    own = store.link_pages(item["from_page_id"], "supersedes", item["page_id"])
+    assert own["created"] is True and own["relation_id"] != rel["relation_id"]
+    assert h.env(store, a1["page_id"])["lifecycle_status"] == "superseded"
+    assert a1["page_id"] not in h.hit_ids(store, "zanzibar")
+    assert [r["action"] for r in store.list_recommendations()["recommendations"]] == ["tombstone"]
+    assert store.link_pages(a2["page_id"], "supersedes", a1["page_id"])["created"] is False
+    # retracting the model's relation changes nothing; retracting the owner's brings the page back
+    store.unlink(rel["relation_id"], "not needed")
+    assert h.env(store, a1["page_id"])["lifecycle_status"] == "superseded"
+    store.unlink(own["relation_id"], "changed my mind")
+    assert h.env(store, a1["page_id"])["lifecycle_status"] == "active"
+
+
+def test_erasing_a_models_superseding_page_leaves_status_alone(store, two_scopes, as_model):
+    a1, a2 = two_scopes["a1"], two_scopes["a2"]
+    m = as_model({"project:a": h.READER | {"link"}})
+    m.link_pages(a2["page_id"], "supersedes", a1["page_id"])
+    store.delete_page(a2["page_id"], reason="erase")
+    assert h.env(store, a1["page_id"])["lifecycle_status"] == "active"
+    assert a1["page_id"] in h.hit_ids(store, "zanzibar")
