@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from .constants import LIMITS, LIFECYCLE_STATUSES, RECOMMENDED_RELATION_TYPES
-from .core import Call, Part, operation
+from .core import Call, Part, operation, pending_erasures
 from .db import SCHEMA_VERSION
 from .index import FTS_TABLE
 from .errors import Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported
@@ -414,6 +414,8 @@ class ReadOps(Part):
             "fts": {"state": fts_state, "rows": fts_rows, "tokenizer": "unicode61 + CJK per-character segmentation",
                     "secure_delete": True},
             "journal_mode": db.execute_sql("PRAGMA journal_mode").fetchone()[0],
+            # Deletions whose erased text may remain in the WAL until a reader lets go of its snapshot.
+            "pending_erasures": pending_erasures(db),
         }
 
     @operation("audit_log")
