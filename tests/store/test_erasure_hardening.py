@@ -89,3 +89,70 @@ def test_pcp_doctor_and_delete_say_an_erasure_is_pending(db_path):
         reader.rollback()
         reader.close()
     assert "pending in the WAL" not in pcp("doctor")
+
+
+# --- item 26: erasure holds for text of every Unicode general category -----------------------------------
+
+CATEGORIES = ("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf",
+              "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Co", "Cn")  # Cs: see below
+
+
+def _by_category() -> dict[str, list[str]]:
+    import sys
+    import unicodedata
+
+    out: dict[str, list[str]] = {c: [] for c in CATEGORIES}
+    for code in range(sys.maxunicode + 1):
+        cat = unicodedata.category(chr(code))
+        if cat in out and code != 0 and len(out[cat]) < 4000:
+            out[cat].append(chr(code))
+    return out
+
+
+def _category_text(chars: list[str], rng: random.Random, base: str) -> str:
+    """Words of one category alone, glued to letters, after a base letter (marks), 16 to 48 characters long."""
+    words = []
+    for i in range(60):
+        word = "".join(rng.choice(chars) for _ in range(rng.randint(16, 48)))
+        if i % 3 == 1:
+            word = base + word + base
+        elif i % 3 == 2:
+            word = "".join(base + c for c in word[:24])
+        words.append(word)
+    return " ".join(words)
+
+
+def test_erasure_holds_for_every_unicode_category(db_path):
+    from store import Store
+
+    chars = _by_category()
+    assert all(chars[c] for c in CATEGORIES), [c for c in CATEGORIES if not chars[c]]
+    rng = random.Random(26)
+    st = Store.open(db_path)
+    keeper = "keeper page with plain words that stay"
+    h.write(st, "project:keep", keeper)
+    st.delete_page(h.write(st, "project:keep", "warm up the delete path")["page_id"], "warm up")
+    before: set[bytes] = set()
+    for f in h.files_beside(db_path):
+        data = f.read_bytes()
+        before |= {data[i:i + 16] for i in range(len(data) - 15)}
+    written = {}
+    for cat in CATEGORIES:
+        base = "e" if cat.startswith("M") else ""
+        text = _category_text(chars[cat], rng, base)
+        title = "".join(rng.choice(chars[cat]) for _ in range(24))
+        written[cat] = (h.write(st, f"project:{cat.lower()}", text,
+                                facets={"title": f"T{title}", "summary": text[:300], "keywords": [title]}),
+                        [text, title])
+    # sanity: the text is in the files before deletion, for every category
+    for cat, (_, texts) in written.items():
+        assert h.find_residue(h.files_beside(db_path), _windows(texts, [keeper]) - before), cat
+    for cat, (page, _) in written.items():
+        st.delete_page(page["page_id"], f"erase {cat}")
+    problems = {}
+    for cat, (_, texts) in written.items():
+        found = h.find_residue(h.files_beside(db_path), _windows(texts, [keeper]) - before)
+        if found:
+            problems[cat] = found
+    assert problems == {}, f"erased text still on disk: {problems}"
+    st.close()
