@@ -111,6 +111,8 @@ COMMANDS: tuple[Command, ...] = (
     # reviews of model recommendations
     Command("reviews.tombstone", "t", "Tombstone", "Tombstone the recommended page (asks first)", "tombstone",
             "reviews"),
+    Command("reviews.confirm", "s", "Confirm", "Confirm a model's supersedes as your own (asks first)", "confirm",
+            "reviews"),
     Command("reviews.open", "enter", "Open", "Show the page", "open", "reviews"),
     Command("reviews.back", "escape", "Back", "Close", "back", "reviews"),
     # the welcome / import screen

@@ -353,7 +353,7 @@ class PcpMcp:
                            lifecycle_status: list[str] | None = None, relation_types: list[str] | None = None,
                            actor_types: list[str] | None = None, created_after: str | None = None,
                            created_before: str | None = None, observed_after: str | None = None,
-                           observed_before: str | None = None, context_id: str | None = None) -> str:
+                           observed_before: str | None = None) -> str:
         try:
             validate.query(query)  # a long query is refused before any work
         except store.PcpError as exc:
@@ -365,7 +365,7 @@ class PcpMcp:
         result = await self._call(
             self.store.search_pages, query or "", scopes=list(scopes or ()), mode=mode or "auto",
             filters=filters or None, limit=_clamp(limit, 1, MAX_HITS, DEFAULT_HITS), cursor=cursor or None,
-            context_id=context_id or self.context_id,
+            context_id=self.context_id,  # always this session's own context, never another client's
         )
         return _bounded(format_hits(result, query or ""))
 
@@ -444,10 +444,9 @@ class PcpMcp:
         result = await self._call(self.store.ingest_event, event, namespace, idempotency_key)
         return format_written(result, "Event page", namespace)
 
-    async def suppress_pages(self, page_ids: list[str], reason: str | None = None, context_id: str | None = None,
+    async def suppress_pages(self, page_ids: list[str], reason: str | None = None,
                              expires_at: str | None = None) -> str:
-        ctx = context_id or self.context_id
-        result = await self._call(self.store.suppress_pages, list(page_ids), ctx, reason=reason or None,
+        result = await self._call(self.store.suppress_pages, list(page_ids), self.context_id, reason=reason or None,
                                   expires_at=expires_at or None)
         return (f"Suppressed {len(result['suppressed'])} page(s) in context {result['context_id']} only "
                 f"(no revision written, nothing hidden elsewhere): {', '.join(result['suppressed'])}")

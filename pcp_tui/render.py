@@ -76,6 +76,9 @@ def doctor(console: Console, data: dict[str, Any]) -> None:
     style = "bold green" if integrity == "ok" else "bold red"
     _line(console, "integrity: ", (str(integrity), style))
     console.print(_kv_table(None, {k: v for k, v in data.items() if k != "integrity"}))
+    if data.get("pending_erasures"):
+        _line(console, (f"{len(data['pending_erasures'])} erasure(s) pending in the WAL", "bold yellow"),
+              ": a reader held a snapshot when they ran; the next pcp call after it closes finishes them.")
 
 
 def scopes(console: Console, data: dict[str, Any]) -> None:
@@ -298,6 +301,9 @@ def receipt(console: Console, data: dict[str, Any]) -> None:
     counted = ", ".join(f"{k}={v}" for k, v in counts.items()) if isinstance(counts, dict) else str(counts)
     _line(console, ("Deleted", "bold red"), f" {what}", f" ({counted})" if counted else "",
           f"; receipt {data.get('receipt_id')}")
+    if data.get("wal_erasure") == "pending":
+        _line(console, ("WAL erasure pending", "bold yellow"), ": another program holds a read snapshot; the next "
+              "pcp call after it closes removes the erased text from the WAL (pcp doctor shows it until then).")
 
 
 @contextmanager

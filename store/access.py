@@ -71,28 +71,40 @@ class AccessSession:
         return any(permission in self.effective(p) for p in self.grants.values())
 
     def namespace_filter(self, permission: str, column: str) -> tuple[str, list[Any]]:
-        """A SQL condition on `column` (a namespace) true exactly where `permission` is granted."""
+        """A SQL condition on `column` (a namespace) true exactly where `permission` is granted.
+
+        The SQL form of `pattern_matches` (one matcher everywhere): case-sensitive, and only a
+        trailing `*` is a wildcard; `%`, `_` and any other `*` in a namespace are literal.
+        """
         if permission in self.effective(self.grants.get("*", frozenset())):
             return "1", []
         parts, params = [], []
         for pattern, perms in sorted(self.grants.items()):
             if permission not in self.effective(perms):
                 continue
-            if pattern.endswith("*"):
-                parts.append(f"{column} LIKE ? ESCAPE '\\'")
-                params.append(_like_escape(pattern[:-1]) + "%")
-            else:
-                parts.append(f"{column} = ?")
-                params.append(pattern)
+            sql, values = pattern_sql(pattern, column)
+            parts.append(sql)
+            params += values
         if not parts:
             return "0", []
         return "(" + " OR ".join(parts) + ")", params
 
 
 def pattern_matches(pattern: str, namespace: str) -> bool:
+    """Whether a grant pattern covers a namespace: `NS` exactly, `PREFIX*` by case-sensitive prefix."""
     if pattern.endswith("*"):
         return namespace.startswith(pattern[:-1])
     return pattern == namespace
+
+
+def pattern_sql(pattern: str, column: str) -> tuple[str, list[Any]]:
+    """`pattern_matches(pattern, column)` as SQL (binary comparison, no LIKE, so no wildcard characters)."""
+    if pattern.endswith("*"):
+        prefix = pattern[:-1]
+        if not prefix:
+            return "1", []
+        return f"substr({column}, 1, ?) = ?", [len(prefix), prefix]
+    return f"{column} = ?", [pattern]
 
 
 def normalise_grants(grants: Mapping[str, Iterable[str]]) -> dict[str, frozenset[str]]:
@@ -106,7 +118,3 @@ def normalise_grants(grants: Mapping[str, Iterable[str]]) -> dict[str, frozenset
             )
         out[ns] = out.get(ns, frozenset()) | perm_set
     return out
-
-
-def _like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

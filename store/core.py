@@ -83,6 +83,7 @@ def operation(
             call = Call(name)
             started = time.perf_counter()
             with self._failures_audited(call, started):
+                settle_erasures(self._db)
                 if write:
                     with self._db.atomic("IMMEDIATE"):
                         result = fn(self, call, *args, **kwargs)
@@ -98,6 +99,42 @@ def operation(
         return wrapper
 
     return decorate
+
+
+WAL_PENDING_KEY = "wal_erasure_pending"  # meta: JSON list of receipt ids whose erased text may remain in the WAL
+
+
+def truncate_wal(db: pw.SqliteDatabase) -> bool:
+    """Fold the WAL into the database and truncate it, without waiting: False while a reader holds a snapshot.
+
+    The checkpoint runs with no busy wait, so it never holds other writers up (pcp-core.md section 6).
+    """
+    if db.in_transaction():
+        return False
+    (timeout,) = db.execute_sql("PRAGMA busy_timeout").fetchone()
+    db.execute_sql("PRAGMA busy_timeout = 0")
+    try:
+        busy, log, done = db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    except pw.OperationalError:  # another connection holds the write lock right now
+        return False
+    finally:
+        db.execute_sql(f"PRAGMA busy_timeout = {int(timeout)}")
+    return bool(busy == 0 and log == done)
+
+
+def pending_erasures(db: pw.SqliteDatabase) -> list[str]:
+    """Receipt ids whose erased text may still be in the WAL (a reader held a snapshot at delete time)."""
+    row = db.execute_sql("SELECT value FROM meta WHERE key = ?", (WAL_PENDING_KEY,)).fetchone()
+    return list(json.loads(row[0])) if row else []
+
+
+def settle_erasures(db: pw.SqliteDatabase) -> None:
+    """Finish a pending WAL erasure once no reader needs the old snapshot (called before every operation)."""
+    if db.in_transaction() or not pending_erasures(db) or not truncate_wal(db):
+        return
+    with db.atomic("IMMEDIATE"):
+        db.execute_sql("DELETE FROM meta WHERE key = ?", (WAL_PENDING_KEY,))
+    truncate_wal(db)  # and leave the WAL empty again after that small write
 
 
 def _storage_error(exc: Exception) -> PcpError:
@@ -315,6 +352,16 @@ class Part:
         else:
             rev = m.Revision.get_by_id(page.head)
         return page, rev
+
+    def _context_key(self, context_id: str) -> str:
+        """A suppression context as stored and matched: a model client's contexts are its own.
+
+        The owner's context ids are kept verbatim; any other principal's are qualified by its
+        identity, so no client can hide pages from another client's or the owner's searches.
+        """
+        if self.session.is_owner:
+            return context_id
+        return f"{self.session.principal_type}:{json.dumps(self.session.principal_id)}/{context_id}"
 
     def _scope_row(self, namespace: str) -> Any:
         return self._m.Scope.get_or_none(self._m.Scope.namespace == namespace)

@@ -10,7 +10,7 @@ from . import ids
 from . import validate as v
 from .constants import BATCH, DERIVATION_TYPES, Progress
 from .constants import chunks as _chunks
-from .core import Call, Part, StoreContext, dumps, operation
+from .core import WAL_PENDING_KEY, Call, Part, StoreContext, dumps, operation, pending_erasures, truncate_wal
 from . import index
 from .errors import Forbidden, not_found
 from .files import leftover_temps, remove_dead_temps
@@ -177,7 +177,7 @@ class DeletionOps(Part):
     def delete_page(self, page_id: str, reason: str, cascade: bool = False) -> Receipt:
         """Erase a page (and with cascade, the pages derived from it); returns the receipt."""
         receipt = self._delete_page(page_id, reason, cascade)
-        self._checkpoint()
+        receipt["wal_erasure"] = self._checkpoint(receipt["receipt_id"])
         return receipt
 
     @operation("delete_page", write=True)
@@ -192,7 +192,7 @@ class DeletionOps(Part):
     def delete_scope(self, namespace: str, reason: str, progress: Progress | None = None) -> Receipt:
         """Erase every page of a namespace and the scope itself; returns the receipt."""
         receipt = self._delete_scope(namespace, reason, progress)
-        self._checkpoint()
+        receipt["wal_erasure"] = self._checkpoint(receipt["receipt_id"])
         return receipt
 
     @operation("delete_scope", write=True)
@@ -225,9 +225,10 @@ class DeletionOps(Part):
             # A supersedes link from an erased page no longer hides its target.
             db.execute_sql(
                 f"UPDATE page SET superseded = superseded - (SELECT COUNT(*) FROM relation r WHERE r.to_page_id = page.id "
-                f"AND r.relation_type = 'supersedes' AND r.retracted = 0 AND r.from_page_id IN ({marks})) "
+                f"AND r.relation_type = 'supersedes' AND r.retracted = 0 AND r.actor_type != 'model' "
+                f"AND r.from_page_id IN ({marks})) "
                 f"WHERE id IN (SELECT to_page_id FROM relation WHERE relation_type = 'supersedes' AND retracted = 0 "
-                f"AND from_page_id IN ({marks}))",
+                f"AND actor_type != 'model' AND from_page_id IN ({marks}))",
                 (*part, *part),
             )
             for table, where in (
@@ -264,22 +265,37 @@ class DeletionOps(Part):
             "lifecycle_status": "deleted",
         }
 
-    def _checkpoint(self) -> None:
-        """Fold the WAL into the database and truncate it, so erased pages leave no copy there."""
-        try:
-            self._db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-        except Exception:  # a busy reader delays truncation; the next checkpoint completes it
-            pass
+    def _checkpoint(self, receipt_id: str) -> str:
+        """Fold the WAL into the database and truncate it, so erased pages leave no copy there.
+
+        It never waits: while another connection holds a read snapshot the WAL cannot be
+        truncated, so the receipt is marked `pending` and the next store call after the
+        reader is gone finishes it (core.settle_erasures), which makes it `done`.
+        """
+        if truncate_wal(self._db):
+            if pending_erasures(self._db):  # an earlier pending erasure is complete too
+                with self._db.atomic("IMMEDIATE"):
+                    self._db.execute_sql("DELETE FROM meta WHERE key = ?", (WAL_PENDING_KEY,))
+                truncate_wal(self._db)
+            return "done"
+        with self._db.atomic("IMMEDIATE"):
+            pending = pending_erasures(self._db)
+            self._db.execute_sql("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                                 (WAL_PENDING_KEY, dumps([*pending, receipt_id])))
+        return "pending"
 
     @operation("list_receipts")
     def list_receipts(self, call: Call, limit: int = 50) -> ReceiptList:
-        """Deletion receipts, newest first (ids and counts, never content)."""
-        self._require_somewhere("audit")
+        """Deletion receipts, newest first (ids and counts, never content); the owner's own record."""
+        if not self.session.is_owner:
+            raise Forbidden("Only the owner may list deletion receipts.")
         m = self._m
         rows = m.DeletionReceipt.select().order_by(m.DeletionReceipt.id.desc()).limit(max(1, min(limit, 100)))
+        pending = set(pending_erasures(self._db))
         return {"receipts": [
             {"receipt_id": r.receipt_id, "namespace": r.namespace, "page_ids": json.loads(r.page_ids),
              "revision_ids": json.loads(r.revision_ids), "counts": json.loads(r.counts), "created_at": r.created_at,
-             "actor": {"actor_type": r.actor_type, "actor_id": r.actor_id}, "reason": r.reason}
+             "actor": {"actor_type": r.actor_type, "actor_id": r.actor_id}, "reason": r.reason,
+             "wal_erasure": "pending" if r.receipt_id in pending else "done"}
             for r in rows
         ]}

@@ -651,7 +651,7 @@ class ExportOps(Part):
         )
         db.execute_sql(
             "UPDATE page SET superseded = (SELECT COUNT(*) FROM relation r WHERE r.to_page_id = page.id "
-            "AND r.relation_type = 'supersedes' AND r.retracted = 0)"
+            "AND r.relation_type = 'supersedes' AND r.retracted = 0 AND r.actor_type != 'model')"
         )
         db.execute_sql(
             "UPDATE provenance_input SET input_page = (SELECT r.page_id FROM revision r "

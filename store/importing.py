@@ -122,14 +122,13 @@ class ImportUnit:
         observed = v.optional_time(observed_at, "observed_at")
         digest = v.body_digest({"payload": body_payload, "facets": facet_map,
                                 "source_refs": refs if change_key is None else change_key})
-        if source_key in self._known:
-            row = self._known.pop(source_key)
-        else:
-            row = self._store._db.execute_sql(
-                "SELECT sp.body_digest, p.id, p.page_id, p.head_revision_id, s.namespace FROM source_page sp "
-                "JOIN page p ON p.id = sp.page_id JOIN scope s ON s.id = p.scope_id WHERE sp.source_key = ?",
-                (source_key,),
-            ).fetchone()
+        row = self._known.pop(source_key) if source_key in self._known else self._lookup(source_key)
+        if row is not None and not self._may_see(row[-1]):
+            # The source id belongs to a page outside this session's grants. The session gets a
+            # page of its own under a key of its own, exactly as if that page did not exist: no
+            # outcome, count or error depends on hidden content or names a hidden scope.
+            source_key = self._own_key(source_key, v.namespace(namespace))
+            row = self._lookup(source_key)
         if row is not None:
             known_digest, pk, page_id, head, ns = row
             self._call.scopes.add(ns)
@@ -162,6 +161,23 @@ class ImportUnit:
         self._call.scopes.add(ns)
         self.counts["created"] += 1
         return PageRef(page_id, rev_id, page_pk, "created")
+
+    def _lookup(self, source_key: str) -> tuple[Any, ...] | None:
+        row: tuple[Any, ...] | None = self._store._db.execute_sql(
+            "SELECT sp.body_digest, p.id, p.page_id, p.head_revision_id, s.namespace FROM source_page sp "
+            "JOIN page p ON p.id = sp.page_id JOIN scope s ON s.id = p.scope_id WHERE sp.source_key = ?",
+            (source_key,),
+        ).fetchone()
+        return row
+
+    def _may_see(self, namespace: str) -> bool:
+        session = self._store.session
+        return session.allows("ingest", namespace) or session.allows("read", namespace)
+
+    @staticmethod
+    def _own_key(source_key: str, namespace: str) -> str:
+        """The key a session keeps its copy under when another scope's page holds `source_key`."""
+        return f"{source_key}\x1f{namespace}"
 
     def _reserve(self) -> tuple[int, int]:
         if self._next is None:
@@ -200,6 +216,8 @@ class ImportUnit:
         """Link two pages of this import unless that live relation already exists; True when created."""
         rtype = v.relation_type(relation_type)
         key = (source.pk, target.pk, rtype)
+        if source.pk == target.pk:
+            raise Invalid(f"A page never relates to itself: {source.page_id} {rtype} {target.page_id}.")
         if key in self._linked:
             return False
         for ref in (source, target):

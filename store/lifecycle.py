@@ -9,7 +9,7 @@ from . import validate as v
 from .core import Call, Part, operation
 from .errors import Conflict, Forbidden, Invalid
 from .reads import effective_status
-from .types import RecommendationList, RecommendResult, SuppressResult, TransitionResult, UnsuppressResult
+from .types import Recommendation, RecommendationList, RecommendResult, SuppressResult, TransitionResult, UnsuppressResult
 
 # operation -> (permission, statuses it may start from, status it leads to)
 TRANSITIONS = {
@@ -91,18 +91,41 @@ class LifecycleOps(Part):
 
     @operation("list_recommendations")
     def list_recommendations(self, call: Call, status: str = "pending", limit: int = 50) -> RecommendationList:
-        """Tombstone recommendations awaiting the user's review, newest first."""
+        """What models ask the owner to review, newest first: tombstone recommendations and, while
+        pending, every model's live `supersedes` the owner has not confirmed with one of its own.
+
+        A supersedes item (`action: "supersedes"`) names the page it would supersede (`page_id`),
+        the newer page (`from_page_id`) and the model's `relation_id`; the owner confirms it by
+        linking the same two pages with `supersedes` itself, or dismisses it by unlinking it.
+        """
         self._require_somewhere("tombstone")
         m = self._m
+        size = max(1, min(limit, 100))
         rows = (
             m.Recommendation.select(m.Recommendation, m.Page).join(m.Page)
-            .where(m.Recommendation.status == status).order_by(m.Recommendation.id.desc()).limit(max(1, min(limit, 100)))
+            .where(m.Recommendation.status == status).order_by(m.Recommendation.id.desc()).limit(size)
         )
-        return {"recommendations": [
+        items: list[Recommendation] = [
             {"recommendation_id": r.recommendation_id, "page_id": r.page.page_id, "action": r.action, "reason": r.reason,
              "actor": {"actor_type": r.actor_type, "actor_id": r.actor_id}, "status": r.status, "created_at": r.created_at}
             for r in rows
-        ]}
+        ]
+        if status == "pending":
+            found = self._db.execute_sql(
+                "SELECT r.relation_id, tp.page_id, fp.page_id, r.actor_type, r.actor_id, r.created_at FROM relation r "
+                "JOIN page fp ON fp.id = r.from_page_id JOIN page tp ON tp.id = r.to_page_id "
+                "WHERE r.relation_type = 'supersedes' AND r.retracted = 0 AND r.actor_type = 'model' "
+                "AND NOT EXISTS (SELECT 1 FROM relation o WHERE o.from_page_id = r.from_page_id "
+                "AND o.to_page_id = r.to_page_id AND o.relation_type = 'supersedes' AND o.retracted = 0 "
+                "AND o.actor_type != 'model') ORDER BY r.id DESC LIMIT ?", (size,)).fetchall()
+            items += [
+                {"recommendation_id": rel_id, "relation_id": rel_id, "page_id": to_pid, "from_page_id": from_pid,
+                 "action": "supersedes", "reason": f"{from_pid} supersedes this page",
+                 "actor": {"actor_type": actor_type, "actor_id": actor_id}, "status": "pending", "created_at": created}
+                for rel_id, to_pid, from_pid, actor_type, actor_id, created in found
+            ]
+            items = sorted(items, key=lambda r: r["created_at"], reverse=True)[:size]
+        return {"recommendations": items}
 
     @operation("suppress_pages", write=True)
     def suppress_pages(self, call: Call, page_ids: Any, context_id: str, reason: str | None = None,
@@ -114,9 +137,10 @@ class LifecycleOps(Part):
         pages = [self._page_row(pid, call, "suppress") for pid in self._page_list(page_ids)]
         m = self._m
         stamp = ids.now()
+        key = self._context_key(ctx)
         for page in pages:
             m.Suppression.insert(
-                page=page.id, context_id=ctx, reason=reason, expires_at=expires, actor_type=self.session.actor_type,
+                page=page.id, context_id=key, reason=reason, expires_at=expires, actor_type=self.session.actor_type,
                 actor_id=self.session.principal_id, created_at=stamp,
             ).on_conflict(
                 conflict_target=[m.Suppression.context_id, m.Suppression.page],
@@ -133,7 +157,8 @@ class LifecycleOps(Part):
         m = self._m
         done = []
         for page in pages:
-            if m.Suppression.delete().where((m.Suppression.page == page.id) & (m.Suppression.context_id == ctx)).execute():
+            if m.Suppression.delete().where((m.Suppression.page == page.id)
+                                            & (m.Suppression.context_id == self._context_key(ctx))).execute():
                 done.append(page.page_id)
         call.counts["pages"] = len(done)
         return {"context_id": ctx, "unsuppressed": done}

@@ -9,7 +9,7 @@ import json
 from typing import Any, Literal, NamedTuple
 
 from .constants import LIMITS, LIFECYCLE_STATUSES, RECOMMENDED_RELATION_TYPES
-from .core import Call, Part, named_rows, operation
+from .core import Call, Part, named_rows, operation, pending_erasures
 from .db import SCHEMA_VERSION
 from .index import FTS_TABLE
 from .errors import Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported, shown
@@ -173,7 +173,7 @@ class ReadOps(Part):
         }
 
     def _visible_provenance(self, events: list[ProvenanceEvent]) -> list[ProvenanceEvent]:
-        """Strip inputs this session may not see; mark inputs that were erased (input_deleted)."""
+        """Strip inputs this session may not see; mark inputs that were erased (input_deleted, owner only)."""
         wanted = {i for e in events for i in e.get("input_revision_ids", [])}
         if not wanted:
             return events
@@ -190,11 +190,15 @@ class ReadOps(Part):
         for rev_id, ns, status in rows:
             if self.session.allows("read", ns) and (status != "tombstoned" or self.session.allows("audit", ns)):
                 visible.add(rev_id)
-        deleted = dict(
-            m.DeletedRevision.select(m.DeletedRevision.revision_id, m.DeletedRevision.receipt_id)
-            .where(m.DeletedRevision.revision_id.in_(list(wanted - visible)))
-            .tuples()
-        )
+        # An erased input keeps no scope to test a grant against, so only the owner sees it (and its
+        # receipt); for a model client it is stripped like any input it may not see, deleted or not.
+        deleted: dict[str, str] = {}
+        if self.session.is_owner:
+            deleted = dict(
+                m.DeletedRevision.select(m.DeletedRevision.revision_id, m.DeletedRevision.receipt_id)
+                .where(m.DeletedRevision.revision_id.in_(list(wanted - visible)))
+                .tuples()
+            )
         out: list[ProvenanceEvent] = []
         for event in events:
             event = event.copy()
@@ -437,8 +441,9 @@ class ReadOps(Part):
 
     @operation("doctor")
     def doctor(self, call: Call) -> DoctorReport:
-        """Integrity check, counts, SQLite version and full-text index state."""
-        self._require_somewhere("audit")
+        """Integrity check, counts, SQLite version and full-text index state (the owner's: store-wide facts)."""
+        if not self.session.is_owner:
+            raise Forbidden("Only the owner may run doctor: it reports on the whole store.")
         db = self._db
         integrity = db.execute_sql("PRAGMA quick_check").fetchone()[0]
         counts = {}
@@ -461,6 +466,8 @@ class ReadOps(Part):
                     "secure_delete": True},
             "journal_mode": db.execute_sql("PRAGMA journal_mode").fetchone()[0],
             "warnings": folder_warnings(self.path),
+            # Deletions whose erased text may remain in the WAL until a reader lets go of its snapshot.
+            "pending_erasures": pending_erasures(db),
         }
 
     @operation("audit_log")

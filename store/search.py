@@ -95,7 +95,8 @@ class SearchOps(Part):
         if scope_sql != "1":
             pks = [r[0] for r in self._db.execute_sql(
                 f"SELECT s.id FROM scope s WHERE {scope_sql} LIMIT {MAX_SCOPE_TOKENS + 1}", scope_params).fetchall()]
-            tokens = sorted(pks) if len(pks) <= MAX_SCOPE_TOKENS else None
+            # No scope at all (a grant naming scopes that do not exist yet): the SQL test alone finds nothing.
+            tokens = sorted(pks) if 0 < len(pks) <= MAX_SCOPE_TOKENS else None
         return RankScope(scope_sql, scope_params, where, params, tokens)
 
     def _page_of_hits(self, rows: list[Any], size: int, offset: int, used: str, query: str, fingerprint: str, call: Call,
@@ -184,18 +185,24 @@ class SearchOps(Part):
             parts.append("COALESCE(r.observed_at, r.created_at) < ?")
             params.append(flt["observed_before"])
         if flt.get("relation_types"):
+            # Only a relation whose other end this session may read counts (relations never grant access).
             marks = ",".join("?" * len(flt["relation_types"]))
+            read_sql, read_params = self._scope_filter("read", "xs.namespace")
+            far_audit_sql, far_audit_params = self._scope_filter("audit", "xs.namespace")
             parts.append(
-                f"EXISTS (SELECT 1 FROM relation x WHERE x.retracted = 0 AND x.relation_type IN ({marks}) "
-                "AND (x.from_page_id = p.id OR x.to_page_id = p.id))"
+                "EXISTS (SELECT 1 FROM relation x "
+                "JOIN page xo ON xo.id = (CASE WHEN x.from_page_id = p.id THEN x.to_page_id ELSE x.from_page_id END) "
+                f"JOIN scope xs ON xs.id = xo.scope_id WHERE x.retracted = 0 AND x.relation_type IN ({marks}) "
+                f"AND (x.from_page_id = p.id OR x.to_page_id = p.id) AND {read_sql} "
+                f"AND (xo.status != 'tombstoned' OR {far_audit_sql}))"
             )
-            params += flt["relation_types"]
+            params += [*flt["relation_types"], *read_params, *far_audit_params]
         if context_id:
             parts.append(
                 "NOT EXISTS (SELECT 1 FROM suppression x WHERE x.page_id = p.id AND x.context_id = ? "
                 "AND (x.expires_at IS NULL OR x.expires_at > ?))"
             )
-            params += [context_id, idmod.now()]
+            params += [self._context_key(context_id), idmod.now()]
         return " AND ".join(parts), params
 
     def _run(self, mode: str, query: str, where: str, params: list[Any], limit: int, offset: int, flt: dict[str, Any],

@@ -189,6 +189,7 @@ class DoctorReport(TypedDict):
     fts: FtsState
     journal_mode: str
     warnings: NotRequired[list[str]]  # e.g. a store folder readable by others
+    pending_erasures: NotRequired[list[str]]  # receipt ids whose WAL erasure waits for a reader
 
 
 class AuditEvent(TypedDict):
@@ -289,11 +290,13 @@ class RecommendResult(TypedDict):
 class Recommendation(TypedDict):
     recommendation_id: str
     page_id: str
-    action: str
+    action: str  # tombstone | supersedes
     reason: str
     actor: Actor
     status: str
     created_at: str
+    relation_id: NotRequired[str]  # a model's supersedes: the relation the owner confirms or unlinks
+    from_page_id: NotRequired[str]  # ... and the newer page
 
 
 class RecommendationList(TypedDict):
@@ -386,6 +389,7 @@ class Receipt(TypedDict):
     actor: Actor
     reason: str
     lifecycle_status: NotRequired[str]  # "deleted", on the receipt delete_page / delete_scope return
+    wal_erasure: NotRequired[str]  # done | pending (a reader held a snapshot; finished by the next call)
 
 
 class ReceiptList(TypedDict):

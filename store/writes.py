@@ -10,10 +10,14 @@ from . import validate as v
 from .constants import DERIVATION_TYPES
 from .core import Call, Part, dumps, operation
 from . import index
-from .errors import Conflict, Cycle, Forbidden, Invalid, not_found, shown
+from .errors import Conflict, Cycle, Forbidden, Invalid, NotFound, not_found, shown
 from .titles import page_title
 from .types import BulkWriteResult, LinkResult, Scope, UnlinkResult, WriteResult
 
+
+def counts_as_supersedes(relation_type: str, actor_type: str) -> bool:
+    """Whether a live relation makes its target superseded: a model's never does by itself (pcp-core.md §5)."""
+    return relation_type == "supersedes" and actor_type != "model"
 
 
 class WriteOps(Part):
@@ -148,8 +152,9 @@ class WriteOps(Part):
         )
         for input_id, input_page in inputs:
             self._m.ProvenanceInput.create(revision=rev, page=page, input_revision_id=input_id, input_page=input_page)
-            if input_page is not None and input_page != page.id and self._reaches(input_page, page.id):
-                raise Cycle(f"Page {page.page_id} cannot be derived from {input_id}: that input is derived from this page.")
+            if input_page is not None and input_page != page.id:
+                self._refuse_cycle(input_page, page.id, f"Page {page.page_id} cannot be derived from {input_id}: "
+                                   "that input is derived from this page.")
         index.add_revisions(self._db.cursor(), self._salt, [(rev.id, scope.id, rev.title, rev.content, facets)],
                             counted=page.status != "tombstoned")
         return rev
@@ -176,20 +181,51 @@ class WriteOps(Part):
             event["input_revision_ids"] = resolved
         return out
 
-    def _reaches(self, start: int, goal: int) -> bool:
-        """Whether page `start` is derived (transitively) from page `goal` in the derivation subgraph."""
+    def _refuse_cycle(self, start: int, goal: int, message: str) -> None:
+        """Refuse an edge goal -> start that would close a derivation cycle, revealing nothing hidden.
+
+        The derivation subgraph stays acyclic over every edge. A cycle the session can see is
+        `cycle` (its message names only the two visible pages); one that would close only
+        through pages the session may not read is `forbidden`, with a message that names no
+        page and no path (README, "Relations and access").
+        """
+        if not self._reaches(start, goal):
+            return
+        if self.session.is_owner or self._reaches(start, goal, visible_only=True):
+            raise Cycle(message)
+        raise Forbidden("This session may not make this derivation.")
+
+    def _reaches(self, start: int, goal: int, visible_only: bool = False) -> bool:
+        """Whether page `start` is derived (transitively) from page `goal` in the derivation subgraph.
+
+        With `visible_only`, only over edges whose both ends this session may read.
+        """
         if start == goal:
             return True
         types = ",".join("?" * len(DERIVATION_TYPES))
-        sql = (
-            "WITH RECURSIVE reach(p) AS (SELECT ? UNION "
-            "SELECT e.dst FROM reach JOIN ("
-            f"  SELECT from_page_id AS src, to_page_id AS dst FROM relation WHERE retracted = 0 AND relation_type IN ({types})"
-            "  UNION ALL SELECT page_id AS src, input_page AS dst FROM provenance_input"
-            "  WHERE input_page IS NOT NULL AND input_page != page_id"
-            ") e ON e.src = reach.p) SELECT 1 FROM reach WHERE p = ? LIMIT 1"
+        edges = (
+            f"SELECT from_page_id AS src, to_page_id AS dst FROM relation WHERE retracted = 0 AND relation_type IN ({types})"
+            " UNION ALL SELECT page_id AS src, input_page AS dst FROM provenance_input"
+            " WHERE input_page IS NOT NULL AND input_page != page_id"
         )
-        return self._db.execute_sql(sql, (start, *DERIVATION_TYPES, goal)).fetchone() is not None
+        params: list[Any] = [start, *DERIVATION_TYPES]
+        if visible_only:
+            ends, end_params = [], []
+            for alias in ("ss", "ds"):
+                read_sql, read_params = self._scope_filter("read", f"{alias}.namespace")
+                audit_sql, audit_params = self._scope_filter("audit", f"{alias}.namespace")
+                ends.append(f"{read_sql} AND ({alias[0]}p.status != 'tombstoned' OR {audit_sql})")
+                end_params += [*read_params, *audit_params]
+            edges = (
+                f"SELECT v.src, v.dst FROM ({edges}) v JOIN page sp ON sp.id = v.src JOIN scope ss ON ss.id = sp.scope_id "
+                f"JOIN page dp ON dp.id = v.dst JOIN scope ds ON ds.id = dp.scope_id WHERE {ends[0]} AND {ends[1]}"
+            )
+            params += end_params
+        sql = (
+            f"WITH RECURSIVE reach(p) AS (SELECT ? UNION SELECT e.dst FROM reach JOIN ({edges}) e ON e.src = reach.p) "
+            "SELECT 1 FROM reach WHERE p = ? LIMIT 1"
+        )
+        return self._db.execute_sql(sql, (*params, goal)).fetchone() is not None
 
     # --- public writes ---
 
@@ -257,11 +293,17 @@ class WriteOps(Part):
         actor_id = event.get("actor_id")
         if actor_id is not None and not isinstance(actor_id, str):
             raise Invalid("actor_id must be a string.")
+        # Only the owner names who an event came from; any other session writes its own identity.
+        if not self.session.is_owner:
+            actor = (self.session.actor_type, self.session.principal_id)
+        elif tool:
+            actor = ("tool", tool)
+        else:
+            actor = (self.session.actor_type, actor_id or self.session.principal_id)
         result = self._create_page(
             call, namespace=ns, permission="ingest", payload=body_payload, source_refs=refs, facets=facet_map,
             provenance=[], default_operation="ingest", observed_at=v.optional_time(event.get("observed_at"), "observed_at"),
-            actor=("tool", tool) if tool and self.session.is_owner
-            else (self.session.actor_type, actor_id or self.session.principal_id),
+            actor=actor,
         )
         self._remember(call, key, body, result, self._m.Page.get(self._m.Page.page_id == result["page_id"]).id)
         return result
@@ -347,18 +389,34 @@ class WriteOps(Part):
               actor: tuple[str, str] | None = None) -> LinkResult:
         self._require(call, "link", from_page.scope.namespace)
         to_page, to_rev = self._resolve_revision(to_id, call)
-        if rtype in DERIVATION_TYPES and self._reaches(to_page.id, from_page.id):
-            raise Cycle(
-                f"Linking {from_page.page_id} {rtype} {to_page.page_id} would make a page derived from itself."
-            )
-        stamp = ids.now()
+        if to_page.id == from_page.id:
+            if rtype in DERIVATION_TYPES:
+                raise Cycle(f"Linking {from_page.page_id} {rtype} {to_page.page_id} would make a page derived from itself.")
+            raise Invalid(f"A page never relates to itself: {from_page.page_id} {rtype} {to_page.page_id}.")
         actor_type, actor_id = actor or (self.session.actor_type, self.session.principal_id)
+        m = self._m
+        same = m.Relation.get_or_none(
+            (m.Relation.from_page == from_page.id) & (m.Relation.to_page == to_page.id)
+            & (m.Relation.relation_type == rtype) & (m.Relation.retracted == 0)
+            & (m.Relation.actor_type == actor_type) & (m.Relation.actor_id == actor_id)
+        )
+        if same is not None:  # a repeated identical relation: the one that exists
+            call.counts["replayed"] = 1
+            return {
+                "relation_id": same.relation_id, "from_page_id": from_page.page_id,
+                "from_revision_id": same.from_revision_id, "to_page_id": to_page.page_id,
+                "to_revision_id": same.to_revision_id, "relation_type": rtype, "created": False,
+            }
+        if rtype in DERIVATION_TYPES:
+            self._refuse_cycle(to_page.id, from_page.id,
+                               f"Linking {from_page.page_id} {rtype} {to_page.page_id} would make a page derived from itself.")
+        stamp = ids.now()
         rel = self._m.Relation.create(
             relation_id=ids.new_id("rel"), relation_type=rtype, from_page=from_page, from_revision_id=from_rev.revision_id,
             to_page=to_page, to_revision_id=to_rev.revision_id, created_at=stamp,
             actor_type=actor_type, actor_id=actor_id,
         )
-        if rtype == "supersedes":
+        if counts_as_supersedes(rtype, actor_type):
             self._m.Page.update(superseded=self._m.Page.superseded + 1).where(self._m.Page.id == to_page.id).execute()
         call.counts["relations"] = call.counts.get("relations", 0) + 1
         return {
@@ -374,10 +432,11 @@ class WriteOps(Part):
         rel = m.Relation.get_or_none(m.Relation.relation_id == relation_id) if ids.id_kind(relation_id) == "rel" else None
         if rel is None or rel.retracted:
             raise not_found("relation", relation_id)
-        from_page = self._page_row(rel.from_page.page_id, call, "link")
+        # A relation with an end this session may not see is answered like one that does not exist.
         try:
             self._page_row(rel.to_page.page_id, call, "read")
-        except Exception:
+            from_page = self._page_row(rel.from_page.page_id, call, "link")
+        except NotFound:
             raise not_found("relation", relation_id) from None
         event_id = ids.new_id("evt")
         m.Retraction.create(
@@ -385,7 +444,7 @@ class WriteOps(Part):
             reason=why, created_at=ids.now(),
         )
         m.Relation.update(retracted=1).where(m.Relation.id == rel.id).execute()
-        if rel.relation_type == "supersedes":
+        if counts_as_supersedes(rel.relation_type, rel.actor_type):
             m.Page.update(superseded=m.Page.superseded - 1).where(m.Page.id == rel.to_page_id).execute()
         call.scopes.add(from_page.scope.namespace)
         return {"relation_id": rel.relation_id, "retracted": True, "event_id": event_id}

@@ -1,4 +1,4 @@
-"""Pending tombstone recommendations (from model clients) for the owner to review."""
+"""Pending recommendations from model clients for the owner to review: tombstones and supersedes."""
 
 from __future__ import annotations
 
@@ -26,13 +26,14 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog full"):
-            yield Static(Content.styled("Tombstone recommendations", "bold"), classes="dialog-title")
-            yield Static(Content("Models may recommend withdrawing a page; only you can tombstone it. "
-                                 "Enter shows the page, t tombstones it."), classes="dialog-body")
+            yield Static(Content.styled("Recommendations", "bold"), classes="dialog-title")
+            yield Static(Content("Models may recommend withdrawing a page, or mark one as superseded by a newer "
+                                 "page; only you decide. Enter shows the page, t tombstones it, s confirms a "
+                                 "supersedes as your own."), classes="dialog-body")
             yield DataTable(id="reviews-table", cursor_type="row")
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns("page", "status", "recommended by", "when", "reason")
+        self.query_one(DataTable).add_columns("page", "action", "status", "recommended by", "when", "reason")
         self._load()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="reviews")
@@ -40,12 +41,18 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
         store = self.app.store
         recs = store.list_recommendations()["recommendations"]
         found = {}
-        for batch in reading.chunks(list({r["page_id"] for r in recs})):
+        wanted = {r["page_id"] for r in recs} | {r["from_page_id"] for r in recs if r.get("from_page_id")}
+        for batch in reading.chunks(list(wanted)):
             for res in store.read_pages(batch, projections=("manifest",))["results"]:
                 if "revision" in res:
                     found[res["revision"]["page_id"]] = res["revision"]
-        rows = [{**r, "title": reading.title_of(found[r["page_id"]]) if r["page_id"] in found else r["page_id"],
-                 "page_status": found.get(r["page_id"], {}).get("lifecycle_status", "?")} for r in recs]
+        def title(page_id: str) -> str:
+            return reading.title_of(found[page_id]) if page_id in found else page_id
+
+        rows = [{**r, "title": title(r["page_id"]),
+                 "page_status": found.get(r["page_id"], {}).get("lifecycle_status", "?"),
+                 **({"reason": f"superseded by “{title(r['from_page_id'])}”"} if r.get("from_page_id") else {})}
+                for r in recs]
         self.post_message(RecommendationsLoaded(rows))
 
     @on(RecommendationsLoaded)
@@ -55,16 +62,19 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
         table = self.query_one(DataTable)
         table.clear()
         for r in self.rows:
-            table.add_row(r["title"], r["page_status"], f"{r['actor']['actor_type']}:{r['actor']['actor_id']}",
-                          r["created_at"][:16], r["reason"])
+            table.add_row(r["title"], r.get("action", "tombstone"), r["page_status"],
+                          f"{r['actor']['actor_type']}:{r['actor']['actor_id']}", r["created_at"][:16], r["reason"])
         if not self.rows:
-            table.add_row("No pending recommendations.", "", "", "", "")
+            table.add_row("No pending recommendations.", "", "", "", "", "")
         table.focus()
 
     @on(Tombstoned)
     def _tombstoned(self, message: Tombstoned) -> None:
         message.stop()
-        self.notify(f"Tombstoned {message.result['page_id']}.", title="Tombstone")
+        if message.result.get("action") == "supersedes":
+            self.notify(f"Confirmed: {message.result['page_id']} is superseded.", title="Supersedes")
+        else:
+            self.notify(f"Tombstoned {message.result['page_id']}.", title="Tombstone")
         for screen in self.app.screen_stack:
             if screen is not self:
                 screen.post_message(StoreChanged(message.result["page_id"]))
@@ -99,6 +109,28 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="reviews-tombstone")
     def _tombstone(self, page_id: str, reason: str) -> None:
         self.post_message(Tombstoned(self.app.store.tombstone_page(page_id, reason)))
+
+    def action_confirm(self) -> None:
+        rec = self._current()
+        if rec is None or rec.get("action") != "supersedes":
+            self.notify("Only a supersedes recommendation can be confirmed.", title="Confirm")
+            return
+        screen = ConfirmScreen(
+            f"Confirm that “{rec['title']}” is superseded?",
+            f"{rec['actor']['actor_id']} linked it as {rec['reason']}.\n\nYou add your own supersedes link: the page "
+            "leaves default search but stays readable, and unlinking it brings the page back.",
+            confirm_label="Confirm")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._confirm(rec["from_page_id"], rec["page_id"])
+
+        self.app.push_screen(screen, answered)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="reviews-confirm")
+    def _confirm(self, from_page_id: str, page_id: str) -> None:
+        self.app.store.link_pages(from_page_id, "supersedes", page_id)
+        self.post_message(Tombstoned({"page_id": page_id, "action": "supersedes"}))
 
     def action_back(self) -> None:
         self.dismiss(None)

@@ -82,7 +82,7 @@ class RightsScreen(StoreWorkers, Screen):
         self.query_one("#audit-table", DataTable).add_columns("time", "principal", "operation", "scopes", "decision",
                                                               "counts", "ms")
         self.query_one("#receipts-table", DataTable).add_columns("receipt", "time", "scope", "pages", "revisions",
-                                                                 "reason")
+                                                                 "WAL erasure", "reason")
         self._load_scopes()
         self._load_audit(None)
         self._load_receipts()
@@ -139,7 +139,7 @@ class RightsScreen(StoreWorkers, Screen):
         table.clear()
         for r in receipts:
             table.add_row(r["receipt_id"], r["created_at"][:19], r.get("namespace") or "", len(r["page_ids"]),
-                          len(r["revision_ids"]), r["reason"])
+                          len(r["revision_ids"]), r.get("wal_erasure", "done"), r["reason"])
 
     # --- export ---
 

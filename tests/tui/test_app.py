@@ -152,3 +152,34 @@ async def test_ctrl_q_quits_with_status_zero(demo_store, make_app):
         await pilot.press("ctrl+q")
         await pilot.pause()
     assert app.return_code == 0
+
+
+async def test_reviews_confirm_a_models_supersedes_as_the_owners_own(demo_store, make_app):
+    from store import AccessSession
+
+    store, refs = demo_store
+    old, new = refs["alpha-outline"], refs["garden-idea"]
+    model = store.with_session(AccessSession.model_client("helper-model", {"*": {"read", "search", "link"}}))
+    rel = model.link_pages(new, "supersedes", old)
+    assert store.read_pages([old], projections=("manifest",))["results"][0]["revision"]["lifecycle_status"] == "active"
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f4")
+        await settle(app, pilot)
+        assert isinstance(app.screen, RecommendationsScreen)
+        rows = app.screen.rows
+        assert [r["action"] for r in rows].count("supersedes") == 1
+        table = app.screen.query_one("#reviews-table")
+        table.move_cursor(row=next(i for i, r in enumerate(rows) if r["action"] == "supersedes"))
+        await pilot.press("s")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await settle(app, pilot, rounds=4)
+        assert [r.get("action") for r in app.screen.rows] == ["tombstone"]
+    head = store.read_pages([old], projections=("manifest", "relations"))["results"][0]
+    assert head["revision"]["lifecycle_status"] == "superseded"
+    owners = [r for r in head["relations"]["incoming"] if r["created_by"]["actor_type"] == "user"
+              and r["relation_type"] == "supersedes" and r["from_page_id"] == new]
+    assert len(owners) == 1 and owners[0]["relation_id"] != rel["relation_id"]

@@ -96,3 +96,30 @@ async def test_audit_log_is_paged(demo_store, make_app):
         await pilot.press("escape")
         await settle(app, pilot)
         assert not isinstance(app.screen, RightsScreen)
+
+
+async def test_receipts_show_a_pending_wal_erasure(demo_store, make_app):
+    try:
+        import pysqlite3.dbapi2 as sqlite3  # the store's own SQLite when installed
+    except ImportError:  # pragma: no cover
+        import sqlite3
+
+    store, refs = demo_store
+    reader = sqlite3.connect(str(store.path))
+    reader.execute("BEGIN")
+    reader.execute("SELECT COUNT(*) FROM revision").fetchone()  # a read snapshot, like a running export
+    try:
+        receipt = store.delete_page(refs["garden-idea"], "erase")
+        assert receipt["wal_erasure"] == "pending"
+        app = make_app(store)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            await pilot.press("f2")
+            await settle(app, pilot)
+            table = app.screen.query_one("#receipts-table")
+            row = table.get_row_at(0)
+            assert row[0] == receipt["receipt_id"] and "pending" in row
+    finally:
+        reader.rollback()
+        reader.close()
+    assert store.list_receipts()["receipts"][0]["wal_erasure"] == "done"
