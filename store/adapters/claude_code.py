@@ -66,8 +66,10 @@ def import_claude_code(store: Any, path: str | Path | None = None, *, with_tools
     by_session: dict[str, list[_File]] = {}
     for f in files:
         by_session.setdefault(f.session_id, []).append(f)
+    # The earliest session owns a uuid; on a tie (a resume copies history with its times) the one with fewer
+    # records, the original, comes first.
     order = sorted(by_session, key=lambda sid: (min((f.first_at for f in by_session[sid] if f.first_at), default="~"),
-                                                sid))
+                                                sum(len(f.turns) for f in by_session[sid]), sid))
     sessions = _sessions(order, by_session, summaries, titles)
     return write_sessions(store, SOURCE, "Claude Code", TOOL, sessions, len(order), report, with_tools, progress)
 
@@ -141,7 +143,8 @@ def _sessions(order: list[str], by_session: dict[str, list[_File]], summaries: d
             skipped.update(f.skipped)
         threads: list[AgentThread] = []
         label = (main or files)[0].label
-        plan = [(f"{SOURCE}:session:{sid}", main_turns, label, False, {})]
+        plan: list[tuple[str, list[dict[str, Any]], str, bool, dict[str, Any]]] = [
+            (f"{SOURCE}:session:{sid}", main_turns, label, False, {})]
         if side_turns:
             plan.append((f"{SOURCE}:session:{sid}:sidechain", side_turns, label, True, {}))
         for f in agents:
