@@ -257,11 +257,16 @@ def build_parser() -> _Parser:
     p.add_argument("--cascade", action="store_true", help="also erase pages derived from it")
     _plan_or_yes(p)
 
-    p = cmd("import", "bring history in: chatgpt, claude, markdown, events or export", "import_report", _import)
+    p = cmd("import", "bring history in: chatgpt, claude, markdown, events, export, or coding-agent sessions",
+            "import_report", _import)
     p.add_argument("source", metavar="SOURCE", type=_one_of("SOURCE", IMPORT_SOURCES),
-                   help="chatgpt | claude | markdown | events | export")
-    p.add_argument("path", metavar="PATH", help="export file (.json or .zip), notes folder, or .jsonl file")
+                   help=" | ".join(IMPORT_SOURCES))
+    p.add_argument("path", metavar="PATH", nargs="?",
+                   help="export file (.json or .zip), notes folder, or .jsonl file; for claude-code: its sessions "
+                        "folder or one .jsonl (default ~/.claude/projects)")
     p.add_argument("--namespace", metavar="NS", help="put everything into this one scope")
+    p.add_argument("--with-tools", action="store_true",
+                   help="coding agents: also store tool calls and results as pages (they often hold secrets)")
     p = cmd("export", "take everything out (JSON Lines, or a Markdown folder)", "export_done", _export)
     p.add_argument("--scope", action="append", metavar="NS", help="repeatable; default: every scope")
     p.add_argument("--format", type=_one_of("--format", ("jsonl", "markdown")), default="jsonl",
@@ -314,12 +319,24 @@ def _handoff_commands(cmd: Callable[..., _Parser], paging: Callable[[_Parser], N
     p.set_defaults(exit_status=lambda result: 0 if result.get("digest_ok") else 1)
 
 
-IMPORT_SOURCES = ("chatgpt", "claude", "markdown", "events", "export")
+IMPORT_SOURCES = ("chatgpt", "claude", "markdown", "events", "export", "claude-code")
+AGENT_SOURCES = ("claude-code",)
 
 
 def _import(st: Any, args: argparse.Namespace) -> Any:
     from store import adapters
 
+    if args.source in AGENT_SOURCES:
+        if args.namespace:
+            raise CliError("invalid", f"--namespace does not apply to `import {args.source}`: sessions go to "
+                                      f"agent:{args.source}:<project>:<session>.")
+        with _progress(args, f"importing {args.source}") as progress:
+            importer = getattr(adapters, f"import_{args.source.replace('-', '_')}")
+            return importer(st, args.path, with_tools=args.with_tools, progress=progress).to_dict()
+    if args.path is None:
+        raise CliError("invalid", f"`import {args.source}` needs a PATH.")
+    if args.with_tools:
+        raise CliError("invalid", "--with-tools applies to coding-agent sessions only.")
     with _progress(args, f"importing {args.source}") as progress:
         if args.source == "export":
             if args.namespace:

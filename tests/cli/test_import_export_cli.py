@@ -52,3 +52,19 @@ def test_export_then_import_export_round_trips(tmp_path, capsys):
 def test_import_of_an_unknown_source_is_a_bad_value(tmp_path, capsys):
     code, out, err = run(capsys, "--db", str(tmp_path / "s.db"), "--json", "import", "gemini", "x.json")
     assert code == 1 and json.loads(out)["error"]["code"] == "invalid"
+
+
+def test_import_claude_code_with_and_without_tools(tmp_path, capsys):
+    src = str(Path(__file__).resolve().parents[1] / "data" / "agents" / "claude-code" / "kfischer-okarin")
+    db = str(tmp_path / "s.db")
+    code, out, _ = run(capsys, "--db", db, "--json", "import", "claude-code", src)
+    assert code == 0
+    first = json.loads(out)
+    assert first["source"] == "claude-code" and first["created"] > 0
+    code, out, _ = run(capsys, "--db", db, "--json", "import", "claude-code", src, "--with-tools")
+    again = json.loads(out)
+    assert code == 0 and again["revised"] == 0 and again["created"] > 0  # only the tool pages are new
+    code, _, err = run(capsys, "--db", db, "import", "claude-code", src, "--namespace", "x")
+    assert code != 0 and "--namespace" in err
+    code, _, err = run(capsys, "--db", db, "import", "chatgpt")
+    assert code != 0 and "PATH" in err

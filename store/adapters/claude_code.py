@@ -1,0 +1,302 @@
+"""Claude Code sessions (`~/.claude/projects/<project>/<session>.jsonl`, their subagent logs).
+
+What the files hold, and what is done with it:
+- `user` and `assistant` records are the turns; `parentUuid` threads them (a rewind or an
+  edited prompt forks the tree; every branch is kept).
+- One assistant message is written as several records sharing `message.id`, one per content
+  block, each with its own uuid: they are merged into one page (the last record has the
+  final usage), and a record that follows any of them follows the merged message.
+- A resumed session copies earlier history into a new file with the same uuids: each uuid is
+  imported once, by the earliest session that has it; the new session links back to it.
+- Subagent logs (`agent-*.jsonl`, `<session>/subagents/`, or `isSidechain` records) get their
+  own conversation page inside the session's namespace, linked from the session, never mixed
+  into the main thread.
+- `summary` records (often in another file, found by `leafUuid`) give the session's summary,
+  `custom-title`/`ai-title` its title; `isMeta` records are scaffolding; tool results are tool
+  traffic; `file-history-snapshot`, `queue-operation`, `progress`, `attachment`, `system` and
+  unknown record types are counted in the report and skipped.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..constants import LIMITS
+from ..errors import Invalid
+from .agents import (
+    AgentMessage, AgentSession, AgentThread, ToolCall, jsonl_records, text_of, title_from, write_sessions,
+)
+from .base import ImportReport, Progress, epoch_to_time, json_object, json_text
+
+SOURCE = "claude-code"
+TOOL = "pcp-import-claude-code"
+TURNS = ("user", "assistant")
+TITLE_TYPES = {"custom-title": ("customTitle", "title"), "ai-title": ("aiTitle", "title")}
+
+
+def default_path() -> Path:
+    base = os.environ.get("CLAUDE_CONFIG_DIR")
+    return (Path(base) if base else Path.home() / ".claude") / "projects"
+
+
+@dataclass
+class _File:
+    path: Path
+    label: str
+    project: str
+    session_id: str
+    agent_id: str | None
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    first_at: str = ""
+
+
+def import_claude_code(store: Any, path: str | Path | None = None, *, with_tools: bool = False,
+                       progress: Progress | None = None) -> ImportReport:
+    """Import every Claude Code session under `path` (a projects folder, one project, or one .jsonl)."""
+    root = Path(path).expanduser() if path else default_path()
+    if not root.exists():
+        raise Invalid(f"{root}: no such file or folder (Claude Code keeps its sessions in ~/.claude/projects).")
+    report = ImportReport(source=SOURCE)
+    files, summaries, titles = _read_all(_session_files(root), root, report)
+    by_session: dict[str, list[_File]] = {}
+    for f in files:
+        by_session.setdefault(f.session_id, []).append(f)
+    # The earliest session owns a uuid; on a tie (a resume copies history with its times) the one with fewer
+    # records, the original, comes first.
+    order = sorted(by_session, key=lambda sid: (min((f.first_at for f in by_session[sid] if f.first_at), default="~"),
+                                                sum(len(f.turns) for f in by_session[sid]), sid))
+    sessions = _sessions(order, by_session, summaries, titles)
+    return write_sessions(store, SOURCE, "Claude Code", TOOL, sessions, len(order), report, with_tools, progress)
+
+
+def _session_files(root: Path) -> list[Path]:
+    if root.is_file():
+        extra = root.with_suffix("") / "subagents"
+        return [root, *sorted(extra.glob("*.jsonl"))] if extra.is_dir() else [root]
+    return sorted(p for p in root.rglob("*.jsonl") if p.is_file())
+
+
+def _read_all(paths: list[Path], root: Path, report: ImportReport
+              ) -> tuple[list[_File], dict[str, tuple[str, str]], dict[str, str]]:
+    files: list[_File] = []
+    summaries: dict[str, tuple[str, str]] = {}  # leafUuid -> (summary, file)
+    titles: dict[str, str] = {}  # session id -> title (a custom title wins over an AI one)
+    base = root if root.is_dir() else root.parent
+    for p in paths:
+        label = str(p.relative_to(base)) if p.is_relative_to(base) else p.name
+        project = p.parent.parent.parent.name if p.parent.name == "subagents" else p.parent.name
+        agent_id = p.stem[len("agent-"):] if p.stem.startswith("agent-") else None
+        f = _File(p, label, project, p.stem, agent_id)
+        sessions: Counter[str] = Counter()
+        try:
+            records = list(jsonl_records(p, report, SOURCE))
+        except (OSError, Invalid) as exc:
+            report.skip(f"{SOURCE} file {label}", getattr(exc, "message", None) or str(exc))
+            continue
+        for _, rec in records:
+            kind = json_text(rec.get("type")) or "untyped"
+            if kind in TURNS and isinstance(rec.get("message"), dict) and rec.get("uuid"):
+                f.turns.append(rec)
+                sessions[json_text(rec.get("sessionId"))] += 1
+                stamp = json_text(rec.get("timestamp"))
+                if stamp and (not f.first_at or stamp < f.first_at):
+                    f.first_at = stamp
+            elif kind == "summary" and isinstance(rec.get("summary"), str) and rec.get("leafUuid"):
+                summaries[str(rec["leafUuid"])] = (rec["summary"], label)
+            elif kind in TITLE_TYPES and rec.get("sessionId"):
+                value = next((rec[k] for k in TITLE_TYPES[kind] if isinstance(rec.get(k), str) and rec[k].strip()), "")
+                sid = str(rec["sessionId"])
+                if value and (kind == "custom-title" or sid not in titles):
+                    titles[sid] = value.strip()
+            else:
+                f.skipped[kind] += 1
+        named = [s for s, _ in sessions.most_common() if s]
+        if named:
+            f.session_id = named[0]
+        if f.turns or f.skipped:
+            files.append(f)
+        if not f.turns and f.skipped:
+            report.skip(f"{SOURCE} file {label}", "no turns (" + ", ".join(
+                f"{n} {k}" for k, n in sorted(f.skipped.items())) + ")")
+    return files, summaries, titles
+
+
+def _sessions(order: list[str], by_session: dict[str, list[_File]], summaries: dict[str, tuple[str, str]],
+              titles: dict[str, str]) -> Iterator[AgentSession]:
+    owned: set[str] = set()  # uuids an earlier session imported
+    alias: dict[str, str] = {}  # uuid of a later block of a split message -> key of the merged message
+    for sid in order:
+        files = [f for f in by_session[sid] if f.turns]
+        if not files:
+            continue
+        main = [f for f in files if f.agent_id is None]
+        agents = [f for f in files if f.agent_id is not None]
+        main_turns = [r for f in main for r in f.turns if not r.get("isSidechain")]
+        side_turns = [r for f in main for r in f.turns if r.get("isSidechain")]
+        skipped: Counter[str] = Counter()
+        for f in files:
+            skipped.update(f.skipped)
+        threads: list[AgentThread] = []
+        label = (main or files)[0].label
+        plan: list[tuple[str, list[dict[str, Any]], str, bool, dict[str, Any]]] = [
+            (f"{SOURCE}:session:{sid}", main_turns, label, False, {})]
+        if side_turns:
+            plan.append((f"{SOURCE}:session:{sid}:sidechain", side_turns, label, True, {}))
+        for f in agents:
+            plan.append((f"{SOURCE}:session:{sid}:agent:{f.agent_id}", f.turns, f.label, True, {"agent_id": f.agent_id}))
+        all_turns: list[dict[str, Any]] = []
+        for key, turns, thread_label, sub, facets in plan:
+            messages = _messages(turns, owned, alias, skipped)
+            all_turns.extend(turns)
+            if not messages and not sub:
+                if not any(p[1] for p in plan[1:]):
+                    continue
+            created = min((m.observed_at for m in messages if m.observed_at), default=None)
+            threads.append(AgentThread(key=key, title=title_from(messages), created_at=created, messages=messages,
+                                       label=thread_label, facets=facets, subagent=sub))
+        if not threads:
+            continue
+        meta = _session_facets(all_turns, sid, summaries)
+        main_thread = threads[0]
+        named = titles.get(sid) or meta.get("summary") or main_thread.title
+        main_thread.title = str(named)[:LIMITS["max_title_chars"]] if named else ""
+        for t in threads[1:]:
+            t.title = f"Subagent: {t.title}" if t.title else f"Subagent of {main_thread.title or sid}"
+        cwd = meta.pop("cwd", None)
+        yield AgentSession(session_id=sid, cwd=cwd, project=(main or files)[0].project, threads=threads,
+                           facets={**({"cwd": cwd} if cwd else {}), **meta}, skipped=dict(skipped))
+
+
+def _session_facets(turns: list[dict[str, Any]], sid: str, summaries: dict[str, tuple[str, str]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    cwd = next((r["cwd"] for r in turns if isinstance(r.get("cwd"), str) and r["cwd"]), None)
+    if cwd:
+        out["cwd"] = cwd
+    branches = list(dict.fromkeys(r["gitBranch"] for r in turns if isinstance(r.get("gitBranch"), str) and r["gitBranch"]))
+    if branches:
+        out["git_branch"] = branches[0]
+        if len(branches) > 1:
+            out["git_branches"] = branches
+    versions = list(dict.fromkeys(r["version"] for r in turns if isinstance(r.get("version"), str)))
+    if versions:
+        out["claude_code_version"] = versions[0]
+    leaves = [(json_text(r.get("timestamp")), summaries[str(r["uuid"])][0]) for r in turns if str(r["uuid"]) in summaries]
+    if leaves:
+        out["summary"] = max(leaves)[1][:LIMITS["max_summary_chars"]]
+    return out
+
+
+def _messages(turns: list[dict[str, Any]], owned: set[str], alias: dict[str, str],
+              skipped: Counter[str]) -> list[AgentMessage]:
+    messages: list[AgentMessage] = []
+    by_message_id: dict[str, AgentMessage] = {}
+    mine: set[str] = set()
+    for rec in turns:
+        uuid = str(rec["uuid"])
+        if uuid in owned and uuid not in mine:
+            skipped["duplicate (copied by a resume)"] += 1
+            continue
+        mine.add(uuid)
+        msg = json_object(rec.get("message"))
+        parent = rec.get("parentUuid") or rec.get("logicalParentUuid")
+        parent_key = str(parent) if parent else None
+        stamp = epoch_to_time(rec.get("timestamp"))
+        role = json_text(msg.get("role")) or str(rec["type"])
+        mid = json_text(msg.get("id"))
+        if role == "assistant" and mid and mid in by_message_id:
+            merged = by_message_id[mid]
+            alias[uuid] = merged.key
+            _add_blocks(merged, msg.get("content"), stamp)
+            _usage(merged, msg)
+            continue
+        m = AgentMessage(key=uuid, parent=parent_key, role=role, text="", observed_at=stamp,
+                         model=json_text(msg.get("model")) or None)
+        if role == "assistant":
+            _add_blocks(m, msg.get("content"), stamp)
+            _usage(m, msg)
+            if mid:
+                by_message_id[mid] = m
+                m.facets["message_id"] = mid
+            if m.model == "<synthetic>":
+                m.model = None
+                m.facets["synthetic"] = True
+        else:
+            _user(m, msg.get("content"), stamp, rec)
+        if rec.get("isMeta") or rec.get("isCompactSummary"):
+            m.hidden = True
+            skipped["scaffolding (isMeta / compaction summary)"] += 1
+        if rec.get("isApiErrorMessage"):
+            m.facets["api_error"] = True
+        if not m.text.strip() and not m.hidden:
+            m.hidden = True
+        messages.append(m)
+    owned.update(mine)
+    calls = {c.call_id: c for m in messages for c in m.calls}
+    for m in messages:
+        for r in m.results:
+            call = calls.get(r.call_id)
+            if call is not None:
+                call.result, call.result_key, call.result_at, call.is_error = r.result, m.key, r.result_at, r.is_error
+                r.name = call.name
+    for m in messages:
+        seen = set()
+        while m.parent in alias and m.parent not in seen:
+            seen.add(m.parent)
+            m.parent = alias[m.parent]
+        if m.parent == m.key:
+            m.parent = None
+    return messages
+
+
+def _add_blocks(m: AgentMessage, content: Any, stamp: str | None) -> None:
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": content}] if isinstance(content, str) else []
+    texts, thinking = [], []
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif kind == "thinking" and isinstance(block.get("thinking"), str) and block["thinking"].strip():
+            thinking.append(block["thinking"])
+        elif kind in ("tool_use", "server_tool_use"):
+            m.calls.append(ToolCall(call_id=str(block.get("id") or f"{m.key}-{len(m.calls)}"),
+                                    name=str(block.get("name") or "tool"), input=block.get("input"), observed_at=stamp))
+    body, _, old_thinking = m.text.partition("\n\n---\nThinking:\n\n")
+    body = "\n\n".join(p for p in [body, *texts] if p.strip())
+    all_thinking = "\n\n".join(p for p in [old_thinking, *thinking] if p.strip())
+    m.text = body + (f"\n\n---\nThinking:\n\n{all_thinking}" if all_thinking else "")
+
+
+def _usage(m: AgentMessage, msg: dict[str, Any]) -> None:
+    usage = msg.get("usage")
+    if isinstance(usage, dict):
+        m.facets["usage"] = {k: v for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)}
+    if isinstance(msg.get("stop_reason"), str) and msg["stop_reason"] not in ("end_turn", "tool_use", "stop_sequence"):
+        m.facets["stop_reason"] = msg["stop_reason"]
+
+
+def _user(m: AgentMessage, content: Any, stamp: str | None, rec: dict[str, Any]) -> None:
+    if isinstance(content, str):
+        m.text = content
+        return
+    texts = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_result":
+            m.results.append(ToolCall(call_id=str(block.get("tool_use_id") or ""), name="", input=None,
+                                      observed_at=stamp, result=text_of(block.get("content")), result_key=m.key,
+                                      result_at=stamp, is_error=bool(block.get("is_error"))))
+        elif block.get("type") == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif block.get("type") == "image":
+            texts.append("[image]")
+    m.text = "\n\n".join(texts)
+    if m.results and not m.text.strip():
+        m.hidden = True
