@@ -295,15 +295,15 @@ def passage(text: str, units: list[Unit], salt: bytes, width: int = 600) -> tupl
     scan = text[:200_000]
     singles = {u.parts[0]: u.key for u in units if len(u.parts) == 1}
     pairs = {u.parts: u.key for u in units if len(u.parts) == 2}
-    toks = list(tokens(scan, salt))
+    toks = _spans(scan, salt)
     hits: list[tuple[int, int, str]] = []  # (start, end, unit key)
-    for i, tok in enumerate(toks):
-        if tok.term in singles:
-            hits.append((tok.start, tok.end, singles[tok.term]))
+    for i, (term, start, end) in enumerate(toks):
+        if term in singles:
+            hits.append((start, end, singles[term]))
         if pairs and i + 1 < len(toks):
-            key = pairs.get((tok.term, toks[i + 1].term))
+            key = pairs.get((term, toks[i + 1][0]))
             if key is not None:
-                hits.append((tok.start, toks[i + 1].end, key))
+                hits.append((start, toks[i + 1][2], key))
     start = 0
     if hits and len(text) > width:
         best = (-1, 0)
@@ -321,6 +321,23 @@ def passage(text: str, units: list[Unit], salt: bytes, width: int = 600) -> tupl
     end = min(len(text), start + width)
     marks = _merge([[max(s, start) - start, min(e, end) - start] for s, e, _ in hits if s < end and e > start])
     return text[start:end], start, end, marks
+
+
+def _spans(text: str, salt: bytes) -> list[tuple[str, int, int]]:
+    """(term, start, end) of every index term of a text: `tokens` on the fast path of `index_terms`."""
+    cache = _TERMS.get(salt)
+    if cache is None or len(cache) > 500_000:
+        cache = _TERMS[salt] = {}
+    out: list[tuple[str, int, int]] = []
+    if text.isascii():
+        for m in _ASCII_WORD.finditer(text):
+            w = m.group()
+            term = cache.get(w)
+            if term is None:
+                term = cache[w] = seal(normalise_word(w), salt)
+            out.append((term, m.start(), m.end()))
+        return out
+    return [(t.term, t.start, t.end) for t in tokens(text, salt)]
 
 
 def substring_marks(snippet: str, query: str) -> list[list[int]]:

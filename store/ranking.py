@@ -32,7 +32,7 @@ K1 = 1.2
 B = 0.9
 TITLE_WEIGHT = 2.0
 META_WEIGHT = 0.5
-CAP = 2000  # newest matching revisions taken per unit
+CAP = 1000  # newest matching revisions taken per unit
 PROXIMITY_WINDOW = 8
 PROXIMITY_WEIGHT = 0.5
 COVERAGE = 0.4  # share of a score that depends on holding more of the query's weight
@@ -64,10 +64,12 @@ def _terms(text: str, salt: bytes) -> list[str]:
     return analysis.index_terms(text, salt, MAX_ANALYSED_CHARS)
 
 
-def _positions(terms: list[str]) -> dict[str, list[int]]:
+def _positions(terms: list[str], wanted: set[str]) -> dict[str, list[int]]:
+    """Where each wanted term stands in a term list (the others are not needed to score)."""
     where: dict[str, list[int]] = {}
     for i, t in enumerate(terms):
-        where.setdefault(t, []).append(i)
+        if t in wanted:
+            where.setdefault(t, []).append(i)
     return where
 
 
@@ -80,6 +82,9 @@ class Ranker:
         self._scope = scope
         self._counted: set[str] = set()
         self.when = False
+        self._wanted: set[str] = set()
+        self._times: frozenset[str] = frozenset()
+        self._numbers: frozenset[str] = frozenset()
         self.how_many = False
 
     # --- statistics ---
@@ -144,25 +149,33 @@ class Ranker:
                 out[rid] = (page_pk, scope_pk, title or "", content, json.loads(facets or "{}"), date)
         return out
 
-    def _doc(self, row: tuple[Any, ...]) -> tuple[dict[str, list[int]], dict[str, list[int]], dict[str, list[int]], int]:
-        """Term positions of a revision's body, title and facet text, and its length in terms."""
+    def _doc(self, row: tuple[Any, ...]) -> tuple[dict[str, list[int]], dict[str, list[int]], dict[str, list[int]], int,
+                                                   set[str]]:
+        """Term positions of a revision's body, title and facet text, its length in terms, and what
+        it holds that a question may ask for ("time": it dates something, "number": it counts)."""
         title, content, facets = row[2], row[3], row[4]
         own_title = bool(facets.get("title")) or content is None
         t_terms = _terms(title, self._salt) if own_title else []
         b_terms = _terms(content or "", self._salt)
-        b_pos = _positions(b_terms)
+        wanted = self._wanted
+        b_pos = _positions(b_terms, wanted)
         if not own_title and b_terms:
             # The first line is the title: it counts as title too (it is indexed once, as body).
             body = (content or "").strip()
             t_terms = _terms(body.split("\n", 1)[0], self._salt) if "\n" in body else b_terms
-        t_pos = _positions(t_terms) if t_terms is not b_terms else b_pos
+        t_pos = _positions(t_terms, wanted) if t_terms is not b_terms else b_pos
         m_terms = _terms(facet_text(facets), self._salt) if facets else []
         dl = len(b_terms) + len(m_terms) + (len(t_terms) if own_title else 0)
-        return b_pos, t_pos, (_positions(m_terms) if m_terms else {}), dl
+        marks = set()
+        if self.when and not self._times.isdisjoint(b_terms):
+            marks.add("time")
+        if self.how_many and any(t.isdigit() or t in self._numbers for t in b_terms):
+            marks.add("number")
+        return b_pos, t_pos, (_positions(m_terms, wanted) if m_terms else {}), dl, marks
 
     def _tf(self, doc: tuple[Any, ...], unit: Unit, avgdl: float) -> tuple[float, list[int]]:
         """A unit's length-normalised, field-weighted frequency in one revision, and its body positions."""
-        b_pos, t_pos, m_pos, dl = doc
+        b_pos, t_pos, m_pos, dl, _ = doc
         tf_b, pos = _count(b_pos, unit.parts)
         tf_t, _ = _count(t_pos, unit.parts)
         tf_m, _ = _count(m_pos, unit.parts) if m_pos else (0, [])
@@ -203,36 +216,42 @@ class Ranker:
         n, avgdl, df = self._stats(units)
         idf = {u.key: self._idf(n, df.get(u.key, 0)) for u in units}
         self._counted = {k for k, v in df.items() if v > 0}
+        self._wanted = {part for u in units for part in u.parts}
+        self._times = analysis.time_terms(self._salt) if self.when else frozenset()
+        self._numbers = analysis.number_terms(self._salt) if self.how_many else frozenset()
         # A unit no counted revision holds may still match a tombstoned page (shown only with audit).
         present = list(units)
         pool_size = max(POOL, 3 * need)
-        found: dict[int, float] = {}
         if text_expr is not None:
-            for rid in self._enumerate(text_expr, TEXT_CAP):
-                found[rid] = 0.0
-            pool = list(found)
+            pool = self._enumerate(text_expr, TEXT_CAP)
         else:
-            # Rarest first; a unit common enough to need the cap is asked only while candidates are few.
-            for u in sorted(present, key=lambda u: (df.get(u.key, 0), u.key)):
-                if len(found) >= 4 * pool_size and df.get(u.key, 0) > CAP:
+            held: dict[int, set[str]] = {}  # candidate revision -> the units it is known to hold
+            ordered = sorted(present, key=lambda u: (df.get(u.key, 0), u.key))
+            rarest = [u for u in ordered if df.get(u.key, 0) > 0][:3]
+            if len(rarest) >= 2:
+                # First the pages holding all of the rarest units, however old (each unit alone is capped).
+                keys = {u.key for u in rarest}
+                for rid in self._enumerate(" AND ".join(u.match for u in rarest), CAP):
+                    held[rid] = set(keys)
+            # Then unit by unit, rarest first; a common unit is asked only while candidates are few.
+            for u in ordered:
+                if len(held) >= 4 * pool_size and df.get(u.key, 0) > CAP:
                     break
                 for rid in self._enumerate(u.match, CAP):
-                    found[rid] = found.get(rid, 0.0) + idf[u.key]
+                    held.setdefault(rid, set()).add(u.key)
+            found = {rid: sum(idf[k] for k in keys) for rid, keys in held.items()}
             pool = sorted(found, key=lambda r: (-found[r], -r))[:pool_size]
         if not pool:
             return []
         rows = self._load(pool)
         docs = {rid: self._doc(row) for rid, row in rows.items()}
         scores = {rid: self._score(units, idf, avgdl, docs[rid]) for rid in rows}
-        if self.when and TIME_BOOST:  # a question asking "when" favours text that dates something
-            times = analysis.time_terms(self._salt)
-            for rid, doc in docs.items():
-                if scores.get(rid) and any(t in doc[0] for t in times):
+        # A question asking "when" favours text that dates something, one asking "how many" text that counts.
+        for rid, doc in docs.items():
+            if scores.get(rid):
+                if "time" in doc[4]:
                     scores[rid] *= 1 + TIME_BOOST
-        if self.how_many and NUMBER_BOOST:  # and one asking "how many" text that counts something
-            numbers = analysis.number_terms(self._salt)
-            for rid, doc in docs.items():
-                if scores.get(rid) and any(t.isdigit() or t in numbers for t in doc[0]):
+                if "number" in doc[4]:
                     scores[rid] *= 1 + NUMBER_BOOST
         if dates:
             _date_boost(scores, rows, dates)
@@ -286,8 +305,9 @@ class Ranker:
             f"AND retracted = 0 AND from_page_id IN ({marks}) UNION "
             f"SELECT to_page_id, from_page_id, 0 FROM relation WHERE relation_type = 'responds_to' "
             f"AND retracted = 0 AND to_page_id IN ({marks})) x "
-            "JOIN page lp ON lp.id = x.lender JOIN page p ON p.id = x.other AND p.scope_id = lp.scope_id "
-            f"JOIN revision r ON r.id = p.head JOIN scope s ON s.id = p.scope_id WHERE {sc.where}"
+            # CROSS JOIN keeps the links driving (otherwise SQLite may walk every active page first).
+            "CROSS JOIN page lp ON lp.id = x.lender CROSS JOIN page p ON p.id = x.other AND p.scope_id = lp.scope_id "
+            f"CROSS JOIN revision r ON r.id = p.head CROSS JOIN scope s ON s.id = p.scope_id WHERE {sc.where}"
         )
         return [(a, b, c, bool(u)) for a, b, c, u in self._db.execute_sql(sql, [*pages, *pages, *sc.params]).fetchall()]
 
