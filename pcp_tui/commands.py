@@ -77,9 +77,13 @@ COMMANDS: tuple[Command, ...] = (
     # confirmation dialogs (focus starts on Cancel)
     Command("confirm.yes", "y", "Yes", "Do what the dialog describes", "answer(True)", "confirm"),
     Command("confirm.no", "n,escape", "No", "Cancel; nothing changes", "answer(False)", "confirm", key_display="n/esc"),
+    # confirmation dialogs that take text (focus starts in the first field; no bare letters)
+    Command("form.confirm", "ctrl+s", "Confirm", "Do what the dialog describes (Enter in the last field too)",
+            "answer(True)", "form", priority=True),
+    Command("form.cancel", "escape", "Cancel", "Cancel; nothing changes", "answer(False)", "form"),
     # the delete dialog
     Command("delete.cascade", "ctrl+k", "Cascade", "Also erase the pages derived from this one", "toggle_cascade",
-            "delete"),
+            "delete", priority=True),  # over the field's own ctrl+k (delete to the end)
     Command("delete.cancel", "escape", "Cancel", "Close; nothing is erased (after a delete: close the receipt)",
             "cancel", "delete"),
     # the revise dialog

@@ -14,7 +14,7 @@ from .. import reading
 from ..messages import LifecycleChanged, StoreChanged, StoreWorkers, Suppressed
 from ..widgets.inspector import Inspector
 from ..widgets.page_list import PageList
-from .confirm import ConfirmScreen
+from .confirm import FormScreen
 from .delete import DeleteScreen
 from .link import LinkScreen
 from .revise import ReviseScreen
@@ -84,7 +84,7 @@ class CurateActions(StoreWorkers, Screen[None]):
 
     def _confirm_lifecycle(self, env: dict, op: str) -> None:
         title = reading.title_of(env)
-        screen = ConfirmScreen(f"{op.capitalize()} “{title}”?", f"{title} ({env['page_id']})\n\n{EXPLAIN[op]}",
+        screen = FormScreen(f"{op.capitalize()} “{title}”?", f"{title} ({env['page_id']})\n\n{EXPLAIN[op]}",
                                confirm_label=op.capitalize(), danger=op in ("archive", "tombstone"),
                                fields=[("reason", "Reason (recorded with the lifecycle event)", f"{op}d in the pcp app")])
 
@@ -104,7 +104,7 @@ class CurateActions(StoreWorkers, Screen[None]):
         if env is None:
             return
         title = reading.title_of(env)
-        screen = ConfirmScreen(
+        screen = FormScreen(
             f"Suppress “{title}” for one context?",
             f"{title} ({env['page_id']})\n\nSearches and bundles that pass this context id (a chat, task or query id) "
             "will not show it. Nothing else changes: no revision, no status change, nothing global.",

@@ -11,7 +11,7 @@ from textual.widgets import DataTable, Static
 
 from .. import commands, reading
 from ..messages import OpenPage, RecommendationsLoaded, StoreChanged, StoreWorkers, Tombstoned
-from .confirm import ConfirmScreen
+from .confirm import FormScreen
 
 
 class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
@@ -84,7 +84,7 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
         rec = self._current()
         if rec is None:
             return
-        screen = ConfirmScreen(
+        screen = FormScreen(
             f"Tombstone “{rec['title']}”?",
             f"{rec['actor']['actor_id']} recommends it: {rec['reason']}\n\nThe page is withdrawn from every search, "
             "list and bundle; its history stays and you can untombstone it. Nothing is erased.",

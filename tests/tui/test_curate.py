@@ -32,18 +32,18 @@ async def test_archive_asks_first_and_a_cancel_changes_nothing(demo_store, make_
         await pilot.press("a")
         await settle(app, pilot)
         assert isinstance(app.screen, ConfirmScreen)
-        assert app.screen.focused.id == "cancel"  # the safe button has the focus
-        await pilot.press("enter")
+        assert app.screen.focused.id == "field-reason"  # a dialog with a text field starts in the field
+        await pilot.press("escape")
         await settle(app, pilot)
         assert not isinstance(app.screen, ConfirmScreen)
         assert status_of(store, refs["alpha-bib"]) == "active"
         await pilot.press("a")
         await settle(app, pilot)
-        await pilot.press("y")
+        await pilot.press("ctrl+s")
         await settle(app, pilot)
         assert status_of(store, refs["alpha-bib"]) == "archived"
         assert page_list(app).current["lifecycle_status"] == "archived"
-        await pilot.press("a", "y")  # archived -> restore
+        await pilot.press("a", "enter")  # archived -> restore; Enter in the (only) field confirms
         await settle(app, pilot)
         assert status_of(store, refs["alpha-bib"]) == "active"
 
@@ -57,16 +57,61 @@ async def test_tombstone_and_untombstone(demo_store, make_app):
         await pilot.press("t")
         await settle(app, pilot)
         assert "withdrawn from every search" in str(app.screen.query_one(".dialog-body").render())
-        await pilot.press("n")
+        await pilot.press("escape")
         await settle(app, pilot)
         assert status_of(store, refs["garden-idea"]) == "active"
-        await pilot.press("t", "y")
+        await pilot.press("t", "ctrl+s")
         await settle(app, pilot)
         assert status_of(store, refs["garden-idea"]) == "tombstoned"
         assert refs["garden-idea"] not in [h["page_id"] for h in store.search_pages("sensor")["hits"]]
-        await pilot.press("t", "y")
+        await pilot.press("t", "ctrl+s")
         await settle(app, pilot)
         assert status_of(store, refs["garden-idea"]) == "active"
+
+
+async def test_typing_in_a_dialog_never_triggers_an_action(demo_store, make_app):
+    """Issue 13.3: "no way" typed into the suppress dialog closed it, sorted, filled the basket, archived."""
+    store, refs = demo_store
+    page = refs["garden-readme"]
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, page)
+        await pilot.press("s")
+        await settle(app, pilot)
+        dialog = app.screen
+        assert dialog.focused.id == "field-context"
+        app.screen.focused.value = ""
+        await pilot.press(*"no way, yes")
+        await settle(app, pilot)
+        assert app.screen is dialog, "typing letters kept the dialog open"
+        assert dialog.query_one("#field-context").value == "no way, yes"
+        assert app.basket == [] and app.screen_stack[1].order == "recent"
+        await pilot.press("enter")  # the first field: Enter moves on to the reason, it does not close
+        assert app.screen is dialog and dialog.focused.id == "field-reason"
+        await pilot.press("enter")  # the last field: Enter confirms (it never presses Cancel)
+        await settle(app, pilot)
+        assert app.screen is not dialog
+    assert status_of(store, page) == "active"
+    assert page not in {h["page_id"] for h in store.search_pages("watering", context_id="no way, yes")["hits"]}
+
+
+async def test_the_delete_dialog_starts_in_the_id_field(demo_store, make_app):
+    store, refs = demo_store
+    page = refs["alpha-bib"]
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, page)
+        await pilot.press("D")
+        await settle(app, pilot)
+        assert app.screen.focused.id == "typed"
+        await pilot.press(*page[-6:], "enter")
+        assert app.screen.focused.id == "reason"
+        await pilot.press("enter")  # Enter in the reason presses "Delete for good" once the id is typed
+        await settle(app, pilot)
+        assert isinstance(app.screen, DeleteScreen) and app.screen.receipt is not None
+    assert store.list_receipts()["receipts"][0]["page_ids"] == [page]
 
 
 async def test_suppress_for_one_context(demo_store, make_app):
