@@ -133,6 +133,11 @@ class PcpApp(StoreWorkers, App[int]):
         self.basket.clear()
         self.open_store()
 
+    def forget_pages(self, page_ids: Iterable[str]) -> None:
+        """Erased pages leave the basket (nothing erased stays on screen)."""
+        gone = set(page_ids)
+        self.basket[:] = [b for b in self.basket if b["page_id"] not in gone]
+
     def report_error(self, error: BaseException) -> None:
         """One place where failures of store calls become a sentence on screen."""
         from store import PcpError

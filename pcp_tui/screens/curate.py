@@ -5,8 +5,6 @@ Every destructive step first shows a ConfirmScreen (or the DeleteScreen) that sa
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual import on, work
 from textual.screen import Screen
 
@@ -132,13 +130,9 @@ class CurateActions(StoreWorkers, Screen[None]):
         if receipt:
             for page_id in receipt.get("page_ids", []):
                 self.query_one(PageList).remove_row(page_id)
-                self._drop_from_basket(page_id)
+            self.app.forget_pages(receipt.get("page_ids", []))
             self.notify(f"Erased; receipt {receipt['receipt_id']}.", title="Deleted")
             self.post_message(StoreChanged(None, removed=True))
-
-    def _drop_from_basket(self, page_id: str) -> None:
-        basket: list[dict[str, Any]] = self.app.basket
-        basket[:] = [b for b in basket if b["page_id"] != page_id]
 
     @on(LifecycleChanged)
     def _lifecycle_changed(self, message: LifecycleChanged) -> None:

@@ -234,6 +234,7 @@ class RightsScreen(StoreWorkers, Screen):
             ("Deleted. ", "bold"), f"Receipt {receipt['receipt_id']}: {counts.get('pages', 0)} pages, "
             f"{counts.get('revisions', 0)} revisions erased from {receipt.get('namespace')}."))
         self.scope_plan = None
+        self.app.forget_pages(receipt.get("page_ids", []))
         self.query_one("#scope-typed", Field).value = ""
         self._load_scopes()
         self._load_receipts()

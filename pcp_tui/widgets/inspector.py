@@ -75,10 +75,26 @@ class Inspector(StoreWorkers, Vertical):
     def show(self, page_id: str | None) -> None:
         self.page_id = page_id
         if page_id is None:
-            self.page = None
-            self.query_one("#inspector-title", Static).update("No page selected.")
+            self.clear()
             return
         self._load(page_id)
+
+    def clear(self) -> None:
+        """Nothing selected: every tab forgets the last page (an erased page must not stay on screen)."""
+        self.page_id, self.page = None, None
+        self._stale = set()
+        self.query_one("#inspector-title", Static).update("No page selected.")
+        markdown = self.query_one("#content-markdown", Markdown)
+        markdown.update("")
+        markdown.display = False
+        plain = self.query_one("#content-text", Static)
+        plain.display = True
+        plain.update(Content.styled("No page selected.", "dim"))
+        self.query_one(RevisionsView).clear()
+        self.query_one(ProvenanceTree).clear_page()
+        self.query_one(RelationsView).clear()
+        self.query_one("#facets-text", Static).update("")
+        self.query_one("#raw-text", Static).update("")
 
     def reload(self) -> None:
         if self.page_id:

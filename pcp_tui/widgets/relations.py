@@ -80,6 +80,12 @@ class RelationsView(StoreWorkers, Vertical):
             self.query_one("#graph-type", Select).set_options([(t, t) for t in types])
         self.reload_graph()
 
+    def clear(self) -> None:
+        """No page: no relations, no graph (a graph answer in flight is for another page and is dropped)."""
+        self.page_id = None
+        self.query_one(RelationList).clear_options()
+        self.query_one(GraphView).clear_options()
+
     def reload_graph(self) -> None:
         if self.page_id is None:
             return
