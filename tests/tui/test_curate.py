@@ -298,3 +298,36 @@ async def test_revise_in_editor_suspends_the_app_and_reads_the_draft_back(demo_s
         await pilot.press("ctrl+s")
         await settle(app, pilot)
     assert head_of(store, refs["me-reading"])["payload"]["content"].endswith("from the editor")
+
+
+async def test_an_editor_that_cannot_start_returns_to_the_app_with_a_message(demo_store, make_app, monkeypatch):
+    """Issue 13.2: the exception left app.suspend() without resuming, so the screen stayed blank."""
+    import contextlib
+
+    store, refs = demo_store
+    events: list[str] = []
+
+    @contextlib.contextmanager
+    def suspend():  # shaped like App.suspend: it resumes only when the block ends normally
+        events.append("suspended")
+        yield
+        events.append("resumed")
+
+    app = make_app(store)
+    monkeypatch.setattr(app, "suspend", suspend)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["me-reading"])
+        draft = head_of(store, refs["me-reading"])["payload"]["content"]
+        for editor, said in (("/nonexistent/pcp-editor --wait", "could not start"),
+                             ("false", "exited with status 1")):
+            monkeypatch.setenv("VISUAL", editor)
+            events.clear()
+            await pilot.press("E")
+            await settle(app, pilot)
+            assert events == ["suspended", "resumed"], editor
+            assert isinstance(app.screen, ReviseScreen)
+            assert app.screen.query_one(Editor).text == draft
+            assert any(said in n.message for n in app._notifications), [n.message for n in app._notifications]
+            await pilot.press("escape")
+            await settle(app, pilot)
