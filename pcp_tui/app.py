@@ -61,7 +61,7 @@ class PcpApp(StoreWorkers, App[int]):
         wanted = self.forced_theme or settings.theme or theming.DEFAULT_THEME
         if wanted not in self.available_themes:
             problems.append(f"The theme {wanted!r} is not installed; using {theming.DEFAULT_THEME}.")
-            wanted = theming.DEFAULT_THEME
+            wanted = theming.DEFAULT_THEME if theming.DEFAULT_THEME in self.available_themes else "textual-dark"
         self.theme = wanted
         self._theme_ready = True
         keymap, keymap_problems = config.load_keymap(self.config_folder)
