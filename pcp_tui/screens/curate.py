@@ -9,7 +9,7 @@ from textual import on, work
 from textual.screen import Screen
 
 from .. import reading
-from ..messages import LifecycleChanged, StoreChanged, StoreWorkers, Suppressed
+from ..messages import LifecycleChanged, StoreWorkers, Suppressed
 from ..widgets.inspector import Inspector
 from ..widgets.page_list import PageList
 from .confirm import FormScreen
@@ -55,7 +55,7 @@ class CurateActions(StoreWorkers, Screen[None]):
     def _after_revise(self, result: dict | None) -> None:
         if result:
             self.notify(f"Revised: new revision {result['revision_id']}.", title="Revise")
-            self.post_message(StoreChanged(result["page_id"]))
+            self.app.announce_change(result["page_id"])
 
     def action_link(self) -> None:
         env = self._selected_envelope()
@@ -66,7 +66,7 @@ class CurateActions(StoreWorkers, Screen[None]):
     def _after_link(self, result: dict | None) -> None:
         if result:
             self.notify(f"Linked: {result['relation_type']} → {result['to_page_id']}.", title="Link")
-            self.post_message(StoreChanged(result["from_page_id"]))
+            self.app.announce_change(result["from_page_id"])
 
     def action_archive(self) -> None:
         env = self._selected_envelope()
@@ -132,7 +132,7 @@ class CurateActions(StoreWorkers, Screen[None]):
                 self.query_one(PageList).remove_row(page_id)
             self.app.forget_pages(receipt.get("page_ids", []))
             self.notify(f"Erased; receipt {receipt['receipt_id']}.", title="Deleted")
-            self.post_message(StoreChanged(None, removed=True))
+            self.app.announce_change(None, removed=True)
 
     @on(LifecycleChanged)
     def _lifecycle_changed(self, message: LifecycleChanged) -> None:
@@ -140,9 +140,10 @@ class CurateActions(StoreWorkers, Screen[None]):
         result = message.result
         self.query_one(PageList).update_row(result["page_id"], lifecycle_status=result["lifecycle_status"])
         self.notify(f"{message.op.capitalize()}d: now {result['lifecycle_status']}.", title="Lifecycle")
-        self.post_message(StoreChanged(result["page_id"]))
+        self.app.announce_change(result["page_id"])
 
     @on(Suppressed)
     def _suppressed(self, message: Suppressed) -> None:
         message.stop()
         self.notify(f"Suppressed in context {message.result['context_id']}.", title="Suppress")
+        self.app.announce_change()

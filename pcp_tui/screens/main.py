@@ -13,7 +13,7 @@ from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from .. import commands
-from ..messages import OpenPage, ReviewsCounted, RowRefreshed, ScopesLoaded, StoreChanged
+from ..messages import BasketChanged, OpenPage, ReviewsCounted, ScopesLoaded, StoreChanged
 from ..widgets.fields import Field
 from ..widgets.graph import GraphView
 from ..widgets.inspector import Inspector
@@ -85,6 +85,7 @@ class MainScreen(CurateActions):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        self.app.subscribe_store_changes(self)
         self.refresh_all()
         self.query_one(PageList).focus()
 
@@ -108,19 +109,35 @@ class MainScreen(CurateActions):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="reviews")
     def _load_reviews(self) -> None:
-        self.post_message(ReviewsCounted(len(self.app.store.list_recommendations()["recommendations"])))
+        from store import NotFound
 
-    def reload_pages(self, keep_page: str | None = None) -> None:
+        from .. import reading
+
+        store = self.app.store
+        pending = {r["page_id"] for r in store.list_recommendations()["recommendations"]}
+        waiting = 0  # a recommendation for a page already tombstoned waits for nothing
+        for batch in reading.chunks(sorted(pending)):
+            try:
+                results = store.read_pages(batch, projections=("manifest",))["results"]
+            except NotFound:  # every page of the batch was erased
+                continue
+            for res in results:
+                if "revision" in res and res["revision"]["lifecycle_status"] != "tombstoned":
+                    waiting += 1
+        self.post_message(ReviewsCounted(waiting))
+
+    def reload_pages(self, keep_page: str | None = None, quiet: bool = False) -> None:
         store = self.app.store
         page_list = self.query_one(PageList)
         page_list.marked = {b["page_id"] for b in self.app.basket}
         if self.query_text.strip():
             fetch = search_fetch(store, self.query_text, self.mode, self.scopes, self.status, self.actor)
             page_list.load(fetch, query=self.query_text, keep_page=keep_page,
-                           empty_note="No pages match.")
+                           empty_note="No pages match.", quiet=quiet)
         else:
             fetch = list_fetch(store, self.scopes, self.status, self.order, self.actor)
-            page_list.load(fetch, keep_page=keep_page, empty_note="No pages here (try the Status filter: f).")
+            page_list.load(fetch, keep_page=keep_page, empty_note="No pages here (try the Status filter: f).",
+                           quiet=quiet)
         self._show_status()
 
     def _show_status(self) -> None:
@@ -147,12 +164,6 @@ class MainScreen(CurateActions):
         message.stop()
         self.reviews = message.count
         self._show_status()
-
-    @on(RowRefreshed)
-    def _row_refreshed(self, message: RowRefreshed) -> None:
-        message.stop()
-        self.query_one(PageList).update_row(message.page_id, title=message.title,
-                                            lifecycle_status=message.lifecycle_status)
 
     # --- events from the panes ---
 
@@ -194,24 +205,24 @@ class MainScreen(CurateActions):
     def on_open_page(self, message: OpenPage) -> None:
         self.query_one(Inspector).show(message.page_id)
 
-    def on_store_changed(self, message: StoreChanged) -> None:
+    @on(StoreChanged)
+    def _store_changed(self, message: StoreChanged) -> None:
+        """Scopes, counts, the list (cursor kept on its page) and the inspector's page, as the store has them now."""
+        message.stop()
+        if message.audit_only:
+            return
         self._load_scopes()
         self._load_reviews()
-        inspector = self.query_one(Inspector)
-        if message.removed:
-            page_list = self.query_one(PageList)
-            inspector.show(page_list.current["page_id"] if page_list.current else None)
-        else:
-            inspector.reload()
-            if message.page_id and inspector.page_id == message.page_id:
-                self._refresh_row(message.page_id)
+        self.reload_pages(quiet=True)
+        self.query_one(Inspector).reload()  # an erased page clears it
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="row")
-    def _refresh_row(self, page_id: str) -> None:
-        from .. import reading
-
-        env = self.app.store.read_pages([page_id], projections=("manifest",))["results"][0]["revision"]
-        self.post_message(RowRefreshed(page_id, reading.title_of(env), env["lifecycle_status"]))
+    @on(BasketChanged)
+    def _basket_changed(self, message: BasketChanged) -> None:
+        message.stop()
+        page_list = self.query_one(PageList)
+        page_list.marked = {b["page_id"] for b in self.app.basket}
+        page_list.refresh()
+        self._show_status()
 
     def on_screen_resume(self) -> None:
         if getattr(self.app, "store", None) is not None:

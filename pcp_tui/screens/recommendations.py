@@ -32,20 +32,28 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
             yield DataTable(id="reviews-table", cursor_type="row")
 
     def on_mount(self) -> None:
+        self.app.subscribe_store_changes(self)
         self.query_one(DataTable).add_columns("page", "status", "recommended by", "when", "reason")
         self._load()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="reviews")
     def _load(self) -> None:
+        from store import NotFound
+
         store = self.app.store
         recs = store.list_recommendations()["recommendations"]
         found = {}
         for batch in reading.chunks(list({r["page_id"] for r in recs})):
-            for res in store.read_pages(batch, projections=("manifest",))["results"]:
+            try:
+                results = store.read_pages(batch, projections=("manifest",))["results"]
+            except NotFound:  # every page of the batch was erased
+                continue
+            for res in results:
                 if "revision" in res:
                     found[res["revision"]["page_id"]] = res["revision"]
-        rows = [{**r, "title": reading.title_of(found[r["page_id"]]) if r["page_id"] in found else r["page_id"],
-                 "page_status": found.get(r["page_id"], {}).get("lifecycle_status", "?")} for r in recs]
+        # A recommendation whose page is already tombstoned (or erased) waits for nothing: it is not listed.
+        rows = [{**r, "title": reading.title_of(found[r["page_id"]]), "page_status": found[r["page_id"]]["lifecycle_status"]}
+                for r in recs if r["page_id"] in found and found[r["page_id"]]["lifecycle_status"] != "tombstoned"]
         self.post_message(RecommendationsLoaded(rows))
 
     @on(RecommendationsLoaded)
@@ -65,10 +73,13 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
     def _tombstoned(self, message: Tombstoned) -> None:
         message.stop()
         self.notify(f"Tombstoned {message.result['page_id']}.", title="Tombstone")
-        for screen in self.app.screen_stack:
-            if screen is not self:
-                screen.post_message(StoreChanged(message.result["page_id"]))
-        self._load()
+        self.app.announce_change(message.result["page_id"])  # this list reloads through it too
+
+    @on(StoreChanged)
+    def _store_changed(self, message: StoreChanged) -> None:
+        message.stop()
+        if not message.audit_only:
+            self._load()
 
     def _current(self) -> dict | None:
         row = self.query_one(DataTable).cursor_row

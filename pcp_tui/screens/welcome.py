@@ -115,6 +115,7 @@ class WelcomeScreen(StoreWorkers, Screen):
         message.stop()
         self.query_one("#import", Button).disabled = False
         self.imported = True
+        self.app.announce_change()
         self.query_one("#result", Static).update(Content(report_text(message.report)))
         back = self.query_one("#back", Button)
         back.disabled = False

@@ -13,7 +13,7 @@ from textual.widgets import Markdown, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
 from .. import reading
-from ..messages import PageLoaded, StoreWorkers
+from ..messages import PageGone, PageLoaded, StoreWorkers
 from .provenance import ProvenanceTree
 from .relations import RelationsView
 from .revisions import RevisionsView
@@ -102,9 +102,21 @@ class Inspector(StoreWorkers, Vertical):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="inspector")
     def _load(self, page_id: str) -> None:
-        data = reading.load_page(self.app.store, page_id)
+        from store import NotFound
+
+        try:
+            data = reading.load_page(self.app.store, page_id)
+        except NotFound:
+            self.post_message(PageGone(page_id))
+            return
         if not get_current_worker().is_cancelled:
             self.post_message(PageLoaded(page_id, data))
+
+    @on(PageGone)
+    def _page_gone(self, message: PageGone) -> None:
+        message.stop()
+        if message.page_id == self.page_id:
+            self.clear()
 
     @on(PageLoaded)
     def _page_loaded(self, message: PageLoaded) -> None:

@@ -95,16 +95,29 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
         self._loading = False
         self._generation = 0
         self._keep: str | None = None
+        self._keep_index: int | None = None  # a quiet reload's fallback cursor when its page is gone
+        self._replace = False  # a quiet reload: the next first window replaces the rows on screen
         self._styles: dict[str, Any] = {}
 
     # --- loading ---
 
     def load(self, fetch: Fetch, *, query: str = "", row_height: int = 2, keep_page: str | None = None,
-             empty_note: str = "No pages here.") -> None:
-        """Start over with a new source of rows (a listing or a search)."""
+             empty_note: str = "No pages here.", quiet: bool = False) -> None:
+        """Start over with a new source of rows (a listing or a search).
+
+        `quiet` (the store changed under the same listing): the rows on screen stay until the new first
+        window replaces them, and the cursor stays on the same page, else at the same place.
+        """
         self._generation += 1
         self._fetch, self.search_query, self.row_height, self.empty_note = fetch, query, row_height, empty_note
-        self._keep = keep_page
+        if quiet and self.rows:
+            current = self.current
+            self._keep = current["page_id"] if current else keep_page
+            self._keep_index = self.cursor
+            self._replace = True
+            self._fetch_window(self._generation, fetch, None)
+            return
+        self._keep, self._keep_index, self._replace = keep_page, None, False
         self.rows, self._next, self.dropped = [], None, 0
         self._loading = True
         self.set_reactive(PageList.cursor, 0)
@@ -124,6 +137,8 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
         if message.generation != self._generation:
             return  # a window of a listing that has been replaced
         self._loading = False
+        if message.first and self._replace:
+            self.rows, self.dropped, self._replace = [], 0, False
         self.rows.extend(message.rows)
         self._next = message.next_cursor
         if len(self.rows) > MAX_ROWS:
@@ -134,13 +149,15 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
         self._update_size()
         self.refresh()
         if message.first:
-            index = 0
+            index, kept = 0, self._keep if self._keep_index is not None else None
             if self._keep is not None:
-                index = next((i for i, r in enumerate(self.rows) if r["page_id"] == self._keep), 0)
-                self._keep = None
+                fallback = min(self._keep_index, max(0, len(self.rows) - 1)) if self._keep_index is not None else 0
+                index = next((i for i, r in enumerate(self.rows) if r["page_id"] == self._keep), fallback)
+                self._keep, self._keep_index = None, None
             self.set_reactive(PageList.cursor, index)
             self._cursor_visible()
-            self.post_message(self.Highlighted(self.current))
+            if kept is None or (self.current or {}).get("page_id") != kept:
+                self.post_message(self.Highlighted(self.current))
         self._maybe_more()
 
     def _maybe_more(self) -> None:

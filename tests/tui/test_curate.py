@@ -42,6 +42,11 @@ async def test_archive_asks_first_and_a_cancel_changes_nothing(demo_store, make_
         await pilot.press("ctrl+s")
         await settle(app, pilot)
         assert status_of(store, refs["alpha-bib"]) == "archived"
+        # the list shows active pages: the archived one leaves it (issue 13.5)
+        assert refs["alpha-bib"] not in {r["page_id"] for r in page_list(app).rows}
+        await pilot.press("f")  # status all
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-bib"])
         assert page_list(app).current["lifecycle_status"] == "archived"
         await pilot.press("a", "enter")  # archived -> restore; Enter in the (only) field confirms
         await settle(app, pilot)
@@ -64,6 +69,10 @@ async def test_tombstone_and_untombstone(demo_store, make_app):
         await settle(app, pilot)
         assert status_of(store, refs["garden-idea"]) == "tombstoned"
         assert refs["garden-idea"] not in [h["page_id"] for h in store.search_pages("sensor")["hits"]]
+        assert refs["garden-idea"] not in {r["page_id"] for r in page_list(app).rows}  # it left the active list
+        await pilot.press("f", "f", "f", "f")  # status tombstoned
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["garden-idea"])
         await pilot.press("t", "ctrl+s")
         await settle(app, pilot)
         assert status_of(store, refs["garden-idea"]) == "active"

@@ -78,3 +78,94 @@ async def test_an_erased_page_leaves_every_tab_and_the_basket(demo_store, make_a
         assert page_list(app).rows == [] and app.basket == []
         text = inspector_text(app)
         assert page not in text and "Reading list" not in text, text
+
+
+async def until(pilot, condition, rounds: int = 200) -> bool:
+    """Let the app run until condition() holds (the watcher looks every 0.05 s here); False if it never does."""
+    for _ in range(rounds):
+        if condition():
+            return True
+        await pilot.pause(0.05)
+    return condition()
+
+
+async def test_another_process_writing_shows_up_in_the_list_and_the_tree(demo_store, make_app):
+    """Issue 13.5: a second Store (another process: the CLI, a model over MCP) writes while the app runs."""
+    from store import Store
+
+    from pcp_tui.widgets.scope_tree import ScopeTree
+
+    store, refs = demo_store
+    app = make_app(store, watch_interval=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-bib"])
+        other = Store.open(store.path)
+        try:
+            written = other.write_page("project:elsewhere", content="# From the other process\n\nHello.")
+            assert await until(pilot, lambda: any(r["page_id"] == written["page_id"] for r in page_list(app).rows))
+            tree = app.screen.query_one(ScopeTree)
+            assert await until(pilot, lambda: "project:elsewhere" in str([str(n.label) for n in tree_nodes(tree)]))
+            assert page_list(app).current["page_id"] == refs["alpha-bib"]  # the cursor stayed on its page
+            other.archive_page(refs["alpha-bib"], "archived by the other process")
+            # the list shows active pages: the archived one leaves it, and the inspector follows the cursor
+            assert await until(pilot, lambda: all(r["page_id"] != refs["alpha-bib"] for r in page_list(app).rows))
+            other.delete_scope("project:elsewhere", "erased by the other process")
+            assert await until(pilot, lambda: all(r["page_id"] != written["page_id"] for r in page_list(app).rows))
+            assert await until(pilot, lambda: "project:elsewhere" not in str([str(n.label) for n in tree_nodes(tree)]))
+        finally:
+            other.close()
+
+
+def tree_nodes(tree):
+    stack, out = [tree.root], []
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack += list(node.children)
+    return out
+
+
+async def test_the_audit_log_tab_and_the_basket_follow_the_store(demo_store, make_app):
+    from store import Store
+
+    from textual.widgets import DataTable
+
+    store, refs = demo_store
+    page = refs["alpha-bib"]
+    app = make_app(store, watch_interval=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, page)
+        await pilot.press("space")
+        await pilot.press("f2")
+        await settle(app, pilot)
+        table = app.screen.query_one("#audit-table", DataTable)
+        assert "revise_page" not in str(table.get_row_at(0))
+        other = Store.open(store.path)
+        try:
+            head = other.read_pages([page])["results"][0]["revision"]
+            other.revise_page(page, head["revision_id"], content="new text", facets={"title": "Renamed elsewhere"})
+            assert await until(pilot, lambda: "revise_page" in str(table.get_row_at(0)))  # newest first
+            assert await until(pilot, lambda: app.basket[0]["title"] == "Renamed elsewhere")
+            other.delete_page(page, "erased elsewhere")
+            assert await until(pilot, lambda: app.basket == [])
+        finally:
+            other.close()
+
+
+async def test_a_tombstone_from_the_reviews_leaves_no_pending_review_on_screen(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "1 tombstone recommendation" in str(app.screen.query_one("#status-line").render())
+        await pilot.press("f4")
+        await settle(app, pilot)
+        await pilot.press("t", "ctrl+s")
+        await settle(app, pilot)
+        table = app.screen.query_one("#reviews-table")
+        assert table.row_count == 1 and "No pending recommendations." in str(table.get_row_at(0))
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert "recommendation" not in str(app.screen.query_one("#status-line").render())
