@@ -285,6 +285,11 @@ class PcpApp(StoreWorkers, App[int]):
             target = self if cmd.where == "app" else screen
             yield SystemCommand(cmd.title, escape(f"{cmd.help} · {self.key_display(cmd.id)}"),
                                 partial(self._run_command, target, cmd.action))
+        if hasattr(screen, "set_search_mode"):
+            from .screens.main import MODE_HELP
+
+            for mode, what in MODE_HELP.items():
+                yield SystemCommand(f"Search mode: {mode}", f"Search {what}", partial(screen.set_search_mode, mode))
         for name in sorted(set(self.theme_names)):
             yield SystemCommand(f"Theme: {name}", "Use this theme (remembered)", partial(setattr, self, "theme", name))
 

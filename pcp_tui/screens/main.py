@@ -26,7 +26,9 @@ from .curate import CurateActions
 ORDERS = ("recent", "title")
 STATUSES = ("active", "all", "archived", "superseded", "tombstoned")
 ACTORS = (None, "user", "model", "tool", "system")
-MODES = ("text", "exact")
+MODES = ("auto", "text", "exact")
+MODE_HELP = {"auto": "ranked by relevance over any of the words", "text": "every word must occur",
+             "exact": "the exact text, as a substring"}
 WINDOW = 100  # rows per list window (the store's maximum list size)
 SEARCH_WINDOW = 50  # hits per search window (the store's maximum)
 DEBOUNCE = 0.15  # seconds of quiet typing before a search; results must land within 300 ms
@@ -67,7 +69,7 @@ class MainScreen(CurateActions):
         super().__init__()
         self.scopes: list[str] | None = None
         self.scope_label = "all scopes"
-        self.order, self.status, self.mode = "recent", "active", "text"
+        self.order, self.status, self.mode = "recent", "active", "auto"
         self.actor: str | None = None
         self.query_text = ""
         self.reviews = 0
@@ -77,7 +79,7 @@ class MainScreen(CurateActions):
         with Horizontal(id="panes"):
             yield ScopeTree(id="scopes")
             with Vertical(id="pages-pane"):
-                yield Field(placeholder="Search (/)  text or exact", id="search")
+                yield Field(placeholder="Search (/)  mode: auto (ctrl+t: text, exact)", id="search")
                 yield Static("", id="list-status")
                 yield PageList(id="pages")
             yield Inspector(id="inspector")
@@ -258,7 +260,17 @@ class MainScreen(CurateActions):
         self.reload_pages()
 
     def action_cycle_search_mode(self) -> None:
-        self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
+        self.set_search_mode(MODES[(MODES.index(self.mode) + 1) % len(MODES)])
+
+    def set_search_mode(self, mode: str) -> None:
+        """auto (relevance over any word), text (every word) or exact (substring); the palette picks one directly."""
+        if mode not in MODES:
+            return
+        self.mode = mode
+        self.query_one("#search", Field).placeholder = f"Search (/)  mode: {mode} ({self.app.key_display('search_mode')}" \
+            f": {', '.join(m for m in MODES if m != mode)})"
+        if self.query_text.strip():
+            self.notify(f"Search mode {mode}: {MODE_HELP[mode]}.", title="Search", timeout=3)
         self.reload_pages()
 
     def action_refresh(self) -> None:

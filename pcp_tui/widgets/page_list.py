@@ -31,8 +31,42 @@ STATUS_GLYPH = {"active": "●", "superseded": "◌", "archived": "▣", "tombst
 
 
 def short_date(row: dict) -> str:
-    stamp = row.get("sort_time") or row.get("observed_at") or row.get("created_at") or ""
+    """A row's day: a search hit's `date`, a listed page's sort time (both observed, else created)."""
+    stamp = row.get("date") or row.get("sort_time") or row.get("observed_at") or row.get("created_at") or ""
     return stamp[:10]
+
+
+def marked_snippet(snippet: str, highlights: list | None, query: str) -> tuple[str, list[tuple[int, int]]]:
+    """The snippet on one line (runs of whitespace become one space) and its marks moved along with it.
+
+    Marks are the hit's `highlights` ([start, end] within the snippet, from the store); a hit without
+    them (an older store) falls back to where the query's words occur.
+    """
+    out: list[str] = []
+    where: list[int] = []  # where[i]: index in the one-line text of snippet[i]
+    space = False
+    for ch in snippet:
+        if ch.isspace():
+            if out and not space:
+                out.append(" ")
+            space = True
+            where.append(len(out) - (1 if out else 0))
+        else:
+            space = False
+            where.append(len(out))
+            out.append(ch)
+    text = "".join(out).rstrip()
+    where.append(len(text))
+    if highlights is None:
+        return text, match_spans(text, query)
+    spans = []
+    for pair in highlights:
+        if not (isinstance(pair, (list, tuple)) and len(pair) == 2):
+            continue
+        start, end = max(0, int(pair[0])), min(len(snippet), int(pair[1]))
+        if start < end:
+            spans.append((where[start], min(len(text), where[end - 1] + 1)))
+    return text, sorted(spans)
 
 
 def match_spans(text: str, query: str) -> list[tuple[int, int]]:
@@ -266,7 +300,11 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
         else:
             text = self._snippet_line(row, width) if self.search_query else self._meta_line(row, width)
         if index == self.cursor:
+            match = self._style("page-list--match")
+            marks = [(span.start, span.end) for span in text.spans if span.style == match]
             text.stylize(self._style("page-list--cursor" if self.has_focus else "page-list--cursor-blurred"))
+            for start, end in marks:  # matches stay marked on the cursor row too
+                text.stylize(match, start, end)
         return self._strip(text, width)
 
     def _style(self, name: str) -> Any:
@@ -315,8 +353,7 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
                     overflow="ellipsis")
 
     def _snippet_line(self, row: dict, width: int) -> Text:
-        snippet = " ".join((row.get("snippet") or "").split())
-        spans = match_spans(snippet, self.search_query)
+        snippet, spans = marked_snippet(row.get("snippet") or "", row.get("highlights"), self.search_query)
         if spans and spans[0][0] > 20:
             cut = spans[0][0] - 20
             snippet = "…" + snippet[cut:]
