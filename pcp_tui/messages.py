@@ -131,6 +131,21 @@ class LifecycleChanged(Message):
 
 
 @dataclass
+class Unlinked(Message):
+    """unlink answered (the relation is retracted)."""
+
+    result: Data
+    relation: Data
+
+
+@dataclass
+class Unsuppressed(Message):
+    """unsuppress_pages answered: the context and the pages whose suppression was lifted."""
+
+    result: Data
+
+
+@dataclass
 class Suppressed(Message):
     """suppress_pages answered."""
 

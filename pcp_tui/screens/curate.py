@@ -9,9 +9,10 @@ from textual import on, work
 from textual.screen import Screen
 
 from .. import reading
-from ..messages import LifecycleChanged, StoreWorkers, Suppressed
+from ..messages import LifecycleChanged, StoreWorkers, Suppressed, Unlinked, Unsuppressed
 from ..widgets.inspector import Inspector
 from ..widgets.page_list import PageList
+from ..widgets.relations import RelationList
 from .confirm import FormScreen
 from .delete import DeleteScreen
 from .link import LinkScreen
@@ -119,6 +120,72 @@ class CurateActions(StoreWorkers, Screen[None]):
     def _suppress(self, page_id: str, context: str, reason: str) -> None:
         result = self.app.store.suppress_pages([page_id], context, reason=reason)
         self.post_message(Suppressed(result))
+
+    def action_unsuppress(self) -> None:
+        env = self._selected_envelope()
+        if env is None:
+            return
+        title = reading.title_of(env)
+        screen = FormScreen(
+            f"Show “{title}” again in one context?",
+            f"{title} ({env['page_id']})\n\nSearches and bundles that pass this context id show the page again.",
+            confirm_label="Unsuppress", danger=False, fields=[("context", "Context id", "chat:current")])
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._unsuppress(env["page_id"], screen.answers["context"])
+
+        self.app.push_screen(screen, answered)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curate")
+    def _unsuppress(self, page_id: str, context: str) -> None:
+        self.post_message(Unsuppressed(self.app.store.unsuppress_pages([page_id], context)))
+
+    @on(Unsuppressed)
+    def _unsuppressed(self, message: Unsuppressed) -> None:
+        message.stop()
+        result = message.result
+        if result["unsuppressed"]:
+            self.notify(f"Shown again in context {result['context_id']}.", title="Unsuppress")
+            self.app.announce_change(result["unsuppressed"][0])
+        else:
+            self.notify(f"It was not suppressed in context {result['context_id']}; nothing changed.",
+                        title="Unsuppress", severity="warning")
+
+    def action_unlink(self) -> None:
+        env = self._selected_envelope()
+        if env is None:
+            return
+        relation = self.query_one(RelationList).highlighted_relation
+        if relation is None:
+            self.notify("Open the Relations tab (4) and highlight the relation to retract first.", severity="warning")
+            return
+        title = reading.title_of(env)
+        other = relation["other_title"]
+        arrow = f"{title} ─{relation['relation_type']}─▶ {other}" if relation["from_page_id"] == env["page_id"] \
+            else f"{other} ─{relation['relation_type']}─▶ {title}"
+        screen = FormScreen(
+            "Retract this relation?",
+            f"{arrow}\n\nThe relation is hidden from then on; the retraction is recorded with who, when and why. "
+            "Both pages stay as they are.",
+            confirm_label="Unlink", fields=[("reason", "Reason (recorded with the retraction)", "unlinked in the pcp app")])
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._unlink(relation, screen.answers["reason"])
+
+        self.app.push_screen(screen, answered)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curate")
+    def _unlink(self, relation: dict, reason: str) -> None:
+        self.post_message(Unlinked(self.app.store.unlink(relation["relation_id"], reason), relation))
+
+    @on(Unlinked)
+    def _unlinked(self, message: Unlinked) -> None:
+        message.stop()
+        rel = message.relation
+        self.notify(f"Unlinked: {rel['relation_type']} {rel['other_title']}.", title="Unlink")
+        self.app.announce_change(rel["from_page_id"])
 
     def action_delete(self) -> None:
         env = self._selected_envelope()

@@ -80,6 +80,15 @@ class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
         title = self.query_one("#title", Field).value.strip()
         facets = None
         old_facets = dict(self.envelope.get("facets") or {})
+        if not title and old_facets.get("title"):
+            self.notify("A page needs its title: type one, or Cancel to keep the page as it is.", title="Revise",
+                        severity="warning")
+            self.query_one("#title", Field).focus()
+            return
+        old_content = (self.envelope.get("payload") or {}).get("content") or ""
+        if not self.conflicted and title == (old_facets.get("title") or "") and self.draft == old_content:
+            self.notify("Nothing changed, so no revision was written.", title="Revise")
+            return
         if title != (old_facets.get("title") or ""):
             if title:
                 old_facets["title"] = title

@@ -340,3 +340,62 @@ async def test_an_editor_that_cannot_start_returns_to_the_app_with_a_message(dem
             assert any(said in n.message for n in app._notifications), [n.message for n in app._notifications]
             await pilot.press("escape")
             await settle(app, pilot)
+
+
+async def test_revise_without_a_change_writes_nothing_and_an_empty_title_is_refused(demo_store, make_app):
+    """Issue 13.7: an unchanged save wrote an identical revision; a cleared title left the list showing the id."""
+    store, refs = demo_store
+    page = refs["me-reading"]
+    before = head_of(store, page)
+    app = make_app(store)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, page)
+        await pilot.press("e")
+        await settle(app, pilot)
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviseScreen)
+        assert any("Nothing changed" in n.message for n in app._notifications)
+        app.screen.query_one("#title").value = "   "
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviseScreen)
+        assert any("needs its title" in n.message for n in app._notifications)
+        await pilot.press("escape")
+        await settle(app, pilot)
+    assert head_of(store, page)["revision_id"] == before["revision_id"]
+
+
+async def test_unlink_and_unsuppress_from_the_app(demo_store, make_app):
+    from pcp_tui.widgets.relations import RelationList
+
+    store, refs = demo_store
+    page = refs["alpha-proof"]
+    outgoing = store.read_pages([page], projections=("relations",))["results"][0]["relations"]["outgoing"]
+    store.suppress_pages([page], "chat-9", reason="not here")
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, page)
+        await pilot.press("4")
+        await settle(app, pilot)
+        relations = app.screen.query_one(RelationList)
+        relations.focus()
+        relations.highlighted = next(i for i in range(relations.option_count)
+                                     if relations.get_option_at_index(i).id in relations.relations)
+        gone = relations.highlighted_relation
+        await pilot.press("U")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen) and "Retract" in str(app.screen.title_text)
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        await pilot.press("S")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#field-context", "chat-9")
+        await pilot.press("enter")
+        await settle(app, pilot)
+    now = store.read_pages([page], projections=("relations",))["results"][0]["relations"]
+    ids_now = {r["relation_id"] for d in ("outgoing", "incoming") for r in now[d]}
+    assert gone["relation_id"] not in ids_now and len(outgoing) >= 1
+    assert page in {h["page_id"] for h in store.search_pages("tube lemma", context_id="chat-9", limit=50)["hits"]}
