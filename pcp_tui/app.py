@@ -33,6 +33,10 @@ class PcpApp(StoreWorkers, App[int]):
     CSS_PATH = "app.tcss"
     BINDINGS = commands.bindings("app")
     ENABLE_COMMAND_PALETTE = True
+    # Screens get these classes by size (app.tcss): below 110 columns the scope tree folds away
+    # (ctrl+b shows it), below 34 rows dialogs take the whole height and scroll what they explain.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (34, "-tall")]
 
     def __init__(self, db: str | Path | None = None, *, demo: bool = False, config_folder: Path | None = None,
                  theme: str | None = None, cursor_blink: bool = True, store: Any = None,

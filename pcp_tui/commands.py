@@ -50,6 +50,8 @@ COMMANDS: tuple[Command, ...] = (
             "Switch the search mode: auto (relevance, any word), text (every word), exact (substring)",
             "cycle_search_mode", footer=False),
     Command("focus_scopes", "ctrl+s", "Scopes", "Focus the scope tree", "focus_scopes", footer=False),
+    Command("sidebar", "ctrl+b", "Sidebar", "Show or hide the scope tree (hidden by default on narrow screens)",
+            "toggle_sidebar", footer=False),
     Command("focus_pages", "ctrl+l", "Pages", "Focus the page list", "focus_pages", footer=False),
     Command("all_scopes", "0", "All scopes", "Show the pages of every scope", "all_scopes", footer=False),
     Command("sort", "o", "Sort", "Sort the page list by recency or by title", "cycle_order", footer=False),

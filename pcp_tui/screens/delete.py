@@ -77,8 +77,8 @@ class DeleteScreen(StoreWorkers, ModalScreen["dict | None"]):
             with VerticalScroll(id="delete-body"):
                 yield Static("Planning…", id="plan")
             yield Checkbox("Also erase the pages derived from it (cascade)", id="cascade", disabled=True)
-            yield Label(f"Type the page's short id — the last 6 characters of {self.page_id} — to confirm:",
-                        id="typed-label")
+            yield Static(f"Type the page's short id to confirm: the last 6 characters of {self.page_id}",
+                         id="typed-label")  # a Static wraps, so the id is never cut off
             yield Field(placeholder="6 characters", id="typed", max_length=6)
             yield Label("Reason (kept in the receipt):")
             yield Field(value="erased in the pcp app", id="reason")

@@ -9,12 +9,13 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Label, OptionList, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Label, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
 from .. import commands
 from ..messages import BasketChanged, BundleBuilt, Copied, LedgerLoaded, StoreChanged, StoreWorkers
 from ..widgets.fields import Field
+from ..widgets.footer import FitFooter
 from .confirm import ConfirmScreen
 
 
@@ -83,7 +84,7 @@ class HandoffScreen(StoreWorkers, Screen):
                 with TabPane("Ledger", id="ledger"):
                     yield Static("", id="ledger-note")
                     yield DataTable(id="ledger-table", cursor_type="row")
-        yield Footer(compact=True)
+        yield FitFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#ledger-table", DataTable).add_columns("when", "chat", "handoff", "kind", "entries", "tokens")

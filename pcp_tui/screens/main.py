@@ -8,7 +8,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.timer import Timer
 from textual.worker import get_current_worker
 
@@ -21,6 +21,7 @@ from ..widgets.page_list import PageList
 from ..widgets.relations import RelationList
 from ..widgets.revisions import RevisionsView
 from ..widgets.scope_tree import ScopeTree
+from ..widgets.footer import FitFooter
 from .curate import CurateActions
 
 ORDERS = ("recent", "title")
@@ -79,12 +80,12 @@ class MainScreen(CurateActions):
         with Horizontal(id="panes"):
             yield ScopeTree(id="scopes")
             with Vertical(id="pages-pane"):
-                yield Field(placeholder="Search (/)  mode: auto (ctrl+t: text, exact)", id="search")
+                yield Field(placeholder="Search (/) · auto", id="search")
                 yield Static("", id="list-status")
                 yield PageList(id="pages")
             yield Inspector(id="inspector")
         yield Static("", id="status-line")
-        yield Footer(compact=True)
+        yield FitFooter(compact=True)
 
     def on_mount(self) -> None:
         self.app.subscribe_store_changes(self)
@@ -238,7 +239,20 @@ class MainScreen(CurateActions):
         self.query_one("#search", Field).focus()
 
     def action_focus_scopes(self) -> None:
+        if not self.query_one(ScopeTree).display:
+            self._show_sidebar(True)
         self.query_one(ScopeTree).focus()
+
+    def action_toggle_sidebar(self) -> None:
+        self._show_sidebar(not self.query_one(ScopeTree).display)
+
+    def _show_sidebar(self, shown: bool) -> None:
+        """The user's choice wins over the width rule (app.tcss) until the app ends."""
+        self.set_class(shown, "-sidebar-shown")
+        self.set_class(not shown, "-sidebar-hidden")
+        tree = self.query_one(ScopeTree)
+        if not shown and tree.has_focus:
+            self.query_one(PageList).focus()
 
     def action_focus_pages(self) -> None:
         self.query_one(PageList).focus()
@@ -267,8 +281,7 @@ class MainScreen(CurateActions):
         if mode not in MODES:
             return
         self.mode = mode
-        self.query_one("#search", Field).placeholder = f"Search (/)  mode: {mode} ({self.app.key_display('search_mode')}" \
-            f": {', '.join(m for m in MODES if m != mode)})"
+        self.query_one("#search", Field).placeholder = f"Search (/) · {mode}"
         if self.query_text.strip():
             self.notify(f"Search mode {mode}: {MODE_HELP[mode]}.", title="Search", timeout=3)
         self.reload_pages()

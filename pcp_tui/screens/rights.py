@@ -9,13 +9,14 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import (Button, DataTable, Footer, Label, ProgressBar, Select, SelectionList, Static,
-                             TabbedContent, TabPane)
+from textual.widgets import (Button, DataTable, Label, ProgressBar, Select, SelectionList, Static, TabbedContent,
+                             TabPane)
 
 from .. import commands
 from ..messages import (AuditLoaded, Exported, Progress, ReceiptsLoaded, ScopeDeleted, ScopePlanned, ScopesLoaded,
                         StoreChanged, StoreWorkers)
 from ..widgets.fields import Field
+from ..widgets.footer import FitFooter
 
 AUDIT_PAGE = 50
 
@@ -73,7 +74,7 @@ class RightsScreen(StoreWorkers, Screen):
                 yield Static("", id="audit-note")
             with TabPane("Receipts", id="receipts"):
                 yield DataTable(id="receipts-table", cursor_type="row")
-        yield Footer(compact=True)
+        yield FitFooter(compact=True)
 
     def on_mount(self) -> None:
         for bar in self.query(ProgressBar):

@@ -169,3 +169,29 @@ async def test_a_tombstone_from_the_reviews_leaves_no_pending_review_on_screen(d
         await pilot.press("escape")
         await settle(app, pilot)
         assert "recommendation" not in str(app.screen.query_one("#status-line").render())
+
+
+async def test_at_80x24_the_tree_folds_away_and_the_delete_dialog_shows_the_id_and_its_field(demo_store, make_app):
+    """Issue 13.11: at 80x24 the delete dialog hid the id that must be typed."""
+    from pcp_tui.widgets.scope_tree import ScopeTree
+
+    store, refs = demo_store
+    page = refs["alpha-proof"]
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        tree = app.screen.query_one(ScopeTree)
+        assert not tree.display and page_list(app).size.width >= 30
+        await pilot.press("ctrl+b")
+        await pilot.pause()
+        assert tree.display
+        await pilot.press("ctrl+b")
+        await select_page(app, pilot, page)
+        await pilot.press("D")
+        await settle(app, pilot)
+        screen = app.screen.region
+        for selector in ("#typed-label", "#typed", "#reason", "#confirm", "#cancel"):
+            widget = app.screen.query_one(selector)
+            assert screen.contains_region(widget.region) and widget.region.height > 0, selector
+        label = app.screen.query_one("#typed-label")
+        assert label.size.height >= 2 and page in str(label.render())  # wrapped, never cut
