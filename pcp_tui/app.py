@@ -9,12 +9,21 @@ from typing import Any, Iterable
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.markup import escape
+from textual.dom import DOMNode
 from textual.screen import Screen
+from textual.signal import Signal
 from textual.widgets import Static
-from textual.worker import Worker
+from textual.worker import Worker, get_current_worker
 
 from . import commands, config, theming
-from .messages import Progress, StoreReady, StoreWorkers
+from .messages import BasketChanged, BasketChecked, Progress, StoreActivity, StoreChanged, StoreReady, StoreWorkers
+
+WATCH_INTERVAL = 1.0  # seconds between looks at the store's newest audit event (changes by other processes)
+# Operations that write nothing but their audit event: when only these appear, only the audit log changed.
+READ_OPERATIONS = frozenset({
+    "read_pages", "list_scopes", "list_pages", "describe_capabilities", "doctor", "audit_log", "handoffs",
+    "search_pages", "export", "plan_delete", "plan_delete_scope", "list_receipts", "list_recommendations", "bundle",
+    "verify"})
 
 
 class PcpApp(StoreWorkers, App[int]):
@@ -24,11 +33,17 @@ class PcpApp(StoreWorkers, App[int]):
     CSS_PATH = "app.tcss"
     BINDINGS = commands.bindings("app")
     ENABLE_COMMAND_PALETTE = True
+    # Screens get these classes by size (app.tcss): below 110 columns the scope tree folds away
+    # (ctrl+b shows it), below 34 rows dialogs take the whole height and scroll what they explain.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (34, "-tall")]
 
     def __init__(self, db: str | Path | None = None, *, demo: bool = False, config_folder: Path | None = None,
                  theme: str | None = None, cursor_blink: bool = True, store: Any = None,
-                 use_pyperclip: bool = True) -> None:
+                 use_pyperclip: bool = True, watch_interval: float = WATCH_INTERVAL) -> None:
         super().__init__()
+        self.watch_interval = watch_interval  # 0 turns the watcher off
+        self.store_changes: Signal[StoreChanged] = Signal(self, "store-changed")
         self.db_path = Path(db).expanduser() if db is not None else None
         self.demo_mode = demo
         self.config_folder = config_folder or config.config_dir()
@@ -62,7 +77,7 @@ class PcpApp(StoreWorkers, App[int]):
         wanted = self.forced_theme or settings.theme or theming.DEFAULT_THEME
         if wanted not in self.available_themes:
             problems.append(f"The theme {wanted!r} is not installed; using {theming.DEFAULT_THEME}.")
-            wanted = theming.DEFAULT_THEME
+            wanted = theming.DEFAULT_THEME if theming.DEFAULT_THEME in self.available_themes else "textual-dark"
         self.theme = wanted
         self._theme_ready = True
         keymap, keymap_problems = config.load_keymap(self.config_folder)
@@ -126,6 +141,8 @@ class PcpApp(StoreWorkers, App[int]):
 
     def on_store_ready(self, message: StoreReady) -> None:
         self.store = message.store
+        if self.watch_interval > 0:
+            self.watch_store(message.store)
         from .screens.main import MainScreen
         from .screens.welcome import WelcomeScreen
 
@@ -144,6 +161,88 @@ class PcpApp(StoreWorkers, App[int]):
         self.db_path, self.demo_mode = path, demo
         self.basket.clear()
         self.open_store()
+
+    # --- store changes: one message for the app's own writes and for other processes' ---
+
+    def subscribe_store_changes(self, node: DOMNode) -> None:
+        """Deliver every StoreChanged to `node` (a screen or widget, once mounted) as a message of its own."""
+        self.store_changes.subscribe(node, lambda message: node.post_message(message.copy()), immediate=True)
+
+    def announce_change(self, page_id: str | None = None, removed: bool = False, *, external: bool = False,
+                        audit_only: bool = False) -> None:
+        """Tell every subscriber that the store changed (after a write here, or seen by the watcher)."""
+        self.store_changes.publish(StoreChanged(page_id, removed, external=external, audit_only=audit_only))
+        if not audit_only and self.basket:
+            self._check_basket([b["page_id"] for b in self.basket])
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="watch")
+    def watch_store(self, store: Any) -> None:
+        """About once a second, look at the newest audit events: every write by any process records one."""
+        import time
+
+        worker = get_current_worker()
+        last = None
+        while not worker.is_cancelled and store is self.store:
+            try:
+                events = store.audit_log(limit=50)["events"]
+            except Exception:  # noqa: BLE001 - busy, or the store was closed (switch_store): look again later
+                events = None
+            if events is not None:
+                ids = [e["event_id"] for e in events]
+                if last is not None and ids[:1] != [last]:
+                    fresh = events[:ids.index(last)] if last in ids else events
+                    content = last not in ids or any(
+                        e["decision"] == "allowed" and e["operation"] not in READ_OPERATIONS for e in fresh)
+                    self.post_message(StoreActivity(content))
+                last = ids[0] if ids else ""
+            deadline = time.monotonic() + self.watch_interval
+            while time.monotonic() < deadline and not worker.is_cancelled:
+                time.sleep(min(0.05, self.watch_interval))
+
+    @on(StoreActivity)
+    def _store_activity(self, message: StoreActivity) -> None:
+        self.announce_change(external=True, audit_only=not message.content)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="basket")
+    def _check_basket(self, page_ids: list[str]) -> None:
+        from store import NotFound
+
+        from . import reading
+
+        found: dict[str, tuple[str, str]] = {}
+        for batch in reading.chunks(page_ids):
+            try:
+                results = self.store.read_pages(batch, projections=("manifest",))["results"]
+            except NotFound:  # every page of the batch was erased
+                continue
+            for res in results:
+                if "revision" in res:
+                    env = res["revision"]
+                    found[env["page_id"]] = (reading.title_of(env), env["namespace"])
+        self.post_message(BasketChecked(found))
+
+    @on(BasketChecked)
+    def _basket_checked(self, message: BasketChecked) -> None:
+        found, changed = message.found, False
+        kept = []
+        for item in self.basket:
+            if item["page_id"] not in found:
+                changed = True
+                continue
+            title, namespace = found[item["page_id"]]
+            if (item["title"], item["namespace"]) != (title, namespace):
+                item.update(title=title, namespace=namespace)
+                changed = True
+            kept.append(item)
+        if changed:
+            self.basket[:] = kept
+            for screen in self.screen_stack:
+                screen.post_message(BasketChanged())
+
+    def forget_pages(self, page_ids: Iterable[str]) -> None:
+        """Erased pages leave the basket (nothing erased stays on screen)."""
+        gone = set(page_ids)
+        self.basket[:] = [b for b in self.basket if b["page_id"] not in gone]
 
     def report_error(self, error: BaseException) -> None:
         """One place where failures of store calls become a sentence on screen."""
@@ -202,6 +301,11 @@ class PcpApp(StoreWorkers, App[int]):
             target = self if cmd.where == "app" else screen
             yield SystemCommand(cmd.title, escape(f"{cmd.help} · {self.key_display(cmd.id)}"),
                                 partial(self._run_command, target, cmd.action))
+        if hasattr(screen, "set_search_mode"):
+            from .screens.main import MODE_HELP
+
+            for mode, what in MODE_HELP.items():
+                yield SystemCommand(f"Search mode: {mode}", f"Search {what}", partial(screen.set_search_mode, mode))
         for name in sorted(set(self.theme_names)):
             yield SystemCommand(f"Theme: {name}", "Use this theme (remembered)", partial(setattr, self, "theme", name))
 

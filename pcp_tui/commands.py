@@ -44,11 +44,14 @@ COMMANDS: tuple[Command, ...] = (
     Command("demo", "f6", "Demo store", "Switch to the demo store (your own store is left alone)", "demo", "app",
             footer=False),
     # browsing (the main screen)
-    Command("search", "slash", "Search", "Focus the search box (text or exact, as you type)", "focus_search",
+    Command("search", "slash", "Search", "Focus the search box (find pages as you type)", "focus_search",
             key_display="/"),
-    Command("search_mode", "ctrl+t", "Search mode", "Switch the search between text and exact", "cycle_search_mode",
-            footer=False),
+    Command("search_mode", "ctrl+t", "Search mode",
+            "Switch the search mode: auto (relevance, any word), text (every word), exact (substring)",
+            "cycle_search_mode", footer=False),
     Command("focus_scopes", "ctrl+s", "Scopes", "Focus the scope tree", "focus_scopes", footer=False),
+    Command("sidebar", "ctrl+b", "Sidebar", "Show or hide the scope tree (hidden by default on narrow screens)",
+            "toggle_sidebar", footer=False),
     Command("focus_pages", "ctrl+l", "Pages", "Focus the page list", "focus_pages", footer=False),
     Command("all_scopes", "0", "All scopes", "Show the pages of every scope", "all_scopes", footer=False),
     Command("sort", "o", "Sort", "Sort the page list by recency or by title", "cycle_order", footer=False),
@@ -71,15 +74,23 @@ COMMANDS: tuple[Command, ...] = (
             footer=False),
     Command("link", "l", "Link", "Link this page to another one (picked by search)", "link", footer=False),
     Command("archive", "a", "Archive", "Archive the page, or restore it", "archive"),
+    Command("unlink", "U", "Unlink", "Retract the relation highlighted in the Relations tab (asks first)", "unlink",
+            footer=False),
+    Command("unsuppress", "S", "Unsuppress", "Show the page again in one context where it was suppressed",
+            "unsuppress", footer=False),
     Command("suppress", "s", "Suppress", "Hide the page from one context (a chat or task)", "suppress", footer=False),
     Command("tombstone", "t", "Tombstone", "Withdraw the page, or bring it back", "tombstone"),
     Command("delete", "D", "Delete", "Erase the page for good (plan, typed confirmation, receipt)", "delete"),
     # confirmation dialogs (focus starts on Cancel)
     Command("confirm.yes", "y", "Yes", "Do what the dialog describes", "answer(True)", "confirm"),
     Command("confirm.no", "n,escape", "No", "Cancel; nothing changes", "answer(False)", "confirm", key_display="n/esc"),
+    # confirmation dialogs that take text (focus starts in the first field; no bare letters)
+    Command("form.confirm", "ctrl+s", "Confirm", "Do what the dialog describes (Enter in the last field too)",
+            "answer(True)", "form", priority=True),
+    Command("form.cancel", "escape", "Cancel", "Cancel; nothing changes", "answer(False)", "form"),
     # the delete dialog
     Command("delete.cascade", "ctrl+k", "Cascade", "Also erase the pages derived from this one", "toggle_cascade",
-            "delete"),
+            "delete", priority=True),  # over the field's own ctrl+k (delete to the end)
     Command("delete.cancel", "escape", "Cancel", "Close; nothing is erased (after a delete: close the receipt)",
             "cancel", "delete"),
     # the revise dialog

@@ -66,11 +66,41 @@ class OpenPage(Message):
 
 
 class StoreChanged(Message):
-    """Something was written: lists and the inspector should reload what they show."""
+    """The store changed: every screen and widget that shows store data reloads what it shows.
 
-    def __init__(self, page_id: str | None = None, removed: bool = False) -> None:
+    The one mechanism for fresh data. The app publishes it (PcpApp.announce_change) after its own
+    writes and when its watcher sees another process change the store (`external`); nodes subscribe
+    with PcpApp.subscribe_store_changes and handle it with @on(StoreChanged). `page_id` names the page
+    this app wrote (None: any), `removed` says pages were erased, `audit_only` that only the audit log
+    grew (a model searched, a plan or preview was made): nothing but the audit log needs reloading.
+    """
+
+    def __init__(self, page_id: str | None = None, removed: bool = False, *, external: bool = False,
+                 audit_only: bool = False) -> None:
         super().__init__()
-        self.page_id, self.removed = page_id, removed
+        self.page_id, self.removed, self.external, self.audit_only = page_id, removed, external, audit_only
+
+    def copy(self) -> StoreChanged:
+        """A fresh message for one more subscriber (a message is delivered to one node)."""
+        return StoreChanged(self.page_id, self.removed, external=self.external, audit_only=self.audit_only)
+
+
+@dataclass
+class StoreActivity(Message):
+    """The watcher (a thread) saw new audit events: `content` when any of them changed the store."""
+
+    content: bool
+
+
+@dataclass
+class BasketChecked(Message):
+    """The basket's pages as the store has them now: title and namespace by id (erased pages missing)."""
+
+    found: dict[str, tuple[str, str]]
+
+
+class BasketChanged(Message):
+    """The basket lost erased pages or got new titles: screens that show it redraw it."""
 
 
 # --- answers of store calls, one class per kind (grouped by the screen or widget that asks) ---
@@ -93,19 +123,25 @@ class ReviewsCounted(Message):
 
 
 @dataclass
-class RowRefreshed(Message):
-    """A page's list row after a write: its title and lifecycle status now."""
-
-    page_id: str
-    title: str
-    lifecycle_status: str
-
-
-@dataclass
 class LifecycleChanged(Message):
     """archive/restore/tombstone/untombstone_page answered; `op` is the one asked for."""
 
     op: str
+    result: Data
+
+
+@dataclass
+class Unlinked(Message):
+    """unlink answered (the relation is retracted)."""
+
+    result: Data
+    relation: Data
+
+
+@dataclass
+class Unsuppressed(Message):
+    """unsuppress_pages answered: the context and the pages whose suppression was lifted."""
+
     result: Data
 
 
@@ -138,9 +174,10 @@ class Linked(Message):
 
 @dataclass
 class AuditLoaded(Message):
-    """One page of the audit log (events and the cursor of the next page)."""
+    """One page of the audit log (events and the cursor of the next page); `first` starts the table over."""
 
     page: Data
+    first: bool = False
 
 
 @dataclass
@@ -273,6 +310,13 @@ class PageLoaded(Message):
 
     page_id: str
     data: Data
+
+
+@dataclass
+class PageGone(Message):
+    """The page the inspector shows is not in the store any more (erased meanwhile)."""
+
+    page_id: str
 
 
 @dataclass

@@ -11,6 +11,7 @@ import json
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -100,10 +101,27 @@ def load_file(path: Path) -> Theme:
     return parse_theme(data, path.name)
 
 
+def shipped_folder() -> Traversable | None:
+    """Where the shipped theme files are, the same from a wheel, an editable install and a source checkout.
+
+    Installed, the top-level themes/ folder is the package `pcp_tui.themes` (pyproject maps it). A source
+    checkout run from its root (`python -m pcp_tui.launch`, as `pcp serve` spawns it) imports the pcp_tui/
+    beside it, which has no such subpackage: there the themes are the themes/ folder next to pcp_tui/.
+    """
+    try:
+        return resources.files("pcp_tui.themes")
+    except ModuleNotFoundError:
+        folder = Path(__file__).resolve().parent.parent / "themes"
+        return folder if folder.is_dir() else None
+
+
 def shipped_themes() -> LoadedThemes:
-    """The themes inside the package (pcp_tui.themes)."""
+    """The themes that ship with the app (pcp_tui.themes, or themes/ in a source checkout)."""
     out = LoadedThemes()
-    folder = resources.files("pcp_tui.themes")
+    folder = shipped_folder()
+    if folder is None:
+        out.problems.append("The shipped themes were not found; using Textual's own theme.")
+        return out
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith((".toml", ".json")):
             try:

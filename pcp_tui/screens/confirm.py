@@ -1,4 +1,10 @@
-"""A typed confirmation dialog: it says what will happen, focus starts on Cancel, y / n / escape answer."""
+"""Confirmation dialogs that say what will happen.
+
+`ConfirmScreen` is a pure yes/no question: focus starts on Cancel, and y / n / escape answer.
+`FormScreen` asks for text too (a reason, a context id): focus starts in its first field and it binds
+no bare letters, so typing can never trigger an action; ctrl+s confirms, escape cancels, and Enter in
+a field moves to the next field (in the last one it confirms, never cancels).
+"""
 
 from __future__ import annotations
 
@@ -12,11 +18,22 @@ from .. import commands
 from ..widgets.fields import Field
 
 
+def key_hint(app: object, pairs: list[tuple[str, str]]) -> Content:
+    """A dialog's own keys as one dim line: `ctrl+s Archive · esc Cancel`."""
+    key_display = getattr(app, "key_display", None)
+    parts = []
+    for command_id, label in pairs:
+        keys = key_display(command_id) if key_display else commands.by_id(command_id).keys
+        parts.append(Content.assemble((keys, "bold"), f" {label}"))
+    return Content(" · ").join(parts).stylize("dim")
+
+
 class ConfirmScreen(ModalScreen[bool]):
     """Dismisses with True only on an explicit yes; `values` holds what was typed in the fields."""
 
     COMMAND_SCOPE = "confirm"
     BINDINGS = commands.bindings("confirm")
+    YES, NO = "confirm.yes", "confirm.no"
 
     def __init__(self, title: str, body: str | Content, *, confirm_label: str = "Yes", danger: bool = True,
                  fields: list[tuple[str, str, str]] | None = None) -> None:
@@ -36,8 +53,14 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel", variant="default")
                 yield Button(self.confirm_label, id="confirm", variant="error" if self.danger else "primary")
+            yield Static(key_hint(self.app, [(self.YES, self.confirm_label), (self.NO, "Cancel")]),
+                         classes="dialog-keys")
 
     def on_mount(self) -> None:
+        self.initial_focus()
+
+    def initial_focus(self) -> None:
+        """Where focus starts: the safe button (Textual calls on_mount along the MRO, so subclasses override this)."""
         self.query_one("#cancel", Button).focus()
 
     @property
@@ -54,3 +77,27 @@ class ConfirmScreen(ModalScreen[bool]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         self.action_answer(event.button.id == "confirm")
+
+
+class FormScreen(ConfirmScreen):
+    """A confirmation that takes text: focus in the first field, ctrl+s / escape, no bare letters."""
+
+    COMMAND_SCOPE = "form"
+    BINDINGS = commands.bindings("form")
+    YES, NO = "form.confirm", "form.cancel"
+
+    def initial_focus(self) -> None:
+        fields = list(self.query(Field))
+        if fields:
+            fields[0].focus()
+        else:
+            super().initial_focus()
+
+    def on_input_submitted(self, event: Field.Submitted) -> None:
+        """Enter moves to the next field; in the last field it is the confirm button (never Cancel)."""
+        event.stop()
+        fields = list(self.query(Field))
+        if event.input in fields and event.input is not fields[-1]:
+            fields[fields.index(event.input) + 1].focus()
+        else:
+            self.action_answer(True)

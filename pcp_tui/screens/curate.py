@@ -5,16 +5,15 @@ Every destructive step first shows a ConfirmScreen (or the DeleteScreen) that sa
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual import on, work
 from textual.screen import Screen
 
 from .. import reading
-from ..messages import LifecycleChanged, StoreChanged, StoreWorkers, Suppressed
+from ..messages import LifecycleChanged, StoreWorkers, Suppressed, Unlinked, Unsuppressed
 from ..widgets.inspector import Inspector
 from ..widgets.page_list import PageList
-from .confirm import ConfirmScreen
+from ..widgets.relations import RelationList
+from .confirm import FormScreen
 from .delete import DeleteScreen
 from .link import LinkScreen
 from .revise import ReviseScreen
@@ -57,7 +56,7 @@ class CurateActions(StoreWorkers, Screen[None]):
     def _after_revise(self, result: dict | None) -> None:
         if result:
             self.notify(f"Revised: new revision {result['revision_id']}.", title="Revise")
-            self.post_message(StoreChanged(result["page_id"]))
+            self.app.announce_change(result["page_id"])
 
     def action_link(self) -> None:
         env = self._selected_envelope()
@@ -68,7 +67,7 @@ class CurateActions(StoreWorkers, Screen[None]):
     def _after_link(self, result: dict | None) -> None:
         if result:
             self.notify(f"Linked: {result['relation_type']} → {result['to_page_id']}.", title="Link")
-            self.post_message(StoreChanged(result["from_page_id"]))
+            self.app.announce_change(result["from_page_id"])
 
     def action_archive(self) -> None:
         env = self._selected_envelope()
@@ -84,7 +83,7 @@ class CurateActions(StoreWorkers, Screen[None]):
 
     def _confirm_lifecycle(self, env: dict, op: str) -> None:
         title = reading.title_of(env)
-        screen = ConfirmScreen(f"{op.capitalize()} “{title}”?", f"{title} ({env['page_id']})\n\n{EXPLAIN[op]}",
+        screen = FormScreen(f"{op.capitalize()} “{title}”?", f"{title} ({env['page_id']})\n\n{EXPLAIN[op]}",
                                confirm_label=op.capitalize(), danger=op in ("archive", "tombstone"),
                                fields=[("reason", "Reason (recorded with the lifecycle event)", f"{op}d in the pcp app")])
 
@@ -104,7 +103,7 @@ class CurateActions(StoreWorkers, Screen[None]):
         if env is None:
             return
         title = reading.title_of(env)
-        screen = ConfirmScreen(
+        screen = FormScreen(
             f"Suppress “{title}” for one context?",
             f"{title} ({env['page_id']})\n\nSearches and bundles that pass this context id (a chat, task or query id) "
             "will not show it. Nothing else changes: no revision, no status change, nothing global.",
@@ -122,6 +121,72 @@ class CurateActions(StoreWorkers, Screen[None]):
         result = self.app.store.suppress_pages([page_id], context, reason=reason)
         self.post_message(Suppressed(result))
 
+    def action_unsuppress(self) -> None:
+        env = self._selected_envelope()
+        if env is None:
+            return
+        title = reading.title_of(env)
+        screen = FormScreen(
+            f"Show “{title}” again in one context?",
+            f"{title} ({env['page_id']})\n\nSearches and bundles that pass this context id show the page again.",
+            confirm_label="Unsuppress", danger=False, fields=[("context", "Context id", "chat:current")])
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._unsuppress(env["page_id"], screen.answers["context"])
+
+        self.app.push_screen(screen, answered)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curate")
+    def _unsuppress(self, page_id: str, context: str) -> None:
+        self.post_message(Unsuppressed(self.app.store.unsuppress_pages([page_id], context)))
+
+    @on(Unsuppressed)
+    def _unsuppressed(self, message: Unsuppressed) -> None:
+        message.stop()
+        result = message.result
+        if result["unsuppressed"]:
+            self.notify(f"Shown again in context {result['context_id']}.", title="Unsuppress")
+            self.app.announce_change(result["unsuppressed"][0])
+        else:
+            self.notify(f"It was not suppressed in context {result['context_id']}; nothing changed.",
+                        title="Unsuppress", severity="warning")
+
+    def action_unlink(self) -> None:
+        env = self._selected_envelope()
+        if env is None:
+            return
+        relation = self.query_one(RelationList).highlighted_relation
+        if relation is None:
+            self.notify("Open the Relations tab (4) and highlight the relation to retract first.", severity="warning")
+            return
+        title = reading.title_of(env)
+        other = relation["other_title"]
+        arrow = f"{title} ─{relation['relation_type']}─▶ {other}" if relation["from_page_id"] == env["page_id"] \
+            else f"{other} ─{relation['relation_type']}─▶ {title}"
+        screen = FormScreen(
+            "Retract this relation?",
+            f"{arrow}\n\nThe relation is hidden from then on; the retraction is recorded with who, when and why. "
+            "Both pages stay as they are.",
+            confirm_label="Unlink", fields=[("reason", "Reason (recorded with the retraction)", "unlinked in the pcp app")])
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._unlink(relation, screen.answers["reason"])
+
+        self.app.push_screen(screen, answered)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curate")
+    def _unlink(self, relation: dict, reason: str) -> None:
+        self.post_message(Unlinked(self.app.store.unlink(relation["relation_id"], reason), relation))
+
+    @on(Unlinked)
+    def _unlinked(self, message: Unlinked) -> None:
+        message.stop()
+        rel = message.relation
+        self.notify(f"Unlinked: {rel['relation_type']} {rel['other_title']}.", title="Unlink")
+        self.app.announce_change(rel["from_page_id"])
+
     def action_delete(self) -> None:
         env = self._selected_envelope()
         if env is not None:
@@ -132,13 +197,9 @@ class CurateActions(StoreWorkers, Screen[None]):
         if receipt:
             for page_id in receipt.get("page_ids", []):
                 self.query_one(PageList).remove_row(page_id)
-                self._drop_from_basket(page_id)
+            self.app.forget_pages(receipt.get("page_ids", []))
             self.notify(f"Erased; receipt {receipt['receipt_id']}.", title="Deleted")
-            self.post_message(StoreChanged(None, removed=True))
-
-    def _drop_from_basket(self, page_id: str) -> None:
-        basket: list[dict[str, Any]] = self.app.basket
-        basket[:] = [b for b in basket if b["page_id"] != page_id]
+            self.app.announce_change(None, removed=True)
 
     @on(LifecycleChanged)
     def _lifecycle_changed(self, message: LifecycleChanged) -> None:
@@ -146,9 +207,10 @@ class CurateActions(StoreWorkers, Screen[None]):
         result = message.result
         self.query_one(PageList).update_row(result["page_id"], lifecycle_status=result["lifecycle_status"])
         self.notify(f"{message.op.capitalize()}d: now {result['lifecycle_status']}.", title="Lifecycle")
-        self.post_message(StoreChanged(result["page_id"]))
+        self.app.announce_change(result["page_id"])
 
     @on(Suppressed)
     def _suppressed(self, message: Suppressed) -> None:
         message.stop()
         self.notify(f"Suppressed in context {message.result['context_id']}.", title="Suppress")
+        self.app.announce_change()

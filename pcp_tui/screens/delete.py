@@ -12,6 +12,7 @@ from textual.widgets import Button, Checkbox, Label, Static
 from .. import commands, reading
 from ..messages import DeletePlanned, PageDeleted, StoreWorkers
 from ..widgets.fields import Field
+from .confirm import key_hint
 
 
 def short_id(page_id: str) -> str:
@@ -76,17 +77,20 @@ class DeleteScreen(StoreWorkers, ModalScreen["dict | None"]):
             with VerticalScroll(id="delete-body"):
                 yield Static("Planning…", id="plan")
             yield Checkbox("Also erase the pages derived from it (cascade)", id="cascade", disabled=True)
-            yield Label(f"Type the page's short id — the last 6 characters of {self.page_id} — to confirm:",
-                        id="typed-label")
+            yield Static(f"Type the page's short id to confirm: the last 6 characters of {self.page_id}",
+                         id="typed-label")  # a Static wraps, so the id is never cut off
             yield Field(placeholder="6 characters", id="typed", max_length=6)
             yield Label("Reason (kept in the receipt):")
             yield Field(value="erased in the pcp app", id="reason")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel", variant="default")
                 yield Button("Delete for good", id="confirm", variant="error", disabled=True)
+            yield Static(key_hint(self.app, [("delete.cascade", "Cascade"), ("delete.cancel", "Cancel")])
+                         + Content.styled("  · Enter in the reason deletes once the id is typed", "dim"),
+                         classes="dialog-keys")
 
     def on_mount(self) -> None:
-        self.query_one("#cancel", Button).focus()
+        self.query_one("#typed", Field).focus()  # typing starts in the field, never on a button
         self._plan(False)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="delete-plan")
@@ -123,6 +127,18 @@ class DeleteScreen(StoreWorkers, ModalScreen["dict | None"]):
 
     def on_input_changed(self, event: Field.Changed) -> None:
         self._check_ready()
+
+    def on_input_submitted(self, event: Field.Submitted) -> None:
+        """Enter in the short id moves to the reason; in the reason it is the delete button (when ready)."""
+        event.stop()
+        if event.input.id == "typed":
+            self.query_one("#reason", Field).focus()
+            return
+        confirm = self.query_one("#confirm", Button)
+        if confirm.disabled:
+            self.notify(f"Type the last 6 characters of {self.page_id} and a reason first.", severity="warning")
+        else:
+            confirm.press()
 
     def _check_ready(self) -> None:
         typed = self.query_one("#typed", Field).value.strip()

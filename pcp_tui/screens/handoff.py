@@ -9,12 +9,13 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Label, OptionList, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Label, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
 from .. import commands
-from ..messages import BundleBuilt, Copied, LedgerLoaded, StoreWorkers
+from ..messages import BasketChanged, BundleBuilt, Copied, LedgerLoaded, StoreChanged, StoreWorkers
 from ..widgets.fields import Field
+from ..widgets.footer import FitFooter
 from .confirm import ConfirmScreen
 
 
@@ -61,6 +62,7 @@ class HandoffScreen(StoreWorkers, Screen):
     def __init__(self) -> None:
         super().__init__()
         self.preview: dict | None = None
+        self.ledger_page: str | None = None  # the basket page the ledger is filtered on (None: every handoff)
 
     def compose(self) -> ComposeResult:
         yield Static(Content.styled("Handoff: carry pages into a chat", "bold"), id="handoff-title")
@@ -82,12 +84,27 @@ class HandoffScreen(StoreWorkers, Screen):
                 with TabPane("Ledger", id="ledger"):
                     yield Static("", id="ledger-note")
                     yield DataTable(id="ledger-table", cursor_type="row")
-        yield Footer(compact=True)
+        yield FitFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#ledger-table", DataTable).add_columns("when", "chat", "handoff", "kind", "entries", "tokens")
         self._show_basket()
         self._ledger(None)
+        self.app.subscribe_store_changes(self)
+
+    @on(StoreChanged)
+    def _store_changed(self, message: StoreChanged) -> None:
+        message.stop()
+        if not message.audit_only:  # the app checks the basket itself and then sends BasketChanged
+            self._ledger(self.ledger_page if self.ledger_page in self.ids else None)
+
+    @on(BasketChanged)
+    def _basket_changed(self, message: BasketChanged) -> None:
+        message.stop()
+        self.preview = None
+        self._show_basket()
+        if self.ledger_page not in self.ids:
+            self._ledger(None)
 
     # --- the basket ---
 
@@ -113,11 +130,14 @@ class HandoffScreen(StoreWorkers, Screen):
         del self.app.basket[listing.highlighted]
         self.preview = None
         self._show_basket()
+        if self.ledger_page not in self.ids:
+            self._ledger(None)
 
     def action_clear(self) -> None:
         self.app.basket.clear()
         self.preview = None
         self._show_basket()
+        self._ledger(None)
 
     def _budget(self) -> int | None:
         text = self.query_one("#budget", Field).value.strip()
@@ -179,8 +199,12 @@ class HandoffScreen(StoreWorkers, Screen):
             result = store.copy(ids=ids, label=label, max_tokens=budget, clipboard=clip)
         self.post_message(Copied(result))
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="ledger")
     def _ledger(self, page_id: str | None) -> None:
+        self.ledger_page = page_id
+        self._fetch_ledger(page_id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="ledger")
+    def _fetch_ledger(self, page_id: str | None) -> None:
         self.post_message(LedgerLoaded(self.app.store.handoffs(page_id=page_id, limit=50), page_id))
 
     @on(BundleBuilt)
@@ -198,12 +222,14 @@ class HandoffScreen(StoreWorkers, Screen):
         self.query_one("#copy-result", Static).update(summary(result, f"{kind} {result['handoff_id']}"))
         self.query_one("#preview-text", Static).update(Content(result["text"]))
         self.notify(f"Copied to “{result['label']}” via {result['clipboard']}.", title="Handoff")
-        self._ledger(None)
+        self.app.announce_change()  # the ledger (here and wherever it shows) reloads through it
 
     @on(LedgerLoaded)
     def _show_ledger(self, message: LedgerLoaded) -> None:
         message.stop()
         ledger, page_id = message.ledger, message.page_id
+        if page_id != self.ledger_page:
+            return  # an answer for a filter no longer asked for
         title = next((b["title"] for b in self.app.basket if b["page_id"] == page_id), page_id)
         chats = sorted({h["label"] for h in ledger["handoffs"]})
         note = (f"Chats that saw “{title}”: {', '.join(chats) or 'none yet'}" if page_id

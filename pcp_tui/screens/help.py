@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Static
 from .. import commands
 from ..app import PcpApp
 
-TITLES = {"app": "Everywhere", "main": "Pages", "confirm": "Confirmations", "delete": "Delete",
+TITLES = {"app": "Everywhere", "main": "Pages", "confirm": "Confirmations", "form": "Confirmations with a reason", "delete": "Delete",
           "revise": "Revise", "link": "Link", "rights": "Your rights", "handoff": "Handoff",
           "reviews": "Reviews", "welcome": "Welcome / import", "help": "Help"}
 

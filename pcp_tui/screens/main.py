@@ -8,12 +8,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from .. import commands
-from ..messages import OpenPage, ReviewsCounted, RowRefreshed, ScopesLoaded, StoreChanged
+from ..messages import BasketChanged, OpenPage, ReviewsCounted, ScopesLoaded, StoreChanged
 from ..widgets.fields import Field
 from ..widgets.graph import GraphView
 from ..widgets.inspector import Inspector
@@ -21,12 +21,15 @@ from ..widgets.page_list import PageList
 from ..widgets.relations import RelationList
 from ..widgets.revisions import RevisionsView
 from ..widgets.scope_tree import ScopeTree
+from ..widgets.footer import FitFooter
 from .curate import CurateActions
 
 ORDERS = ("recent", "title")
 STATUSES = ("active", "all", "archived", "superseded", "tombstoned")
 ACTORS = (None, "user", "model", "tool", "system")
-MODES = ("text", "exact")
+MODES = ("auto", "text", "exact")
+MODE_HELP = {"auto": "ranked by relevance over any of the words", "text": "every word must occur",
+             "exact": "the exact text, as a substring"}
 WINDOW = 100  # rows per list window (the store's maximum list size)
 SEARCH_WINDOW = 50  # hits per search window (the store's maximum)
 DEBOUNCE = 0.15  # seconds of quiet typing before a search; results must land within 300 ms
@@ -67,7 +70,7 @@ class MainScreen(CurateActions):
         super().__init__()
         self.scopes: list[str] | None = None
         self.scope_label = "all scopes"
-        self.order, self.status, self.mode = "recent", "active", "text"
+        self.order, self.status, self.mode = "recent", "active", "auto"
         self.actor: str | None = None
         self.query_text = ""
         self.reviews = 0
@@ -77,14 +80,15 @@ class MainScreen(CurateActions):
         with Horizontal(id="panes"):
             yield ScopeTree(id="scopes")
             with Vertical(id="pages-pane"):
-                yield Field(placeholder="Search (/)  text or exact", id="search")
+                yield Field(placeholder="Search (/) · auto", id="search")
                 yield Static("", id="list-status")
                 yield PageList(id="pages")
             yield Inspector(id="inspector")
         yield Static("", id="status-line")
-        yield Footer(compact=True)
+        yield FitFooter(compact=True)
 
     def on_mount(self) -> None:
+        self.app.subscribe_store_changes(self)
         self.refresh_all()
         self.query_one(PageList).focus()
 
@@ -108,19 +112,35 @@ class MainScreen(CurateActions):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="reviews")
     def _load_reviews(self) -> None:
-        self.post_message(ReviewsCounted(len(self.app.store.list_recommendations()["recommendations"])))
+        from store import NotFound
 
-    def reload_pages(self, keep_page: str | None = None) -> None:
+        from .. import reading
+
+        store = self.app.store
+        pending = {r["page_id"] for r in store.list_recommendations()["recommendations"]}
+        waiting = 0  # a recommendation for a page already tombstoned waits for nothing
+        for batch in reading.chunks(sorted(pending)):
+            try:
+                results = store.read_pages(batch, projections=("manifest",))["results"]
+            except NotFound:  # every page of the batch was erased
+                continue
+            for res in results:
+                if "revision" in res and res["revision"]["lifecycle_status"] != "tombstoned":
+                    waiting += 1
+        self.post_message(ReviewsCounted(waiting))
+
+    def reload_pages(self, keep_page: str | None = None, quiet: bool = False) -> None:
         store = self.app.store
         page_list = self.query_one(PageList)
         page_list.marked = {b["page_id"] for b in self.app.basket}
         if self.query_text.strip():
             fetch = search_fetch(store, self.query_text, self.mode, self.scopes, self.status, self.actor)
             page_list.load(fetch, query=self.query_text, keep_page=keep_page,
-                           empty_note="No pages match.")
+                           empty_note="No pages match.", quiet=quiet)
         else:
             fetch = list_fetch(store, self.scopes, self.status, self.order, self.actor)
-            page_list.load(fetch, keep_page=keep_page, empty_note="No pages here (try the Status filter: f).")
+            page_list.load(fetch, keep_page=keep_page, empty_note="No pages here (try the Status filter: f).",
+                           quiet=quiet)
         self._show_status()
 
     def _show_status(self) -> None:
@@ -147,12 +167,6 @@ class MainScreen(CurateActions):
         message.stop()
         self.reviews = message.count
         self._show_status()
-
-    @on(RowRefreshed)
-    def _row_refreshed(self, message: RowRefreshed) -> None:
-        message.stop()
-        self.query_one(PageList).update_row(message.page_id, title=message.title,
-                                            lifecycle_status=message.lifecycle_status)
 
     # --- events from the panes ---
 
@@ -194,24 +208,24 @@ class MainScreen(CurateActions):
     def on_open_page(self, message: OpenPage) -> None:
         self.query_one(Inspector).show(message.page_id)
 
-    def on_store_changed(self, message: StoreChanged) -> None:
+    @on(StoreChanged)
+    def _store_changed(self, message: StoreChanged) -> None:
+        """Scopes, counts, the list (cursor kept on its page) and the inspector's page, as the store has them now."""
+        message.stop()
+        if message.audit_only:
+            return
         self._load_scopes()
         self._load_reviews()
-        inspector = self.query_one(Inspector)
-        if message.removed:
-            page_list = self.query_one(PageList)
-            inspector.show(page_list.current["page_id"] if page_list.current else None)
-        else:
-            inspector.reload()
-            if message.page_id and inspector.page_id == message.page_id:
-                self._refresh_row(message.page_id)
+        self.reload_pages(quiet=True)
+        self.query_one(Inspector).reload()  # an erased page clears it
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="row")
-    def _refresh_row(self, page_id: str) -> None:
-        from .. import reading
-
-        env = self.app.store.read_pages([page_id], projections=("manifest",))["results"][0]["revision"]
-        self.post_message(RowRefreshed(page_id, reading.title_of(env), env["lifecycle_status"]))
+    @on(BasketChanged)
+    def _basket_changed(self, message: BasketChanged) -> None:
+        message.stop()
+        page_list = self.query_one(PageList)
+        page_list.marked = {b["page_id"] for b in self.app.basket}
+        page_list.refresh()
+        self._show_status()
 
     def on_screen_resume(self) -> None:
         if getattr(self.app, "store", None) is not None:
@@ -225,7 +239,20 @@ class MainScreen(CurateActions):
         self.query_one("#search", Field).focus()
 
     def action_focus_scopes(self) -> None:
+        if not self.query_one(ScopeTree).display:
+            self._show_sidebar(True)
         self.query_one(ScopeTree).focus()
+
+    def action_toggle_sidebar(self) -> None:
+        self._show_sidebar(not self.query_one(ScopeTree).display)
+
+    def _show_sidebar(self, shown: bool) -> None:
+        """The user's choice wins over the width rule (app.tcss) until the app ends."""
+        self.set_class(shown, "-sidebar-shown")
+        self.set_class(not shown, "-sidebar-hidden")
+        tree = self.query_one(ScopeTree)
+        if not shown and tree.has_focus:
+            self.query_one(PageList).focus()
 
     def action_focus_pages(self) -> None:
         self.query_one(PageList).focus()
@@ -247,7 +274,16 @@ class MainScreen(CurateActions):
         self.reload_pages()
 
     def action_cycle_search_mode(self) -> None:
-        self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
+        self.set_search_mode(MODES[(MODES.index(self.mode) + 1) % len(MODES)])
+
+    def set_search_mode(self, mode: str) -> None:
+        """auto (relevance over any word), text (every word) or exact (substring); the palette picks one directly."""
+        if mode not in MODES:
+            return
+        self.mode = mode
+        self.query_one("#search", Field).placeholder = f"Search (/) · {mode}"
+        if self.query_text.strip():
+            self.notify(f"Search mode {mode}: {MODE_HELP[mode]}.", title="Search", timeout=3)
         self.reload_pages()
 
     def action_refresh(self) -> None:

@@ -11,7 +11,7 @@ from textual.widgets import DataTable, Static
 
 from .. import commands, reading
 from ..messages import OpenPage, RecommendationsLoaded, StoreChanged, StoreWorkers, Tombstoned
-from .confirm import ConfirmScreen
+from .confirm import ConfirmScreen, FormScreen
 
 
 class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
@@ -33,26 +33,34 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
             yield DataTable(id="reviews-table", cursor_type="row")
 
     def on_mount(self) -> None:
+        self.app.subscribe_store_changes(self)
         self.query_one(DataTable).add_columns("page", "action", "status", "recommended by", "when", "reason")
         self._load()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="reviews")
     def _load(self) -> None:
+        from store import NotFound
+
         store = self.app.store
         recs = store.list_recommendations()["recommendations"]
         found = {}
         wanted = {r["page_id"] for r in recs} | {r["from_page_id"] for r in recs if r.get("from_page_id")}
         for batch in reading.chunks(list(wanted)):
-            for res in store.read_pages(batch, projections=("manifest",))["results"]:
+            try:
+                results = store.read_pages(batch, projections=("manifest",))["results"]
+            except NotFound:  # every page of the batch was erased
+                continue
+            for res in results:
                 if "revision" in res:
                     found[res["revision"]["page_id"]] = res["revision"]
+
         def title(page_id: str) -> str:
             return reading.title_of(found[page_id]) if page_id in found else page_id
 
-        rows = [{**r, "title": title(r["page_id"]),
-                 "page_status": found.get(r["page_id"], {}).get("lifecycle_status", "?"),
+        # A recommendation whose page is already tombstoned (or erased) waits for nothing: it is not listed.
+        rows = [{**r, "title": title(r["page_id"]), "page_status": found[r["page_id"]]["lifecycle_status"],
                  **({"reason": f"superseded by “{title(r['from_page_id'])}”"} if r.get("from_page_id") else {})}
-                for r in recs]
+                for r in recs if r["page_id"] in found and found[r["page_id"]]["lifecycle_status"] != "tombstoned"]
         self.post_message(RecommendationsLoaded(rows))
 
     @on(RecommendationsLoaded)
@@ -75,10 +83,13 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
             self.notify(f"Confirmed: {message.result['page_id']} is superseded.", title="Supersedes")
         else:
             self.notify(f"Tombstoned {message.result['page_id']}.", title="Tombstone")
-        for screen in self.app.screen_stack:
-            if screen is not self:
-                screen.post_message(StoreChanged(message.result["page_id"]))
-        self._load()
+        self.app.announce_change(message.result["page_id"])  # this list reloads through it too
+
+    @on(StoreChanged)
+    def _store_changed(self, message: StoreChanged) -> None:
+        message.stop()
+        if not message.audit_only:
+            self._load()
 
     def _current(self) -> dict | None:
         row = self.query_one(DataTable).cursor_row
@@ -94,7 +105,7 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
         rec = self._current()
         if rec is None:
             return
-        screen = ConfirmScreen(
+        screen = FormScreen(
             f"Tombstone “{rec['title']}”?",
             f"{rec['actor']['actor_id']} recommends it: {rec['reason']}\n\nThe page is withdrawn from every search, "
             "list and bundle; its history stays and you can untombstone it. Nothing is erased.",

@@ -23,6 +23,18 @@ from ..widgets.fields import Editor, Field
 SUFFIX = {"text/markdown": ".md", "text/plain": ".txt", "application/json": ".json", "text/x-python": ".py"}
 
 
+def run_editor(argv: list[str], editor: str) -> str | None:
+    """Run the editor on the draft file; None when it exited cleanly, else what went wrong (never raises)."""
+    try:
+        done = subprocess.run(argv, check=False)
+    except Exception as exc:  # noqa: BLE001 - missing program, no permission, bad argument: all become a message
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+        return f"{editor} could not start ({reason}); the draft in the box is unchanged."
+    if done.returncode != 0:
+        return f"{editor} exited with status {done.returncode}; the draft in the box is unchanged."
+    return None
+
+
 class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
     """Dismisses with revise_page's answer, or None when cancelled."""
 
@@ -68,6 +80,15 @@ class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
         title = self.query_one("#title", Field).value.strip()
         facets = None
         old_facets = dict(self.envelope.get("facets") or {})
+        if not title and old_facets.get("title"):
+            self.notify("A page needs its title: type one, or Cancel to keep the page as it is.", title="Revise",
+                        severity="warning")
+            self.query_one("#title", Field).focus()
+            return
+        old_content = (self.envelope.get("payload") or {}).get("content") or ""
+        if not self.conflicted and title == (old_facets.get("title") or "") and self.draft == old_content:
+            self.notify("Nothing changed, so no revision was written.", title="Revise")
+            return
         if title != (old_facets.get("title") or ""):
             if title:
                 old_facets["title"] = title
@@ -114,20 +135,35 @@ class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
         self.notify("The page changed meanwhile; your draft is kept.", title="Conflict", severity="warning")
 
     def action_editor(self) -> None:
-        """Suspend the app and continue the draft in $VISUAL / $EDITOR."""
+        """Suspend the app and continue the draft in $VISUAL / $EDITOR; any failure comes back as a message."""
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         media = (self.envelope.get("payload") or {}).get("media_type") or "text/markdown"
+        try:
+            command = shlex.split(editor)
+        except ValueError as exc:
+            self.notify(f"$EDITOR ({editor}) cannot be read: {exc}. Edit in the box instead.", title="Editor",
+                        severity="error", timeout=8)
+            return
         with tempfile.TemporaryDirectory(prefix="pcp-revise-") as folder:
             path = Path(folder) / ("draft" + SUFFIX.get(media, ".txt"))
             path.write_text(self.draft, encoding="utf-8")
+            failure = None
             try:
                 with self.app.suspend():
-                    subprocess.run([*shlex.split(editor), str(path)], check=False)
+                    # Nothing may leave this block by an exception: Textual resumes the screen only when it ends.
+                    failure = run_editor([*command, str(path)], editor)
             except Exception as exc:  # noqa: BLE001 - no terminal to hand over (web, tests): say so
-                self.notify(f"Cannot open {editor} here ({type(exc).__name__}); edit in the box instead.",
-                            severity="warning")
-                return
-            self.query_one("#body", Editor).text = path.read_text(encoding="utf-8")
+                failure = f"Cannot open {editor} here ({type(exc).__name__}); edit in the box instead."
+            if failure is None:
+                try:
+                    text = path.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError) as exc:
+                    failure = f"The draft could not be read back ({exc}); the box keeps the draft as it was."
+                else:
+                    self.query_one("#body", Editor).text = text
+                    return
+        self.notify(failure, title="Editor", severity="error", timeout=8)
+        self.query_one("#body", Editor).focus()
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -9,13 +9,14 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import (Button, DataTable, Footer, Label, ProgressBar, Select, SelectionList, Static,
-                             TabbedContent, TabPane)
+from textual.widgets import (Button, DataTable, Label, ProgressBar, Select, SelectionList, Static, TabbedContent,
+                             TabPane)
 
 from .. import commands
 from ..messages import (AuditLoaded, Exported, Progress, ReceiptsLoaded, ScopeDeleted, ScopePlanned, ScopesLoaded,
-                        StoreWorkers)
+                        StoreChanged, StoreWorkers)
 from ..widgets.fields import Field
+from ..widgets.footer import FitFooter
 
 AUDIT_PAGE = 50
 
@@ -73,7 +74,7 @@ class RightsScreen(StoreWorkers, Screen):
                 yield Static("", id="audit-note")
             with TabPane("Receipts", id="receipts"):
                 yield DataTable(id="receipts-table", cursor_type="row")
-        yield Footer(compact=True)
+        yield FitFooter(compact=True)
 
     def on_mount(self) -> None:
         for bar in self.query(ProgressBar):
@@ -86,6 +87,16 @@ class RightsScreen(StoreWorkers, Screen):
         self._load_scopes()
         self._load_audit(None)
         self._load_receipts()
+        self.app.subscribe_store_changes(self)
+
+    @on(StoreChanged)
+    def _store_changed(self, message: StoreChanged) -> None:
+        """The audit log always starts over from the newest event; scopes and receipts when content changed."""
+        message.stop()
+        self._load_audit(None)
+        if not message.audit_only:
+            self._load_scopes()
+            self._load_receipts()
 
     # --- loading ---
 
@@ -101,7 +112,7 @@ class RightsScreen(StoreWorkers, Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="rights-audit")
     def _load_audit(self, cursor: str | None) -> None:
-        self.post_message(AuditLoaded(self.app.store.audit_log(limit=AUDIT_PAGE, cursor=cursor)))
+        self.post_message(AuditLoaded(self.app.store.audit_log(limit=AUDIT_PAGE, cursor=cursor), first=cursor is None))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="rights-receipts")
     def _load_receipts(self) -> None:
@@ -113,15 +124,23 @@ class RightsScreen(StoreWorkers, Screen):
         scopes = message.scopes
         choices = [(f"{s['namespace']}  ({s['page_count']} pages)", s["namespace"]) for s in scopes]
         listing = self.query_one("#export-scopes", SelectionList)
+        chosen = set(listing.selected)
         listing.clear_options()
-        listing.add_options(choices)
-        self.query_one("#scope-choice", Select).set_options(choices)
+        listing.add_options([(label, ns, ns in chosen) for label, ns in choices])
+        select = self.query_one("#scope-choice", Select)
+        picked = select.value
+        select.set_options(choices)
+        if isinstance(picked, str) and any(ns == picked for _, ns in choices):
+            with select.prevent(Select.Changed):
+                select.value = picked  # still there: keep the choice and its plan
 
     @on(AuditLoaded)
     def _show_audit(self, message: AuditLoaded) -> None:
         message.stop()
         page = message.page
         table = self.query_one("#audit-table", DataTable)
+        if message.first:
+            table.clear()
         for e in page["events"]:
             counts = ", ".join(f"{k} {v}" for k, v in e["counts"].items())
             table.add_row(e["time"][:19], f"{e['principal_type']}:{e['principal_id']}", e["operation"],
@@ -184,6 +203,7 @@ class RightsScreen(StoreWorkers, Screen):
             ("Exported ", "bold"), f"{counts.get('pages', 0)} pages, {counts.get('revisions', 0)} revisions ({what}) to\n",
             (result["path"], "bold")))
         self.notify(f"Exported to {result['path']}", title="Export")
+        self.app.announce_change(audit_only=True)
 
     def on_progress(self, message: Progress) -> None:
         bar_id = {"export": "#export-progress", "delete-scope": "#scope-progress"}[message.task]
@@ -234,9 +254,10 @@ class RightsScreen(StoreWorkers, Screen):
             ("Deleted. ", "bold"), f"Receipt {receipt['receipt_id']}: {counts.get('pages', 0)} pages, "
             f"{counts.get('revisions', 0)} revisions erased from {receipt.get('namespace')}."))
         self.scope_plan = None
+        self.app.forget_pages(receipt.get("page_ids", []))
         self.query_one("#scope-typed", Field).value = ""
-        self._load_scopes()
-        self._load_receipts()
+        self.query_one("#scope-plan", Static).update("")
+        self.app.announce_change(None, removed=True)  # this screen's scopes, receipts and audit log reload through it
 
     # --- actions ---
 

@@ -7,11 +7,12 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Label, ProgressBar, Select, Static
+from textual.widgets import Button, Label, ProgressBar, Select, Static
 
 from .. import commands
 from ..messages import ImportFailed, Imported, Progress, StoreWorkers
 from ..widgets.fields import Field
+from ..widgets.footer import FitFooter
 
 SOURCES = [
     ("ChatGPT export (.zip or conversations.json)", "chatgpt"),
@@ -60,7 +61,7 @@ class WelcomeScreen(StoreWorkers, Screen):
                 yield Button("Import", id="import", variant="primary")
                 yield Button("Open the demo", id="demo")
                 yield Button("Go to the pages", id="back", disabled=self.first_run)
-        yield Footer(compact=True)
+        yield FitFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#progress", ProgressBar).display = False
@@ -115,6 +116,7 @@ class WelcomeScreen(StoreWorkers, Screen):
         message.stop()
         self.query_one("#import", Button).disabled = False
         self.imported = True
+        self.app.announce_change()
         self.query_one("#result", Static).update(Content(report_text(message.report)))
         back = self.query_one("#back", Button)
         back.disabled = False

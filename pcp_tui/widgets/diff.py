@@ -73,6 +73,10 @@ class DiffView(Static):
         self._texts = (old, new, old_name, new_name)
         self._draw()
 
+    def clear(self) -> None:
+        self._texts = None
+        self.update("Choose two revisions to compare.")
+
     def toggle(self) -> str:
         self.layout_mode = "side-by-side" if self.layout_mode == "unified" else "unified"
         self._draw()

@@ -13,7 +13,7 @@ from textual.widgets import Markdown, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
 from .. import reading
-from ..messages import PageLoaded, StoreWorkers
+from ..messages import PageGone, PageLoaded, StoreWorkers
 from .provenance import ProvenanceTree
 from .relations import RelationsView
 from .revisions import RevisionsView
@@ -75,10 +75,26 @@ class Inspector(StoreWorkers, Vertical):
     def show(self, page_id: str | None) -> None:
         self.page_id = page_id
         if page_id is None:
-            self.page = None
-            self.query_one("#inspector-title", Static).update("No page selected.")
+            self.clear()
             return
         self._load(page_id)
+
+    def clear(self) -> None:
+        """Nothing selected: every tab forgets the last page (an erased page must not stay on screen)."""
+        self.page_id, self.page = None, None
+        self._stale = set()
+        self.query_one("#inspector-title", Static).update("No page selected.")
+        markdown = self.query_one("#content-markdown", Markdown)
+        markdown.update("")
+        markdown.display = False
+        plain = self.query_one("#content-text", Static)
+        plain.display = True
+        plain.update(Content.styled("No page selected.", "dim"))
+        self.query_one(RevisionsView).clear()
+        self.query_one(ProvenanceTree).clear_page()
+        self.query_one(RelationsView).clear()
+        self.query_one("#facets-text", Static).update("")
+        self.query_one("#raw-text", Static).update("")
 
     def reload(self) -> None:
         if self.page_id:
@@ -86,9 +102,21 @@ class Inspector(StoreWorkers, Vertical):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="inspector")
     def _load(self, page_id: str) -> None:
-        data = reading.load_page(self.app.store, page_id)
+        from store import NotFound
+
+        try:
+            data = reading.load_page(self.app.store, page_id)
+        except NotFound:
+            self.post_message(PageGone(page_id))
+            return
         if not get_current_worker().is_cancelled:
             self.post_message(PageLoaded(page_id, data))
+
+    @on(PageGone)
+    def _page_gone(self, message: PageGone) -> None:
+        message.stop()
+        if message.page_id == self.page_id:
+            self.clear()
 
     @on(PageLoaded)
     def _page_loaded(self, message: PageLoaded) -> None:

@@ -31,8 +31,42 @@ STATUS_GLYPH = {"active": "●", "superseded": "◌", "archived": "▣", "tombst
 
 
 def short_date(row: dict) -> str:
-    stamp = row.get("sort_time") or row.get("observed_at") or row.get("created_at") or ""
+    """A row's day: a search hit's `date`, a listed page's sort time (both observed, else created)."""
+    stamp = row.get("date") or row.get("sort_time") or row.get("observed_at") or row.get("created_at") or ""
     return stamp[:10]
+
+
+def marked_snippet(snippet: str, highlights: list | None, query: str) -> tuple[str, list[tuple[int, int]]]:
+    """The snippet on one line (runs of whitespace become one space) and its marks moved along with it.
+
+    Marks are the hit's `highlights` ([start, end] within the snippet, from the store); a hit without
+    them (an older store) falls back to where the query's words occur.
+    """
+    out: list[str] = []
+    where: list[int] = []  # where[i]: index in the one-line text of snippet[i]
+    space = False
+    for ch in snippet:
+        if ch.isspace():
+            if out and not space:
+                out.append(" ")
+            space = True
+            where.append(len(out) - (1 if out else 0))
+        else:
+            space = False
+            where.append(len(out))
+            out.append(ch)
+    text = "".join(out).rstrip()
+    where.append(len(text))
+    if highlights is None:
+        return text, match_spans(text, query)
+    spans = []
+    for pair in highlights:
+        if not (isinstance(pair, (list, tuple)) and len(pair) == 2):
+            continue
+        start, end = max(0, int(pair[0])), min(len(snippet), int(pair[1]))
+        if start < end:
+            spans.append((where[start], min(len(text), where[end - 1] + 1)))
+    return text, sorted(spans)
 
 
 def match_spans(text: str, query: str) -> list[tuple[int, int]]:
@@ -95,16 +129,29 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
         self._loading = False
         self._generation = 0
         self._keep: str | None = None
+        self._keep_index: int | None = None  # a quiet reload's fallback cursor when its page is gone
+        self._replace = False  # a quiet reload: the next first window replaces the rows on screen
         self._styles: dict[str, Any] = {}
 
     # --- loading ---
 
     def load(self, fetch: Fetch, *, query: str = "", row_height: int = 2, keep_page: str | None = None,
-             empty_note: str = "No pages here.") -> None:
-        """Start over with a new source of rows (a listing or a search)."""
+             empty_note: str = "No pages here.", quiet: bool = False) -> None:
+        """Start over with a new source of rows (a listing or a search).
+
+        `quiet` (the store changed under the same listing): the rows on screen stay until the new first
+        window replaces them, and the cursor stays on the same page, else at the same place.
+        """
         self._generation += 1
         self._fetch, self.search_query, self.row_height, self.empty_note = fetch, query, row_height, empty_note
-        self._keep = keep_page
+        if quiet and self.rows:
+            current = self.current
+            self._keep = current["page_id"] if current else keep_page
+            self._keep_index = self.cursor
+            self._replace = True
+            self._fetch_window(self._generation, fetch, None)
+            return
+        self._keep, self._keep_index, self._replace = keep_page, None, False
         self.rows, self._next, self.dropped = [], None, 0
         self._loading = True
         self.set_reactive(PageList.cursor, 0)
@@ -124,6 +171,8 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
         if message.generation != self._generation:
             return  # a window of a listing that has been replaced
         self._loading = False
+        if message.first and self._replace:
+            self.rows, self.dropped, self._replace = [], 0, False
         self.rows.extend(message.rows)
         self._next = message.next_cursor
         if len(self.rows) > MAX_ROWS:
@@ -134,13 +183,15 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
         self._update_size()
         self.refresh()
         if message.first:
-            index = 0
+            index, kept = 0, self._keep if self._keep_index is not None else None
             if self._keep is not None:
-                index = next((i for i, r in enumerate(self.rows) if r["page_id"] == self._keep), 0)
-                self._keep = None
+                fallback = min(self._keep_index, max(0, len(self.rows) - 1)) if self._keep_index is not None else 0
+                index = next((i for i, r in enumerate(self.rows) if r["page_id"] == self._keep), fallback)
+                self._keep, self._keep_index = None, None
             self.set_reactive(PageList.cursor, index)
             self._cursor_visible()
-            self.post_message(self.Highlighted(self.current))
+            if kept is None or (self.current or {}).get("page_id") != kept:
+                self.post_message(self.Highlighted(self.current))
         self._maybe_more()
 
     def _maybe_more(self) -> None:
@@ -249,7 +300,11 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
         else:
             text = self._snippet_line(row, width) if self.search_query else self._meta_line(row, width)
         if index == self.cursor:
+            match = self._style("page-list--match")
+            marks = [(span.start, span.end) for span in text.spans if span.style == match]
             text.stylize(self._style("page-list--cursor" if self.has_focus else "page-list--cursor-blurred"))
+            for start, end in marks:  # matches stay marked on the cursor row too
+                text.stylize(match, start, end)
         return self._strip(text, width)
 
     def _style(self, name: str) -> Any:
@@ -298,8 +353,7 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
                     overflow="ellipsis")
 
     def _snippet_line(self, row: dict, width: int) -> Text:
-        snippet = " ".join((row.get("snippet") or "").split())
-        spans = match_spans(snippet, self.search_query)
+        snippet, spans = marked_snippet(row.get("snippet") or "", row.get("highlights"), self.search_query)
         if spans and spans[0][0] > 20:
             cut = spans[0][0] - 20
             snippet = "…" + snippet[cut:]

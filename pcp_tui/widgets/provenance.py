@@ -25,6 +25,10 @@ class ProvenanceTree(StoreWorkers, Tree[dict]):
         self._add_level(self.root, envelope, input_titles)
         self.root.expand()
 
+    def clear_page(self) -> None:
+        """No page: an empty tree (answers still in flight find no node and are dropped)."""
+        self.reset("Provenance", {"kind": "none"})
+
     def _add_level(self, node: TreeNode, envelope: dict, input_titles: dict[str, str]) -> None:
         for event in envelope.get("provenance", []):
             who = f"{event.get('actor_type', '?')}:{event.get('actor_id', '?')}"

@@ -26,8 +26,20 @@ class RelationList(OptionList):
             super().__init__()
             self.page_id = page_id
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.relations: dict[str, dict] = {}  # option id -> the relation it shows
+
+    @property
+    def highlighted_relation(self) -> dict | None:
+        """The relation under the cursor (None on a heading or an empty list)."""
+        if self.highlighted is None:
+            return None
+        return self.relations.get(self.get_option_at_index(self.highlighted).id or "")
+
     def show_relations(self, relations: dict, titles: dict[str, str]) -> None:
         self.clear_options()
+        self.relations = {}
         options: list[Option] = []
         n = 0
         for direction, other_key, arrow in (("outgoing", "to_page_id", "─▶"), ("incoming", "from_page_id", "◀─")):
@@ -40,6 +52,7 @@ class RelationList(OptionList):
                 for rel in groups[rtype]:
                     other = rel[other_key]
                     n += 1
+                    self.relations[f"r{n}:{other}"] = {**rel, "other_title": titles.get(other, other)}
                     options.append(Option(Content.assemble((f"  {arrow} ", EDGE), (titles.get(other, other), NODE),
                                                            (f"  {other[-6:]}", "dim")), id=f"r{n}:{other}"))
         if not options:
@@ -79,6 +92,13 @@ class RelationsView(StoreWorkers, Vertical):
             self.types = types
             self.query_one("#graph-type", Select).set_options([(t, t) for t in types])
         self.reload_graph()
+
+    def clear(self) -> None:
+        """No page: no relations, no graph (a graph answer in flight is for another page and is dropped)."""
+        self.page_id = None
+        self.query_one(RelationList).clear_options()
+        self.query_one(RelationList).relations = {}
+        self.query_one(GraphView).clear_options()
 
     def reload_graph(self) -> None:
         if self.page_id is None:

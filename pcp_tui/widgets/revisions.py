@@ -57,6 +57,16 @@ class RevisionsView(StoreWorkers, Vertical):
             self.compare(history[1]["revision_id"] if total > 1 else history[0]["revision_id"],
                          history[0]["revision_id"])
 
+    def clear(self) -> None:
+        """No page: no history, no choices, no diff."""
+        self.history = []
+        self.query_one("#history", OptionList).clear_options()
+        self._setting = True
+        for sel_id in ("#rev-from", "#rev-to"):
+            self.query_one(sel_id, Select).set_options([])
+        self._setting = False
+        self.query_one(DiffView).clear()
+
     def compare(self, old: str, new: str) -> None:
         """Select From/To and load the diff."""
         self._setting = True
@@ -93,5 +103,7 @@ class RevisionsView(StoreWorkers, Vertical):
     @on(DiffLoaded)
     def _show_diff(self, message: DiffLoaded) -> None:
         message.stop()
+        if not {message.old_id, message.new_id} <= {r["revision_id"] for r in self.history}:
+            return  # an answer for a page no longer shown
         self.query_one(DiffView).show(message.old_text, message.new_text, f"…{message.old_id[-6:]}",
                                       f"…{message.new_id[-6:]}")

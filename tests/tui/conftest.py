@@ -65,11 +65,16 @@ def empty_store(workdir, fixed_clock):
 
 @pytest.fixture
 def make_app(workdir):
-    """make_app(store, **kw): the app on that store, pinned theme, no blinking, no desktop clipboard."""
+    """make_app(store, **kw): the app on that store, pinned theme, no blinking, no desktop clipboard.
+
+    The store watcher (changes by other processes) is off unless a test asks for it (watch_interval=...),
+    so nothing reloads on its own in the middle of a test or a snapshot.
+    """
     from pcp_tui.app import PcpApp
 
     def make(store, **kw):
         kw.setdefault("theme", "pcp-dark")
+        kw.setdefault("watch_interval", 0)
         return PcpApp(store.path, store=store, config_folder=workdir / "config", cursor_blink=False,
                       use_pyperclip=False, **kw)
 

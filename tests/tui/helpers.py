@@ -8,7 +8,10 @@ from pcp_tui.widgets.page_list import PageList
 async def settle(app, pilot, rounds: int = 3) -> None:
     """Let workers finish and their answers land (answers may start new workers)."""
     for _ in range(rounds):
-        await app.workers.wait_for_complete()
+        # The store watcher runs until the app ends: wait for every other worker.
+        others = [w for w in app.workers if w.group != "watch"]
+        if others:  # (an empty list would mean "every worker" to wait_for_complete)
+            await app.workers.wait_for_complete(others)
         await pilot.pause()
 
 

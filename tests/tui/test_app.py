@@ -65,7 +65,7 @@ async def test_reviews_list_recommendations_and_tombstone_after_asking(demo_stor
         await pilot.press("t")
         await settle(app, pilot)
         assert isinstance(app.screen, ConfirmScreen)
-        await pilot.press("y")
+        await pilot.press("ctrl+s")  # the dialog takes a reason, so it confirms with ctrl+s, not y
         await settle(app, pilot)
     head = store.read_pages([refs["garden-idea"]], projections=("manifest",))["results"][0]["revision"]
     assert head["lifecycle_status"] == "tombstoned"

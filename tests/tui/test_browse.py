@@ -84,7 +84,7 @@ async def test_search_is_debounced_and_highlights_the_match(demo_store, make_app
         assert page_list(app).search_query == "紧致性"
         line = page_list(app).render_line(0)
         assert "紧致性" in line.text or "紧" in line.text
-        await pilot.press("ctrl+t")  # exact mode
+        await pilot.press("ctrl+t", "ctrl+t")  # auto -> text -> exact
         await settle(app, pilot)
         assert "(exact)" in str(app.screen.query_one("#list-status").render())
         assert refs["alpha-proof"] in {r["page_id"] for r in page_list(app).rows}

@@ -32,18 +32,23 @@ async def test_archive_asks_first_and_a_cancel_changes_nothing(demo_store, make_
         await pilot.press("a")
         await settle(app, pilot)
         assert isinstance(app.screen, ConfirmScreen)
-        assert app.screen.focused.id == "cancel"  # the safe button has the focus
-        await pilot.press("enter")
+        assert app.screen.focused.id == "field-reason"  # a dialog with a text field starts in the field
+        await pilot.press("escape")
         await settle(app, pilot)
         assert not isinstance(app.screen, ConfirmScreen)
         assert status_of(store, refs["alpha-bib"]) == "active"
         await pilot.press("a")
         await settle(app, pilot)
-        await pilot.press("y")
+        await pilot.press("ctrl+s")
         await settle(app, pilot)
         assert status_of(store, refs["alpha-bib"]) == "archived"
+        # the list shows active pages: the archived one leaves it (issue 13.5)
+        assert refs["alpha-bib"] not in {r["page_id"] for r in page_list(app).rows}
+        await pilot.press("f")  # status all
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-bib"])
         assert page_list(app).current["lifecycle_status"] == "archived"
-        await pilot.press("a", "y")  # archived -> restore
+        await pilot.press("a", "enter")  # archived -> restore; Enter in the (only) field confirms
         await settle(app, pilot)
         assert status_of(store, refs["alpha-bib"]) == "active"
 
@@ -57,16 +62,65 @@ async def test_tombstone_and_untombstone(demo_store, make_app):
         await pilot.press("t")
         await settle(app, pilot)
         assert "withdrawn from every search" in str(app.screen.query_one(".dialog-body").render())
-        await pilot.press("n")
+        await pilot.press("escape")
         await settle(app, pilot)
         assert status_of(store, refs["garden-idea"]) == "active"
-        await pilot.press("t", "y")
+        await pilot.press("t", "ctrl+s")
         await settle(app, pilot)
         assert status_of(store, refs["garden-idea"]) == "tombstoned"
         assert refs["garden-idea"] not in [h["page_id"] for h in store.search_pages("sensor")["hits"]]
-        await pilot.press("t", "y")
+        assert refs["garden-idea"] not in {r["page_id"] for r in page_list(app).rows}  # it left the active list
+        await pilot.press("f", "f", "f", "f")  # status tombstoned
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["garden-idea"])
+        await pilot.press("t", "ctrl+s")
         await settle(app, pilot)
         assert status_of(store, refs["garden-idea"]) == "active"
+
+
+async def test_typing_in_a_dialog_never_triggers_an_action(demo_store, make_app):
+    """Issue 13.3: "no way" typed into the suppress dialog closed it, sorted, filled the basket, archived."""
+    store, refs = demo_store
+    page = refs["garden-readme"]
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, page)
+        await pilot.press("s")
+        await settle(app, pilot)
+        dialog = app.screen
+        assert dialog.focused.id == "field-context"
+        app.screen.focused.value = ""
+        await pilot.press(*"no way, yes")
+        await settle(app, pilot)
+        assert app.screen is dialog, "typing letters kept the dialog open"
+        assert dialog.query_one("#field-context").value == "no way, yes"
+        assert app.basket == [] and app.screen_stack[1].order == "recent"
+        await pilot.press("enter")  # the first field: Enter moves on to the reason, it does not close
+        assert app.screen is dialog and dialog.focused.id == "field-reason"
+        await pilot.press("enter")  # the last field: Enter confirms (it never presses Cancel)
+        await settle(app, pilot)
+        assert app.screen is not dialog
+    assert status_of(store, page) == "active"
+    assert page not in {h["page_id"] for h in store.search_pages("watering", context_id="no way, yes")["hits"]}
+
+
+async def test_the_delete_dialog_starts_in_the_id_field(demo_store, make_app):
+    store, refs = demo_store
+    page = refs["alpha-bib"]
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, page)
+        await pilot.press("D")
+        await settle(app, pilot)
+        assert app.screen.focused.id == "typed"
+        await pilot.press(*page[-6:], "enter")
+        assert app.screen.focused.id == "reason"
+        await pilot.press("enter")  # Enter in the reason presses "Delete for good" once the id is typed
+        await settle(app, pilot)
+        assert isinstance(app.screen, DeleteScreen) and app.screen.receipt is not None
+    assert store.list_receipts()["receipts"][0]["page_ids"] == [page]
 
 
 async def test_suppress_for_one_context(demo_store, make_app):
@@ -253,3 +307,95 @@ async def test_revise_in_editor_suspends_the_app_and_reads_the_draft_back(demo_s
         await pilot.press("ctrl+s")
         await settle(app, pilot)
     assert head_of(store, refs["me-reading"])["payload"]["content"].endswith("from the editor")
+
+
+async def test_an_editor_that_cannot_start_returns_to_the_app_with_a_message(demo_store, make_app, monkeypatch):
+    """Issue 13.2: the exception left app.suspend() without resuming, so the screen stayed blank."""
+    import contextlib
+
+    store, refs = demo_store
+    events: list[str] = []
+
+    @contextlib.contextmanager
+    def suspend():  # shaped like App.suspend: it resumes only when the block ends normally
+        events.append("suspended")
+        yield
+        events.append("resumed")
+
+    app = make_app(store)
+    monkeypatch.setattr(app, "suspend", suspend)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["me-reading"])
+        draft = head_of(store, refs["me-reading"])["payload"]["content"]
+        for editor, said in (("/nonexistent/pcp-editor --wait", "could not start"),
+                             ("false", "exited with status 1")):
+            monkeypatch.setenv("VISUAL", editor)
+            events.clear()
+            await pilot.press("E")
+            await settle(app, pilot)
+            assert events == ["suspended", "resumed"], editor
+            assert isinstance(app.screen, ReviseScreen)
+            assert app.screen.query_one(Editor).text == draft
+            assert any(said in n.message for n in app._notifications), [n.message for n in app._notifications]
+            await pilot.press("escape")
+            await settle(app, pilot)
+
+
+async def test_revise_without_a_change_writes_nothing_and_an_empty_title_is_refused(demo_store, make_app):
+    """Issue 13.7: an unchanged save wrote an identical revision; a cleared title left the list showing the id."""
+    store, refs = demo_store
+    page = refs["me-reading"]
+    before = head_of(store, page)
+    app = make_app(store)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, page)
+        await pilot.press("e")
+        await settle(app, pilot)
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviseScreen)
+        assert any("Nothing changed" in n.message for n in app._notifications)
+        app.screen.query_one("#title").value = "   "
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviseScreen)
+        assert any("needs its title" in n.message for n in app._notifications)
+        await pilot.press("escape")
+        await settle(app, pilot)
+    assert head_of(store, page)["revision_id"] == before["revision_id"]
+
+
+async def test_unlink_and_unsuppress_from_the_app(demo_store, make_app):
+    from pcp_tui.widgets.relations import RelationList
+
+    store, refs = demo_store
+    page = refs["alpha-proof"]
+    outgoing = store.read_pages([page], projections=("relations",))["results"][0]["relations"]["outgoing"]
+    store.suppress_pages([page], "chat-9", reason="not here")
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, page)
+        await pilot.press("4")
+        await settle(app, pilot)
+        relations = app.screen.query_one(RelationList)
+        relations.focus()
+        relations.highlighted = next(i for i in range(relations.option_count)
+                                     if relations.get_option_at_index(i).id in relations.relations)
+        gone = relations.highlighted_relation
+        await pilot.press("U")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen) and "Retract" in str(app.screen.title_text)
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        await pilot.press("S")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#field-context", "chat-9")
+        await pilot.press("enter")
+        await settle(app, pilot)
+    now = store.read_pages([page], projections=("relations",))["results"][0]["relations"]
+    ids_now = {r["relation_id"] for d in ("outgoing", "incoming") for r in now[d]}
+    assert gone["relation_id"] not in ids_now and len(outgoing) >= 1
+    assert page in {h["page_id"] for h in store.search_pages("tube lemma", context_id="chat-9", limit=50)["hits"]}

@@ -62,3 +62,44 @@ def test_the_demo_content_ships_inside_the_package():
 
     text = resources.files("pcp_tui").joinpath("data/demo.jsonl").read_text(encoding="utf-8")
     assert "紧致性" in text and '"op": "tombstone"' in text  # the wheel's copy: tests/test_wheel.py
+
+
+SOURCE_CHECKOUT_RUN = r'''
+import asyncio, json, sys
+from pathlib import Path
+
+# As `python -m pcp_tui.launch` from the repository root with pcp installed elsewhere (a wheel) or not at
+# all: the cwd's pcp_tui/ is imported, and no installed mapping supplies the pcp_tui.themes package.
+sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
+import pcp_tui
+from pcp_tui.app import PcpApp
+
+assert Path(pcp_tui.__file__).resolve().parent == Path.cwd() / "pcp_tui", pcp_tui.__file__
+
+
+async def main():
+    app = PcpApp(Path(sys.argv[1]) / "s.db", config_folder=Path(sys.argv[1]) / "config", cursor_blink=False)
+    async with app.run_test(notifications=True) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        print(json.dumps([app.theme, sorted(set(app.theme_names)), [n.message for n in app._notifications]]))
+
+
+asyncio.run(main())
+'''
+
+
+def test_themes_load_from_a_source_checkout_run_from_its_root(tmp_path):
+    """Issue 13.1: `pcp serve` from the repository root ended the session (no pcp_tui.themes there)."""
+    import json
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    run = subprocess.run([sys.executable, "-c", SOURCE_CHECKOUT_RUN, str(tmp_path)], cwd=root, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-3000:]
+    theme, names, notes = json.loads(run.stdout.strip().splitlines()[-1])
+    assert theme == "pcp-dark"
+    assert {"pcp-dark", "pcp-high-contrast", "pcp-light"} <= set(names)
+    assert not [n for n in notes if "theme" in n.lower()], notes

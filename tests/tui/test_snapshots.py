@@ -171,3 +171,35 @@ def test_help(snap_compare, demo_store, make_app):
 
 def test_welcome(snap_compare, empty_store, make_app):
     snap(snap_compare, make_app(empty_store))
+
+
+# The main screen and every modal at the smallest supported terminal and a large one (issue 13.11).
+SIZES = {"80x24": (80, 24), "160x48": (160, 48)}
+MODALS = {
+    "main": None,
+    "archive": ("alpha-bib", ["a"]),
+    "suppress": ("garden-readme", ["s"]),
+    "delete": ("alpha-proof", ["D"]),
+    "revise": ("me-prefs", ["e"]),
+    "link": ("me-reading", ["l"]),
+    "reviews": (None, ["f4"]),
+    "help": (None, ["f1"]),
+}
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("what", MODALS)
+def test_fits_the_terminal(snap_compare, demo_store, make_app, what, size):
+    store, refs = demo_store
+    app = make_app(store)
+
+    async def run_before(pilot):
+        await settle(app, pilot)
+        if MODALS[what] is not None:
+            ref, keys = MODALS[what]
+            if ref is not None:
+                await select_page(app, pilot, refs[ref])
+            await pilot.press(*keys)
+            await settle(app, pilot)
+
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=run_before)
