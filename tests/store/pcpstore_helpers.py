@@ -18,6 +18,7 @@ import re
 import string
 import time
 from pathlib import Path
+from collections import Counter
 from typing import Any, Iterable
 
 try:  # the store uses pysqlite3 when it is installed; read the file with the same SQLite
@@ -512,3 +513,33 @@ def dumps(obj) -> str:
 
 def env_flag(name: str) -> bool:
     return os.environ.get(name, "") not in ("", "0")
+
+
+from store import index as _index  # noqa: E402  (the statistics helpers below)
+
+
+def recounted_stats(st) -> tuple[dict[tuple[int, str], int], dict[int, tuple[int, int]]]:
+    """term_stat and scope_stat as a fresh count over the revisions gives them (tombstoned pages left out)."""
+    df: Counter[tuple[int, str]] = Counter()
+    docs: dict[int, list[int]] = {}
+    rows = st._db.execute_sql(
+        "SELECT r.scope_id, r.title, r.content, r.facets, p.status FROM revision r JOIN page p ON p.id = r.page_id"
+    ).fetchall()
+    for scope_pk, title, content, facets, status in rows:
+        if status == "tombstoned":
+            continue
+        doc = _index.analyse(title or "", content, json.loads(facets or "{}"), st._ctx.index_salt)
+        for key in doc.keys():
+            df[(scope_pk, key)] += 1
+        d = docs.setdefault(scope_pk, [0, 0])
+        d[0] += 1
+        d[1] += doc.count
+    return dict(df), {k: (v[0], v[1]) for k, v in docs.items()}
+
+
+def stored_stats(st) -> tuple[dict[tuple[int, str], int], dict[int, tuple[int, int]]]:
+    """term_stat and scope_stat as stored."""
+    df = {(s, t): n for t, s, n in st._db.execute_sql("SELECT term, scope_id, df FROM term_stat").fetchall()}
+    docs = {s: (d, n) for s, d, n in st._db.execute_sql("SELECT scope_id, docs, terms FROM scope_stat").fetchall()
+            if d or n}
+    return df, docs

@@ -7,37 +7,9 @@ kind of change is applied here and the tables are compared with a recount from t
 
 from __future__ import annotations
 
-import json
-from collections import Counter
-
 import pcpstore_helpers as h
 
 from store import index
-
-
-def _recount(st) -> tuple[dict[tuple[int, str], int], dict[int, tuple[int, int]]]:
-    df: Counter[tuple[int, str]] = Counter()
-    docs: dict[int, list[int]] = {}
-    rows = st._db.execute_sql(
-        "SELECT r.scope_id, r.title, r.content, r.facets, p.status FROM revision r JOIN page p ON p.id = r.page_id"
-    ).fetchall()
-    for scope_pk, title, content, facets, status in rows:
-        if status == "tombstoned":
-            continue
-        doc = index.analyse(title or "", content, json.loads(facets or "{}"), st._ctx.index_salt)
-        for key in doc.keys():
-            df[(scope_pk, key)] += 1
-        d = docs.setdefault(scope_pk, [0, 0])
-        d[0] += 1
-        d[1] += doc.count
-    return dict(df), {k: (v[0], v[1]) for k, v in docs.items()}
-
-
-def _stored(st) -> tuple[dict[tuple[int, str], int], dict[int, tuple[int, int]]]:
-    df = {(s, t): n for t, s, n in st._db.execute_sql("SELECT term, scope_id, df FROM term_stat").fetchall()}
-    docs = {s: (d, n) for s, d, n in st._db.execute_sql("SELECT scope_id, docs, terms FROM scope_stat").fetchall()
-            if d or n}
-    return df, docs
 
 
 def test_statistics_follow_every_change(store):
@@ -45,22 +17,22 @@ def test_statistics_follow_every_change(store):
     b = h.write(store, "project:a", "此前对有限乘积紧致性的证明讨论 with mixed words")
     c = h.write(store, "project:b", "A page in another scope about products")
     store.write_pages_bulk(({"content": f"bulk page {i} about compactness"} for i in range(30)), "project:b")
-    assert _stored(store) == _recount(store)
+    assert h.stored_stats(store) == h.recounted_stats(store)
 
     store.revise_page(a["page_id"], a["revision_id"], payload={"content": "Revised route: products are compact"})
     store.tombstone_page(b["page_id"], "withdrawn")
-    assert _stored(store) == _recount(store)
+    assert h.stored_stats(store) == h.recounted_stats(store)
     store.untombstone_page(b["page_id"], "back")
     store.archive_page(c["page_id"], "old")
-    assert _stored(store) == _recount(store)
+    assert h.stored_stats(store) == h.recounted_stats(store)
 
     store.tombstone_page(c["page_id"], "withdrawn")
     store.delete_page(c["page_id"], "erase", cascade=False)
     store.delete_page(a["page_id"], "erase", cascade=False)
-    assert _stored(store) == _recount(store)
+    assert h.stored_stats(store) == h.recounted_stats(store)
 
     store.delete_scope("project:b", "erase the scope")
-    assert _stored(store) == _recount(store)
+    assert h.stored_stats(store) == h.recounted_stats(store)
     assert all(s != "project:b" for s in [r[0] for r in store._db.execute_sql("SELECT namespace FROM scope")])
 
 

@@ -5,20 +5,17 @@ the same pages are found with the new ranking and the legacy index is gone."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import signal
 import subprocess
 import sys
 import textwrap
-from collections import Counter
 from pathlib import Path
 
 import pcpstore_helpers as h
 import pytest
 
 from store import AccessSession, Conflict, Forbidden, Store
-from store import index as index_mod
 
 PROOF = "Proof route for compactness of finite products via the tube lemma."
 CJK = "此前对有限乘积紧致性的证明讨论……"
@@ -60,23 +57,6 @@ def index_state(path: Path) -> dict:
         }
     finally:
         con.close()
-
-
-def expected_stats(st: Store) -> tuple[Counter, Counter]:
-    """term_stat and scope_stat.docs as they must be: every revision of a page that is not tombstoned."""
-    df: Counter = Counter()
-    docs: Counter = Counter()
-    rows = st._db.execute_sql(
-        "SELECT r.scope_id, r.title, r.content, r.facets, p.status FROM revision r JOIN page p ON p.id = r.page_id"
-    ).fetchall()
-    for scope_pk, title, content, facets, status in rows:
-        if status == "tombstoned":
-            continue
-        doc = index_mod.analyse(title or "", content, json.loads(facets or "{}"), st._ctx.index_salt)
-        for key in doc.keys():
-            df[(key, scope_pk)] += 1
-        docs[scope_pk] += 1
-    return df, docs
 
 
 def test_the_fixture_is_a_schema_1_store(schema1_db):
@@ -136,9 +116,7 @@ def test_after_the_upgrade_the_same_pages_are_found_with_the_new_ranking(schema1
         proof = st.search_pages(EN_QUESTION)["hits"][0]
         assert proof["date"] == proof["observed_at"] == "2025-03-14T10:00:00.000Z"
         # statistics count exactly the revisions of pages that are not tombstoned
-        df, docs = expected_stats(st)
-        assert Counter({(t, s): n for t, s, n in st._db.execute_sql("SELECT term, scope_id, df FROM term_stat")}) == df
-        assert Counter({s: n for s, n, _ in st._db.execute_sql("SELECT * FROM scope_stat")}) == docs
+        assert h.stored_stats(st) == h.recounted_stats(st)
     finally:
         st.close()
 
@@ -148,8 +126,7 @@ def test_writes_during_a_pending_upgrade_are_indexed_once(schema1_db):
     try:
         new = st.write_page("work:notes", content="Fresh note on compactness of finite products, written mid-upgrade.")
         st.upgrade_index(batch=4)
-        df, docs = expected_stats(st)
-        assert Counter({(t, s): n for t, s, n in st._db.execute_sql("SELECT term, scope_id, df FROM term_stat")}) == df
+        assert h.stored_stats(st) == h.recounted_stats(st)
         hits = st.search_pages("compactness finite products", mode="text", scopes=["work:notes"])["hits"]
         assert [x["page_id"] for x in hits] == [new["page_id"]]
     finally:
