@@ -12,7 +12,7 @@ PROOF = "Proof route for compactness of finite products via the tube lemma."
 
 async def test_the_app_upgrades_an_older_store_before_it_starts(schema1_db, workdir):
     app = PcpApp(schema1_db, config_folder=workdir / "config", theme="pcp-dark", cursor_blink=False,
-                 use_pyperclip=False)
+                 use_pyperclip=False, watch_interval=0)  # no store watcher: wait_for_complete would wait on it
     async with app.run_test(size=(120, 40)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()

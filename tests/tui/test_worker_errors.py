@@ -13,7 +13,8 @@ SIZE = (120, 40)
 async def test_a_store_file_that_is_not_a_database_is_reported_once(workdir):
     bad = workdir / "not-a-store.db"
     bad.write_text("these are notes, not an SQLite database\n" * 200, encoding="utf-8")
-    app = PcpApp(bad, config_folder=workdir / "config", theme="pcp-dark", cursor_blink=False, use_pyperclip=False)
+    app = PcpApp(bad, config_folder=workdir / "config", theme="pcp-dark", cursor_blink=False, use_pyperclip=False,
+                 watch_interval=0)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         for _ in range(100):  # the opening worker may not have started when the first wait returns
             try:
