@@ -46,7 +46,7 @@ from typing import Any, Iterable, Sequence
 
 from ctxpack import ContextPack
 
-from .text import _CJK_CLASS
+from .analysis import _CJK_CLASS
 from .types import BundleCut, BundleEntry, BundleWarning
 
 BUNDLE_FORMAT = "pcp-bundle v1"
