@@ -42,6 +42,7 @@ UP_SHARE = 1.0  # relative share a reply lends to the message it responds to
 TIME_BOOST = 0.6
 NUMBER_BOOST = 1.0
 DATE_BOOST = 2.0  # for a page dated in a month or year the question names
+DAY_BOOST = 1.0  # and again for a page dated on the day it names
 TEXT_CAP = 500
 POOL = 50  # candidates scored exactly (at least)
 MAX_ANALYSED_CHARS = 30_000
@@ -209,7 +210,7 @@ class Ranker:
     # --- the search ---
 
     def rank(self, units: Sequence[Unit], need: int, text_expr: str | None = None,
-             neighbours: bool = True, dates: Sequence[tuple[int | None, int | None]] = ()) -> list[tuple[int, float]]:
+             neighbours: bool = True, dates: Sequence[analysis.DateNamed] = ()) -> list[tuple[int, float]]:
         """The first `need` (revision pk, score) pairs, best first."""
         if not units:
             return []
@@ -261,7 +262,7 @@ class Ranker:
         return [(rid, s) for s, rid in ranked[:need]]
 
     def _lend(self, scores: dict[int, float], rows: dict[int, Any], units: Sequence[Unit],
-              idf: dict[str, float], avgdl: float, dates: Sequence[tuple[int | None, int | None]]) -> None:
+              idf: dict[str, float], avgdl: float, dates: Sequence[analysis.DateNamed]) -> None:
         """Messages that respond to a scored message, and the one it responds to, share its score
         (and, at a further step, their neighbours a share of that share)."""
         own = dict(scores)
@@ -313,16 +314,21 @@ class Ranker:
 
 
 def _date_boost(scores: dict[int, float], rows: dict[int, Any],
-                dates: Sequence[tuple[int | None, int | None]]) -> None:
-    """A question that names a month or a year favours what happened then (the page's date)."""
+                dates: Sequence[analysis.DateNamed]) -> None:
+    """A question that names a month or a year favours what happened then (the page's date), and one
+    that names a day what happened on that day most."""
     for rid, row in rows.items():
         date = row[5] or ""
         try:
-            year, month = int(date[:4]), int(date[5:7])
+            year, month, day = int(date[:4]), int(date[5:7]), int(date[8:10])
         except ValueError:
             continue
-        if any((y is None or y == year) and (m is None or m == month) for y, m in dates):
-            scores[rid] = scores.get(rid, 0.0) * (1 + DATE_BOOST)
+        month_match = [d for y, m, d in dates if (y is None or y == year) and (m is None or m == month)]
+        if month_match:
+            boost = 1 + DATE_BOOST
+            if day in month_match:
+                boost *= 1 + DAY_BOOST
+            scores[rid] = scores.get(rid, 0.0) * boost
 
 
 def _count(where: dict[str, list[int]], parts: tuple[str, ...]) -> tuple[int, list[int]]:

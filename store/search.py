@@ -69,14 +69,16 @@ class SearchOps(Part):
                 need: int) -> list[tuple[int, float]]:
         """The best `need` (revision pk, score) rows of `auto` (any term) or `text` (every term)."""
         self._require_current_index()
-        units = analysis.ranked_units(query, self._salt)
+        # In `auto` a date says when: its day and year are not words to look for.
+        units = analysis.ranked_units(analysis.without_dates(query) if mode == "auto" else query, self._salt)
+        units = units or analysis.ranked_units(query, self._salt)
         expr = analysis.text_match(query, self._salt) if mode == "text" else None
         if mode == "text" and expr is None:
             return []
         ranker = Ranker(self._db, self._salt, self._rank_scope(named, where, params))
         ranker.when = mode == "auto" and analysis.asks_when(query)
         ranker.how_many = mode == "auto" and analysis.asks_number(query)
-        return ranker.rank(units, need, text_expr=expr, dates=analysis.months_named(query) if mode == "auto" else ())
+        return ranker.rank(units, need, text_expr=expr, dates=analysis.dates_named(query) if mode == "auto" else ())
 
     def _require_current_index(self) -> None:
         progress = index.upgrade_progress(self._db.cursor())
