@@ -5,7 +5,7 @@
 
 Building a million-page pair takes far longer than querying it, so this replays the corpus
 generator (same seed, nothing written) to recover the document frequencies the questions are drawn
-from, then runs the same questions as the benchmark in alternating order: `auto` for the owner, a
+from, keeps them beside the databases for the next run, then runs the same questions as the benchmark in alternating order: `auto` for the owner, a
 model session granted one scope and one granted `project:*`, beside bare bm25-OR on the bare table,
 and `text` beside bare AND. `--pages` and `--seed` must be the ones the kept run used. The store
 opens read-write (a search writes its audit event), so the kept pair stays usable for later runs.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import statistics
 import sys
 import time
@@ -44,13 +45,21 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{p} does not exist: give the directory a store_bench.py --keep run printed")
     sb.log(f"store requery: {work}, {args.pages:,} pages, seed {args.seed}; store code {sb.store_fingerprint()}")
     t0 = time.perf_counter()
-    corpus = sb.Corpus(args.seed)
-    df: Counter = Counter()
-    for _ in corpus.batches(args.pages, df):
-        pass
-    nl_qs, _tiers = sb.nl_questions(corpus, df, args.pages, args.nl_queries + sb.NL_WARMUP, args.seed + 11)
-    del df
-    sb.log(f"  {len(nl_qs)} questions recovered in {time.perf_counter() - t0:.0f} s; e.g. {nl_qs[0]!r}")
+    saved = work / "requery_questions.json"
+    key = {"pages": args.pages, "seed": args.seed, "count": args.nl_queries + sb.NL_WARMUP}
+    cached = json.loads(saved.read_text()) if saved.is_file() else {}
+    if cached.get("key") == key:
+        nl_qs = cached["questions"]
+    else:
+        corpus = sb.Corpus(args.seed)
+        df: Counter = Counter()
+        for _ in corpus.batches(args.pages, df):
+            pass
+        nl_qs, _tiers = sb.nl_questions(corpus, df, args.pages, key["count"], args.seed + 11)
+        del df
+        saved.write_text(json.dumps({"key": key, "questions": nl_qs}))
+    sb.log(f"  {len(nl_qs)} questions recovered in {time.perf_counter() - t0:.0f} s (kept in {saved.name}); "
+           f"e.g. {nl_qs[0]!r}")
 
     scopes = [f"project:p{i:02d}" for i in range(args.scopes)]
     n_batches = -(-args.pages // sb.BATCH)
