@@ -42,7 +42,7 @@ def json_schema(tp: Any) -> dict[str, Any]:
     if isinstance(tp, type) and typing.is_typeddict(tp):
         hints = typing.get_type_hints(tp)
         return {"type": "object", "properties": {k: json_schema(v) for k, v in hints.items()},
-                "required": sorted(tp.__required_keys__)}
+                "required": sorted(getattr(tp, "__required_keys__", ()))}
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin in (Union, types.UnionType):

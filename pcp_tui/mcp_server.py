@@ -21,7 +21,7 @@ import json
 import sys
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Mapping
+from typing import Annotated, Any, Callable, Literal, Mapping
 from urllib.parse import quote, unquote
 
 import anyio
@@ -36,9 +36,6 @@ from pydantic import Field
 
 from . import mcp_schema as schema
 from .mcp_wire import PcpServer, package_version, run_stdio
-
-if TYPE_CHECKING:
-    import store
 
 READ_TOOLS = ("describe", "list_scopes", "search_pages", "read_pages")
 WRITE_TOOLS = ("write_page", "revise_page", "link_pages", "ingest_event", "suppress_pages", "recommend_tombstone")
