@@ -166,9 +166,10 @@ class _Stdout:
 class _Stdin:
     """The client's lines, less those answered here."""
 
-    def __init__(self, stream: Any, stdout: _Stdout) -> None:
+    def __init__(self, stream: Any, stdout: _Stdout, server: PcpServer | None = None) -> None:
         self._stream = stream
         self._stdout = stdout
+        self._server = server
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
@@ -184,10 +185,24 @@ class _Stdin:
                 yield line
             elif answer:
                 await self._stdout.write(answer + "\n")
+                await self._audit(line)
         # stdin closed: the requests already read are answered before the session ends
         if self._stdout.pending:
             with anyio.move_on_after(DRAIN_SECONDS):
                 await self._stdout.all_answered.wait()
+
+
+    async def _audit(self, line: str) -> None:
+        """A tools/call refused here is audited like one the SDK refused."""
+        on_refusal = getattr(self._server, "on_refusal", None)
+        if on_refusal is None or '"tools/call"' not in line:
+            return
+        message = json.loads(line)
+        if not isinstance(message, dict) or message.get("method") != "tools/call":
+            return
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        await on_refusal(name if isinstance(name, str) and not _has_lone_surrogate(name) else "", SURROGATE_MESSAGE)
 
 
 async def run_stdio(server: MCPServer) -> None:
@@ -195,7 +210,8 @@ async def run_stdio(server: MCPServer) -> None:
     from mcp.server.stdio import stdio_server
 
     stdout = _Stdout(anyio.wrap_file(io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", write_through=True)))
-    stdin = _Stdin(anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")), stdout)
+    stdin = _Stdin(anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")), stdout,
+                   server if isinstance(server, PcpServer) else None)
     lowlevel = server._lowlevel_server  # the SDK's own stdio runner does the same
     async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
