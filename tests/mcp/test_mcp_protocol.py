@@ -369,3 +369,16 @@ def test_the_token_file_is_private_and_kept_until_replaced(tmp_path, capsys):
     second = capsys.readouterr().out.strip()
     assert second != first and path.read_text().strip() == second and (path.stat().st_mode & 0o777) == 0o600
     assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]  # no temporary file left behind
+
+
+def test_the_readme_tool_table_shows_the_served_hints():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Let models use the store (MCP)"):]
+    rows = dict(re.findall(r"^\| `(\w+)` \| (yes \| no \| (?:yes|no)|no \| no \| (?:yes|no)) \|", section, re.M))
+    assert set(rows) == set(TOOL_INFO)
+    for name, (_, _, hints, _) in TOOL_INFO.items():
+        shown = [part.strip() == "yes" for part in rows[name].split("|")]
+        assert shown == [hints["read_only_hint"], hints["destructive_hint"], hints["idempotent_hint"]], name
+    for client in ("Claude Desktop", "Claude Code", "Codex CLI", "Gemini CLI"):
+        assert f"| {client}" in section
+    assert "pcp mcp --http" in section and "--show-token" in section
