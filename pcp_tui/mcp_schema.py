@@ -11,9 +11,9 @@ import types
 import typing
 from typing import Any, Union
 
-PROTOCOL_VERSION = "0.4.0-draft"
 SEARCH_MODES = ("auto", "text", "exact", "temporal", "graph")
 PROJECTIONS = ("manifest", "payload", "source_spans", "relations", "facets", "history")
+ACTOR_TYPES = ("user", "model", "tool", "system")
 LIFECYCLE_STATUSES = ("active", "superseded", "archived", "tombstoned")
 RECOMMENDED_RELATION_TYPES = ("contains", "derived_from", "depends_on", "defines", "uses", "supports", "contradicts",
                               "supersedes", "inspired_by", "related_to", "responds_to", "continues", "summarizes",

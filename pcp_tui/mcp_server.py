@@ -267,6 +267,7 @@ Ids = Annotated[list[str], Field(description=f"up to {MAX_IDS} ids to read; each
 Mode = Literal["auto", "text", "exact", "temporal", "graph"]
 Projection = Literal["manifest", "payload", "source_spans", "relations", "facets", "history"]
 Status = Literal["active", "superseded", "archived", "tombstoned"]
+ActorType = Literal["user", "model", "tool", "system"]
 Cursor = Annotated[str | None, Field(description="the next_cursor of the previous result, to get the next page; "
                                                  "omit for the first page")]
 Time = str | None
@@ -552,8 +553,8 @@ class PcpMcp:
                                                                            "(default: active)")] = None,
         relation_types: Annotated[list[str] | None, Field(description="only pages with a relation of one of these "
                                                                       "types")] = None,
-        actor_types: Annotated[list[str] | None, Field(description="only revisions written by these actor types "
-                                                                   "(user, model, tool, system)")] = None,
+        actor_types: Annotated[list[ActorType] | None, Field(description="only revisions written by these kinds "
+                                                                         "of actor")] = None,
         created_after: Annotated[Time, _time("only revisions stored after this time")] = None,
         created_before: Annotated[Time, _time("only revisions stored before this time")] = None,
         observed_after: Annotated[Time, _time("only things that happened after this time (a hit's date)")] = None,

@@ -163,6 +163,7 @@ def check_listing(tools: list[Any]) -> None:
     search = by_name["search_pages"].input_schema["properties"]
     assert search["mode"]["enum"] == list(mcp_schema.SEARCH_MODES)
     assert search["lifecycle_status"]["anyOf"][0]["items"]["enum"] == list(mcp_schema.LIFECYCLE_STATUSES)
+    assert search["actor_types"]["anyOf"][0]["items"]["enum"] == list(mcp_schema.ACTOR_TYPES)
     read = by_name["read_pages"].input_schema["properties"]
     assert read["projections"]["anyOf"][0]["items"]["enum"] == list(mcp_schema.PROJECTIONS)
     relation = by_name["link_pages"].input_schema["properties"]["relation_type"]
@@ -317,7 +318,9 @@ def test_ctrl_c_stops_the_stdio_server_at_once(seeded):
 def test_the_schema_copies_match_the_store():
     from store import reads
 
-    assert mcp_schema.PROTOCOL_VERSION == reads.PROTOCOL_VERSION
+    from store import validate
+
+    assert mcp_schema.ACTOR_TYPES == tuple(validate.ACTOR_TYPES)
     assert mcp_schema.SEARCH_MODES == tuple(reads.SEARCH_MODES)
     assert mcp_schema.PROJECTIONS == tuple(reads.PROJECTIONS)
     assert mcp_schema.LIFECYCLE_STATUSES == tuple(store.LIFECYCLE_STATUSES)
