@@ -510,20 +510,13 @@ class PcpMcp:
     # --- tools ---
 
     async def describe(self) -> CallToolResult:
-        st = await self._need_store()
-        caps = await self._call(st.describe_capabilities)
+        caps = await self._op("describe_capabilities")
         structured = {"client_id": self.client_id, "toolset": self.toolset, "tools": list(TOOLSETS[self.toolset]),
                       "grants": {ns: sorted(p) for ns, p in sorted(self.grants.items())},
                       "never_available": ["tombstone", "delete", "export"], "context_id": self.context_id,
                       "capabilities": caps}
         return _text_result(format_describe(caps, self.client_id, self.grants, self.toolset, self.context_id),
                             structured)
-
-    async def _need_store(self) -> Any:
-        try:
-            return await self.store()
-        except _Unavailable as exc:
-            raise ToolError(str(exc)) from None
 
     async def list_scopes(
         self,
@@ -829,8 +822,11 @@ def serve(db_path: str | Path | None, client_id: str, grant_specs: list[str], to
     import signal
 
     pcp = _session(db_path, client_id, grant_specs, toolset)
-    signal.signal(signal.SIGINT, _stop_at_once)
-    pcp.run()
+    previous = signal.signal(signal.SIGINT, _stop_at_once)
+    try:
+        pcp.run()
+    finally:
+        signal.signal(signal.SIGINT, previous)
     return 0
 
 
@@ -842,7 +838,9 @@ def serve_http(db_path: str | Path, client_id: str, grant_specs: list[str], tool
     pcp = _session(db_path, client_id, grant_specs, toolset)
     try:
         return mcp_http.run(pcp, Path(db_path), port)
-    except OSError as exc:
-        raise StartError("unsupported", f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+    except (OSError, OverflowError) as exc:
+        why = getattr(exc, "strerror", None) or str(exc)
+        code = "invalid" if isinstance(exc, OverflowError) else "unsupported"
+        raise StartError(code, f"cannot listen on 127.0.0.1:{port}: {why}") from None
     finally:
         pcp.close()
