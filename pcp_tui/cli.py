@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 PROG = "pcp"
+MCP_PORT = 8765  # pcp mcp --http
 INDENT = 2
 
 
@@ -158,15 +159,24 @@ def build_parser() -> _Parser:
     app_only.add_argument("--port", type=_int_at_least(1, "--port"), default=8000, metavar="N")
     app_only.add_argument("--demo", action="store_true", help="serve the demo store instead")
     app_only.set_defaults(parser=app_only)
-    app_only = sub.add_parser("mcp", help="stdio MCP server for a model client (needs pip install 'pcp[mcp]')",
-                              description="Serve the store over stdio to a Model Context Protocol client as a model "
-                                          "client principal with exactly the grants given (fixed at start).")
-    app_only.add_argument("--client-id", required=True, metavar="ID", help="the model client's principal id")
+    app_only = sub.add_parser("mcp", help="MCP server for a model client, stdio or --http (needs pip install 'pcp[mcp]')",
+                              description="Serve the store to a Model Context Protocol client as a model client "
+                                          "principal with exactly the grants given (fixed at start): over stdio, or "
+                                          "with --http over streamable HTTP on 127.0.0.1 behind a bearer token. The "
+                                          "store must exist (a model server never creates one).")
+    app_only.add_argument("--client-id", metavar="ID", help="the model client's principal id (required to serve)")
     app_only.add_argument("--grant", dest="mcp_grants", action="append", default=[], metavar="NS=PERMS",
                           help="repeatable: NS (or *, or a prefix ending in *) gets comma-separated permissions")
     app_only.add_argument("--toolset", type=_one_of("--toolset", ("read", "write")), default="read",
                           metavar="read|write", help="read (default): describe, list_scopes, search_pages, "
                                                      "read_pages; write adds the writing tools")
+    app_only.add_argument("--http", action="store_true", help="serve streamable HTTP on 127.0.0.1 instead of stdio")
+    app_only.add_argument("--port", dest="mcp_port", type=_int_at_least(0, "--port"), default=MCP_PORT, metavar="N",
+                          help=f"with --http: the port (default {MCP_PORT}; 0 picks a free one)")
+    app_only.add_argument("--show-token", action="store_true",
+                          help="print the HTTP bearer token (kept beside the store, created if missing) and exit")
+    app_only.add_argument("--new-token", action="store_true",
+                          help="replace the HTTP bearer token with a new one, print it and exit")
     app_only.set_defaults(parser=app_only)
     cmd("describe", "the store's capabilities", "capabilities", lambda st, a: st.describe_capabilities())
     cmd("doctor", "integrity check, counts, SQLite version, FTS state", "doctor", lambda st, a: st.doctor())
@@ -668,14 +678,40 @@ def _open_app(args: argparse.Namespace, json_mode: bool) -> int:
     return launch.run_app(launch.store_path(args.db))
 
 
+def mcp_store_path(db: str | None) -> Path:
+    """The store `pcp mcp` serves: --db, else $PCP_DB, else the default path (as store.core.default_path)."""
+    chosen = db if db is not None else (os.environ.get("PCP_DB") or None)
+    if chosen is not None:
+        if not str(chosen).strip():
+            raise CliError("invalid", "--db must not be empty")
+        return Path(chosen).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("pcp", appauthor=False)) / "context.db"
+
+
 def _mcp(args: argparse.Namespace, json_mode: bool) -> int:
-    """`pcp mcp`: the stdio MCP server (stdout belongs to the protocol; errors go to stderr)."""
+    """`pcp mcp`: the MCP server (stdout belongs to the protocol; errors go to stderr)."""
     if json_mode:
         raise UsageError("pcp mcp speaks MCP on stdout and has no --json output", args.parser)
     if args.as_model or args.grant:
         raise UsageError("pcp mcp takes --client-id and --grant after the subcommand", args.parser)
-    if not args.mcp_grants:
+    tokens = args.show_token or args.new_token
+    if not tokens and not args.client_id:
+        raise UsageError("pcp mcp needs --client-id ID", args.parser)
+    if not tokens and not args.mcp_grants:
         raise UsageError("pcp mcp needs at least one --grant NS=PERMS", args.parser)
+    try:
+        path = mcp_store_path(args.db)
+        if not path.is_file():  # a model server never creates a store
+            raise CliError("not_found", f"no store at {path}; pcp mcp serves an existing store (create it with pcp)")
+        if tokens:
+            from .mcp_token import token
+
+            print(token(path, new=args.new_token))
+            return 0
+    except CliError as exc:
+        return _fail(exc.code, exc.message, False)
     try:
         from . import mcp_server
     except ImportError as exc:
@@ -683,16 +719,11 @@ def _mcp(args: argparse.Namespace, json_mode: bool) -> int:
             raise
         sys.stderr.write(f"{PROG}: the MCP server needs the mcp package: pip install 'pcp[mcp]'\n")
         return 1
-    import store
-
-    path = args.db if args.db is not None else (os.environ.get("PCP_DB") or None)
     try:
-        if path is not None and not str(path).strip():
-            raise CliError("invalid", "--db must not be empty")
+        if args.http:
+            return mcp_server.serve_http(path, args.client_id, args.mcp_grants, args.toolset, args.mcp_port)
         return mcp_server.serve(path, args.client_id, args.mcp_grants, args.toolset)
-    except store.PcpError as exc:
-        return _fail(exc.code, exc.message, False)
-    except CliError as exc:
+    except mcp_server.StartError as exc:
         return _fail(exc.code, exc.message, False)
 
 

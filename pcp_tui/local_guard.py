@@ -1,4 +1,4 @@
-"""The guard in front of every local server pcp runs (`pcp serve`; the MCP HTTP transport will reuse it).
+"""The guard in front of every local server pcp runs (`pcp serve`, `pcp mcp --http`).
 
 A web page open in the user's browser can reach 127.0.0.1 too, so being local is not
 enough. The guard admits a request only when
@@ -26,6 +26,7 @@ class LocalGuard:
 
     port: int
     secret: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    token_hint: str = "open the address `pcp serve` printed; it carries the server's secret"
 
     @property
     def url(self) -> str:
@@ -45,7 +46,7 @@ class LocalGuard:
         if websocket and origin not in self.origins():
             return "a WebSocket is accepted only from the page this server served"
         if not token or not hmac.compare_digest(token.encode(), self.secret.encode()):
-            return "open the address `pcp serve` printed; it carries the server's secret"
+            return self.token_hint
         return None
 
     def aiohttp_middleware(self) -> Callable[..., Awaitable[Any]]:

@@ -1,10 +1,12 @@
 """The MCP server's edges: every request gets an answer, and every error starts with its contract code.
 
-Two gaps of the SDK's defaults are closed here. A request whose JSON carries a lone
+Gaps of the SDK's defaults are closed here. A request whose JSON carries a lone
 surrogate (``"\\ud800"``) fails the SDK's parser before its id is known, so it was
 never answered: such lines are answered here, as `invalid`. Arguments of the wrong type
 fail the SDK's validation with a multi-line dump: they become one `invalid:` line
-naming the fields (never echoing the values, which are the caller's data).
+naming the fields (never echoing the values, which are the caller's data), and are audited like a store
+failure (as is a call of an unknown tool). When stdin closes, the requests still pending are answered before
+the server exits.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import io
 import json
 import sys
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -23,8 +25,30 @@ SURROGATE_MESSAGE = ("invalid: the request holds text that is not valid Unicode 
                      "\\ud800); send the text as UTF-8.")
 
 
+def package_version() -> str:
+    """pcp's version, as installed (serverInfo.version)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pcp")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
 class PcpServer(MCPServer):
-    """MCPServer whose tool errors all read `code: message`."""
+    """MCPServer whose tool errors all read `code: message`, whose refusals are audited, and whose tools list
+    their outputSchema (built when first listed, so that answering `initialize` needs none of it)."""
+
+    output_schemas: Callable[[], dict[str, dict[str, Any]]] | None = None
+    on_refusal: Callable[[str, str], Awaitable[None]] | None = None
+
+    async def list_tools(self) -> Any:
+        tools = await super().list_tools()
+        if self.output_schemas is not None:
+            schemas = self.output_schemas()
+            for tool in tools:
+                tool.output_schema = schemas.get(tool.name)
+        return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
@@ -33,11 +57,17 @@ class PcpServer(MCPServer):
             raise ToolError(f"internal: the tool {name} failed unexpectedly ({type(exc.__cause__).__name__}).") from exc
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
-                raise ToolError(argument_errors(exc.__cause__)) from exc.__cause__
-            if str(exc).split(":", 1)[0] not in CODES:
-                raise ToolError(f"invalid: {exc}") from exc
-            raise
+                refused = ToolError(argument_errors(exc.__cause__))
+            elif str(exc).split(":", 1)[0] not in CODES:
+                refused = ToolError(f"invalid: {exc}")
+            else:
+                raise
+            if self.on_refusal is not None:
+                await self.on_refusal(name, str(refused))
+            raise refused from exc.__cause__
 
+
+DRAIN_SECONDS = 120  # how long requests pending at end of input may still take
 
 CODES = {"not_found", "forbidden", "conflict", "invalid", "cycle", "limit", "unsupported", "internal"}
 
@@ -88,17 +118,46 @@ def refusal_for(line: str) -> str | None:
     return json.dumps({"jsonrpc": "2.0", "id": ident, **body})
 
 
+def _request_id(line: str) -> Any:
+    """The id of a JSON-RPC request line (None for a notification or a line that is no request)."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(message, dict) and "method" in message and isinstance(message.get("id"), (str, int)):
+        return message["id"]
+    return None
+
+
+def _answered_id(text: str) -> Any:
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(message, dict) and ("result" in message or "error" in message):
+        return message.get("id")
+    return None
+
+
 class _Stdout:
-    """Whole lines to the client, one writer at a time (the SDK's writer and the refusals share it)."""
+    """Whole lines to the client, one writer at a time (the SDK's writer and the refusals share it); it keeps
+    count of the requests not yet answered."""
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream
         self._lock = anyio.Lock()
+        self.pending: set[Any] = set()
+        self.all_answered = anyio.Event()
 
     async def write(self, text: str) -> None:
         async with self._lock:
             await self._stream.write(text)
             await self._stream.flush()
+        if self.pending:
+            for line in text.splitlines():
+                self.pending.discard(_answered_id(line))
+            if not self.pending:
+                self.all_answered.set()
 
     async def flush(self) -> None:
         return None
@@ -107,9 +166,10 @@ class _Stdout:
 class _Stdin:
     """The client's lines, less those answered here."""
 
-    def __init__(self, stream: Any, stdout: _Stdout) -> None:
+    def __init__(self, stream: Any, stdout: _Stdout, server: PcpServer | None = None) -> None:
         self._stream = stream
         self._stdout = stdout
+        self._server = server
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
@@ -118,9 +178,31 @@ class _Stdin:
         async for line in self._stream:
             answer = refusal_for(line) if "\\u" in line else None
             if answer is None:
+                ident = _request_id(line)
+                if ident is not None:
+                    self._stdout.pending.add(ident)
+                    self._stdout.all_answered = anyio.Event()
                 yield line
             elif answer:
                 await self._stdout.write(answer + "\n")
+                await self._audit(line)
+        # stdin closed: the requests already read are answered before the session ends
+        if self._stdout.pending:
+            with anyio.move_on_after(DRAIN_SECONDS):
+                await self._stdout.all_answered.wait()
+
+
+    async def _audit(self, line: str) -> None:
+        """A tools/call refused here is audited like one the SDK refused."""
+        on_refusal = getattr(self._server, "on_refusal", None)
+        if on_refusal is None or '"tools/call"' not in line:
+            return
+        message = json.loads(line)
+        if not isinstance(message, dict) or message.get("method") != "tools/call":
+            return
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        await on_refusal(name if isinstance(name, str) and not _has_lone_surrogate(name) else "", SURROGATE_MESSAGE)
 
 
 async def run_stdio(server: MCPServer) -> None:
@@ -128,7 +210,8 @@ async def run_stdio(server: MCPServer) -> None:
     from mcp.server.stdio import stdio_server
 
     stdout = _Stdout(anyio.wrap_file(io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", write_through=True)))
-    stdin = _Stdin(anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")), stdout)
+    stdin = _Stdin(anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")), stdout,
+                   server if isinstance(server, PcpServer) else None)
     lowlevel = server._lowlevel_server  # the SDK's own stdio runner does the same
     async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())

@@ -162,20 +162,35 @@ def test_as_model_the_cli_upgrades_too_and_then_answers_within_the_grant(schema1
     assert hits[0]["title"] == PROOF and {h["namespace"] for h in hits} == {"project:math"}
 
 
-def test_pcp_mcp_refuses_an_older_store_in_one_line(capsys, schema1_db):
+def _mcp_refusal(db: Path) -> tuple[dict, str]:
+    """`pcp mcp` on `db`: answers initialize without touching the store, then refuses each call in one line."""
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "describe", "arguments": {}}}]
+    env = {k: v for k, v in os.environ.items() if k != "PCP_DB"}
+    done = subprocess.run([sys.executable, "-m", "pcp_tui.cli", "--db", str(db), "mcp", "--client-id", "c",
+                           "--grant", "*=search,read"], input="".join(json.dumps(x) + "\n" for x in lines),
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+    answers = {m["id"]: m for m in map(json.loads, done.stdout.splitlines())}
+    assert done.returncode == 0 and "result" in answers[1], done.stderr
+    return answers[2]["result"], done.stderr
+
+
+def test_pcp_mcp_refuses_an_older_store_in_one_line(schema1_db):
     pytest.importorskip("mcp")
-    rc, out, err = run(capsys, "--db", str(schema1_db), "mcp", "--client-id", "c", "--grant", "*=search,read")
-    assert rc == 1 and out == ""
+    result, err = _mcp_refusal(schema1_db)
+    assert result["isError"] and "run pcp once to upgrade this store" in result["content"][0]["text"]
     assert err.count("\n") == 1 and "run pcp once to upgrade this store" in err
     assert _schema(schema1_db) == 1  # never migrated
 
 
-def test_pcp_mcp_refuses_a_store_whose_index_upgrade_is_pending(capsys, schema1_db):
+def test_pcp_mcp_refuses_a_store_whose_index_upgrade_is_pending(schema1_db):
     pytest.importorskip("mcp")
     Store.open(schema1_db).close()  # schema migrated, index not yet upgraded
     assert _schema(schema1_db) == 2
-    rc, out, err = run(capsys, "--db", str(schema1_db), "mcp", "--client-id", "c", "--grant", "*=search,read")
-    assert rc == 1 and out == ""
+    result, err = _mcp_refusal(schema1_db)
+    assert result["isError"] and result["content"][0]["text"].startswith("conflict: ")
     assert err.count("\n") == 1 and "run pcp once to upgrade this store" in err
     with Store.open(schema1_db) as st:
         assert st.index_upgrade_status() == {"done": 0, "total": 10}

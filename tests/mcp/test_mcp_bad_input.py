@@ -102,3 +102,9 @@ def test_a_request_with_a_lone_surrogate_gets_an_answer(seeded):  # noqa: F811
         assert result["isError"] is True and result["content"][0]["text"].startswith("invalid: ")
     assert answers[4]["error"]["message"].startswith("invalid: ")
     assert "isError" not in answers[5]["result"] or answers[5]["result"]["isError"] is False
+    import store
+    from test_mcp_server import CLIENT
+
+    with store.Store.open(seeded["db"]) as st:  # refused before the store, audited like a store failure
+        events = st.audit_log(principal=CLIENT, decision="failed", limit=50)["events"]
+    assert {(e["operation"], e["error_code"]) for e in events} >= {("search_pages", "invalid"), ("write_page", "invalid")}

@@ -284,6 +284,7 @@ def test_pcp_mcp_without_the_sdk_says_how_to_install(monkeypatch, capsys, tmp_pa
     for name in [m for m in sys.modules if m == "mcp" or m.startswith("mcp.")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "mcp", None)
+    store.Store.open(tmp_path / "s.db").close()
     code = cli.main(["--db", str(tmp_path / "s.db"), "mcp", "--client-id", CLIENT, "--grant", READ_GRANT])
     err = capsys.readouterr().err
     assert code == 1
@@ -292,6 +293,7 @@ def test_pcp_mcp_without_the_sdk_says_how_to_install(monkeypatch, capsys, tmp_pa
 
 def test_pcp_mcp_usage_errors(capsys, tmp_path):
     db = str(tmp_path / "s.db")
+    store.Store.open(db).close()
     assert cli.main(["--db", db, "mcp", "--grant", READ_GRANT]) == 2  # --client-id is required
     assert cli.main(["--db", db, "mcp", "--client-id", CLIENT]) == 2  # at least one grant
     assert cli.main(["--db", db, "mcp", "--client-id", CLIENT, "--grant", READ_GRANT, "--toolset", "admin"]) == 1
