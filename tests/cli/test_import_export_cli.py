@@ -68,3 +68,15 @@ def test_import_claude_code_with_and_without_tools(tmp_path, capsys):
     assert code != 0 and "--namespace" in err
     code, _, err = run(capsys, "--db", db, "import", "chatgpt")
     assert code != 0 and "PATH" in err
+
+
+def test_import_codex_from_codex_home(tmp_path, capsys, monkeypatch):
+    home = Path(__file__).resolve().parents[1] / "data" / "agents" / "codex" / "codemie-code"
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    db = str(tmp_path / "s.db")
+    code, out, _ = run(capsys, "--db", db, "--json", "import", "codex")  # no PATH: $CODEX_HOME
+    assert code == 0
+    first = json.loads(out)
+    assert (first["source"], first["conversations"], first["messages"]) == ("codex", 3, 22)
+    code, out, _ = run(capsys, "--db", db, "--json", "import", "codex", str(home))
+    assert code == 0 and json.loads(out)["created"] == 0
