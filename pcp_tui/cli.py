@@ -264,7 +264,8 @@ def build_parser() -> _Parser:
     p.add_argument("path", metavar="PATH", nargs="?",
                    help="export file (.json or .zip), notes folder, or .jsonl file; for claude-code: its sessions "
                         "folder or one .jsonl (default ~/.claude/projects); for codex: CODEX_HOME, its sessions "
-                        "folder or one rollout file (default ~/.codex)")
+                        "folder or one rollout file (default ~/.codex); for gemini: "
+                        "its tmp folder, one project's, or one session file (default ~/.gemini/tmp)")
     p.add_argument("--namespace", metavar="NS", help="put everything into this one scope")
     p.add_argument("--with-tools", action="store_true",
                    help="coding agents: also store tool calls and results as pages (they often hold secrets)")
@@ -320,8 +321,8 @@ def _handoff_commands(cmd: Callable[..., _Parser], paging: Callable[[_Parser], N
     p.set_defaults(exit_status=lambda result: 0 if result.get("digest_ok") else 1)
 
 
-IMPORT_SOURCES = ("chatgpt", "claude", "markdown", "events", "export", "claude-code", "codex")
-AGENT_SOURCES = ("claude-code", "codex")
+IMPORT_SOURCES = ("chatgpt", "claude", "markdown", "events", "export", "claude-code", "codex", "gemini")
+AGENT_SOURCES = ("claude-code", "codex", "gemini")
 
 
 def _import(st: Any, args: argparse.Namespace) -> Any:

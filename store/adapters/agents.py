@@ -230,6 +230,7 @@ _SKIP_REASONS = {
     "tool": "tool traffic, not stored without --with-tools (the next message names each call and its size)",
     "duplicate": "already imported from the session it was copied from (a resumed session)",
     "reasoning": "encrypted reasoning, nothing readable",
+    "rewind": "a rewind: the turns it dropped are kept as a branch, marked rewound",
     "event_msg": "progress events: they repeat the conversation's messages or count tokens",
 }
 

@@ -80,3 +80,13 @@ def test_import_codex_from_codex_home(tmp_path, capsys, monkeypatch):
     assert (first["source"], first["conversations"], first["messages"]) == ("codex", 3, 22)
     code, out, _ = run(capsys, "--db", db, "--json", "import", "codex", str(home))
     assert code == 0 and json.loads(out)["created"] == 0
+
+
+def test_import_gemini(tmp_path, capsys):
+    src = str(Path(__file__).resolve().parents[1] / "data" / "agents" / "gemini")
+    db = str(tmp_path / "s.db")
+    code, out, _ = run(capsys, "--db", db, "--json", "import", "gemini", src)
+    assert code == 0
+    report = json.loads(out)
+    assert (report["source"], report["conversations"]) == ("gemini", 2)
+    assert any("rewind" in s["item"] for s in report["skipped"])
