@@ -12,7 +12,7 @@ from .errors import Invalid, shown
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _ULID_RE = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}\Z")
-PREFIXES = ("pg", "rev", "rel", "evt", "del", "hnd", "usr", "rec")
+PREFIXES = ("pg", "rev", "rel", "evt", "del", "hnd", "usr", "rec", "imp")
 _lock = threading.Lock()
 _last_ms = 0
 _last_rand = 0

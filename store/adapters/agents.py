@@ -222,7 +222,7 @@ def write_sessions(store: Any, source: str, display: str, actor: str, sessions: 
                 kind.split(" ")[0], "no conversation content"))
         if progress:
             progress(done, total, "sessions")
-    return report
+    return report.keep(store)
 
 
 _SKIP_REASONS = {
@@ -245,6 +245,7 @@ def _write_session(store: Any, source: str, actor: str, session: AgentSession, n
     main_title = threads[0].title
     pending: dict[str, PageRef] = {}
     counts = {"messages": 0, "hidden": 0, "tools": 0}
+    conv_refs: list[tuple[AgentThread, PageRef]] = []
     with store.import_unit(actor) as unit:
         unit.ensure_scope(ns, display_name=main_title or session.session_id, parent=project_ns)
         keys = [t.key for t in threads]
@@ -267,12 +268,15 @@ def _write_session(store: Any, source: str, actor: str, session: AgentSession, n
                               "locator": {"file": thread.label, "session_id": session.session_id}}],
                 observed_at=thread.created_at, change_key=[],
             )
+            conv_refs.append((thread, conv_ref))
             if main_ref is None:
                 main_ref = conv_ref
             else:
                 unit.relate(main_ref, "contains", conv_ref)
             _write_thread(unit, source, ns, thread, conv_ref, with_tools, written, pending, counts)
     written.update(pending)
+    for thread, ref in conv_refs[:1]:  # the session's line; its subagent logs are inside it
+        report.wrote(thread.label, thread.key, ref, unit.counts)
     report.conversations += len(threads)
     report.messages += counts["messages"]
     report.hidden_skipped += counts["hidden"]

@@ -20,7 +20,7 @@ def import_chatgpt(store: Any, path: str | Path, namespace: str | None = None,
     """Import every conversation of a ChatGPT export; each conversation is one transaction."""
     data, label = read_json_export(path)
     items = conversation_items(data, label, "ChatGPT", ("mapping", "conversation_id"))
-    report = ImportReport(source="chatgpt")
+    report = ImportReport(source="chatgpt", path=str(path))
     return write_conversations(store, "chatgpt", TOOL, label, _parse_all(items), len(items), report, namespace, progress)
 
 

@@ -107,7 +107,7 @@ def write_conversations(
                             exc.message)
         if progress:
             progress(done, total, "conversations")
-    return report
+    return report.keep(store)
 
 
 def chain_unlinked(messages: list[ChatMessage]) -> None:
@@ -125,8 +125,6 @@ def _write_one(store: Any, source: str, tool: str, label: str, conv: ChatConvers
     hidden = [m for m in conv.messages if m.hidden]
     empty = [m for m in conv.messages if not m.hidden and not (m.text.strip() or m.binary_refs)]
     if not visible:
-        report.skip(f"{source} conversation {conv.conversation_id} ({conv.title or 'untitled'})",
-                    "no readable messages: kept as an empty conversation page")
         report.hidden_skipped += len(hidden)
     ns = namespace or f"conversation:{source}:{conv.conversation_id}"
     visible_ids = {m.node_id for m in visible}
@@ -183,6 +181,10 @@ def _write_one(store: Any, source: str, tool: str, label: str, conv: ChatConvers
             unit.relate(conv_ref, "contains", ref)
             if parent is not None:
                 unit.relate(ref, "responds_to", parent)
+    if not visible:
+        report.skip(f"{source} conversation {conv.conversation_id} ({conv.title or 'untitled'})",
+                    "no readable messages: kept as an empty conversation page", file=label, page_id=conv_ref.page_id)
+    report.wrote(label, f"{source}:{conv.conversation_id}", conv_ref, unit.counts)
     report.conversations += 1
     report.messages += len(visible) - refused
     report.hidden_skipped += len(hidden) if visible else 0

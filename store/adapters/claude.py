@@ -30,7 +30,7 @@ def import_claude(store: Any, path: str | Path, namespace: str | None = None,
     """Import every conversation of a Claude export; each conversation is one transaction."""
     data, label = read_json_export(path)
     items = conversation_items(data, label, "Claude", ("chat_messages",))
-    report = ImportReport(source="claude")
+    report = ImportReport(source="claude", path=str(path))
     return write_conversations(store, "claude", TOOL, label, _parse_all(items), len(items), report, namespace, progress)
 
 

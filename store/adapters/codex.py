@@ -80,7 +80,7 @@ def import_codex(store: Any, path: str | Path | None = None, *, with_tools: bool
     root = Path(path).expanduser() if path else default_path()
     if not root.exists():
         raise Invalid(f"{root}: no such file or folder (Codex keeps its sessions in ~/.codex/sessions).")
-    report = ImportReport(source=SOURCE)
+    report = ImportReport(source=SOURCE, path=str(root))
     files = [f for f in (_read(p, root, report) for p in _session_files(root)) if f is not None]
     by_session: dict[str, list[_File]] = {}
     for f in files:

@@ -96,7 +96,7 @@ def import_gemini(store: Any, path: str | Path | None = None, *, with_tools: boo
     root = Path(path).expanduser() if path else default_path()
     if not root.exists():
         raise Invalid(f"{root}: no such file or folder (Gemini CLI keeps its sessions in ~/.gemini/tmp).")
-    report = ImportReport(source=SOURCE)
+    report = ImportReport(source=SOURCE, path=str(root))
     replays: dict[str, _Replay] = {}
     for p in _session_files(root):
         _read(p, root, replays, report)

@@ -90,3 +90,19 @@ def test_import_gemini(tmp_path, capsys):
     report = json.loads(out)
     assert (report["source"], report["conversations"]) == ("gemini", 2)
     assert any("rewind" in s["item"] for s in report["skipped"])
+
+
+def test_import_shows_the_report_and_import_report_shows_it_again(tmp_path, capsys):
+    db = str(tmp_path / "s.db")
+    src = str(EXPORTS / "chatgpt-danny-avila-LibreChat-3.json")
+    code, out, _ = run(capsys, "--db", db, "import", "chatgpt", src)
+    assert code == 0 and "Report kept: pcp import-report imp_" in out
+    assert "created" in out and "Corrupted entry" in out
+    import_id = out.split("pcp import-report ")[1].split()[0]
+    code, out, _ = run(capsys, "--db", db, "--json", "import-report", "--last")
+    last = json.loads(out)
+    assert code == 0 and last["import_id"] == import_id and len(last["entries"]) == 4
+    code, out, _ = run(capsys, "--db", db, "import-report", import_id)
+    assert code == 0 and import_id in out and "chatgpt-danny-avila-LibreChat-3.json" in out
+    code, _, err = run(capsys, "--db", db, "import-report", "imp_01JZZZZZZZZZZZZZZZZZZZZZZZ")
+    assert code != 0
