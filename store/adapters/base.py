@@ -17,6 +17,13 @@ from ..jsonsafe import loads
 from ..types import ImportSummary, SkippedItem
 
 
+# The version of the chat and agent importers' rules, named in the provenance of what they write
+# ("pcp-import-chatgpt/2"); a page an older version wrote is revised under newer rules only when
+# its text, facets or refs really change, and that revision names the upgrade. Version 1 is main
+# before issue 15 (it named no version); bump this when a rule change alters what is stored.
+IMPORT_RULES = 2
+
+
 @dataclass
 class ImportReport:
     """The summary an import ends with."""

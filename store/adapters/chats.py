@@ -8,7 +8,7 @@ from typing import Any, Iterable
 
 from ..errors import Invalid, LimitExceeded
 from ..importing import PageRef
-from .base import ImportReport, Progress
+from .base import IMPORT_RULES, ImportReport, Progress
 from .agents import first_meaningful_line
 
 
@@ -92,7 +92,7 @@ def write_conversations(
     """Write every conversation in its own transaction; a (item, reason) tuple is a skip."""
     parent_ns = f"import:{source}"
     if namespace is None:
-        with store.import_unit(tool) as unit:
+        with store.import_unit(tool, rules=IMPORT_RULES) as unit:
             unit.ensure_scope(parent_ns, display_name=f"{source.capitalize()} imports")
     done = 0
     for conv in conversations:
@@ -132,7 +132,7 @@ def _write_one(store: Any, source: str, tool: str, label: str, conv: ChatConvers
     node_ids = {m.node_id for m in conv.messages}
     by_id = {m.node_id: m for m in conv.messages}
     models = sorted({m.model for m in conv.messages if m.model})
-    with store.import_unit(tool) as unit:
+    with store.import_unit(tool, rules=IMPORT_RULES) as unit:
         if namespace is None:
             unit.ensure_scope(ns, display_name=conv.title or conv.conversation_id, parent=parent_ns)
         unit.prefetch([f"{source}:{conv.conversation_id}"]
