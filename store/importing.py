@@ -121,7 +121,7 @@ class ImportUnit:
         file a message came from must not make the same message look changed in a newer file.
         """
         body_payload = v.payload(payload) if payload is not None else None
-        refs, facet_map = v.source_refs(source_refs), v.facets(facets)
+        refs, (facet_map, facet_json) = v.source_refs(source_refs), v.facets_with_json(facets)
         observed = v.optional_time(observed_at, "observed_at")
         digest = v.body_digest({"payload": body_payload, "facets": facet_map,
                                 "source_refs": refs if change_key is None else change_key})
@@ -155,7 +155,7 @@ class ImportUnit:
         self._rows["page"].append((page_pk, page_id, scope_pk, rev_pk, rev_id, title, media, tool_type, stamp, stamp,
                                    observed or stamp))
         self._rows["revision"].append((rev_pk, rev_id, page_pk, scope_pk, stamp, observed, tool_type, tool, media,
-                                       content, v.content_digest(content), title, dumps(facet_map), dumps(refs),
+                                       content, v.content_digest(content), title, facet_json, dumps(refs),
                                        self._provenance))
         self._index.append((rev_pk, scope_pk, title, content, facet_map))
         self._rows["source_page"].append((source_key, page_pk, digest))
