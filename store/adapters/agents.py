@@ -221,7 +221,7 @@ def write_sessions(store: Any, source: str, display: str, actor: str, sessions: 
             report.skip(f"{source} session {session.session_id}", exc.message)
         for kind, count in sorted(session.skipped.items()):
             report.skip(f"{source} session {session.session_id}: {count} {kind} record(s)", _SKIP_REASONS.get(
-                kind.split(" ")[0], "no conversation content"))
+                kind, _SKIP_REASONS.get(kind.split(" ")[0], "no conversation content")))
         if progress:
             progress(done, total, "sessions")
     return report.keep(store)
@@ -233,6 +233,8 @@ _SKIP_REASONS = {
     "duplicate": "already imported from the session it was copied from (a resumed session)",
     "reasoning": "encrypted reasoning, nothing readable",
     "rewind": "a rewind: the turns it dropped are kept as a branch, marked rewound",
+    "scaffolding (slash command)": "a command to the CLI (/...), not a prompt to the model",
+    "scaffolding (compression summary)": "the summary a compression wrote in place of earlier turns, which are kept",
     "event_msg": "progress events: they repeat the conversation's messages or count tokens",
 }
 
