@@ -273,10 +273,17 @@ def build_parser() -> _Parser:
                    help=" | ".join(IMPORT_SOURCES))
     p.add_argument("path", metavar="PATH", nargs="?",
                    help="export file (.json or .zip), notes folder, or .jsonl file; for claude-code: its sessions "
-                        "folder or one .jsonl (default ~/.claude/projects)")
+                        "folder or one .jsonl (default ~/.claude/projects); for codex: CODEX_HOME, its sessions "
+                        "folder or one rollout file (default ~/.codex); for gemini: "
+                        "its tmp folder, one project's, or one session file (default ~/.gemini/tmp)")
     p.add_argument("--namespace", metavar="NS", help="put everything into this one scope")
     p.add_argument("--with-tools", action="store_true",
                    help="coding agents: also store tool calls and results as pages (they often hold secrets)")
+    p = cmd("import-report", "what an import brought in and what it skipped, and why (default: the last one)",
+            "kept_import_report", lambda st, a: st.import_report(a.import_id))
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("import_id", metavar="ID", nargs="?", help="an import id (imp_...), as an import prints it")
+    which.add_argument("--last", action="store_true", help="the last import (the default)")
     p = cmd("export", "take everything out (JSON Lines, or a Markdown folder)", "export_done", _export)
     p.add_argument("--scope", action="append", metavar="NS", help="repeatable; default: every scope")
     p.add_argument("--format", type=_one_of("--format", ("jsonl", "markdown")), default="jsonl",
@@ -329,8 +336,8 @@ def _handoff_commands(cmd: Callable[..., _Parser], paging: Callable[[_Parser], N
     p.set_defaults(exit_status=lambda result: 0 if result.get("digest_ok") else 1)
 
 
-IMPORT_SOURCES = ("chatgpt", "claude", "markdown", "events", "export", "claude-code")
-AGENT_SOURCES = ("claude-code",)
+IMPORT_SOURCES = ("chatgpt", "claude", "markdown", "events", "export", "claude-code", "codex", "gemini")
+AGENT_SOURCES = ("claude-code", "codex", "gemini")
 
 
 def _import(st: Any, args: argparse.Namespace) -> Any:
@@ -342,7 +349,7 @@ def _import(st: Any, args: argparse.Namespace) -> Any:
                                       f"agent:{args.source}:<project>:<session>.")
         with _progress(args, f"importing {args.source}") as progress:
             importer = getattr(adapters, f"import_{args.source.replace('-', '_')}")
-            return importer(st, args.path, with_tools=args.with_tools, progress=progress).to_dict()
+            return _with_report(st, importer(st, args.path, with_tools=args.with_tools, progress=progress).to_dict())
     if args.path is None:
         raise CliError("invalid", f"`import {args.source}` needs a PATH.")
     if args.with_tools:
@@ -353,7 +360,14 @@ def _import(st: Any, args: argparse.Namespace) -> Any:
                 raise CliError("invalid", "--namespace does not apply to `import export`: it keeps every scope.")
             return st.import_export(args.path, progress=progress)
         importer = getattr(adapters, f"import_{args.source}")
-        return importer(st, args.path, namespace=args.namespace, progress=progress).to_dict()
+        return _with_report(st, importer(st, args.path, namespace=args.namespace, progress=progress).to_dict())
+
+
+def _with_report(st: Any, summary: dict[str, Any]) -> dict[str, Any]:
+    """The summary, and the kept report's lines (per file and conversation) shown after it."""
+    if summary.get("import_id"):
+        summary = {**summary, "report": st.import_report(summary["import_id"])["entries"]}
+    return summary
 
 
 def _export(st: Any, args: argparse.Namespace) -> Any:

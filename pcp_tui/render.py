@@ -342,6 +342,44 @@ def import_report(console: Console, data: dict[str, Any]) -> None:
         console.print(_t(f"  skipped {item['item']}: {item['reason']}", "yellow"))
     if len(data.get("skipped", [])) > 50:
         console.print(_t(f"  ... and {len(data['skipped']) - 50} more (see --json)", "yellow"))
+    written = [e for e in data.get("report") or [] if e.get("outcome") != "skipped"]
+    for entry in written[:50]:
+        console.print(_report_line(entry))
+    if len(written) > 50:
+        console.print(_t(f"  ... and {len(written) - 50} more", "dim"))
+    if data.get("import_id"):
+        console.print(_t(f"Report kept: pcp import-report {data['import_id']}", "dim"))
+
+
+def _report_line(entry: dict[str, Any]) -> Text:
+    counts = entry.get("counts") or {}
+    detail = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
+    title = entry.get("title") or entry.get("item")
+    style = {"created": "green", "revised": "cyan", "unchanged": "dim", "skipped": "yellow"}.get(entry["outcome"], "")
+    line = f"  {entry['outcome']:<9} {title}"
+    if entry.get("page_id"):
+        line += f" [{entry['page_id']}]"
+    if detail:
+        line += f" ({detail})"
+    if entry.get("reason"):
+        line += f": {entry['reason']}"
+    return _t(line, style)
+
+
+def kept_import_report(console: Console, data: dict[str, Any]) -> None:
+    """`pcp import-report`: one kept import report, per source file and conversation."""
+    summary = data.get("summary") or {}
+    totals = ", ".join(f"{summary[k]:,} {k.replace('_', ' ')}" for k in (
+        "conversations", "messages", "created", "unchanged", "revised", "hidden_skipped") if summary.get(k))
+    _line(console, ("Import", "bold"), f" {data['import_id']}: {data['source']} from {data.get('path') or '?'}, "
+          f"{data['finished_at']}", f" ({totals})" if totals else "")
+    current = object()
+    for entry in data.get("entries") or []:
+        if entry.get("file") != current:
+            current = entry.get("file")
+            if current:
+                console.print(_t(str(current), "bold"))
+        console.print(_report_line(entry))
 
 
 def export_done(console: Console, data: dict[str, Any]) -> None:

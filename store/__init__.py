@@ -38,6 +38,7 @@ from .constants import (
 )
 from .core import StoreContext, default_path, open_context
 from .deletion import DeletionOps, ExportFiles
+from .import_reports import ImportReportOps
 from .errors import Conflict, Cycle, Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported
 from .export import ExportOps
 from .handoff import HandoffOps
@@ -51,7 +52,7 @@ from .types import (
     Actor, AuditEvent, AuditLog, BulkWriteResult, BundleCut, BundleEntry, BundleResult, BundleWarning, Capabilities,
     CapabilityFlags, CopyResult, DeletePlan, DoctorReport, EraserPlan, ErasurePlan, ErrorInfo, ExportCounts,
     ExportFileRef, ExportResult, FtsState, Handoff, HandoffList, HandoffRef, HistoryEntry, Hit, ImportExportResult,
-    ImportSummary, LinkResult, PageList, PageSummary, Payload, ProvenanceEvent, ReadItem, ReadResult, Receipt,
+    ImportRecorded, ImportReportEntry, ImportReportResult, ImportSummary, LinkResult, PageList, PageSummary, Payload, ProvenanceEvent, ReadItem, ReadResult, Receipt,
     ReceiptList, RecommendResult, Recommendation, RecommendationList, Relation, Relations, Revision, Scope,
     ScopeDeletePlan, ScopeList, SearchResult, SkippedItem, SourceRef, SuppressResult, TransitionResult,
     UnlinkResult, UnsuppressResult, UpgradeResult, UpgradeStatus, VerifiedEntry, VerifyResult, WriteResult,
@@ -73,9 +74,11 @@ class Store:
         ledger = LedgerOps(ctx)
         handoffs = HandoffOps(ctx, search)
         exports = ExportOps(ctx, sources=[ledger])
-        deletion = DeletionOps(ctx, erasers=[ExportFiles(ctx), ledger])
+        reports = ImportReportOps(ctx)
+        deletion = DeletionOps(ctx, erasers=[ExportFiles(ctx), ledger, reports])
         upgrade = UpgradeOps(ctx)
-        self.parts = (writes, reads, search, lifecycle, importing, ledger, handoffs, exports, deletion, upgrade)
+        self.parts = (writes, reads, search, lifecycle, importing, ledger, handoffs, exports, deletion, upgrade,
+                      reports)
 
         # writes
         self.create_scope = writes.create_scope
@@ -114,6 +117,8 @@ class Store:
         self.import_export = exports.import_export
         self.import_unit = importing.import_unit
         self.source_page_id = importing.source_page_id
+        self.record_import = reports.record_import
+        self.import_report = reports.import_report
         # handoffs and their ledger
         self.bundle = handoffs.bundle
         self.copy = handoffs.copy
@@ -175,7 +180,8 @@ __all__ = [
     "Actor", "AuditEvent", "AuditLog", "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult",
     "BundleWarning", "Capabilities", "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan",
     "ErasurePlan", "ErrorInfo", "ExportCounts", "ExportFileRef", "ExportResult", "FtsState", "Handoff",
-    "HandoffList", "HandoffRef", "HistoryEntry", "Hit", "ImportExportResult", "ImportSummary", "LinkResult",
+    "HandoffList", "HandoffRef", "HistoryEntry", "Hit", "ImportExportResult", "ImportRecorded", "ImportReportEntry",
+    "ImportReportResult", "ImportSummary", "LinkResult",
     "PageList", "PageSummary", "Payload", "ProvenanceEvent", "ReadItem", "ReadResult", "Receipt", "ReceiptList",
     "RecommendResult", "Recommendation", "RecommendationList", "Relation", "Relations", "Revision", "Scope",
     "ScopeDeletePlan", "ScopeList", "SearchResult", "SkippedItem", "SourceRef", "SuppressResult",

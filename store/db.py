@@ -13,7 +13,7 @@ from . import index
 from .errors import Conflict, Invalid
 from .files import make_private_dirs, make_private_file, narrow, store_files
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 UPGRADE_HINT = "run pcp once to upgrade this store"
 MIN_SQLITE = (3, 43, 0)  # FTS5 contentless_delete (3.43) and secure-delete (3.42)
 
@@ -259,7 +259,30 @@ def make_models(db: pw.Database) -> SimpleNamespace:
         duration_ms = pw.FloatField()
         error_code = pw.TextField(null=True)
 
+    class ImportRun(Base):
+        """One import: what it was given and its totals (the import report, issue 15)."""
+
+        import_id = pw.TextField(unique=True)
+        source = pw.TextField()
+        path = pw.TextField(null=True)
+        started_at = pw.TextField()
+        finished_at = pw.TextField()
+        summary = pw.TextField(default="{}")  # the totals (JSON): conversations, messages, created, ...
+
+    class ImportEntry(Base):
+        """One line of an import report: a conversation or session that came in, or an item that did not."""
+
+        run = pw.ForeignKeyField(ImportRun, on_delete="CASCADE", index=True)
+        n = pw.IntegerField()
+        file = pw.TextField(null=True)  # the source file, as the user gave it
+        item = pw.TextField()  # a source key, or what was skipped
+        page_id = pw.TextField(null=True, index=True)  # the page it became (titles are read live from it)
+        outcome = pw.TextField()  # created | revised | unchanged | skipped
+        reason = pw.TextField(null=True)
+        counts = pw.TextField(default="{}")  # its messages: created, unchanged, revised (JSON)
+
     models = SimpleNamespace(
+        ImportRun=ImportRun, ImportEntry=ImportEntry,
         Meta=Meta, Scope=Scope, Page=Page, Revision=Revision, ProvenanceInput=ProvenanceInput,
         Relation=Relation, Retraction=Retraction, LifecycleEvent=LifecycleEvent, Suppression=Suppression,
         Recommendation=Recommendation, Idempotency=Idempotency, SourcePage=SourcePage, ExportRecord=ExportRecord, DeletionReceipt=DeletionReceipt,
@@ -268,7 +291,7 @@ def make_models(db: pw.Database) -> SimpleNamespace:
     models.all = [
         Meta, Scope, Page, Revision, ProvenanceInput, Relation, Retraction, LifecycleEvent, Suppression,
         Recommendation, Idempotency, SourcePage, ExportRecord, DeletionReceipt, DeletedRevision, AuditEvent,
-        Handoff, HandoffEntry,
+        Handoff, HandoffEntry, ImportRun, ImportEntry,
     ]
     return models
 
@@ -350,5 +373,10 @@ def _to_v2(db: pw.SqliteDatabase, models: SimpleNamespace) -> None:
     index.start_upgrade(db.cursor())
 
 
+def _migrate_import_reports(db: pw.SqliteDatabase, models: SimpleNamespace) -> None:
+    """Schema 3: the import reports (import_run, import_entry)."""
+    db.create_tables([models.ImportRun, models.ImportEntry])
+
+
 # MIGRATIONS[n] upgrades schema version n to n + 1, inside the open transaction.
-MIGRATIONS: dict[int, Callable[[pw.SqliteDatabase, SimpleNamespace], None]] = {1: _to_v2}
+MIGRATIONS: dict[int, Callable[[pw.SqliteDatabase, SimpleNamespace], None]] = {1: _to_v2, 2: _migrate_import_reports}

@@ -160,6 +160,7 @@ class DeletionOps(Part):
             "page_ids": plan["pages"][:1000], "revision_ids": plan["revisions"][:1000],
             "relation_ids": plan["relations"][:1000], "derived_pages": plan["derived_pages"][:1000], "counts": counts,
             "handoffs": plan.get("handoffs", [])[:1000], "export_files": plan["export_files"],
+            "import_report_entries": plan.get("import_report_entries", 0),
         }
 
     def _deletable_scope(self, call: Call, namespace: str) -> Any:

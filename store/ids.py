@@ -12,7 +12,7 @@ from .errors import Invalid, shown
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _ULID_RE = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}\Z")
-PREFIXES = ("pg", "rev", "rel", "evt", "del", "hnd", "usr", "rec")
+PREFIXES = ("pg", "rev", "rel", "evt", "del", "hnd", "usr", "rec", "imp")
 _lock = threading.Lock()
 _last_ms = 0
 _last_rand = 0
@@ -82,8 +82,18 @@ def format_time(moment: datetime) -> str:
             f"{moment.second:02d}.{moment.microsecond // 1000:03d}Z")
 
 
+_CANONICAL = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z\Z")
+
+
 def parse_time(value: object, field: str = "timestamp") -> str:
     """Validate an RFC 3339 timestamp and normalise it to UTC milliseconds with Z."""
+    if isinstance(value, str) and _CANONICAL.match(value):
+        # Already the store's form (most imported times are): only check that it is a real date and time.
+        try:
+            datetime.fromisoformat(value[:-1])
+        except ValueError:
+            raise Invalid(f"{field} {shown(value)} is not a valid date and time.") from None
+        return value
     if not isinstance(value, str) or not value.strip():
         raise Invalid(f"{field} must be an RFC 3339 timestamp such as 2026-01-31T09:30:00Z.")
     text = value.strip()

@@ -9,6 +9,7 @@ check and counter) go through the general, checked code, after the gathered rows
 
 from __future__ import annotations
 
+import json
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -49,14 +50,16 @@ _INSERTS = {
 class ImportUnit:
     """One all-or-nothing slice of an import (a conversation, a note): pages and relations."""
 
-    def __init__(self, store: WriteOps, call: Call, tool: str) -> None:
+    def __init__(self, store: WriteOps, call: Call, tool: str, rules: int | None = None) -> None:
         self._store = store
         self._call = call
         self.actor = ("tool", tool)
+        self.rules = rules  # the version of the importer's rules (None: an importer that does not say)
         self.counts = {"created": 0, "unchanged": 0, "revised": 0, "relations": 0}
         self._stamp = ids.now()  # one store time for the whole unit: it is one transaction
         self._provenance = dumps([{"operation": "import", "actor_type": "tool", "actor_id": tool,
-                                   "timestamp": self._stamp, "input_revision_ids": []}])
+                                   "timestamp": self._stamp, "input_revision_ids": [],
+                                   **({"tool_or_model": f"{tool}/{rules}"} if rules else {})}])
         self._scopes: dict[str, int] = {}  # namespace -> scope pk, permissions checked
         self._pages: dict[int, tuple[str, str]] = {}  # page pk -> (namespace, head revision id)
         self._fresh: set[int] = set()  # pages created in this unit (they have no relations yet)
@@ -118,7 +121,7 @@ class ImportUnit:
         file a message came from must not make the same message look changed in a newer file.
         """
         body_payload = v.payload(payload) if payload is not None else None
-        refs, facet_map = v.source_refs(source_refs), v.facets(facets)
+        refs, (facet_map, facet_json) = v.source_refs(source_refs), v.facets_with_json(facets)
         observed = v.optional_time(observed_at, "observed_at")
         digest = v.body_digest({"payload": body_payload, "facets": facet_map,
                                 "source_refs": refs if change_key is None else change_key})
@@ -152,7 +155,7 @@ class ImportUnit:
         self._rows["page"].append((page_pk, page_id, scope_pk, rev_pk, rev_id, title, media, tool_type, stamp, stamp,
                                    observed or stamp))
         self._rows["revision"].append((rev_pk, rev_id, page_pk, scope_pk, stamp, observed, tool_type, tool, media,
-                                       content, v.content_digest(content), title, dumps(facet_map), dumps(refs),
+                                       content, v.content_digest(content), title, facet_json, dumps(refs),
                                        self._provenance))
         self._index.append((rev_pk, scope_pk, title, content, facet_map))
         self._rows["source_page"].append((source_key, page_pk, digest))
@@ -199,7 +202,8 @@ class ImportUnit:
         previous = m.Revision.get_by_id(page.head)
         rev = st._insert_revision(
             page, page.scope, previous, previous.seq + 1, self._stamp, payload, refs, facets,
-            [{"operation": "import", "input_revision_ids": [previous.revision_id], "tool_or_model": None}],
+            [{"operation": "import", "input_revision_ids": [previous.revision_id],
+              "tool_or_model": self._revised_by(previous)}],
             [(previous.revision_id, page.id)], *self.actor, observed or previous.observed_at,
             previous.valid_from, previous.valid_to,
         )
@@ -209,6 +213,24 @@ class ImportUnit:
         self._pages[pk] = (ns, rev.revision_id)
         self.counts["revised"] += 1
         return str(rev.revision_id)
+
+    def _revised_by(self, previous: Any) -> str | None:
+        """Who wrote a revision: the importer and its rules version, and, when the page was written
+        under older rules, the importer upgrade that changed it."""
+        if not self.rules:
+            return None
+        tool = self.actor[1]
+        mine = f"{tool}/{self.rules}"
+        events = previous.provenance if isinstance(previous.provenance, list) else json.loads(previous.provenance or "[]")
+        before = 1  # written before importers named their rules
+        for event in events:
+            named = event.get("tool_or_model") if isinstance(event, dict) else None
+            if isinstance(named, str) and named.startswith(f"{tool}/"):
+                version = named[len(tool) + 1:].split(":", 1)[0]
+                before = int(version) if version.isdigit() else before
+        if before < self.rules:
+            return f"{mine}: importer upgrade from {tool}/{before}"
+        return mine
 
     # --- relations ---
 
@@ -282,12 +304,13 @@ class ImportOps(Part):
         self._writes = writes
 
     @contextmanager
-    def import_unit(self, tool: str, operation: str = "import") -> Iterator[ImportUnit]:
-        """One transaction for one unit of an import: everything in it lands, or nothing does."""
+    def import_unit(self, tool: str, operation: str = "import", rules: int | None = None) -> Iterator[ImportUnit]:
+        """One transaction for one unit of an import: everything in it lands, or nothing does.
+        `rules` is the version of the importer's rules, named in the provenance it writes."""
         call = Call(operation)
         started = time.perf_counter()
         with self._failures_audited(call, started), self._db.atomic("IMMEDIATE"):
-            unit = ImportUnit(self._writes, call, tool)
+            unit = ImportUnit(self._writes, call, tool, rules)
             yield unit
             unit.flush()
             call.counts.update({k: n for k, n in unit.counts.items() if n})

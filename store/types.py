@@ -338,6 +338,7 @@ class EraserPlan(TypedDict, total=False):
 
     export_files: list[ExportFileRef]
     handoffs: list[HandoffRef]
+    import_report_entries: int  # import report lines that name these pages (store/import_reports.py)
 
 
 class ErasurePlan(EraserPlan):
@@ -375,6 +376,7 @@ class ScopeDeletePlan(TypedDict):
     counts: dict[str, int]
     handoffs: list[HandoffRef]
     export_files: NotRequired[list[ExportFileRef]]
+    import_report_entries: int
 
 
 class Receipt(TypedDict):
@@ -444,6 +446,38 @@ class ImportSummary(TypedDict):
     hidden_skipped: int
     empty_skipped: int
     skipped: list[SkippedItem]
+    import_id: NotRequired[str]  # its kept report (pcp import-report ID), when the importer keeps one
+
+
+class ImportRecorded(TypedDict):
+    """record_import: the id of the kept report."""
+
+    import_id: str
+
+
+class ImportReportEntry(TypedDict):
+    """One line of an import report: a conversation or session, or a skipped item."""
+
+    file: str | None
+    item: str
+    page_id: str | None
+    outcome: str  # created | revised | unchanged | skipped
+    reason: str | None
+    counts: dict[str, int]
+    title: NotRequired[str]  # the page's title now, or "(erased)"
+    erased: NotRequired[bool]
+
+
+class ImportReportResult(TypedDict):
+    """import_report: one import, as kept."""
+
+    import_id: str
+    source: str
+    path: str | None
+    started_at: str
+    finished_at: str
+    summary: dict[str, Any]
+    entries: list[ImportReportEntry]
 
 
 # --- handoffs and bundles ---
@@ -555,7 +589,7 @@ __all__ = [
     "Actor", "AuditEvent", "AuditLog", "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult",
     "BundleWarning", "Capabilities", "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan",
     "ErasurePlan", "ErrorInfo", "ExportCounts", "ExportFileRef", "ExportResult", "FtsState", "Handoff", "HandoffList", "HandoffRef",
-    "HistoryEntry", "Hit", "ImportExportResult", "ImportSummary", "LinkResult", "PageList", "PageSummary", "Payload",
+    "HistoryEntry", "Hit", "ImportExportResult", "ImportRecorded", "ImportReportEntry", "ImportReportResult", "ImportSummary", "LinkResult", "PageList", "PageSummary", "Payload",
     "ProvenanceEvent", "ReadItem", "ReadResult", "Receipt", "ReceiptList", "RecommendResult", "Recommendation",
     "RecommendationList", "Relation", "Relations", "Revision", "Scope", "ScopeDeletePlan", "ScopeList",
     "SearchResult", "SkippedItem", "SourceRef", "SuppressResult", "TransitionResult", "UnlinkResult",

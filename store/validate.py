@@ -132,8 +132,13 @@ def source_refs(value: Any) -> list[dict[str, Any]]:
 
 
 def facets(value: Any) -> dict[str, Any]:
+    return facets_with_json(value)[0]
+
+
+def facets_with_json(value: Any) -> tuple[dict[str, Any], str]:
+    """The checked facets and their stored JSON (written once, not again by the caller)."""
     if value is None:
-        return {}
+        return {}, "{}"
     if isinstance(value, str):
         try:
             value = loads(value, "The facets")
@@ -165,7 +170,7 @@ def facets(value: Any) -> dict[str, Any]:
         raise Invalid("Facets must contain only JSON values.") from None
     bounded(text, "max_facets_chars", "The facets (as JSON)")
     unicode_text(text, "The facets")
-    return value
+    return value, text
 
 
 def provenance(value: Any) -> list[dict[str, Any]]:

@@ -28,7 +28,9 @@ def report_text(report: dict) -> str:
     counts = ", ".join(f"{report[k]} {k}" for k in keys if report.get(k))
     skipped = report.get("skipped") or []
     more = f"; skipped {len(skipped)}: " + "; ".join(f"{s['item']} ({s['reason']})" for s in skipped[:3]) if skipped else ""
-    return f"Imported: {counts or 'nothing new'}{more}."
+    kept = f"\nThe full report (per file and conversation): pcp import-report {report['import_id']}" \
+        if report.get("import_id") else ""
+    return f"Imported: {counts or 'nothing new'}{more}.{kept}"
 
 
 class WelcomeScreen(StoreWorkers, Screen):

@@ -27,7 +27,7 @@ from ..constants import LIMITS
 from ..errors import Invalid, LimitExceeded
 from ..importing import ImportUnit, PageRef
 from ..jsonsafe import loads
-from .base import ImportReport, Progress
+from .base import IMPORT_RULES, ImportReport, Progress
 
 SLUG_CHARS = 100  # agent:<tool>:<slug>:<session id> stays well inside the 200-character namespace limit
 _NOT_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
@@ -167,10 +167,12 @@ def tool_input_text(value: Any) -> str:
 
 
 def first_meaningful_line(text: str) -> str:
-    """The first line that says something: not a fence, a bare heading mark or a label ending in ':'."""
+    """The first line that says something: not a fence, a rule (`---`), a bare heading mark or a label ending in ':'."""
     for line in text.splitlines():
         line = line.strip().lstrip("#").strip()
         if not line or line.startswith("```") or line.endswith(":") and len(line) < 40:
+            continue
+        if not any(c.isalnum() for c in line):
             continue
         return line
     return ""
@@ -199,7 +201,7 @@ def write_sessions(store: Any, source: str, display: str, actor: str, sessions: 
                    report: ImportReport, with_tools: bool, progress: Progress | None) -> ImportReport:
     """Write every session in its own transaction."""
     root = f"agent:{source}"
-    with store.import_unit(actor) as unit:
+    with store.import_unit(actor, rules=IMPORT_RULES) as unit:
         unit.ensure_scope(root, display_name=f"{display} sessions")
     written: dict[str, PageRef] = {}  # message key -> page, across sessions (a resumed session links back)
     projects: set[str] = set()
@@ -209,7 +211,7 @@ def write_sessions(store: Any, source: str, display: str, actor: str, sessions: 
         slug = project_slug(session.cwd, session.project)
         project_ns = f"{root}:{slug}"
         if project_ns not in projects:
-            with store.import_unit(actor) as unit:
+            with store.import_unit(actor, rules=IMPORT_RULES) as unit:
                 unit.ensure_scope(project_ns, display_name=f"{display}: {session.cwd or session.project}", parent=root)
             projects.add(project_ns)
         try:
@@ -219,10 +221,10 @@ def write_sessions(store: Any, source: str, display: str, actor: str, sessions: 
             report.skip(f"{source} session {session.session_id}", exc.message)
         for kind, count in sorted(session.skipped.items()):
             report.skip(f"{source} session {session.session_id}: {count} {kind} record(s)", _SKIP_REASONS.get(
-                kind.split(" ")[0], "no conversation content"))
+                kind, _SKIP_REASONS.get(kind.split(" ")[0], "no conversation content")))
         if progress:
             progress(done, total, "sessions")
-    return report
+    return report.keep(store)
 
 
 _SKIP_REASONS = {
@@ -230,6 +232,10 @@ _SKIP_REASONS = {
     "tool": "tool traffic, not stored without --with-tools (the next message names each call and its size)",
     "duplicate": "already imported from the session it was copied from (a resumed session)",
     "reasoning": "encrypted reasoning, nothing readable",
+    "rewind": "a rewind: the turns it dropped are kept as a branch, marked rewound",
+    "scaffolding (slash command)": "a command to the CLI (/...), not a prompt to the model",
+    "scaffolding (compression summary)": "the summary a compression wrote in place of earlier turns, which are kept",
+    "event_msg": "progress events: they repeat the conversation's messages or count tokens",
 }
 
 
@@ -243,7 +249,8 @@ def _write_session(store: Any, source: str, actor: str, session: AgentSession, n
     main_title = threads[0].title
     pending: dict[str, PageRef] = {}
     counts = {"messages": 0, "hidden": 0, "tools": 0}
-    with store.import_unit(actor) as unit:
+    conv_refs: list[tuple[AgentThread, PageRef]] = []
+    with store.import_unit(actor, rules=IMPORT_RULES) as unit:
         unit.ensure_scope(ns, display_name=main_title or session.session_id, parent=project_ns)
         keys = [t.key for t in threads]
         for t in threads:
@@ -265,12 +272,15 @@ def _write_session(store: Any, source: str, actor: str, session: AgentSession, n
                               "locator": {"file": thread.label, "session_id": session.session_id}}],
                 observed_at=thread.created_at, change_key=[],
             )
+            conv_refs.append((thread, conv_ref))
             if main_ref is None:
                 main_ref = conv_ref
             else:
                 unit.relate(main_ref, "contains", conv_ref)
             _write_thread(unit, source, ns, thread, conv_ref, with_tools, written, pending, counts)
     written.update(pending)
+    for thread, ref in conv_refs[:1]:  # the session's line; its subagent logs are inside it
+        report.wrote(thread.label, thread.key, ref, unit.counts)
     report.conversations += len(threads)
     report.messages += counts["messages"]
     report.hidden_skipped += counts["hidden"]

@@ -12,9 +12,16 @@ from typing import Any
 from ..constants import LIMITS
 from ..constants import Progress as Progress  # the one progress callback type, re-exported for the importers
 from ..errors import Invalid, LimitExceeded, PcpError
-from ..ids import format_time, parse_time
+from ..ids import format_time, now, parse_time
 from ..jsonsafe import loads
 from ..types import ImportSummary, SkippedItem
+
+
+# The version of the chat and agent importers' rules, named in the provenance of what they write
+# ("pcp-import-chatgpt/2"); a page an older version wrote is revised under newer rules only when
+# its text, facets or refs really change, and that revision names the upgrade. Version 1 is main
+# before issue 15 (it named no version); bump this when a rule change alters what is stored.
+IMPORT_RULES = 2
 
 
 @dataclass
@@ -33,22 +40,44 @@ class ImportReport:
     hidden_skipped: int = 0
     empty_skipped: int = 0
     skipped: list[SkippedItem] = field(default_factory=list)
+    path: str | None = None  # what the import was given
+    entries: list[dict[str, Any]] = field(default_factory=list)  # the kept report's lines
+    import_id: str | None = None  # set once the report is kept
+    started_at: str = field(default_factory=now)
 
     def add(self, counts: dict[str, Any]) -> None:
         for key in ("created", "unchanged", "revised", "relations"):
             setattr(self, key, getattr(self, key) + counts.get(key, 0))
 
-    def skip(self, item: str, reason: str) -> None:
+    def skip(self, item: str, reason: str, file: str | None = None, page_id: str | None = None) -> None:
         self.skipped.append({"item": item, "reason": reason})
+        self.entries.append({"file": file, "item": item, "page_id": page_id, "outcome": "skipped", "reason": reason})
+
+    def wrote(self, file: str | None, source_key: str, page: Any, counts: dict[str, int]) -> None:
+        """A conversation or session that came in: its page (a PageRef) and its unit's counts."""
+        outcome = page.outcome
+        if outcome == "unchanged" and (counts.get("created") or counts.get("revised")):
+            outcome = "revised"  # the conversation page is the same, some of its messages are new or changed
+        self.entries.append({"file": file, "item": source_key, "page_id": page.page_id, "outcome": outcome,
+                             "counts": {k: n for k, n in counts.items() if k in ("created", "unchanged", "revised")}})
+
+    def keep(self, store: Any) -> ImportReport:
+        """Keep this report in the store (its own table; `pcp import-report`)."""
+        kept = store.record_import(self.to_dict(), self.entries, path=self.path, started_at=self.started_at)
+        self.import_id = kept["import_id"]
+        return self
 
     def to_dict(self) -> ImportSummary:
-        return {
+        out: ImportSummary = {
             "source": self.source, "conversations": self.conversations, "messages": self.messages,
             "notes": self.notes, "events": self.events, "created": self.created, "unchanged": self.unchanged,
             "revised": self.revised, "relations": self.relations, "hidden_skipped": self.hidden_skipped,
             "empty_skipped": self.empty_skipped,
             "skipped": list(self.skipped),
         }
+        if self.import_id:
+            out["import_id"] = self.import_id
+        return out
 
 
 def read_json_export(path: str | Path, member: str = "conversations.json") -> tuple[Any, str]:

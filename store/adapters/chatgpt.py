@@ -20,7 +20,7 @@ def import_chatgpt(store: Any, path: str | Path, namespace: str | None = None,
     """Import every conversation of a ChatGPT export; each conversation is one transaction."""
     data, label = read_json_export(path)
     items = conversation_items(data, label, "ChatGPT", ("mapping", "conversation_id"))
-    report = ImportReport(source="chatgpt")
+    report = ImportReport(source="chatgpt", path=str(path))
     return write_conversations(store, "chatgpt", TOOL, label, _parse_all(items), len(items), report, namespace, progress)
 
 
@@ -32,10 +32,7 @@ def _parse_all(items: list[Any]) -> Iterator[ChatConversation | tuple[str, str]]
         conv_id = str(item.get("conversation_id") or item.get("id") or _anonymous_id(item))
         title = json_text(item.get("title"))
         mapping = item.get("mapping")
-        if not isinstance(mapping, dict) or not mapping:
-            yield (f"chatgpt conversation {conv_id} ({title or 'untitled'})", "no messages (the export has no mapping)")
-            continue
-        yield parse_conversation(conv_id, title, item, mapping)
+        yield parse_conversation(conv_id, title, item, mapping if isinstance(mapping, dict) else {})
 
 
 def _anonymous_id(item: dict[str, Any]) -> str:
@@ -69,7 +66,8 @@ def parse_conversation(conv_id: str, title: str, item: dict[str, Any], mapping: 
         updated_at=epoch_to_time(item.get("update_time")),
         messages=messages,
         current_leaf=str(current) if current is not None else _last_leaf(messages),
-        extra_facets={k: item[k] for k in ("default_model_slug", "gizmo_id") if isinstance(item.get(k), str)},
+        extra_facets={**{k: item[k] for k in ("default_model_slug", "gizmo_id") if isinstance(item.get(k), str)},
+                      **({"archived": True} if item.get("is_archived") is True else {})},
     )
 
 
@@ -198,6 +196,11 @@ def _with_metadata(text: str, refs: list[dict[str, Any]], metadata: dict[str, An
                 sources.append(f"- [{item.get('title') or item['url']}]({item['url']})")
     if sources:
         text = (text + "\n\nSources:\n" + "\n".join(dict.fromkeys(sources))).strip()
+    aggregate = json_object(metadata.get("aggregate_result"))
+    for out in aggregate.get("messages") or []:  # Code Interpreter output: images it drew (file-service://)
+        if isinstance(out, dict) and isinstance(out.get("image_url"), str) and out["image_url"]:
+            refs.append({"uri": out["image_url"], "media_type": "image/*",
+                         "locator": {k: out[k] for k in ("width", "height") if k in out}})
     for att in metadata.get("attachments") or []:
         if isinstance(att, dict) and (att.get("id") or att.get("name")):
             refs.append({

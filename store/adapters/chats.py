@@ -8,7 +8,8 @@ from typing import Any, Iterable
 
 from ..errors import Invalid, LimitExceeded
 from ..importing import PageRef
-from .base import ImportReport, Progress
+from .base import IMPORT_RULES, ImportReport, Progress
+from .agents import first_meaningful_line
 
 
 @dataclass
@@ -41,9 +42,12 @@ def conversation_items(data: Any, label: str, source: str, single_keys: tuple[st
     """The conversations of an export: a list of them, or one conversation object (it has one of `single_keys`)."""
     if isinstance(data, dict) and any(key in data for key in single_keys):
         return [data]
+    if isinstance(data, dict) and isinstance(data.get("conversations"), list):
+        return list(data["conversations"])  # a wrapper some tools put around a genuine export
     if isinstance(data, list):
         return data
-    raise Invalid(f"{label}: not a {source} export (expected a list of conversations or one conversation).")
+    raise Invalid(f"{label}: not a {source} export (expected a list of conversations, one conversation, "
+                  "or {\"conversations\": [...]}).")
 
 
 def current_branch(conv: ChatConversation) -> set[str]:
@@ -88,7 +92,7 @@ def write_conversations(
     """Write every conversation in its own transaction; a (item, reason) tuple is a skip."""
     parent_ns = f"import:{source}"
     if namespace is None:
-        with store.import_unit(tool) as unit:
+        with store.import_unit(tool, rules=IMPORT_RULES) as unit:
             unit.ensure_scope(parent_ns, display_name=f"{source.capitalize()} imports")
     done = 0
     for conv in conversations:
@@ -103,26 +107,32 @@ def write_conversations(
                             exc.message)
         if progress:
             progress(done, total, "conversations")
-    return report
+    return report.keep(store)
+
+
+def chain_unlinked(messages: list[ChatMessage]) -> None:
+    """Messages of which none names a parent are one thread in time order, not unrelated roots."""
+    if len(messages) > 1 and all(m.parent_id is None for m in messages):
+        ordered = sorted(enumerate(messages), key=lambda pair: (pair[1].observed_at or "", pair[0]))
+        for (_, before), (_, after) in zip(ordered, ordered[1:], strict=False):
+            after.parent_id = before.node_id
 
 
 def _write_one(store: Any, source: str, tool: str, label: str, conv: ChatConversation, report: ImportReport,
                namespace: str | None, parent_ns: str) -> None:
+    chain_unlinked(conv.messages)
     visible = [m for m in conv.messages if not m.hidden and (m.text.strip() or m.binary_refs)]
     hidden = [m for m in conv.messages if m.hidden]
     empty = [m for m in conv.messages if not m.hidden and not (m.text.strip() or m.binary_refs)]
     if not visible:
-        report.skip(f"{source} conversation {conv.conversation_id} ({conv.title or 'untitled'})",
-                    "no readable messages")
         report.hidden_skipped += len(hidden)
-        return
     ns = namespace or f"conversation:{source}:{conv.conversation_id}"
     visible_ids = {m.node_id for m in visible}
     on_branch = current_branch(conv)
     node_ids = {m.node_id for m in conv.messages}
     by_id = {m.node_id: m for m in conv.messages}
     models = sorted({m.model for m in conv.messages if m.model})
-    with store.import_unit(tool) as unit:
+    with store.import_unit(tool, rules=IMPORT_RULES) as unit:
         if namespace is None:
             unit.ensure_scope(ns, display_name=conv.title or conv.conversation_id, parent=parent_ns)
         unit.prefetch([f"{source}:{conv.conversation_id}"]
@@ -132,7 +142,8 @@ def _write_one(store: Any, source: str, tool: str, label: str, conv: ChatConvers
             payload={"media_type": "text/markdown", "content": _conversation_text(source, conv, models)},
             facets={"title": conv.title or f"Untitled {source} conversation", "source": source,
                     "conversation_id": conv.conversation_id, "models": models, "created": conv.created_at,
-                    **conv.extra_facets},
+                    **({"updated": conv.updated_at} if conv.updated_at else {}),
+                    **({"empty": True} if not visible else {}), **conv.extra_facets},
             source_refs=[_file_ref(source, label, conv.conversation_id, None)],
             observed_at=conv.created_at, change_key=[],
         )
@@ -170,9 +181,13 @@ def _write_one(store: Any, source: str, tool: str, label: str, conv: ChatConvers
             unit.relate(conv_ref, "contains", ref)
             if parent is not None:
                 unit.relate(ref, "responds_to", parent)
+    if not visible:
+        report.skip(f"{source} conversation {conv.conversation_id} ({conv.title or 'untitled'})",
+                    "no readable messages: kept as an empty conversation page", file=label, page_id=conv_ref.page_id)
+    report.wrote(label, f"{source}:{conv.conversation_id}", conv_ref, unit.counts)
     report.conversations += 1
     report.messages += len(visible) - refused
-    report.hidden_skipped += len(hidden)
+    report.hidden_skipped += len(hidden) if visible else 0
     report.empty_skipped += len(empty)
     report.add(unit.counts)
 
@@ -199,7 +214,9 @@ def _file_ref(source: str, label: str, conversation_id: str, msg: ChatMessage | 
 
 
 def _message_title(msg: ChatMessage) -> str:
-    first = next((line.strip() for line in msg.text.splitlines() if line.strip()), "")
+    """The first line that says something (not a code fence, a bare `Output:` or `Thinking:` label)."""
+    first = first_meaningful_line(msg.text) or next((line.strip() for line in msg.text.splitlines() if line.strip()
+                                                      and not line.strip().startswith("```")), "")
     if not first and msg.binary_refs:
         first = f"[{len(msg.binary_refs)} attachment(s)]"
     first = first.lstrip("#").strip()

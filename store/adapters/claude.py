@@ -6,12 +6,23 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
+from .agents import tool_input_text
 from .base import ImportReport, Progress, epoch_to_time, json_text, read_json_export
 from .chats import ChatConversation, ChatMessage, conversation_items, write_conversations
 
 TOOL = "pcp-import-claude"
 NO_PARENT = "00000000-0000-4000-8000-000000000000"
 ROLES = {"human": "user", "assistant": "assistant"}
+# Claude exports name an attachment's kind by its extension ("pdf", "txt"): the media types they stand for.
+FILE_TYPES = {
+    "pdf": "application/pdf", "txt": "text/plain", "text": "text/plain", "md": "text/markdown",
+    "markdown": "text/markdown", "csv": "text/csv", "tsv": "text/tab-separated-values", "json": "application/json",
+    "html": "text/html", "htm": "text/html", "xml": "application/xml", "py": "text/x-python",
+    "js": "text/javascript", "ts": "text/x-typescript", "docx": "application/vnd.openxmlformats-officedocument."
+    "wordprocessingml.document", "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation", "doc": "application/msword",
+    "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp",
+}
 
 
 def import_claude(store: Any, path: str | Path, namespace: str | None = None,
@@ -19,7 +30,7 @@ def import_claude(store: Any, path: str | Path, namespace: str | None = None,
     """Import every conversation of a Claude export; each conversation is one transaction."""
     data, label = read_json_export(path)
     items = conversation_items(data, label, "Claude", ("chat_messages",))
-    report = ImportReport(source="claude")
+    report = ImportReport(source="claude", path=str(path))
     return write_conversations(store, "claude", TOOL, label, _parse_all(items), len(items), report, namespace, progress)
 
 
@@ -31,10 +42,7 @@ def _parse_all(items: list[Any]) -> Iterator[ChatConversation | tuple[str, str]]
         conv_id = str(item["uuid"])
         title = json_text(item.get("name"))
         raw = item.get("chat_messages")
-        if not isinstance(raw, list) or not raw:
-            yield (f"claude conversation {conv_id} ({title or 'untitled'})", "no messages")
-            continue
-        yield parse_conversation(conv_id, title, item, raw)
+        yield parse_conversation(conv_id, title, item, raw if isinstance(raw, list) else [])
 
 
 def parse_conversation(conv_id: str, title: str, item: dict[str, Any], raw: list[Any]) -> ChatConversation:
@@ -89,17 +97,19 @@ def _message(node: str, entry: dict[str, Any], parent: str | None, model: Any) -
         if isinstance(extracted, str) and extracted.strip():
             text += f"\n\nAttachment {name}:\n```\n{extracted}\n```"
         refs.append({"uri": f"claude-attachment:{att.get('id') or name}",
-                     "media_type": att.get("file_type") or "application/octet-stream",
+                     "media_type": media_type(att.get("file_type"), name),
                      "locator": {k: att[k] for k in ("file_name", "file_size") if k in att}})
+    attached = {str(att.get("file_name")) for att in entry.get("attachments") or [] if isinstance(att, dict)
+                and att.get("file_name")}
     for key in ("files", "files_v2"):
         for f in entry.get(key) or []:
             if not isinstance(f, dict):
                 continue
             ident = f.get("file_uuid") or f.get("uuid") or f.get("file_name")
-            if not ident:
+            if not ident or f.get("file_name") in attached:  # the same file, already referenced as an attachment
                 continue
             ref = {"uri": f"claude-file:{ident}",
-                   "media_type": "image/*" if f.get("file_kind") == "image" else "application/octet-stream",
+                   "media_type": "image/*" if f.get("file_kind") == "image" else media_type(None, f.get("file_name")),
                    "locator": {k: f[k] for k in ("file_name", "file_kind") if k in f}}
             if not any(r["uri"] == ref["uri"] for r in refs):
                 refs.append(ref)
@@ -121,6 +131,16 @@ def _message(node: str, entry: dict[str, Any], parent: str | None, model: Any) -
     )
 
 
+def media_type(file_type: Any, name: Any) -> str:
+    """A real media type for Claude's `file_type` (an extension, or already a media type), else by the name."""
+    kind = file_type.strip().lower() if isinstance(file_type, str) else ""
+    if "/" in kind:
+        return kind
+    if not kind and isinstance(name, str) and "." in name:
+        kind = name.rsplit(".", 1)[1].lower()
+    return FILE_TYPES.get(kind.lstrip("."), "application/octet-stream")
+
+
 def blocks_text(content: Any) -> str:
     """The readable text of a message's content blocks (text, thinking, tool use and results)."""
     if not isinstance(content, list):
@@ -134,9 +154,8 @@ def blocks_text(content: Any) -> str:
             pieces.append(block["text"])
         elif kind == "thinking" and isinstance(block.get("thinking"), str):
             pieces.append("Thinking:\n\n" + block["thinking"])
-        elif kind == "tool_use":
-            pieces.append(f"Tool call `{block.get('name', 'tool')}`:\n```json\n"
-                          f"{json.dumps(block.get('input'), ensure_ascii=False, indent=1)}\n```")
+        elif kind == "tool_use":  # artifacts are documents and code written for the user: decoded, searchable
+            pieces.append(f"Tool call `{block.get('name', 'tool')}`:\n\n{tool_input_text(block.get('input'))}")
         elif kind == "tool_result":
             inner = block.get("content")
             inner_text = blocks_text(inner) if isinstance(inner, list) else (inner if isinstance(inner, str) else "")

@@ -61,7 +61,7 @@ def import_claude_code(store: Any, path: str | Path | None = None, *, with_tools
     root = Path(path).expanduser() if path else default_path()
     if not root.exists():
         raise Invalid(f"{root}: no such file or folder (Claude Code keeps its sessions in ~/.claude/projects).")
-    report = ImportReport(source=SOURCE)
+    report = ImportReport(source=SOURCE, path=str(root))
     files, summaries, titles = _read_all(_session_files(root), root, report)
     by_session: dict[str, list[_File]] = {}
     for f in files:

@@ -22,7 +22,8 @@ CORRUPTED = "chatgpt conversation 6b0f0d9c-0000-4000-8000-000000000002 (Corrupte
 EXPECTED = {
     "chatgpt-danny-avila-LibreChat-1.json": (1, 11, 12, 1, 0, 21, []),
     "chatgpt-danny-avila-LibreChat-2.json": (1, 2, 3, 0, 0, 3, []),
-    "chatgpt-danny-avila-LibreChat-3.json": (2, 6, 8, 1, 0, 10, [(CORRUPTED, "no messages (the export has no mapping)")]),
+    "chatgpt-danny-avila-LibreChat-3.json": (3, 6, 9, 1, 0, 10,
+                                             [(CORRUPTED, "no readable messages: kept as an empty conversation page")]),
     "chatgpt-Sinity-polylogue-1.json": (1, 7, 8, 1, 0, 13, []),
     "chatgpt-0xsalt-chatgpt_conversation_extractor-1.json": (5, 20, 25, 0, 0, 35, []),
     "claude-osteele-claude-chat-viewer-1.json": (2, 6, 8, 0, 0, 10, []),
@@ -36,6 +37,7 @@ CONVERSATIONS = {
     "chatgpt-danny-avila-LibreChat-1.json": ["d5dc5307-6807-41a0-8b04-4acee626eeb7"],
     "chatgpt-danny-avila-LibreChat-2.json": ["d6523d1e-7ec3-474f-a363-0e9dffdb3d93"],
     "chatgpt-danny-avila-LibreChat-3.json": ["6b0f0d9c-0000-4000-8000-000000000001",
+                                             "6b0f0d9c-0000-4000-8000-000000000002",  # empty, kept as such
                                              "6b0f0d9c-0000-4000-8000-000000000003"],
     "chatgpt-Sinity-polylogue-1.json": ["chatgpt-fixture-conversation"],
     "chatgpt-0xsalt-chatgpt_conversation_extractor-1.json": [

@@ -41,7 +41,7 @@ def history(store, page_id):
 def test_chatgpt_grown_conversation_adds_only_the_new_message(store, exports, tmp_path):
     path, data = copy(exports, LIBRECHAT3, tmp_path)
     first = import_chatgpt(store, path)
-    assert first.created == 8
+    assert first.created == 9  # 8, and the empty conversation's page
 
     conv = data[0]
     conv["mapping"]["assistant-2"]["children"].append("user-4")
@@ -56,9 +56,9 @@ def test_chatgpt_grown_conversation_adds_only_the_new_message(store, exports, tm
     path.write_text(json.dumps(data), encoding="utf-8")
 
     again = import_chatgpt(store, path)
-    assert (again.created, again.unchanged, again.revised) == (1, 8, 0)
+    assert (again.created, again.unchanged, again.revised) == (1, 8, 1)  # the conversation's update_time changed
     assert again.relations == 2  # contains + responds_to
-    assert h.page_count(store) == 9
+    assert h.page_count(store) == 10
     new = store.source_page_id(f"chatgpt:{conv['conversation_id']}:user-4")
     parent = store.source_page_id(f"chatgpt:{conv['conversation_id']}:assistant-2")
     res = h.read(store, [new])[0]
@@ -91,14 +91,14 @@ def test_edited_message_becomes_a_new_revision(store, exports, tmp_path):
     path.write_text(json.dumps(data), encoding="utf-8")
 
     again = import_chatgpt(store, path)
-    assert (again.created, again.unchanged, again.revised) == (0, 7, 1)
+    assert (again.created, again.unchanged, again.revised) == (0, 8, 1)
     assert store.source_page_id("chatgpt:6b0f0d9c-0000-4000-8000-000000000001:user-2") == page
     assert len(history(store, page)) == 2
     env = store.read_pages([page])["results"][0]["revision"]
     assert env["payload"]["content"] == "And if the rollback fails too?"
     assert env["provenance"][0]["operation"] == "import"
     assert env["provenance"][0]["actor_id"] == "pcp-import-chatgpt"
-    assert h.page_count(store) == 8
+    assert h.page_count(store) == 9
 
 
 def test_claude_edited_message_becomes_a_new_revision(store, exports, tmp_path):
@@ -155,7 +155,7 @@ def test_zip_archive_imports(store, exports, tmp_path):
         zf.writestr("export-2024/conversations.json", (exports / LIBRECHAT3).read_bytes())
         zf.writestr("export-2024/chat.html", "<html></html>")
     report = import_chatgpt(store, archive)
-    assert (report.conversations, report.messages, report.created) == (2, 6, 8)
+    assert (report.conversations, report.messages, report.created) == (3, 6, 9)
     env = h.read(store, [store.source_page_id("chatgpt:6b0f0d9c-0000-4000-8000-000000000001:user-1")])[0]["revision"]
     assert env["source_refs"][0]["locator"]["file"] == "chatgpt-export.zip!export-2024/conversations.json"
 

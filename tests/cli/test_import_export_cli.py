@@ -68,3 +68,41 @@ def test_import_claude_code_with_and_without_tools(tmp_path, capsys):
     assert code != 0 and "--namespace" in err
     code, _, err = run(capsys, "--db", db, "import", "chatgpt")
     assert code != 0 and "PATH" in err
+
+
+def test_import_codex_from_codex_home(tmp_path, capsys, monkeypatch):
+    home = Path(__file__).resolve().parents[1] / "data" / "agents" / "codex" / "codemie-code"
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    db = str(tmp_path / "s.db")
+    code, out, _ = run(capsys, "--db", db, "--json", "import", "codex")  # no PATH: $CODEX_HOME
+    assert code == 0
+    first = json.loads(out)
+    assert (first["source"], first["conversations"], first["messages"]) == ("codex", 3, 22)
+    code, out, _ = run(capsys, "--db", db, "--json", "import", "codex", str(home))
+    assert code == 0 and json.loads(out)["created"] == 0
+
+
+def test_import_gemini(tmp_path, capsys):
+    src = str(Path(__file__).resolve().parents[1] / "data" / "agents" / "gemini")
+    db = str(tmp_path / "s.db")
+    code, out, _ = run(capsys, "--db", db, "--json", "import", "gemini", src)
+    assert code == 0
+    report = json.loads(out)
+    assert (report["source"], report["conversations"]) == ("gemini", 2)
+    assert any("rewind" in s["item"] for s in report["skipped"])
+
+
+def test_import_shows_the_report_and_import_report_shows_it_again(tmp_path, capsys):
+    db = str(tmp_path / "s.db")
+    src = str(EXPORTS / "chatgpt-danny-avila-LibreChat-3.json")
+    code, out, _ = run(capsys, "--db", db, "import", "chatgpt", src)
+    assert code == 0 and "Report kept: pcp import-report imp_" in out
+    assert "created" in out and "Corrupted entry" in out
+    import_id = out.split("pcp import-report ")[1].split()[0]
+    code, out, _ = run(capsys, "--db", db, "--json", "import-report", "--last")
+    last = json.loads(out)
+    assert code == 0 and last["import_id"] == import_id and len(last["entries"]) == 4
+    code, out, _ = run(capsys, "--db", db, "import-report", import_id)
+    assert code == 0 and import_id in out and "chatgpt-danny-avila-LibreChat-3.json" in out
+    code, _, err = run(capsys, "--db", db, "import-report", "imp_01JZZZZZZZZZZZZZZZZZZZZZZZ")
+    assert code != 0

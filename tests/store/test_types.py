@@ -137,6 +137,11 @@ def test_results_match_their_declared_types(store, tmp_path):
     out = tmp_path / "typed.jsonl"
     _conforms(st.export(out), st, "export")
     _conforms(st.export(tmp_path / "md", format="markdown"), st, "export")
+    kept = st.record_import({"source": "typed"}, [
+        {"file": "f.json", "item": "typed:1", "page_id": a["page_id"], "outcome": "created", "counts": {"created": 1}},
+        {"item": "typed:2", "outcome": "skipped", "reason": "nothing in it"}])
+    _conforms(kept, st, "record_import")
+    _conforms(st.import_report(kept["import_id"]), st, "import_report")
     _conforms(st.plan_delete(a["page_id"], cascade=True), st, "plan_delete")
     _conforms(st.plan_delete_scope("project:typed"), st, "plan_delete_scope")
     _conforms(st.delete_page(blank["page_id"], "gone"), st, "delete_page")

@@ -36,6 +36,21 @@ async def test_empty_store_welcomes_and_imports_with_progress(demo_store, empty_
     assert empty_store.read_pages([refs["alpha-outline"]])["results"][0]["revision"]["page_id"] == refs["alpha-outline"]
 
 
+async def test_an_import_names_its_kept_report(empty_store, make_app):
+    from pathlib import Path
+
+    export = Path(__file__).resolve().parents[1] / "data" / "exports" / "chatgpt-danny-avila-LibreChat-3.json"
+    app = make_app(empty_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await type_into(app, pilot, "#path", str(export))
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        shown = str(app.screen.query_one("#result").render())
+    last = empty_store.import_report()
+    assert f"pcp import-report {last['import_id']}" in shown and last["summary"]["conversations"] == 3
+
+
 async def test_welcome_opens_the_demo_and_leaves_the_store_alone(empty_store, make_app, workdir, monkeypatch):
     monkeypatch.setenv("PCP_DEMO_DB", str(workdir / "the-demo.db"))
     app = make_app(empty_store)
