@@ -46,11 +46,12 @@ MODES = ("text", "exact")
 DEFAULT_BATCH = 200  # pages per transaction: short enough that a concurrent writer never waits long
 MAX_BATCH = 500  # ids per statement (constants.BATCH)
 FIRST_PAGES = 20
+DIGEST_HEX = 32  # 128 bits of SHA-256: short enough to pass on a command line, far too long to collide
 
 
 def selection_digest(page_ids: list[str]) -> str:
     """The digest of an exact page set (order does not matter)."""
-    return "sha256:" + hashlib.sha256("\n".join(sorted(page_ids)).encode("utf-8")).hexdigest()
+    return "sha256:" + hashlib.sha256("\n".join(sorted(page_ids)).encode("utf-8")).hexdigest()[:DIGEST_HEX]
 
 
 def _given(value: Any) -> bool:
@@ -192,8 +193,8 @@ class BulkDeleteOps(Part):
         page_ids = [pid for pid, _ in selected]
         digest = selection_digest(page_ids)
         if digest != plan_digest.strip():
-            raise Conflict(f"The filter now selects a different set of pages ({len(page_ids):,}, digest {digest}) "
-                           "than the plan; plan again and confirm the new digest.")
+            raise Conflict(f"The pages the filter selects now ({len(page_ids):,}, digest {digest}) are not the planned "
+                           "set; plan again and confirm the digest it prints.")
         if not page_ids:
             raise Invalid("The filter selects no pages; there is nothing to delete.")
         pks = {pk for _, pk in selected}
