@@ -46,6 +46,11 @@ MODES = ("text", "exact")
 DEFAULT_BATCH = 200  # pages per transaction: short enough that a concurrent writer never waits long
 MAX_BATCH = 500  # ids per statement (constants.BATCH)
 FIRST_PAGES = 20
+# Between batches the write lock is let go for a moment, and now and then for longer than SQLite's
+# busy handler sleeps between two tries (100 ms at most), so a writer in another process that waits
+# for the lock is sure to get it: otherwise back-to-back batches can starve it for the whole deletion.
+YIELD_EVERY_S = 0.3
+YIELD_FOR_S = 0.11
 DIGEST_HEX = 32  # 128 bits of SHA-256: short enough to pass on a command line, far too long to collide
 
 
@@ -241,10 +246,14 @@ class BulkDeleteOps(Part):
             done = row.completed
             if progress:
                 progress(done, total, "pages")
+            held_since = time.monotonic()
             while done < total:
                 done = self._batch(receipt_id, page_ids)
                 if progress:
                     progress(done, total, "pages")  # between batches: a callback that raises stops here
+                if done < total and time.monotonic() - held_since >= YIELD_EVERY_S:
+                    time.sleep(YIELD_FOR_S)  # a waiting writer's next try falls in this gap
+                    held_since = time.monotonic()
         if self._row(receipt_id).state != "complete":
             self._complete(receipt_id)
         receipt = self._receipt(self._row(receipt_id))
