@@ -39,7 +39,7 @@ from .types import BulkDeletePlan, BulkDeleteReceipt, BulkPage, ExportFileRef
 
 FILTER_KEYS = frozenset({
     "scopes", "query", "mode", "lifecycle_status", "actor_types", "media_types", "observed_after", "observed_before",
-    "created_after", "created_before", "relation_types", "in_page",
+    "created_after", "created_before", "relation_types", "in_page", "page_ids",
 })
 SELECTING = FILTER_KEYS - {"mode", "lifecycle_status"}  # at least one of these: never "every page" by accident
 MODES = ("text", "exact")
@@ -119,6 +119,14 @@ class BulkDeleteOps(Part):
                     "SELECT id FROM inside)")
             params = [*params, inside.id]
             shown["in_page"] = inside.page_id
+        if "page_ids" in raw:  # an explicit selection (the app's own): exactly these, if they pass the rest
+            chosen = raw["page_ids"]
+            if isinstance(chosen, str) or not all(isinstance(x, str) for x in chosen):
+                raise Invalid("page_ids must be a list of page ids.")
+            wanted = sorted({x.strip() for x in chosen})
+            sql += " AND p.page_id IN (SELECT value FROM json_each(?))"
+            params = [*params, dumps(wanted)]
+            shown["page_ids"] = wanted
         if query is not None:
             # The query matches any revision of a page: an old revision that mentions it is forgotten too.
             if mode == "text":

@@ -194,6 +194,19 @@ def test_in_page_selects_a_conversation_and_everything_it_contains(store):
     assert store.plan_bulk_delete({"scopes": ["chat:c"]})["pages"] == 1
 
 
+def test_an_explicit_selection_deletes_exactly_those_pages(store):
+    pages = [h.write(store, "project:sel", f"page {i}")["page_id"] for i in range(6)]
+    chosen = pages[1:4] + ["pg_01NOTAPAGE0000000000000000"]  # an id that is gone is simply not selected
+    plan = store.plan_bulk_delete({"page_ids": chosen})
+    assert plan["pages"] == 3 and plan["digest"] == selection_digest(pages[1:4])
+    narrowed = store.plan_bulk_delete({"page_ids": chosen, "query": "page 2", "mode": "exact"})
+    assert narrowed["pages"] == 1  # with other filters, the pages that pass them all
+    store.bulk_delete({"page_ids": chosen}, "these three", plan["digest"])
+    assert [p for p in pages if _gone(store, p)] == pages[1:4]
+    with raises_code("invalid"):
+        store.plan_bulk_delete({"page_ids": pages[0]})  # a list, not one id
+
+
 def test_every_status_is_selected_by_default_and_status_narrows(store):
     a = h.write(store, "project:s", "active one")
     b = h.write(store, "project:s", "archived one")
