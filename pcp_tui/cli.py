@@ -379,7 +379,7 @@ def _bulk_filters(p: _Parser) -> None:
     f.add_argument("--in", dest="in_page", metavar="PAGE_ID", help="this page and every page it contains")
     p.add_argument("--plan-digest", metavar="D", help="with --yes and filters: the digest --plan printed")
     p.add_argument("--batch-size", type=_int_at_least(1, "--batch-size"), metavar="N",
-                   help="pages erased per transaction (default 200)")
+                   help="at most N pages erased per transaction (default 200; fewer when pages are slow to erase)")
 
 
 # --- subcommands (each returns the JSON document) -------------------------------------------------

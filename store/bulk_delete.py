@@ -18,11 +18,14 @@ Owner only: a model session never deletes.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
 from pathlib import Path
 from typing import Any
+
+import peewee as pw
 
 from . import analysis, ids
 from . import validate as v
@@ -51,6 +54,16 @@ FIRST_PAGES = 20
 # for the lock is sure to get it: otherwise back-to-back batches can starve it for the whole deletion.
 YIELD_EVERY_S = 0.3
 YIELD_FOR_S = 0.11
+# A batch takes the number of pages that held the lock about this long last time (at most batch_size):
+# a 1,000,000-page store or a busy machine makes each page slower, and the wait of other writers with it.
+BATCH_TARGET_S = 0.2
+MIN_BATCH = 10
+# FTS5 merges a segment once enough of its entries are deleted ('deletemerge', 10 % by default), and
+# it does so inside whichever transaction next writes to the index: during a bulk deletion that is
+# another writer's one-page write, which then takes seconds. While a bulk deletion is pending the
+# store sets it to 0 (the value before is kept in meta) and puts it back when none is pending.
+DELETEMERGE_KEY = "bulk_delete_fts_deletemerge"
+FTS_DEFAULT_DELETEMERGE = 10
 DIGEST_HEX = 32  # 128 bits of SHA-256: short enough to pass on a command line, far too long to collide
 
 
@@ -214,6 +227,7 @@ class BulkDeleteOps(Part):
         export_files = self._deletion._extra_plan(pks).get("export_files", [])
         receipt_id = ids.new_id("del")
         stamp = ids.now()
+        self._hold_delete_merges()
         self._m.BulkDeletion.create(
             receipt_id=receipt_id, digest=digest, page_ids=dumps(page_ids), total=len(page_ids), completed=0,
             state="pending", filters=dumps(self._recorded_filters(shown)), counts=dumps({}),
@@ -254,28 +268,45 @@ class BulkDeleteOps(Part):
             done = row.completed
             if progress:
                 progress(done, total, "pages")
-            held_since = time.monotonic()
+            size = row.batch_size
+            held = 0.0  # seconds the write lock was held since the last pause
             while done < total:
-                done = self._batch(receipt_id, page_ids)
+                started = time.monotonic()
+                done, dealt = self._batch(receipt_id, page_ids, size)
+                took = time.monotonic() - started
+                held += took
+                if dealt:
+                    size = max(MIN_BATCH, min(row.batch_size, int(dealt * BATCH_TARGET_S / max(took, 1e-3))))
+                self._fold_wal()
                 if progress:
                     progress(done, total, "pages")  # between batches: a callback that raises stops here
-                if done < total and time.monotonic() - held_since >= YIELD_EVERY_S:
+                if done < total and held >= YIELD_EVERY_S:
                     time.sleep(YIELD_FOR_S)  # a waiting writer's next try falls in this gap
-                    held_since = time.monotonic()
+                    held = 0.0
         if self._row(receipt_id).state != "complete":
             self._complete(receipt_id)
         receipt = self._receipt(self._row(receipt_id))
         receipt["wal_erasure"] = self._deletion.checkpoint(receipt_id)
         return receipt
 
-    def _batch(self, receipt_id: str, page_ids: list[str]) -> int:
-        """One batch in one transaction: the next pages of the recorded set go; returns how many are dealt with."""
+    def _fold_wal(self) -> None:
+        """Copy the batch's WAL frames into the database now, without the write lock and without waiting.
+
+        Otherwise the next writer to commit (another process) would run that checkpoint inside its
+        own write, and wait for it."""
+        with contextlib.suppress(pw.OperationalError):
+            self._db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
+
+    def _batch(self, receipt_id: str, page_ids: list[str], size: int) -> tuple[int, int]:
+        """One batch in one transaction: the next `size` pages of the recorded set go.
+
+        Returns (pages of the set dealt with so far, pages dealt with in this batch)."""
         m = self._m
         with self._db.atomic("IMMEDIATE"):
             row = m.BulkDeletion.get(m.BulkDeletion.receipt_id == receipt_id)  # re-read under the write lock
             if row.completed >= row.total:
-                return int(row.completed)
-            part = page_ids[row.completed : row.completed + row.batch_size]
+                return int(row.completed), 0
+            part = page_ids[row.completed : row.completed + size]
             # Pages of the set already gone (erased another way meanwhile) are simply dealt with.
             pks = [r[0] for r in self._db.execute_sql(
                 f"SELECT id FROM page WHERE page_id IN ({','.join('?' * len(part))}) ORDER BY id", part)]
@@ -287,7 +318,7 @@ class BulkDeleteOps(Part):
             done = row.completed + len(part)
             m.BulkDeletion.update(completed=done, counts=dumps(counts), updated_at=ids.now()).where(
                 m.BulkDeletion.id == row.id).execute()
-        return int(done)
+        return int(done), len(part)
 
     @operation("bulk_delete_complete", write=True)
     def _complete(self, call: Call, receipt_id: str) -> None:
@@ -308,8 +339,28 @@ class BulkDeleteOps(Part):
         )
         m.BulkDeletion.update(state="complete", counts=dumps(counts), updated_at=stamp).where(
             m.BulkDeletion.id == row.id).execute()
+        if not m.BulkDeletion.select().where(m.BulkDeletion.state == "pending").exists():
+            self._release_delete_merges()
         call.receipt_id = receipt_id
         call.counts.update({"pages": counts["pages"], "revisions": counts["revisions"]})
+
+    def _hold_delete_merges(self) -> None:
+        """No FTS5 delete-merge while a bulk deletion is pending (see DELETEMERGE_KEY); inside the caller's transaction."""
+        db = self._db
+        if db.execute_sql("SELECT 1 FROM meta WHERE key = ?", (DELETEMERGE_KEY,)).fetchone():
+            return  # another bulk deletion already holds them
+        row = db.execute_sql(f"SELECT v FROM {FTS_TABLE}_config WHERE k = 'deletemerge'").fetchone()
+        before = int(row[0]) if row else FTS_DEFAULT_DELETEMERGE
+        db.execute_sql("INSERT INTO meta (key, value) VALUES (?, ?)", (DELETEMERGE_KEY, str(before)))
+        db.execute_sql(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES('deletemerge', 0)")
+
+    def _release_delete_merges(self) -> None:
+        db = self._db
+        row = db.execute_sql("SELECT value FROM meta WHERE key = ?", (DELETEMERGE_KEY,)).fetchone()
+        if row is None:
+            return
+        db.execute_sql(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES('deletemerge', ?)", (int(row[0]),))
+        db.execute_sql("DELETE FROM meta WHERE key = ?", (DELETEMERGE_KEY,))
 
     # --- receipts ---
 
