@@ -325,6 +325,9 @@ class BulkDeleteOps(Part):
         """The deletion receipt of the whole set (listed with the others) and the completion event."""
         m = self._m
         row = self._row(receipt_id)
+        call.receipt_id = receipt_id
+        if row.state == "complete":  # another process resuming the same deletion finished it first
+            return
         counts: dict[str, int] = {"pages": 0, "revisions": 0, **json.loads(row.counts)}
         files: list[ExportFileRef] = json.loads(row.export_files)
         temps = sum(remove_dead_temps(Path(f["path"])) for f in files if not f.get("incomplete"))
