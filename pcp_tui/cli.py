@@ -262,10 +262,11 @@ def build_parser() -> _Parser:
     pages(p, reason=None, nargs="+")
     p.add_argument("--context", required=True, metavar="C")
 
-    p = cmd("delete", "erase a page for good (plan first)", "receipt", _delete)
-    pages(p, reason=None)
-    p.add_argument("--cascade", action="store_true", help="also erase pages derived from it")
-    _plan_or_yes(p)
+    p = cmd("delete", "erase a page, or every page a filter selects, for good (plan first)", "receipt", _delete)
+    p.add_argument("page_id", nargs="?", metavar="PAGE_ID", help="one page; or leave it out and give filters")
+    p.add_argument("--cascade", action="store_true", help="also erase pages derived from it (one page only)")
+    _bulk_filters(p)
+    _plan_or_yes(p, resume=True)
 
     p = cmd("import", "bring history in: chatgpt, claude, markdown, events, export, or coding-agent sessions",
             "import_report", _import)
@@ -375,11 +376,34 @@ def _export(st: Any, args: argparse.Namespace) -> Any:
         return st.export(args.out, scopes=args.scope or None, progress=progress, format=args.format)
 
 
-def _plan_or_yes(p: _Parser) -> None:
+def _plan_or_yes(p: _Parser, resume: bool = False) -> None:
     p.add_argument("--reason", metavar="R", help="why (required with --yes)")
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--plan", action="store_true", help="show what would be erased; erase nothing")
     mode.add_argument("--yes", action="store_true", help="erase")
+    if resume:
+        mode.add_argument("--resume", metavar="DEL_ID", help="continue an interrupted bulk deletion (its recorded "
+                                                             "pages; the filter is not evaluated again)")
+
+
+def _bulk_filters(p: _Parser) -> None:
+    """`pcp delete` by filter: every matching page (no limit, no ranking); flags, never an expression language."""
+    f = p.add_argument_group("filters (instead of PAGE_ID: every page they select)")
+    f.add_argument("--scope", action="append", metavar="NS", help="repeatable")
+    f.add_argument("--query", metavar="Q", help="pages any revision of which matches Q (needs --mode)")
+    f.add_argument("--mode", metavar="text|exact", help="text: every word of Q; exact: Q as a substring")
+    f.add_argument("--status", action="append", type=_comma_list, metavar="S,S",
+                   help="lifecycle statuses (default: every status, archived and tombstoned included)")
+    for flag, meta in (("--actor-type", "A"), ("--media-type", "T"), ("--relation-type", "T")):
+        f.add_argument(flag, action="append", type=_comma_list, metavar=meta, help="repeatable")
+    f.add_argument("--observed-before", type=_timestamp, metavar="TS", help="happened (observed_at, else stored) before TS")
+    f.add_argument("--observed-after", type=_timestamp, metavar="TS", help="happened at or after TS")
+    f.add_argument("--created-before", type=_timestamp, metavar="TS", help="stored before TS")
+    f.add_argument("--created-after", type=_timestamp, metavar="TS", help="stored at or after TS")
+    f.add_argument("--in", dest="in_page", metavar="PAGE_ID", help="this page and every page it contains")
+    p.add_argument("--plan-digest", metavar="D", help="with --yes and filters: the digest --plan printed")
+    p.add_argument("--batch-size", type=_int_at_least(1, "--batch-size"), metavar="N",
+                   help="at most N pages erased per transaction (default 200; fewer when pages are slow to erase)")
 
 
 # --- subcommands (each returns the JSON document) -------------------------------------------------
@@ -447,11 +471,101 @@ def _search(st: Any, args: argparse.Namespace) -> Any:
                            **_given(limit=args.limit, cursor=args.cursor, context_id=args.context))
 
 
+BULK_FLAGS = ("scope", "query", "mode", "status", "actor_type", "media_type", "relation_type", "observed_before",
+              "observed_after", "created_before", "created_after", "in_page")
+
+
+def _bulk_filter(args: argparse.Namespace) -> dict[str, Any]:
+    """The store's bulk-deletion filter from the flags given (empty when none is)."""
+    return _given(scopes=args.scope or None, query=args.query, mode=args.mode,
+                  lifecycle_status=_flat(args.status) or None, actor_types=_flat(args.actor_type) or None,
+                  media_types=_flat(args.media_type) or None, relation_types=_flat(args.relation_type) or None,
+                  observed_before=args.observed_before, observed_after=args.observed_after,
+                  created_before=args.created_before, created_after=args.created_after, in_page=args.in_page)
+
+
+def _check_delete_usage(args: argparse.Namespace) -> None:
+    """`pcp delete`: one page, or filters, or --resume; each with only the options that apply to it."""
+    filtered = [f"--{name.replace('_', '-')}" if name != "in_page" else "--in"
+                for name in BULK_FLAGS if getattr(args, name) not in (None, [])]
+    if args.resume is not None:
+        extra = filtered + (["PAGE_ID"] if args.page_id else []) + (["--plan-digest"] if args.plan_digest else [])
+        if extra or args.cascade:
+            raise UsageError(f"--resume continues the recorded pages; {', '.join(extra) or '--cascade'} does not "
+                             "apply to it", args.parser)
+        return
+    if args.page_id and filtered:
+        raise UsageError(f"give a PAGE_ID or filters ({', '.join(filtered)}), not both", args.parser)
+    if args.page_id:
+        if args.plan_digest or args.batch_size:
+            raise UsageError("--plan-digest and --batch-size apply to a deletion by filter", args.parser)
+        return
+    if not filtered:
+        raise UsageError("give a PAGE_ID, filters (--scope, --query, --status, ... see --help) or --resume DEL_ID",
+                         args.parser)
+    if args.cascade:
+        raise UsageError("--cascade applies to one PAGE_ID, not to a deletion by filter", args.parser)
+    if args.yes and not args.plan_digest:
+        raise UsageError("--yes with filters needs --plan-digest D: run with --plan first and pass its digest",
+                         args.parser)
+
+
 def _delete(st: Any, args: argparse.Namespace) -> Any:
+    _check_delete_usage(args)
+    if args.resume is None and args.page_id:
+        if args.plan:
+            args.render = "delete_plan"
+            return st.plan_delete(args.page_id, cascade=args.cascade)
+        return st.delete_page(args.page_id, args.reason, cascade=args.cascade)
+    args.render = "bulk_receipt"
     if args.plan:
-        args.render = "delete_plan"
-        return st.plan_delete(args.page_id, cascade=args.cascade)
-    return st.delete_page(args.page_id, args.reason, cascade=args.cascade)
+        args.render = "bulk_delete_plan"
+        return st.plan_bulk_delete(_bulk_filter(args))
+    if args.resume is not None:
+        receipt_id = args.resume
+        st.bulk_deletion(receipt_id)  # not_found before any bar is drawn
+    else:
+        started = st.begin_bulk_delete(_bulk_filter(args), args.reason, args.plan_digest,
+                                       **_given(batch_size=args.batch_size))
+        receipt_id = started["receipt_id"]
+    return _erase_in_batches(st, args, receipt_id)
+
+
+def _erase_in_batches(st: Any, args: argparse.Namespace, receipt_id: str) -> Any:
+    """Run a recorded bulk deletion with a bar on stderr; Ctrl-C stops it between batches (whole pages only).
+
+    A second Ctrl-C stops at once: the batch under way is rolled back, so whole pages only still holds."""
+    import signal
+    import threading
+
+    stop = threading.Event()
+    previous = None
+
+    def on_interrupt(signum: int, frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        with _progress(args, "deleting") as bar:
+            def progress(done: int, total: int | None, what: str = "pages") -> None:
+                if bar is not None:
+                    bar(done, total, what)
+                if stop.is_set():
+                    raise KeyboardInterrupt
+
+            try:
+                return st.resume_bulk_delete(receipt_id, progress=progress)
+            except KeyboardInterrupt:
+                status = st.bulk_deletion(receipt_id)
+                raise KeyboardInterrupt(
+                    f"stopped after {status['completed']} pages (whole pages only); continue with: "
+                    f"pcp delete --resume {receipt_id}") from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 BUNDLE_KEYS = ("text", "digest", "bytes", "tokens", "tokens_exact", "entries", "cut", "warnings")
@@ -649,11 +763,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(argv, json_mode)
     except UsageError as exc:
         return _usage(exc, json_mode)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        message = str(exc) or "interrupted"  # a bulk deletion says how far it got and how to resume
         if json_mode:
-            _emit_json({"error": {"code": "interrupted", "message": "interrupted"}})
+            _emit_json({"error": {"code": "interrupted", "message": message}})
         else:
-            sys.stderr.write(f"{PROG}: interrupted\n")
+            sys.stderr.write(f"{PROG}: {message}\n")
         return 130
     except BrokenPipeError:
         with contextlib.suppress(Exception):  # the reader went away; say nothing more

@@ -306,6 +306,49 @@ def receipt(console: Console, data: dict[str, Any]) -> None:
               "pcp call after it closes removes the erased text from the WAL (pcp doctor shows it until then).")
 
 
+def bulk_delete_plan(console: Console, data: dict[str, Any]) -> None:
+    """`pcp delete --plan` with filters: the numbers, the first pages by title, the digest to confirm with."""
+    files = data.get("export_files") or []
+    shown = {
+        "pages": f"{data['pages']:,}", "revisions": f"{data['revisions']:,}", "relations": f"{data['relations']:,}",
+        "suppressions": f"{data['suppressions']:,}", "handoff copies": f"{data['handoffs']:,} "
+        f"({data['handoff_entries']:,} entries will read “erased”)", "export files": len(files),
+        "derived pages kept": f"{data['derived_pages']:,}", "bytes": f"{data['bytes']:,}",
+        "filters": ", ".join(f"{k}={v if not isinstance(v, list) else ','.join(map(str, v))}"
+                             for k, v in (data.get("filters") or {}).items()),
+        "digest": data["digest"],
+    }
+    console.print(_kv_table("Bulk deletion plan (nothing has been deleted)", shown))
+    for f in files:
+        _line(console, "  export file (yours, not rewritten): ", f["path"])
+    first = data.get("first_pages") or []
+    if first:
+        table = Table(title=f"First {len(first)} of {data['pages']:,} pages", box=box.SIMPLE, title_justify="left")
+        for col in ("title", "page id", "scope"):
+            table.add_column(col, overflow="fold")
+        for page in first:
+            table.add_row(_t(page["title"]), _t(page["page_id"]), _t(page["namespace"]))
+        console.print(table)
+    if data["pages"]:
+        _line(console, ("Erase these pages for good with the same filters and ", "yellow"),
+              ("--yes --reason R --plan-digest " + data["digest"], "bold yellow"))
+
+
+def bulk_receipt(console: Console, data: dict[str, Any]) -> None:
+    """A bulk deletion's receipt (complete, or how far it got)."""
+    counts = data.get("counts") or {}
+    counted = ", ".join(f"{k}={v:,}" for k, v in counts.items())
+    done = data.get("state") == "complete"
+    _line(console, ("Deleted" if done else "Partly deleted", "bold red"), f" {data.get('pages_done', 0):,} of "
+          f"{data.get('pages', 0):,} pages", f" ({counted})" if counted else "", f"; receipt {data.get('receipt_id')}",
+          f"; completed {data.get('completed')}")
+    if not done:
+        _line(console, ("Continue with ", "yellow"), (f"pcp delete --resume {data.get('receipt_id')}", "bold yellow"))
+    if data.get("wal_erasure") == "pending":
+        _line(console, ("WAL erasure pending", "bold yellow"), ": another program holds a read snapshot; the next "
+              "pcp call after it closes removes the erased text from the WAL (pcp doctor shows it until then).")
+
+
 @contextmanager
 def progress(description: str) -> Iterator[Callable[..., None]]:
     """A transient progress bar on stderr; yields a progress(done, total) callback."""

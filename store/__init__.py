@@ -14,6 +14,7 @@ salt, path) and one part per area, each given the context and the other parts it
     handoffs   HandoffOps(ctx, search)            bundle, copy, copy_continue, verify
     exports    ExportOps(ctx, sources=[ledger])   export and import_export, ledger records included
     deletion   DeletionOps(ctx, erasers=[export files, ledger])
+    bulk       BulkDeleteOps(ctx, search, deletion) forgetting by filter, in batches (store/bulk_delete.py)
     upgrade    UpgradeOps(ctx)                    re-indexing a store an older pcp wrote
 
 Deletion names export files and rewrites handoff copies, and exports carry the ledger, because
@@ -37,6 +38,7 @@ from .constants import (
     UNTITLED, Progress, chunks,
 )
 from .core import StoreContext, default_path, open_context
+from .bulk_delete import BulkDeleteOps
 from .deletion import DeletionOps, ExportFiles
 from .import_reports import ImportReportOps
 from .errors import Conflict, Cycle, Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported
@@ -49,7 +51,8 @@ from .reads import PROJECTIONS, PROTOCOL_VERSION, SEARCH_MODES, ReadOps
 from .search import SearchOps
 from .titles import page_title, shown_title
 from .types import (
-    Actor, AuditEvent, AuditLog, BulkWriteResult, BundleCut, BundleEntry, BundleResult, BundleWarning, Capabilities,
+    Actor, AuditEvent, AuditLog, BulkDeletePlan, BulkDeleteReceipt, BulkPage, BulkWriteResult, BundleCut,
+    BundleEntry, BundleResult, BundleWarning, Capabilities,
     CapabilityFlags, CopyResult, DeletePlan, DoctorReport, EraserPlan, ErasurePlan, ErrorInfo, ExportCounts,
     ExportFileRef, ExportResult, FtsState, Handoff, HandoffList, HandoffRef, HistoryEntry, Hit, ImportExportResult,
     ImportRecorded, ImportReportEntry, ImportReportResult, ImportSummary, LinkResult, PageList, PageSummary, Payload, ProvenanceEvent, ReadItem, ReadResult, Receipt,
@@ -76,9 +79,10 @@ class Store:
         exports = ExportOps(ctx, sources=[ledger])
         reports = ImportReportOps(ctx)
         deletion = DeletionOps(ctx, erasers=[ExportFiles(ctx), ledger, reports])
+        bulk = BulkDeleteOps(ctx, search, deletion)
         upgrade = UpgradeOps(ctx)
-        self.parts = (writes, reads, search, lifecycle, importing, ledger, handoffs, exports, deletion, upgrade,
-                      reports)
+        self.parts = (writes, reads, search, lifecycle, importing, ledger, handoffs, exports, deletion, bulk,
+                      upgrade, reports)
 
         # writes
         self.create_scope = writes.create_scope
@@ -112,6 +116,12 @@ class Store:
         self.delete_page = deletion.delete_page
         self.delete_scope = deletion.delete_scope
         self.list_receipts = deletion.list_receipts
+        # bulk deletion (by filter, in batches)
+        self.plan_bulk_delete = bulk.plan_bulk_delete
+        self.bulk_delete = bulk.bulk_delete
+        self.begin_bulk_delete = bulk.begin_bulk_delete
+        self.resume_bulk_delete = bulk.resume_bulk_delete
+        self.bulk_deletion = bulk.bulk_deletion
         # export and import
         self.export = exports.export
         self.import_export = exports.import_export
@@ -177,7 +187,8 @@ __all__ = [
     "PROTOCOL_VERSION", "PageRef", "PcpError", "Progress", "RECOMMENDED_RELATION_TYPES", "SEARCH_MODES", "Store",
     "StoreContext", "UNTITLED", "Unsupported", "chunks", "default_path", "page_title", "shown_title",
     # the result types (store/types.py)
-    "Actor", "AuditEvent", "AuditLog", "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult",
+    "Actor", "AuditEvent", "AuditLog", "BulkDeletePlan", "BulkDeleteReceipt", "BulkPage", "BulkWriteResult",
+    "BundleCut", "BundleEntry", "BundleResult",
     "BundleWarning", "Capabilities", "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan",
     "ErasurePlan", "ErrorInfo", "ExportCounts", "ExportFileRef", "ExportResult", "FtsState", "Handoff",
     "HandoffList", "HandoffRef", "HistoryEntry", "Hit", "ImportExportResult", "ImportRecorded", "ImportReportEntry",

@@ -61,6 +61,7 @@ class Call:
     operation: str
     scopes: set[str] = field(default_factory=set)
     counts: dict[str, int] = field(default_factory=dict)
+    receipt_id: str | None = None  # the deletion receipt this event belongs to (bulk deletion links its events)
 
 
 def operation(
@@ -251,10 +252,10 @@ class Part:
     def _append_audit(self, call: Call, decision: str, started: float, error_code: str | None = None) -> None:
         self._db.execute_sql(
             "INSERT INTO audit_event (event_id, time, principal_type, principal_id, operation, scopes, decision, "
-            "counts, duration_ms, error_code) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            "counts, duration_ms, error_code, receipt_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (ids.new_id("evt"), ids.now(), self.session.principal_type, self.session.principal_id, call.operation,
              dumps(sorted(call.scopes)), decision, dumps(call.counts),
-             round((time.perf_counter() - started) * 1000, 3), error_code),
+             round((time.perf_counter() - started) * 1000, 3), error_code, call.receipt_id),
         )
 
     @contextlib.contextmanager

@@ -13,7 +13,7 @@ from . import index
 from .errors import Conflict, Invalid
 from .files import make_private_dirs, make_private_file, narrow, store_files
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 UPGRADE_HINT = "run pcp once to upgrade this store"
 MIN_SQLITE = (3, 43, 0)  # FTS5 contentless_delete (3.43) and secure-delete (3.42)
 
@@ -258,6 +258,26 @@ def make_models(db: pw.Database) -> SimpleNamespace:
         counts = pw.TextField(default="{}")
         duration_ms = pw.FloatField()
         error_code = pw.TextField(null=True)
+        receipt_id = pw.TextField(null=True)  # links the events of one bulk deletion to its receipt
+
+    class BulkDeletion(Base):
+        """A bulk deletion, recorded before it erases anything: the exact page set, its digest, how far it got."""
+
+        receipt_id = pw.TextField(unique=True)
+        digest = pw.TextField()  # of the sorted page ids (what the plan showed)
+        page_ids = pw.TextField()  # JSON list, sorted: the recorded set a resume continues (never the filter)
+        total = pw.IntegerField()
+        completed = pw.IntegerField(default=0)  # pages of `page_ids` dealt with, in order
+        state = pw.TextField(default="pending")  # pending | complete
+        filters = pw.TextField()  # the filter's names and values, never the query text
+        counts = pw.TextField(default="{}")  # what the batches erased so far
+        export_files = pw.TextField(default="[]")  # the plan's export files (their dead temporaries go at the end)
+        batch_size = pw.IntegerField()
+        actor_type = pw.TextField()
+        actor_id = pw.TextField()
+        reason = pw.TextField()
+        created_at = pw.TextField()
+        updated_at = pw.TextField()
 
     class ImportRun(Base):
         """One import: what it was given and its totals (the import report, issue 15)."""
@@ -287,11 +307,12 @@ def make_models(db: pw.Database) -> SimpleNamespace:
         Relation=Relation, Retraction=Retraction, LifecycleEvent=LifecycleEvent, Suppression=Suppression,
         Recommendation=Recommendation, Idempotency=Idempotency, SourcePage=SourcePage, ExportRecord=ExportRecord, DeletionReceipt=DeletionReceipt,
         DeletedRevision=DeletedRevision, AuditEvent=AuditEvent, Handoff=Handoff, HandoffEntry=HandoffEntry,
+        BulkDeletion=BulkDeletion,
     )
     models.all = [
         Meta, Scope, Page, Revision, ProvenanceInput, Relation, Retraction, LifecycleEvent, Suppression,
         Recommendation, Idempotency, SourcePage, ExportRecord, DeletionReceipt, DeletedRevision, AuditEvent,
-        Handoff, HandoffEntry, ImportRun, ImportEntry,
+        Handoff, HandoffEntry, ImportRun, ImportEntry, BulkDeletion,
     ]
     return models
 
@@ -378,5 +399,14 @@ def _migrate_import_reports(db: pw.SqliteDatabase, models: SimpleNamespace) -> N
     db.create_tables([models.ImportRun, models.ImportEntry])
 
 
+def _migrate_bulk_deletions(db: pw.SqliteDatabase, models: SimpleNamespace) -> None:
+    """Schema 4: the bulk_deletion table and the audit events' receipt_id (bulk deletion, issue 14)."""
+    db.create_tables([models.BulkDeletion])
+    columns = {c.name for c in db.get_columns("audit_event")}
+    if "receipt_id" not in columns:
+        db.execute_sql("ALTER TABLE audit_event ADD COLUMN receipt_id TEXT")
+
+
 # MIGRATIONS[n] upgrades schema version n to n + 1, inside the open transaction.
-MIGRATIONS: dict[int, Callable[[pw.SqliteDatabase, SimpleNamespace], None]] = {1: _to_v2, 2: _migrate_import_reports}
+MIGRATIONS: dict[int, Callable[[pw.SqliteDatabase, SimpleNamespace], None]] = {
+    1: _to_v2, 2: _migrate_import_reports, 3: _migrate_bulk_deletions}

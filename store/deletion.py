@@ -8,7 +8,7 @@ from typing import Any, Protocol, Sequence
 
 from . import ids
 from . import validate as v
-from .constants import BATCH, DERIVATION_TYPES, Progress
+from .constants import DERIVATION_TYPES, Progress
 from .constants import chunks as _chunks
 from .core import WAL_PENDING_KEY, Call, Part, StoreContext, dumps, operation, pending_erasures, truncate_wal
 from . import index
@@ -42,11 +42,14 @@ class ExportFiles(Part):
         """Export files this store wrote after these pages existed, in a scope that covered them."""
         if not page_pks:
             return []
-        marks = ",".join("?" * min(len(page_pks), BATCH))
-        rows = self._db.execute_sql(
-            f"SELECT DISTINCT s.namespace, MIN(p.created_at) FROM page p JOIN scope s ON s.id = p.scope_id "
-            f"WHERE p.id IN ({marks}) GROUP BY s.namespace", sorted(page_pks)[:BATCH]
-        ).fetchall()
+        first: dict[str, str] = {}
+        for part in _chunks(sorted(page_pks)):  # every page counts, however many (a bulk deletion's)
+            for ns, created in self._db.execute_sql(
+                f"SELECT s.namespace, MIN(p.created_at) FROM page p JOIN scope s ON s.id = p.scope_id "
+                f"WHERE p.id IN ({','.join('?' * len(part))}) GROUP BY s.namespace", part
+            ).fetchall():
+                first[ns] = min(created, first.get(ns, created))
+        rows = sorted(first.items())
         out: list[ExportFileRef] = []
         for rec in self._m.ExportRecord.select().order_by(self._m.ExportRecord.id):
             scopes = json.loads(rec.scopes)
@@ -209,42 +212,13 @@ class DeletionOps(Part):
 
     def _erase(self, call: Call, pages: set[int], plan: ErasurePlan, reason: str, namespace: str | None,
                progress: Progress | None) -> Receipt:
-        db = self._db
         receipt_id = ids.new_id("del")
         ordered = sorted(pages)
         done = 0
         erased: dict[str, int] = {}
         for part in _chunks(ordered):
-            marks = ",".join("?" * len(part))
-            self._erase_extra(part, erased)
-            rev_rows = db.execute_sql(
-                f"SELECT r.id, r.revision_id, p.page_id FROM revision r JOIN page p ON p.id = r.page_id "
-                f"WHERE r.page_id IN ({marks})", part
-            ).fetchall()
             # A whole scope's statistics go with the scope; a page's are taken out term by term.
-            index.remove_revisions(db.cursor(), self._salt, [r[0] for r in rev_rows], count=namespace is None)
-            # A supersedes link from an erased page no longer hides its target.
-            db.execute_sql(
-                f"UPDATE page SET superseded = superseded - (SELECT COUNT(*) FROM relation r WHERE r.to_page_id = page.id "
-                f"AND r.relation_type = 'supersedes' AND r.retracted = 0 AND r.actor_type != 'model' "
-                f"AND r.from_page_id IN ({marks})) "
-                f"WHERE id IN (SELECT to_page_id FROM relation WHERE relation_type = 'supersedes' AND retracted = 0 "
-                f"AND actor_type != 'model' AND from_page_id IN ({marks}))",
-                (*part, *part),
-            )
-            for table, where in (
-                ("retraction", f"relation_id IN (SELECT id FROM relation WHERE from_page_id IN ({marks}) OR to_page_id IN ({marks}))"),
-                ("relation", f"from_page_id IN ({marks}) OR to_page_id IN ({marks})"),
-            ):
-                db.execute_sql(f"DELETE FROM {table} WHERE {where}", (*part, *part))
-            for table in ("provenance_input", "suppression", "lifecycle_event", "recommendation", "idempotency", "source_page"):
-                db.execute_sql(f"DELETE FROM {table} WHERE page_id IN ({marks})", part)
-            db.execute_sql(f"DELETE FROM revision WHERE page_id IN ({marks})", part)
-            db.execute_sql(f"DELETE FROM page WHERE id IN ({marks})", part)
-            if rev_rows:
-                self._m.DeletedRevision.insert_many(
-                    [{"revision_id": rev_id, "page_id": pid, "receipt_id": receipt_id} for _, rev_id, pid in rev_rows]
-                ).execute()
+            self.erase_batch(part, receipt_id, erased, count=namespace is None)
             done += len(part)
             if progress:
                 progress(done, len(ordered))
@@ -265,6 +239,47 @@ class DeletionOps(Part):
             "actor": {"actor_type": self.session.actor_type, "actor_id": self.session.principal_id}, "reason": reason,
             "lifecycle_status": "deleted",
         }
+
+    def erase_batch(self, part: list[int], receipt_id: str, erased: dict[str, int], count: bool = True) -> int:
+        """Erase these pages (at most BATCH page pks) inside the caller's transaction; returns revisions erased.
+
+        The one erasure path: single, scope and bulk deletion all go through it, so every one
+        leaves the same (no) residue."""
+        db = self._db
+        marks = ",".join("?" * len(part))
+        self._erase_extra(part, erased)
+        rev_rows = db.execute_sql(
+            f"SELECT r.id, r.revision_id, p.page_id FROM revision r JOIN page p ON p.id = r.page_id "
+            f"WHERE r.page_id IN ({marks})", part
+        ).fetchall()
+        index.remove_revisions(db.cursor(), self._salt, [r[0] for r in rev_rows], count=count)
+        # A supersedes link from an erased page no longer hides its target.
+        db.execute_sql(
+            f"UPDATE page SET superseded = superseded - (SELECT COUNT(*) FROM relation r WHERE r.to_page_id = page.id "
+            f"AND r.relation_type = 'supersedes' AND r.retracted = 0 AND r.actor_type != 'model' "
+            f"AND r.from_page_id IN ({marks})) "
+            f"WHERE id IN (SELECT to_page_id FROM relation WHERE relation_type = 'supersedes' AND retracted = 0 "
+            f"AND actor_type != 'model' AND from_page_id IN ({marks}))",
+            (*part, *part),
+        )
+        for table, where in (
+            ("retraction", f"relation_id IN (SELECT id FROM relation WHERE from_page_id IN ({marks}) OR to_page_id IN ({marks}))"),
+            ("relation", f"from_page_id IN ({marks}) OR to_page_id IN ({marks})"),
+        ):
+            db.execute_sql(f"DELETE FROM {table} WHERE {where}", (*part, *part))
+        for table in ("provenance_input", "suppression", "lifecycle_event", "recommendation", "idempotency", "source_page"):
+            db.execute_sql(f"DELETE FROM {table} WHERE page_id IN ({marks})", part)
+        db.execute_sql(f"DELETE FROM revision WHERE page_id IN ({marks})", part)
+        db.execute_sql(f"DELETE FROM page WHERE id IN ({marks})", part)
+        if rev_rows:
+            self._m.DeletedRevision.insert_many(
+                [{"revision_id": rev_id, "page_id": pid, "receipt_id": receipt_id} for _, rev_id, pid in rev_rows]
+            ).execute()
+        return len(rev_rows)
+
+    def checkpoint(self, receipt_id: str) -> str:
+        """The WAL erasure of a finished deletion (done | pending), for parts that erase in batches."""
+        return self._checkpoint(receipt_id)
 
     def _checkpoint(self, receipt_id: str) -> str:
         """Fold the WAL into the database and truncate it, so erased pages leave no copy there.

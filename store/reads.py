@@ -494,10 +494,14 @@ class ReadOps(Part):
             query = query.where(m.AuditEvent.id < after["id"])
         rows = list(query.order_by(m.AuditEvent.id.desc()).limit(size + 1))
         more = len(rows) > size
-        events: list[AuditEvent] = [
-            {"event_id": r.event_id, "time": r.time, "principal_type": r.principal_type, "principal_id": r.principal_id,
-             "operation": r.operation, "scopes": json.loads(r.scopes), "decision": r.decision,
-             "counts": json.loads(r.counts), "duration_ms": r.duration_ms, "error_code": r.error_code}
-            for r in rows[:size]
-        ]
+        events: list[AuditEvent] = []
+        for r in rows[:size]:
+            event: AuditEvent = {
+                "event_id": r.event_id, "time": r.time, "principal_type": r.principal_type,
+                "principal_id": r.principal_id, "operation": r.operation, "scopes": json.loads(r.scopes),
+                "decision": r.decision, "counts": json.loads(r.counts), "duration_ms": r.duration_ms,
+                "error_code": r.error_code}
+            if r.receipt_id:  # a bulk deletion's events name its receipt
+                event["receipt_id"] = r.receipt_id
+            events.append(event)
         return {"events": events, "next_cursor": encode_cursor({"k": "audit", "id": rows[size - 1].id}) if more else None}

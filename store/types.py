@@ -203,6 +203,7 @@ class AuditEvent(TypedDict):
     counts: dict[str, int]
     duration_ms: float
     error_code: str | None
+    receipt_id: NotRequired[str]  # the deletion receipt this event belongs to (a bulk deletion's events)
 
 
 class AuditLog(TypedDict):
@@ -398,6 +399,51 @@ class ReceiptList(TypedDict):
     receipts: list[Receipt]
 
 
+class BulkPage(TypedDict):
+    """One page a bulk deletion plan shows by name."""
+
+    page_id: str
+    title: str
+    namespace: str
+
+
+class BulkDeletePlan(TypedDict):
+    """plan_bulk_delete: every page the filter selects (no limit, no ranking), numbers first."""
+
+    filters: dict[str, Any]  # the filter as understood (statuses filled in)
+    pages: int
+    first_pages: list[BulkPage]  # up to 20, in page-id order
+    revisions: int
+    relations: int
+    suppressions: int
+    derived_pages: int  # pages outside the set derived from it, left in place
+    handoffs: int  # stored handoff copies that carried a selected page
+    handoff_entries: int  # their entries that will read "erased"
+    export_files: list[ExportFileRef]
+    bytes: int
+    digest: str  # of the exact sorted page-id set; bulk_delete needs it
+
+
+class BulkDeleteReceipt(TypedDict):
+    """A bulk deletion's receipt: recorded before anything is erased, updated per batch (ids and counts only)."""
+
+    receipt_id: str
+    digest: str
+    state: str  # pending | complete
+    completed: str  # "n/N": pages of the recorded set dealt with so far
+    pages_done: int
+    pages: int
+    page_ids: list[str]  # the recorded set, sorted
+    counts: dict[str, int]
+    filters: dict[str, Any]  # the filter's names and values; a query is recorded as its mode only
+    batch_size: int
+    created_at: str
+    updated_at: str
+    actor: Actor
+    reason: str
+    wal_erasure: NotRequired[str]  # on a completed deletion: done | pending
+
+
 # --- export and import ---
 
 
@@ -586,7 +632,7 @@ class UpgradeResult(TypedDict):
 
 __all__ = [
     "UpgradeResult", "UpgradeStatus",
-    "Actor", "AuditEvent", "AuditLog", "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult",
+    "Actor", "AuditEvent", "AuditLog", "BulkDeletePlan", "BulkDeleteReceipt", "BulkPage", "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult",
     "BundleWarning", "Capabilities", "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan",
     "ErasurePlan", "ErrorInfo", "ExportCounts", "ExportFileRef", "ExportResult", "FtsState", "Handoff", "HandoffList", "HandoffRef",
     "HistoryEntry", "Hit", "ImportExportResult", "ImportRecorded", "ImportReportEntry", "ImportReportResult", "ImportSummary", "LinkResult", "PageList", "PageSummary", "Payload",

@@ -12,6 +12,7 @@ import pytest
 import import_helpers as h
 from store import NotFound, Store
 from store.adapters import import_chatgpt, import_codex
+from store.db import SCHEMA_VERSION
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 LIBRECHAT3 = DATA / "exports" / "chatgpt-danny-avila-LibreChat-3.json"
@@ -86,5 +87,5 @@ def test_a_store_main_wrote_gains_the_report_tables(tmp_path):
         assert st.import_report()["import_id"] == report.import_id
         assert h.page_count(st) == pages + 1  # the empty conversation, now kept
     con = sqlite3.connect(db)
-    assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "3"
+    assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
     con.close()

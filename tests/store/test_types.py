@@ -146,7 +146,19 @@ def test_results_match_their_declared_types(store, tmp_path):
     _conforms(st.plan_delete_scope("project:typed"), st, "plan_delete_scope")
     _conforms(st.delete_page(blank["page_id"], "gone"), st, "delete_page")
     _conforms(st.list_receipts(), st, "list_receipts")
+    for i in range(3):
+        st.write_page("project:typed", content=f"bulk victim {i}")
+    flt = {"scopes": ["project:typed"], "query": "bulk victim", "mode": "exact"}
+    bulk_plan = st.plan_bulk_delete(flt)
+    _conforms(bulk_plan, st, "plan_bulk_delete")
+    started = st.begin_bulk_delete(flt, "bulk", bulk_plan["digest"], batch_size=2)
+    _conforms(started, st, "begin_bulk_delete")
+    _conforms(st.bulk_deletion(started["receipt_id"]), st, "bulk_deletion")
+    _conforms(st.resume_bulk_delete(started["receipt_id"]), st, "resume_bulk_delete")
+    st.write_page("project:typed", content="bulk victim again")
+    _conforms(st.bulk_delete(flt, "bulk", st.plan_bulk_delete(flt)["digest"]), st, "bulk_delete")
     _conforms(st.audit_log(), st, "audit_log")
+    assert any("receipt_id" in e for e in st.audit_log()["events"])
     with Store.open(tmp_path / "copy.db") as fresh:
         _conforms(fresh.import_export(out), fresh, "import_export")
     _conforms(st.delete_scope("project:typed", "all gone"), st, "delete_scope")
