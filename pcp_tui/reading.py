@@ -16,6 +16,11 @@ def chunks(items: list, size: int = LIMITS["max_ids_per_read"]) -> Iterable[list
     return _chunks(items, size)
 
 
+def counted(n: int, singular: str, plural: str | None = None) -> str:
+    """`1 page`, `2 pages`, `1 entry`, `3 entries`: a count with its noun in the right number."""
+    return f"{n:,} {singular if n == 1 else plural or singular + 's'}"
+
+
 def title_of(envelope: dict) -> str:
     """A page's title as the store derives it: the title facet, else the first content line."""
     facets = envelope.get("facets") or {}

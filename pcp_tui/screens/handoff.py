@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Label, OptionList, Static, TabbedContent,
 from textual.widgets.option_list import Option
 
 from .. import commands
+from ..reading import counted
 from ..messages import BasketChanged, BundleBuilt, Copied, LedgerLoaded, StoreChanged, StoreWorkers
 from ..widgets.fields import Field
 from ..widgets.footer import FitFooter
@@ -173,7 +174,7 @@ class HandoffScreen(StoreWorkers, Screen):
         warnings = (self.preview or {}).get("warnings", [])
         if self.preview is None or warnings:
             body = "\n".join(f"⚠ {w.get('message', w)}" for w in warnings) or "No preview was made yet."
-            screen = ConfirmScreen(f"Copy {len(self.ids)} page(s) to “{label}”?",
+            screen = ConfirmScreen(f"Copy {counted(len(self.ids), 'page')} to “{label}”?",
                                    body + "\n\nThe bundle goes to the clipboard and to a file beside the store; the "
                                    "ledger records it for this chat.", confirm_label="Copy", danger=bool(warnings))
 
