@@ -58,6 +58,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("status_filter", "f", "Status", "Filter pages by lifecycle status", "cycle_status"),
     Command("actor_filter", "w", "Author", "Filter pages by who wrote them (user, model, tool, system)", "cycle_actor",
             footer=False),
+    Command("dates", "d", "Dates", "Filter pages by when it happened (observed, else stored): from a day, before a day",
+            "dates", footer=False),
     Command("refresh", "ctrl+r", "Refresh", "Reload scopes and pages", "refresh", footer=False),
     Command("basket", "space", "Basket", "Put the page in the handoff basket, or take it out", "toggle_basket"),
     Command("tab_content", "1", "Content", "Show the page content", "tab('content')", footer=False),

@@ -87,7 +87,8 @@ class LinkScreen(StoreWorkers, ModalScreen["dict | None"]):
     @on(Linked)
     def _linked(self, message: Linked) -> None:
         message.stop()
-        self.dismiss(message.relation)
+        to_title = self.target[1] if self.target and self.target[0] == message.relation["to_page_id"] else None
+        self.dismiss({**message.relation, "from_title": self.page_title, "to_title": to_title})
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

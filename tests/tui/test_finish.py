@@ -1,0 +1,128 @@
+"""What the app shows adds up and says what happened: counts, wording, filters, dialog keys, the palette."""
+
+from __future__ import annotations
+
+from helpers import page_list, select_page, settle, type_into
+from pcp_tui.screens.confirm import ConfirmScreen
+from pcp_tui.screens.main import MainScreen
+
+SIZE = (120, 40)
+
+
+def said(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+def list_status(app) -> str:
+    return str(app.screen.query_one("#list-status").render())
+
+
+async def test_status_all_lists_tombstoned_pages_too(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        page_list(app).focus()
+        await pilot.press("f")  # active -> all
+        await settle(app, pilot)
+        assert app.screen.status == "all"
+        ids = {r["page_id"] for r in page_list(app).rows}
+        assert refs["alpha-wrong-lemma"] in ids  # the tombstoned one
+        assert refs["alpha-todo"] in ids  # the archived one
+        assert len(ids) == len(refs)
+        assert "22 pages (21 + 1 tombstoned)" in list_status(app)
+        await type_into(app, pilot, "#search", "metrisable")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert refs["alpha-wrong-lemma"] in {r["page_id"] for r in page_list(app).rows}
+
+
+async def test_the_list_says_how_its_count_relates_to_the_scope_count(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        root = str(app.screen.query_one("#scopes").root.label)
+        assert root.endswith("21")
+        assert "19 of 21 pages" in list_status(app)  # the other two are archived and superseded
+        page_list(app).focus()
+        await pilot.press("f", "f")  # all -> archived
+        await settle(app, pilot)
+        assert "· 1 page" in list_status(app) and "1 pages" not in list_status(app)
+
+
+async def test_lifecycle_and_link_messages_name_the_page(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-bib"])
+        await pilot.press("a")
+        await settle(app, pilot)
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert any(m.startswith("Archived “Bibliography”") for m in said(app)), said(app)
+        assert not any("now archived" in m for m in said(app))
+        await select_page(app, pilot, refs["garden-readme"])
+        await pilot.press("l")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#find", "soil moisture")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await pilot.press("down", "enter")  # pick the first hit
+        await settle(app, pilot)
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        linked = [m for m in said(app) if m.startswith("Linked")]
+        assert linked and "“Garden app README”" in linked[0] and "“Idea: soil moisture sensor”" in linked[0], linked
+        assert refs["garden-idea"] not in linked[0]
+
+
+async def test_date_filter_keeps_what_happened_between_the_days(demo_store, make_app):
+    store, refs = demo_store
+    every = store.list_pages(limit=100)["pages"]
+    days = sorted({(p.get("sort_time") or "")[:10] for p in every})
+    assert len(days) > 2
+    cut = days[len(days) // 2]
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        page_list(app).focus()
+        await pilot.press("d")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press(*cut)
+        await pilot.press("ctrl+s")  # "before" stays empty: no upper limit
+        await settle(app, pilot)
+        assert isinstance(app.screen, MainScreen)
+        shown = page_list(app).rows
+        assert shown and all((r.get("date") or "")[:10] >= cut for r in shown)
+        assert len(shown) == sum(1 for p in every if p["sort_time"][:10] >= cut)
+        assert f"from {cut}" in list_status(app)
+        await type_into(app, pilot, "#search", "tube lemma")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert all((r.get("date") or "")[:10] >= cut for r in page_list(app).rows)
+        assert f"from {cut}" in list_status(app) and "by anyone" in list_status(app)
+        assert not app.screen.set_dates("last tuesday", "")  # not a date: said, nothing changes
+        await pilot.pause()
+        assert any("RFC 3339" in m for m in said(app))
+        assert app.screen.dates == (cut, "")
+
+
+async def test_search_keeps_the_author_filter_on_the_filter_line(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        page_list(app).focus()
+        await pilot.press("w", "w")  # anyone -> user -> model
+        await settle(app, pilot)
+        await type_into(app, pilot, "#search", "compact")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert "by model" in list_status(app)
+        hits = page_list(app).rows
+        assert hits
+        heads = store.read_pages([r["page_id"] for r in hits], projections=("manifest",))["results"]
+        assert {h["revision"]["created_by"]["actor_type"] for h in heads} == {"model"}
