@@ -90,7 +90,8 @@ class PcpApp(StoreWorkers, App[int]):
         self.open_store()
 
     def watch_theme(self, theme: str) -> None:
-        if self._theme_ready and self.forced_theme is None:
+        # The demo is a visit: a theme tried there is not remembered (the user's config is never written).
+        if self._theme_ready and self.forced_theme is None and not self.demo_mode:
             problem = config.save_theme(self.config_folder, theme)
             if problem:
                 self.notify(problem, severity="warning")

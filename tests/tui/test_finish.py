@@ -133,3 +133,19 @@ async def test_search_keeps_the_author_filter_on_the_filter_line(demo_store, mak
         assert hits
         heads = store.read_pages([r["page_id"] for r in hits], projections=("manifest",))["results"]
         assert {h["revision"]["created_by"]["actor_type"] for h in heads} == {"model"}
+
+
+async def test_the_demo_never_writes_the_users_config(demo_store, workdir):
+    from pcp_tui.app import PcpApp
+
+    store, refs = demo_store
+    config = workdir / "config"
+    app = PcpApp(store.path, store=store, demo=True, config_folder=config, cursor_blink=False, use_pyperclip=False,
+                 watch_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.theme = "pcp-light"  # as the palette's "Theme: pcp-light" does
+        await pilot.pause()
+        assert app.theme == "pcp-light"
+    assert not (config / "config.toml").exists()
+    assert not config.exists() or not any(config.iterdir())
