@@ -16,6 +16,7 @@ from textual.widgets import Static
 from textual.worker import Worker, get_current_worker
 
 from . import commands, config, theming
+from .palette import PcpCommands
 from .messages import BasketChanged, BasketChecked, Progress, StoreActivity, StoreChanged, StoreReady, StoreWorkers
 
 WATCH_INTERVAL = 1.0  # seconds between looks at the store's newest audit event (changes by other processes)
@@ -33,6 +34,7 @@ class PcpApp(StoreWorkers, App[int]):
     CSS_PATH = "app.tcss"
     BINDINGS = commands.bindings("app")
     ENABLE_COMMAND_PALETTE = True
+    COMMANDS = {PcpCommands}  # finds a command by what it does too, not only by its title (palette.py)
     # Screens get these classes by size (app.tcss): below 110 columns the scope tree folds away
     # (ctrl+b shows it), below 34 rows dialogs take the whole height and scroll what they explain.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
@@ -257,9 +259,15 @@ class PcpApp(StoreWorkers, App[int]):
     # --- app-wide actions ---
 
     def action_help(self) -> None:
+        from textual.screen import ModalScreen
+
         from .screens.help import HelpScreen
 
-        self.push_screen(HelpScreen(getattr(self.screen, "COMMAND_SCOPE", None)))
+        if isinstance(self.screen, HelpScreen):  # F1 again closes the help
+            self.screen.dismiss(None)
+            return
+        self.push_screen(HelpScreen(getattr(self.screen, "COMMAND_SCOPE", None),
+                                    dialog=isinstance(self.screen, ModalScreen)))
 
     def action_rights(self) -> None:
         from .screens.rights import RightsScreen

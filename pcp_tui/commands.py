@@ -35,7 +35,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("quit", "ctrl+q", "Quit", "Leave the app", "quit", "app", priority=True),
     Command("command_palette", "ctrl+p", "Palette", "Open the command palette (every action)", "command_palette",
             "app", footer=False, priority=True),
-    Command("help", "f1", "Help", "Show every key of this screen", "help", "app"),
+    Command("help", "f1", "Help", "Show every key of this screen (in a dialog: that dialog's keys)", "help", "app",
+            priority=True),  # modal dialogs leave out the app's other bindings; F1 must reach them too
     Command("rights", "f2", "Your rights", "Export everything, delete a whole scope, read the audit log", "rights", "app"),
     Command("handoff", "f3", "Handoff", "The basket: preview, copy to a chat, continue a chat, the ledger", "handoff", "app"),
     Command("recommendations", "f4", "Reviews", "Pending tombstone recommendations from models", "recommendations", "app",

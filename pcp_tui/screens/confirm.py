@@ -54,7 +54,7 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel", variant="default")
                 yield Button(self.confirm_label, id="confirm", variant="error" if self.danger else "primary")
-            yield Static(key_hint(self.app, [(self.YES, self.confirm_label), (self.NO, "Cancel")]),
+            yield Static(key_hint(self.app, [(self.YES, self.confirm_label), (self.NO, "Cancel"), ("help", "Keys")]),
                          classes="dialog-keys")
 
     def on_mount(self) -> None:

@@ -86,7 +86,8 @@ class DeleteScreen(StoreWorkers, ModalScreen["dict | None"]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel", variant="default")
                 yield Button("Delete for good", id="confirm", variant="error", disabled=True)
-            yield Static(key_hint(self.app, [("delete.cascade", "Cascade"), ("delete.cancel", "Cancel")])
+            yield Static(key_hint(self.app, [("delete.cascade", "Cascade"), ("delete.cancel", "Cancel"),
+                                             ("help", "Keys")])
                          + Content.styled("  · Enter in the reason deletes once the id is typed", "dim"),
                          classes="dialog-keys")
 

@@ -15,6 +15,7 @@ from textual.worker import get_current_worker
 from .. import commands
 from ..messages import LinkCandidates, Linked, StoreWorkers
 from ..widgets.fields import Field
+from .confirm import key_hint
 
 
 class LinkScreen(StoreWorkers, ModalScreen["dict | None"]):
@@ -45,6 +46,9 @@ class LinkScreen(StoreWorkers, ModalScreen["dict | None"]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel")
                 yield Button("Link", id="save", variant="primary", disabled=True)
+            yield Static(key_hint(self.app, [("link.find", "Find"), ("link.save", "Link"), ("link.cancel", "Cancel"),
+                                             ("help", "Keys")])
+                         + Content.styled("  · Enter in the results picks a page", "dim"), classes="dialog-keys")
 
     def on_mount(self) -> None:
         self.query_one("#find", Field).focus()

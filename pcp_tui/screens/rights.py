@@ -51,6 +51,7 @@ class RightsScreen(StoreWorkers, Screen):
     def __init__(self) -> None:
         super().__init__()
         self.audit_cursor: str | None = None
+        self.audit_events: list[dict] = []  # the rows of the audit table, in order
         self.scope_plan: dict | None = None
 
     def compose(self) -> ComposeResult:
@@ -84,6 +85,7 @@ class RightsScreen(StoreWorkers, Screen):
                     yield Static("", id="scope-result")
             with TabPane("Audit log", id="audit"):
                 yield DataTable(id="audit-table", cursor_type="row", zebra_stripes=True)
+                yield Static("", id="audit-detail", classes="detail")  # the highlighted event in full
                 yield Static("", id="audit-note")
             with TabPane("Receipts", id="receipts"):
                 yield DataTable(id="receipts-table", cursor_type="row")
@@ -154,6 +156,8 @@ class RightsScreen(StoreWorkers, Screen):
         table = self.query_one("#audit-table", DataTable)
         if message.first:
             table.clear()
+            self.audit_events = []
+        self.audit_events += page["events"]
         for e in page["events"]:
             counts = ", ".join(f"{k} {v}" for k, v in e["counts"].items())
             table.add_row(e["time"][:19], f"{e['principal_type']}:{e['principal_id']}", e["operation"],
@@ -162,6 +166,23 @@ class RightsScreen(StoreWorkers, Screen):
         self.audit_cursor = page["next_cursor"]
         more = f"; {self.app.key_display('rights.more')} loads more" if self.audit_cursor else "; that is all"
         self.query_one("#audit-note", Static).update(f"{counted(table.row_count, 'event')}, newest first{more}.")
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """An audit event in full under the table: its columns cut long scope lists and counts."""
+        if event.data_table.id != "audit-table":
+            return
+        event.stop()
+        index = event.cursor_row
+        detail = self.query_one("#audit-detail", Static)
+        if not 0 <= index < len(self.audit_events):
+            detail.update("")
+            return
+        e = self.audit_events[index]
+        counts = ", ".join(f"{k} {v}" for k, v in e["counts"].items()) or "none"
+        decision = e["decision"] + (f" ({e['error_code']})" if e["error_code"] else "")
+        detail.update(Content.assemble(
+            (e["operation"], "bold"), f" by {e['principal_type']}:{e['principal_id']} at {e['time'][:19]}: {decision}, "
+            f"{e['duration_ms']:.1f} ms\nscopes: {', '.join(e['scopes']) or 'none'}\ncounts: {counts}"))
 
     @on(ReceiptsLoaded)
     def _show_receipts(self, message: ReceiptsLoaded) -> None:

@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.highlight import highlight
-from textual.widgets import Markdown, Static, TabbedContent, TabPane
+from textual.widgets import Markdown, Static, TabbedContent, TabPane, Tree
 from textual.worker import get_current_worker
 
 from .. import reading
@@ -61,6 +61,7 @@ class Inspector(StoreWorkers, Vertical):
                 yield RevisionsView(id="revisions-view")
             with TabPane("Provenance", id="provenance"):
                 yield ProvenanceTree(id="provenance-tree")
+                yield Static("", id="provenance-detail", classes="detail")  # the highlighted line in full
             with TabPane("Relations", id="relations"):
                 yield RelationsView(id="relations-view")
             with TabPane("Facets", id="facets"):
@@ -92,6 +93,7 @@ class Inspector(StoreWorkers, Vertical):
         plain.update(Content.styled("No page selected.", "dim"))
         self.query_one(RevisionsView).clear()
         self.query_one(ProvenanceTree).clear_page()
+        self.query_one("#provenance-detail", Static).update("")
         self.query_one(RelationsView).clear()
         self.query_one("#facets-text", Static).update("")
         self.query_one("#raw-text", Static).update("")
@@ -141,6 +143,14 @@ class Inspector(StoreWorkers, Vertical):
         # Only the visible tab is drawn now; the others when they are opened (cursor moves stay cheap).
         self._stale = set(TABS)
         self._draw_tab(self.active_tab)
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
+        """The provenance line under the cursor, wrapped in full (the tree cuts long ones at its edge)."""
+        if isinstance(event.control, ProvenanceTree):
+            event.stop()
+            label = event.node.label
+            self.query_one("#provenance-detail", Static).update(
+                Content(label.plain if hasattr(label, "plain") else str(label)))
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         event.stop()

@@ -149,3 +149,58 @@ async def test_the_demo_never_writes_the_users_config(demo_store, workdir):
         assert app.theme == "pcp-light"
     assert not (config / "config.toml").exists()
     assert not config.exists() or not any(config.iterdir())
+
+
+async def palette_finds(app, query: str) -> list[str]:
+    from pcp_tui.palette import PcpCommands
+
+    provider = PcpCommands(app.screen)
+    return [hit.text async for hit in provider.search(query)]
+
+
+async def test_the_palette_finds_commands_by_what_they_do(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "Your rights" in await palette_finds(app, "export")
+        assert "Your rights" in await palette_finds(app, "audit")
+        assert "Handoff" in await palette_finds(app, "ledger")
+        assert "Theme: pcp-high-contrast" in await palette_finds(app, "high contrast")
+        assert "Dates" in await palette_finds(app, "observed")
+        assert "Search mode: exact" in await palette_finds(app, "substring")
+        found = await palette_finds(app, "revise")
+        assert found[0] == "Revise"  # a title match ranks first
+        await pilot.press("f2")
+        await settle(app, pilot)
+        assert "Export" in await palette_finds(app, "export")  # the rights screen's own command
+        assert "More audit" in await palette_finds(app, "audit")
+        assert "Revise" not in await palette_finds(app, "revise")  # not a command of this screen
+
+
+async def test_every_dialog_shows_its_keys_and_f1_there_shows_them(demo_store, make_app):
+    from pcp_tui.screens.help import HelpScreen
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-bib"])
+        for key, keys in (("a", "^s"), ("e", "^e"), ("l", "^f"), ("D", "^k"), ("f4", "⏎ Open")):
+            await pilot.press(key)
+            await settle(app, pilot)
+            dialog = app.screen
+            hint = str(dialog.query_one(".dialog-keys").render())
+            assert keys in hint and "esc" in hint and "f1" in hint.lower(), (key, hint)
+            await pilot.press("f1")
+            await settle(app, pilot)
+            assert isinstance(app.screen, HelpScreen)
+            table = app.screen.query_one("#keys")
+            wheres = {table.get_row_at(i)[0] for i in range(table.row_count)}
+            assert "Pages" not in wheres and len(wheres) == 2, wheres  # that dialog's keys and the app's
+            await pilot.press("escape")
+            await settle(app, pilot)
+            assert app.screen is dialog
+            await pilot.press("escape")
+            await settle(app, pilot)
+            assert isinstance(app.screen, MainScreen)
