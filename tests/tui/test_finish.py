@@ -204,3 +204,64 @@ async def test_every_dialog_shows_its_keys_and_f1_there_shows_them(demo_store, m
             await pilot.press("escape")
             await settle(app, pilot)
             assert isinstance(app.screen, MainScreen)
+
+
+def test_side_by_side_diff_measures_cjk_in_cells_and_wraps_instead_of_hiding_the_change():
+    from rich.cells import cell_len
+
+    from pcp_tui.widgets.diff import side_by_side, unified
+
+    old = "紧致性：每个开覆盖都有有限子覆盖。这是一个很长的句子，结尾才有变化：甲\nsame line"
+    new = "紧致性：每个开覆盖都有有限子覆盖。这是一个很长的句子，结尾才有变化：乙\nsame line"
+    lines = side_by_side(old, new, 60, "old", "new").plain.split("\n")
+    assert len({cell_len(line) for line in lines}) == 1  # every row as wide, CJK counted in cells
+    assert {line.index("│") for line in lines if "same" not in line} and all(
+        cell_len(line[:line.index("│")]) == cell_len(lines[0][:lines[0].index("│")]) for line in lines)
+    joined = "".join(lines)
+    assert "甲" in joined and "乙" in joined  # the change at the end of the long line is on screen
+    changed = [line for line in lines[1:] if "same" not in line]
+    assert len(changed) > 1 and all(line.startswith("- ") and "│ + " in line for line in changed)
+    wrapped = unified("a" * 50 + "X", "a" * 50 + "Y", "o", "n", 30).plain.split("\n")[3:]
+    assert len(wrapped) == 4 and [w[0] for w in wrapped] == ["-", "-", "+", "+"]  # the marker on every piece
+    assert all(cell_len(w) <= 30 for w in wrapped)
+
+
+async def test_relation_lines_stay_one_line_and_show_in_full_when_highlighted(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-proof"])
+        await pilot.press("4")
+        await settle(app, pilot)
+        graph = app.screen.query_one("#graph")
+        assert graph.option_count > 2
+        assert all(height == 1 for height in graph._line_cache.heights.values())  # no wrapped line breaks the tree
+        relations = app.screen.query_one("#relation-list")
+        relations.focus()
+        await pilot.press("down")
+        await settle(app, pilot)
+        detail = str(app.screen.query_one("#relation-detail").render())
+        rel = relations.highlighted_relation
+        assert rel is not None and rel["other_title"] in detail
+
+
+async def test_the_handoff_preview_wraps_long_lines(demo_store, make_app):
+    store, refs = demo_store
+    long_line = "word " * 40 + "x" * 150 + " the-end-marker"
+    page = store.write_page("user:me", content=f"# Long\n\n{long_line}")["page_id"]
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.basket.append({"page_id": page, "title": "Long", "namespace": "user:me"})
+        await pilot.press("f3")
+        await settle(app, pilot)
+        await pilot.press("ctrl+b")
+        await settle(app, pilot)
+        text = app.screen.query_one("#preview-text")
+        scroller = text.parent
+        assert text.size.width <= scroller.scrollable_content_region.width
+        assert scroller.max_scroll_x == 0  # nothing to the right of the pane
+        lines = [s.text for s in text.render_lines(__import__("textual.geometry", fromlist=["Region"]).Region(
+            0, 0, text.size.width, text.size.height))]
+        assert any("the-end-marker" in line for line in lines)
