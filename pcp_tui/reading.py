@@ -7,7 +7,7 @@ from typing import Any, Iterable
 from store import LIMITS
 from store import chunks as _chunks
 
-ALL_PROJECTIONS = ("manifest", "payload", "relations", "history", "facets", "source_spans")
+ALL_PROJECTIONS = ("manifest", "payload", "relations", "history", "facets", "source_spans", "lifecycle")
 MAX_GRAPH_NODES = 40
 
 

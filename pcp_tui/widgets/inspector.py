@@ -27,6 +27,32 @@ CODE_LANGUAGES = {
 TABS = ("content", "revisions", "provenance", "relations", "facets", "raw")
 
 
+def lifecycle_notes(full: dict) -> Content | None:
+    """`archived by user:owner on 2026-03-01: “done with it”` and `⊘ suppressed in chat:x (reason)`, or None."""
+    env = full["revision"]
+    life = full.get("lifecycle") or {}
+    lines: list[Content] = []
+    status = env["lifecycle_status"]
+    steps = life.get("events") or []
+    if status in ("archived", "tombstoned") and steps and steps[0]["to_status"] == status:
+        step = steps[0]
+        who = step["created_by"]
+        lines.append(Content.assemble((status, f"bold $lifecycle-{status}"),
+                                      f" by {who['actor_type']}:{who['actor_id']} on {step['created_at'][:10]}: ",
+                                      (f"“{step['reason']}”", "italic")))
+    elif status == "superseded":
+        lines.append(Content.assemble(("superseded", "bold $lifecycle-superseded"),
+                                      ": a newer page supersedes it (Relations tab, 4)"))
+    for sup in (life.get("suppressions") or [])[:3]:
+        reason = f" ({sup['reason']})" if sup.get("reason") else ""
+        until = f" until {sup['expires_at'][:10]}" if sup.get("expires_at") else ""
+        lines.append(Content.assemble(("⊘ suppressed", "bold $warning"), f" in {sup['context_id']}{until}{reason}"))
+    more = len(life.get("suppressions") or []) - 3
+    if more > 0:
+        lines.append(Content.styled(f"… suppressed in {more} more context{'s' if more != 1 else ''}", "dim"))
+    return Content("\n").join(lines) if lines else None
+
+
 def code_language(media_type: str | None) -> str | None:
     """The highlighter language of a code media type (text/x-python -> python), else None."""
     if not media_type:
@@ -52,6 +78,7 @@ class Inspector(StoreWorkers, Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("No page selected.", id="inspector-title")
+        yield Static("", id="inspector-notes")  # why it has its status, where it is suppressed (shown when any)
         with TabbedContent(initial="content", id="tabs"):
             with TabPane("Content", id="content"):
                 with VerticalScroll(id="content-scroll"):
@@ -85,6 +112,7 @@ class Inspector(StoreWorkers, Vertical):
         self.page_id, self.page = None, None
         self._stale = set()
         self.query_one("#inspector-title", Static).update("No page selected.")
+        self._show_notes(None)
         markdown = self.query_one("#content-markdown", Markdown)
         markdown.update("")
         markdown.display = False
@@ -140,6 +168,7 @@ class Inspector(StoreWorkers, Vertical):
             (f"  {who['actor_type']}:{who['actor_id']}  {(env.get('observed_at') or env['created_at'])[:16]}", "dim"),
         )
         self.query_one("#inspector-title", Static).update(head, layout=False)  # fixed height: no relayout
+        self._show_notes(data["full"])
         # Only the visible tab is drawn now; the others when they are opened (cursor moves stay cheap).
         self._stale = set(TABS)
         self._draw_tab(self.active_tab)
@@ -151,6 +180,17 @@ class Inspector(StoreWorkers, Vertical):
             label = event.node.label
             self.query_one("#provenance-detail", Static).update(
                 Content(label.plain if hasattr(label, "plain") else str(label)))
+
+    def _show_notes(self, full: dict | None) -> None:
+        """The reason for a non-active status (the newest lifecycle step) and the contexts that suppress it."""
+        notes = lifecycle_notes(full) if full else None
+        widget = self.query_one("#inspector-notes", Static)
+        if notes is None:
+            if widget.display:
+                widget.display = False
+            return
+        widget.update(notes)
+        widget.display = True
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         event.stop()
@@ -165,7 +205,7 @@ class Inspector(StoreWorkers, Vertical):
         if tab == "content":
             self._show_content(env, full.get("truncated", False))
         elif tab == "revisions":
-            self.query_one(RevisionsView).show(full.get("history", []))
+            self.query_one(RevisionsView).show(full.get("history", []), env.get("observed_at"))
         elif tab == "provenance":
             self.query_one(ProvenanceTree).show(env, reading.title_of(env), self.page["input_titles"])
         elif tab == "relations":

@@ -265,3 +265,30 @@ async def test_the_handoff_preview_wraps_long_lines(demo_store, make_app):
         lines = [s.text for s in text.render_lines(__import__("textual.geometry", fromlist=["Region"]).Region(
             0, 0, text.size.width, text.size.height))]
         assert any("the-end-marker" in line for line in lines)
+
+
+async def test_the_inspector_gives_lifecycle_reasons_marks_suppression_and_names_its_dates(demo_store, make_app):
+    store, refs = demo_store
+    store.suppress_pages([refs["alpha-bib"]], "chat:thesis", reason="not needed there")
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        notes = app.screen.query_one("#inspector-notes")
+        await select_page(app, pilot, refs["alpha-bib"])
+        assert notes.display and "⊘ suppressed in chat:thesis (not needed there)" in str(notes.render())
+        page_list(app).focus()
+        await pilot.press("f")  # status all: the tombstoned and archived pages too
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-todo"])
+        reason = next(op["reason"] for op in __import__("pcp_tui.demo", fromlist=["x"]).demo_operations()
+                      if op["op"] == "archive")
+        assert notes.display and f"“{reason}”" in str(notes.render()) and "archived by user:owner" in str(notes.render())
+        await select_page(app, pilot, refs["me-prefs"])
+        assert not notes.display  # an active page with nothing to say
+        await pilot.press("2")
+        await settle(app, pilot)
+        row = page_list(app).current
+        note = str(app.screen.query_one("#dates-note").render())
+        assert f"when it happened: {row['sort_time'][:10]}" in note or f"stored: {row['sort_time'][:10]}" in note
+        history = app.screen.query_one("#history")
+        assert "stored" in str(history.get_option_at_index(0).prompt)
