@@ -91,6 +91,7 @@ class MainScreen(CurateActions):
         self.reviews = 0
         self.listed: tuple[int, bool] | None = None  # rows in the list, and whether that is all of them
         self._timer: Timer | None = None
+        self._shown_status: Content | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -186,7 +187,10 @@ class MainScreen(CurateActions):
         else:
             parts.append(" · newest first" if any(self.dates) else f" · by {self.order}")
         status = self.query_one("#list-status", Static)
-        status.update(Content.assemble((self.scope_label, "bold"), *parts))
+        line = Content.assemble((self.scope_label, "bold"), *parts)
+        if line != self._shown_status:  # each page-list window reports its count: repaint only what changed
+            self._shown_status = line
+            status.update(line)
         status.tooltip = ("The scope tree counts every page that is not tombstoned (active, superseded and "
                           "archived); the Status filter (f) chooses which of them the list shows.")
         basket = len(self.app.basket)
@@ -196,7 +200,7 @@ class MainScreen(CurateActions):
             parts.append(f"{self.reviews} tombstone recommendation{'s' if self.reviews != 1 else ''} "
                          f"({self.app.key_display('recommendations')})")
         parts.append(f"help {self.app.key_display('help')}")
-        self.query_one("#status-line", Static).update(Content("  ·  ".join(parts)))
+        self.query_one("#status-line", Static).update(Content("  ·  ".join(parts)), layout=False)  # one line
 
     def _scope_count(self) -> int | None:
         """What the scope tree counts for the listing's scopes, when the list is comparable (no search, filter)."""

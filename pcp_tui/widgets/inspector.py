@@ -9,7 +9,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.highlight import highlight
-from textual.widgets import Markdown, Static, TabbedContent, TabPane, Tree
+from rich.markdown import Markdown as RichMarkdown
+from textual.widgets import Static, TabbedContent, TabPane, Tree
 from textual.worker import get_current_worker
 
 from .. import reading
@@ -67,6 +68,23 @@ def code_language(media_type: str | None) -> str | None:
     return None
 
 
+class MarkdownText(Static):
+    """Markdown drawn into one widget (Rich's renderer), its text in `source`.
+
+    Textual's Markdown widget mounts a widget per block, so every page shown re-mounted a dozen
+    widgets, re-applied CSS and re-laid out the inspector: the longest event-loop block on a cursor
+    move (bench/tui_bench.py). One Static is only repainted.
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id)
+        self.source = ""
+
+    def show(self, text: str) -> None:
+        self.source = text
+        self.update(RichMarkdown(text, code_theme="ansi_dark", hyperlinks=False) if text else "")
+
+
 class Inspector(StoreWorkers, Vertical):
     """Shows whatever page `show` was last given; every read runs in a worker."""
 
@@ -82,7 +100,7 @@ class Inspector(StoreWorkers, Vertical):
         with TabbedContent(initial="content", id="tabs"):
             with TabPane("Content", id="content"):
                 with VerticalScroll(id="content-scroll"):
-                    yield Markdown("", id="content-markdown")
+                    yield MarkdownText(id="content-markdown")
                     yield Static("", id="content-text")
             with TabPane("Revisions", id="revisions"):
                 yield RevisionsView(id="revisions-view")
@@ -113,8 +131,8 @@ class Inspector(StoreWorkers, Vertical):
         self._stale = set()
         self.query_one("#inspector-title", Static).update("No page selected.")
         self._show_notes(None)
-        markdown = self.query_one("#content-markdown", Markdown)
-        markdown.update("")
+        markdown = self.query_one("#content-markdown", MarkdownText)
+        markdown.show("")
         markdown.display = False
         plain = self.query_one("#content-text", Static)
         plain.display = True
@@ -223,7 +241,7 @@ class Inspector(StoreWorkers, Vertical):
         payload = env.get("payload") or {}
         text = payload.get("content")
         media = payload.get("media_type")
-        markdown = self.query_one("#content-markdown", Markdown)
+        markdown = self.query_one("#content-markdown", MarkdownText)
         plain = self.query_one("#content-text", Static)
         note = "\n\n(cut at the read budget)" if truncated else ""
         if text is None:
@@ -232,7 +250,7 @@ class Inspector(StoreWorkers, Vertical):
             plain.update(Content(f"No payload; the page points to its sources:\n{refs}"))
         elif media == "text/markdown":
             markdown.display, plain.display = True, False
-            markdown.update(text + note)
+            markdown.show(text + note)
         else:
             markdown.display, plain.display = False, True
             language = code_language(media)
