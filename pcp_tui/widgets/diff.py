@@ -17,7 +17,9 @@ def wrap_cells(text: str, width: int) -> list[str]:
     """`text` in pieces of at most `width` terminal cells (a CJK character takes two), never empty."""
     text = text.expandtabs(4)
     width = max(2, width)
-    pieces, piece, used = [], [], 0
+    pieces: list[str] = []
+    piece: list[str] = []
+    used = 0
     for ch in text:
         w = cell_len(ch)
         if used + w > width and piece:
