@@ -256,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the built store")
     parser.add_argument("--moves", type=int, default=200, help="cursor moves to time (default 200)")
     parser.add_argument("--questions", type=int, default=10, help="questions typed into the search box (default 10)")
+    parser.add_argument("--switch-interval", type=float, metavar="SECONDS",
+                        help="sys.setswitchinterval for the run (how soon a store thread yields the GIL to the loop)")
     parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the run (the event-loop thread) to FILE")
     parser.add_argument("--first-window-budget", type=float, default=10.0, metavar="SECONDS",
                         help="most seconds allowed to the first page-list window (default 10)")
@@ -269,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"building {args.pages:,} pages in {path}", file=sys.stderr)
         build(path, args.pages)
     size = path.stat().st_size / 1e6
+    if args.switch_interval:
+        sys.setswitchinterval(args.switch_interval)
     asked = questions(args.questions)
     print("questions: " + " | ".join(asked[:3]) + " ...", file=sys.stderr)
     try:
