@@ -262,6 +262,7 @@ async def test_the_handoff_preview_wraps_long_lines(demo_store, make_app):
         scroller = text.parent
         assert text.size.width <= scroller.scrollable_content_region.width
         assert scroller.max_scroll_x == 0  # nothing to the right of the pane
+        assert text.region.right <= app.size.width and scroller.region.right <= app.size.width  # nor of the screen
         lines = [s.text for s in text.render_lines(__import__("textual.geometry", fromlist=["Region"]).Region(
             0, 0, text.size.width, text.size.height))]
         assert any("the-end-marker" in line for line in lines)
