@@ -361,7 +361,12 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
                     overflow="ellipsis")
 
     def _snippet_line(self, row: dict, width: int) -> Text:
-        snippet, spans = marked_snippet(row.get("snippet") or "", row.get("highlights"), self.search_query)
+        # The one-line snippet and its marks, worked out once per row (render_line runs on every repaint).
+        cached = row.get("_one_line")
+        if cached is None or cached[0] != self.search_query:
+            cached = (self.search_query, marked_snippet(row.get("snippet") or "", row.get("highlights"), self.search_query))
+            row["_one_line"] = cached
+        snippet, spans = cached[1]
         if spans and spans[0][0] > 20:
             cut = spans[0][0] - 20
             snippet = "…" + snippet[cut:]
