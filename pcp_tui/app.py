@@ -16,6 +16,7 @@ from textual.widgets import Static
 from textual.worker import Worker, get_current_worker
 
 from . import commands, config, theming
+from .palette import PcpCommands
 from .messages import BasketChanged, BasketChecked, Progress, StoreActivity, StoreChanged, StoreReady, StoreWorkers
 
 WATCH_INTERVAL = 1.0  # seconds between looks at the store's newest audit event (changes by other processes)
@@ -33,6 +34,7 @@ class PcpApp(StoreWorkers, App[int]):
     CSS_PATH = "app.tcss"
     BINDINGS = commands.bindings("app")
     ENABLE_COMMAND_PALETTE = True
+    COMMANDS = {PcpCommands}  # finds a command by what it does too, not only by its title (palette.py)
     # Screens get these classes by size (app.tcss): below 110 columns the scope tree folds away
     # (ctrl+b shows it), below 34 rows dialogs take the whole height and scroll what they explain.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
@@ -90,7 +92,8 @@ class PcpApp(StoreWorkers, App[int]):
         self.open_store()
 
     def watch_theme(self, theme: str) -> None:
-        if self._theme_ready and self.forced_theme is None:
+        # The demo is a visit: a theme tried there is not remembered (the user's config is never written).
+        if self._theme_ready and self.forced_theme is None and not self.demo_mode:
             problem = config.save_theme(self.config_folder, theme)
             if problem:
                 self.notify(problem, severity="warning")
@@ -256,9 +259,15 @@ class PcpApp(StoreWorkers, App[int]):
     # --- app-wide actions ---
 
     def action_help(self) -> None:
+        from textual.screen import ModalScreen
+
         from .screens.help import HelpScreen
 
-        self.push_screen(HelpScreen(getattr(self.screen, "COMMAND_SCOPE", None)))
+        if isinstance(self.screen, HelpScreen):  # F1 again closes the help
+            self.screen.dismiss(None)
+            return
+        self.push_screen(HelpScreen(getattr(self.screen, "COMMAND_SCOPE", None),
+                                    dialog=isinstance(self.screen, ModalScreen)))
 
     def action_rights(self) -> None:
         from .screens.rights import RightsScreen
@@ -307,7 +316,8 @@ class PcpApp(StoreWorkers, App[int]):
             for mode, what in MODE_HELP.items():
                 yield SystemCommand(f"Search mode: {mode}", f"Search {what}", partial(screen.set_search_mode, mode))
         for name in sorted(set(self.theme_names)):
-            yield SystemCommand(f"Theme: {name}", "Use this theme (remembered)", partial(setattr, self, "theme", name))
+            remembered = "for this visit (the demo remembers nothing)" if self.demo_mode else "remembered"
+            yield SystemCommand(f"Theme: {name}", f"Use this theme ({remembered})", partial(setattr, self, "theme", name))
 
     async def _run_command(self, target: Any, action: str) -> None:
         await target.run_action(action)

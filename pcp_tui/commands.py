@@ -35,7 +35,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("quit", "ctrl+q", "Quit", "Leave the app", "quit", "app", priority=True),
     Command("command_palette", "ctrl+p", "Palette", "Open the command palette (every action)", "command_palette",
             "app", footer=False, priority=True),
-    Command("help", "f1", "Help", "Show every key of this screen", "help", "app"),
+    Command("help", "f1", "Help", "Show every key of this screen (in a dialog: that dialog's keys)", "help", "app",
+            priority=True),  # modal dialogs leave out the app's other bindings; F1 must reach them too
     Command("rights", "f2", "Your rights", "Export everything, delete a whole scope, read the audit log", "rights", "app"),
     Command("handoff", "f3", "Handoff", "The basket: preview, copy to a chat, continue a chat, the ledger", "handoff", "app"),
     Command("recommendations", "f4", "Reviews", "Pending tombstone recommendations from models", "recommendations", "app",
@@ -58,6 +59,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("status_filter", "f", "Status", "Filter pages by lifecycle status", "cycle_status"),
     Command("actor_filter", "w", "Author", "Filter pages by who wrote them (user, model, tool, system)", "cycle_actor",
             footer=False),
+    Command("dates", "d", "Dates", "Filter pages by when it happened (observed, else stored): from a day, before a day",
+            "dates", footer=False),
     Command("refresh", "ctrl+r", "Refresh", "Reload scopes and pages", "refresh", footer=False),
     Command("basket", "space", "Basket", "Put the page in the handoff basket, or take it out", "toggle_basket"),
     Command("tab_content", "1", "Content", "Show the page content", "tab('content')", footer=False),

@@ -7,13 +7,18 @@ from typing import Any, Iterable
 from store import LIMITS
 from store import chunks as _chunks
 
-ALL_PROJECTIONS = ("manifest", "payload", "relations", "history", "facets", "source_spans")
+ALL_PROJECTIONS = ("manifest", "payload", "relations", "history", "facets", "source_spans", "lifecycle")
 MAX_GRAPH_NODES = 40
 
 
 def chunks(items: list, size: int = LIMITS["max_ids_per_read"]) -> Iterable[list]:
     """`items` in batches one read_pages call accepts."""
     return _chunks(items, size)
+
+
+def counted(n: int, singular: str, plural: str | None = None) -> str:
+    """`1 page`, `2 pages`, `1 entry`, `3 entries`: a count with its noun in the right number."""
+    return f"{n:,} {singular if n == 1 else plural or singular + 's'}"
 
 
 def title_of(envelope: dict) -> str:

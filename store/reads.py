@@ -12,15 +12,18 @@ from .constants import LIMITS, LIFECYCLE_STATUSES, RECOMMENDED_RELATION_TYPES
 from .core import Call, Part, named_rows, operation, pending_erasures
 from .db import SCHEMA_VERSION
 from .index import FTS_TABLE
+from . import ids
 from .errors import Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported, shown
 from .files import folder_warnings
 from .titles import shown_title
 from .types import (
     AuditEvent, AuditLog, Capabilities, DoctorReport, HistoryEntry, PageList, PageSummary, Payload, ProvenanceEvent,
-    ReadItem, ReadResult, Relation, Relations, Revision, Scope, ScopeList,
+    LifecycleStep, PageLifecycle, ReadItem, ReadResult, Relation, Relations, Revision, Scope, ScopeList,
+    SuppressionNote,
 )
 
-PROJECTIONS = ("manifest", "payload", "source_spans", "relations", "facets", "history")
+PROJECTIONS = ("manifest", "payload", "source_spans", "relations", "facets", "history", "lifecycle")
+MAX_LIFECYCLE_NOTES = 50  # lifecycle steps and suppressions listed per page, newest first
 SEARCH_MODES = ("auto", "text", "exact", "temporal", "graph")
 PROTOCOL_VERSION = "0.4.0-draft"
 MAX_RELATIONS_PER_DIRECTION = 100
@@ -253,6 +256,8 @@ class ReadOps(Part):
                 result["source_spans"] = env["source_refs"]
             if "facets" in wanted:
                 result["facets"] = env["facets"]
+            if "lifecycle" in wanted:
+                result["lifecycle"] = self._lifecycle_of(page)
             results.append(result)
         call.counts["read"] = readable
         if readable == 0:
@@ -285,6 +290,28 @@ class ReadOps(Part):
             cursor = self._db.execute_sql(sql, (page.id, *read_params, *audit_params, MAX_RELATIONS_PER_DIRECTION))
             out[direction] = [relation_dict(r) for r in named_rows(cursor, RelationRow)]
         return out
+
+    def _lifecycle_of(self, page: Any) -> PageLifecycle:
+        """Lifecycle steps with their reasons, and suppressions: the owner sees every one (a client's context
+        ids qualified by its identity, as stored); a client sees only its own contexts."""
+        events: list[LifecycleStep] = [
+            {"from_status": r[0], "to_status": r[1], "reason": r[2], "created_at": r[3],
+             "created_by": {"actor_type": r[4], "actor_id": r[5]}}
+            for r in self._db.execute_sql(
+                "SELECT from_status, to_status, reason, created_at, actor_type, actor_id FROM lifecycle_event "
+                "WHERE page_id = ? ORDER BY id DESC LIMIT ?", (page.id, MAX_LIFECYCLE_NOTES)).fetchall()]
+        mine = self._context_key("")  # "" for the owner; "<principal>/" for a client: its own contexts
+        suppressions: list[SuppressionNote] = []
+        for r in self._db.execute_sql(
+                "SELECT context_id, reason, expires_at, created_at, actor_type, actor_id FROM suppression "
+                "WHERE page_id = ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY id DESC LIMIT ?",
+                (page.id, ids.now(), MAX_LIFECYCLE_NOTES)).fetchall():
+            context = r[0]
+            if mine and not context.startswith(mine):
+                continue
+            suppressions.append({"context_id": context[len(mine):], "reason": r[1], "expires_at": r[2],
+                                 "created_at": r[3], "created_by": {"actor_type": r[4], "actor_id": r[5]}})
+        return {"events": events, "suppressions": suppressions}
 
     def _history(self, page: Any) -> list[HistoryEntry]:
         m = self._m

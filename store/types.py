@@ -98,6 +98,33 @@ class HistoryEntry(TypedDict):
     lifecycle_status: str
 
 
+class LifecycleStep(TypedDict):
+    """One lifecycle change of a page (archive, restore, tombstone, untombstone) and its reason."""
+
+    from_status: str
+    to_status: str
+    reason: str
+    created_at: str
+    created_by: Actor
+
+
+class SuppressionNote(TypedDict):
+    """A context in which the page is suppressed (only this session's own contexts)."""
+
+    context_id: str
+    reason: str | None
+    expires_at: str | None
+    created_at: str
+    created_by: Actor
+
+
+class PageLifecycle(TypedDict):
+    """The `lifecycle` projection: why the page has its status, and where it is suppressed."""
+
+    events: list[LifecycleStep]
+    suppressions: list[SuppressionNote]
+
+
 class ReadItem(TypedDict):
     """One requested id: either `error`, or the revision read and the projections asked for."""
 
@@ -111,6 +138,7 @@ class ReadItem(TypedDict):
     history: NotRequired[list[HistoryEntry]]
     source_spans: NotRequired[list[SourceRef]]
     facets: NotRequired[dict[str, Any]]
+    lifecycle: NotRequired[PageLifecycle]
 
 
 class ReadResult(TypedDict):
@@ -635,7 +663,7 @@ __all__ = [
     "Actor", "AuditEvent", "AuditLog", "BulkDeletePlan", "BulkDeleteReceipt", "BulkPage", "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult",
     "BundleWarning", "Capabilities", "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan",
     "ErasurePlan", "ErrorInfo", "ExportCounts", "ExportFileRef", "ExportResult", "FtsState", "Handoff", "HandoffList", "HandoffRef",
-    "HistoryEntry", "Hit", "ImportExportResult", "ImportRecorded", "ImportReportEntry", "ImportReportResult", "ImportSummary", "LinkResult", "PageList", "PageSummary", "Payload",
+    "HistoryEntry", "Hit", "LifecycleStep", "PageLifecycle", "SuppressionNote", "ImportExportResult", "ImportRecorded", "ImportReportEntry", "ImportReportResult", "ImportSummary", "LinkResult", "PageList", "PageSummary", "Payload",
     "ProvenanceEvent", "ReadItem", "ReadResult", "Receipt", "ReceiptList", "RecommendResult", "Recommendation",
     "RecommendationList", "Relation", "Relations", "Revision", "Scope", "ScopeDeletePlan", "ScopeList",
     "SearchResult", "SkippedItem", "SourceRef", "SuppressResult", "TransitionResult", "UnlinkResult",

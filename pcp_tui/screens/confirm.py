@@ -36,8 +36,9 @@ class ConfirmScreen(ModalScreen[bool]):
     YES, NO = "confirm.yes", "confirm.no"
 
     def __init__(self, title: str, body: str | Content, *, confirm_label: str = "Yes", danger: bool = True,
-                 fields: list[tuple[str, str, str]] | None = None) -> None:
+                 fields: list[tuple[str, str, str]] | None = None, optional: bool = False) -> None:
         super().__init__()
+        self.optional = optional  # fields may be left empty (a filter with no limit)
         self.title_text, self.body = title, body
         self.confirm_label, self.danger = confirm_label, danger
         self.fields = fields or []  # (name, label, default value)
@@ -53,7 +54,7 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel", variant="default")
                 yield Button(self.confirm_label, id="confirm", variant="error" if self.danger else "primary")
-            yield Static(key_hint(self.app, [(self.YES, self.confirm_label), (self.NO, "Cancel")]),
+            yield Static(key_hint(self.app, [(self.YES, self.confirm_label), (self.NO, "Cancel"), ("help", "Keys")]),
                          classes="dialog-keys")
 
     def on_mount(self) -> None:
@@ -69,7 +70,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def action_answer(self, yes: bool) -> None:
         self.answers = self.values
-        if yes and any(not v.strip() for v in self.answers.values()):
+        if yes and not self.optional and any(not v.strip() for v in self.answers.values()):
             self.notify("Fill in every field first.", severity="warning")
             return
         self.dismiss(yes)

@@ -28,8 +28,24 @@ EXPLAIN = {
 }
 
 
+def lifecycle_sentence(op: str, title: str, status: str) -> str:
+    """What a lifecycle step did, naming the page: `Archived “Garden notes”: ...`."""
+    done = {"archive": "it left the default list and ordinary search (Status filter: archived)",
+            "restore": f"it is {status} again", "tombstone": "it is withdrawn from every search, list and bundle",
+            "untombstone": f"it is {status} again"}.get(op, f"now {status}")
+    return f"{op.capitalize()}d “{title}”: {done}."
+
+
 class CurateActions(StoreWorkers, Screen[None]):
     """Base of the main screen: the actions on the page shown in the inspector (which it must compose)."""
+
+    def _title_of(self, page_id: str) -> str:
+        """The page's title as shown (the inspector's page, else its list row), else its id."""
+        page = self.query_one(Inspector).page
+        if page is not None and page["full"]["revision"]["page_id"] == page_id:
+            return reading.title_of(page["full"]["revision"])
+        row = next((r for r in self.query_one(PageList).rows if r["page_id"] == page_id), None)
+        return (row.get("title") if row else None) or page_id
 
     def _selected_envelope(self) -> dict | None:
         page = self.query_one(Inspector).page
@@ -66,7 +82,9 @@ class CurateActions(StoreWorkers, Screen[None]):
 
     def _after_link(self, result: dict | None) -> None:
         if result:
-            self.notify(f"Linked: {result['relation_type']} → {result['to_page_id']}.", title="Link")
+            target = result.get("to_title") or result["to_page_id"]
+            self.notify(f"Linked “{result.get('from_title') or result['from_page_id']}” "
+                        f"─{result['relation_type']}─▶ “{target}”.", title="Link")
             self.app.announce_change(result["from_page_id"])
 
     def action_archive(self) -> None:
@@ -206,7 +224,8 @@ class CurateActions(StoreWorkers, Screen[None]):
         message.stop()
         result = message.result
         self.query_one(PageList).update_row(result["page_id"], lifecycle_status=result["lifecycle_status"])
-        self.notify(f"{message.op.capitalize()}d: now {result['lifecycle_status']}.", title="Lifecycle")
+        self.notify(lifecycle_sentence(message.op, self._title_of(result["page_id"]), result["lifecycle_status"]),
+                    title="Lifecycle")
         self.app.announce_change(result["page_id"])
 
     @on(Suppressed)

@@ -24,10 +24,11 @@ def plan_text(plan: dict, titles: dict[str, str]) -> Content:
     """What plan_delete says will be erased, in sentences."""
     counts = plan.get("counts", {})
     lines = [
-        f"Erases {counts.get('pages', len(plan.get('pages', [])))} page(s): "
-        f"{counts.get('revisions', len(plan.get('revisions', [])))} revision(s), "
-        f"{counts.get('relations', len(plan.get('relations', [])))} relation(s), "
-        f"{plan.get('suppressions', 0)} suppression(s), {plan.get('bytes', 0):,} bytes of content.",
+        f"Erases {reading.counted(counts.get('pages', len(plan.get('pages', []))), 'page')}: "
+        f"{reading.counted(counts.get('revisions', len(plan.get('revisions', []))), 'revision')}, "
+        f"{reading.counted(counts.get('relations', len(plan.get('relations', []))), 'relation')}, "
+        f"{reading.counted(plan.get('suppressions', 0), 'suppression')}, "
+        f"{reading.counted(plan.get('bytes', 0), 'byte')} of content.",
         "Nothing of it stays in the database, its WAL, its index or the handoff copies; a receipt without content is kept.",
     ]
     if len(plan.get("pages", [])) > 1:
@@ -38,7 +39,7 @@ def plan_text(plan: dict, titles: dict[str, str]) -> Content:
         lines.append(f"  … and {len(plan['revisions']) - 8} more revisions")
     derived = plan.get("derived_pages", [])
     if derived:
-        lines.append(f"{len(derived)} page(s) derived from it stay unless you cascade (ctrl+k): "
+        lines.append(f"{reading.counted(len(derived), 'page')} derived from it stay{'s' if len(derived) == 1 else ''} unless you cascade (ctrl+k): "
                      + ", ".join(titles.get(p, p) for p in derived[:8]))
     handoffs = plan.get("handoffs", [])
     if handoffs:
@@ -85,7 +86,8 @@ class DeleteScreen(StoreWorkers, ModalScreen["dict | None"]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel", variant="default")
                 yield Button("Delete for good", id="confirm", variant="error", disabled=True)
-            yield Static(key_hint(self.app, [("delete.cascade", "Cascade"), ("delete.cancel", "Cancel")])
+            yield Static(key_hint(self.app, [("delete.cascade", "Cascade"), ("delete.cancel", "Cancel"),
+                                             ("help", "Keys")])
                          + Content.styled("  · Enter in the reason deletes once the id is typed", "dim"),
                          classes="dialog-keys")
 

@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Label, OptionList, Static, TabbedContent,
 from textual.widgets.option_list import Option
 
 from .. import commands
+from ..reading import counted
 from ..messages import BasketChanged, BundleBuilt, Copied, LedgerLoaded, StoreChanged, StoreWorkers
 from ..widgets.fields import Field
 from ..widgets.footer import FitFooter
@@ -49,8 +50,18 @@ def summary(result: dict, what: str) -> Content:
     for c in result.get("cut", []):
         lines.append(Content.styled(f"✂ {c.get('message') or c}", "$warning"))
     if result.get("file"):
-        lines.append(Content(f"Copied via {result['clipboard']}; file: {result['file']}"))
+        lines.append(Content(f"{copy_sentence(result['clipboard'])} The text is also in the file {result['file']}"))
     return Content("\n").join(lines)
+
+
+def copy_sentence(path: str) -> str:
+    """What happened to the text, and no more: OSC 52 is only sent, nothing confirms a clipboard took it."""
+    if path == "pyperclip":
+        return "Copied to the clipboard (pyperclip read it back)."
+    if path == "osc52":
+        return ("Sent to the terminal (OSC 52): it lands on the clipboard if the terminal allows OSC 52; "
+                "nothing confirms it did.")
+    return "Not copied to a clipboard."
 
 
 class HandoffScreen(StoreWorkers, Screen):
@@ -173,7 +184,7 @@ class HandoffScreen(StoreWorkers, Screen):
         warnings = (self.preview or {}).get("warnings", [])
         if self.preview is None or warnings:
             body = "\n".join(f"⚠ {w.get('message', w)}" for w in warnings) or "No preview was made yet."
-            screen = ConfirmScreen(f"Copy {len(self.ids)} page(s) to “{label}”?",
+            screen = ConfirmScreen(f"Copy {counted(len(self.ids), 'page')} to “{label}”?",
                                    body + "\n\nThe bundle goes to the clipboard and to a file beside the store; the "
                                    "ledger records it for this chat.", confirm_label="Copy", danger=bool(warnings))
 
@@ -221,7 +232,8 @@ class HandoffScreen(StoreWorkers, Screen):
         kind = "Continuation" if result.get("continuation_of") else "Bundle"
         self.query_one("#copy-result", Static).update(summary(result, f"{kind} {result['handoff_id']}"))
         self.query_one("#preview-text", Static).update(Content(result["text"]))
-        self.notify(f"Copied to “{result['label']}” via {result['clipboard']}.", title="Handoff")
+        self.notify(f"For “{result['label']}”: {copy_sentence(result['clipboard'])} File: {result.get('file')}",
+                    title="Handoff", timeout=8)
         self.app.announce_change()  # the ledger (here and wherever it shows) reloads through it
 
     @on(LedgerLoaded)

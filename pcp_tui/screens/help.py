@@ -11,6 +11,7 @@ from textual.widgets import DataTable, Static
 
 from .. import commands
 from ..app import PcpApp
+from .confirm import key_hint
 
 TITLES = {"app": "Everywhere", "main": "Pages", "confirm": "Confirmations", "form": "Confirmations with a reason", "delete": "Delete",
           "revise": "Revise", "link": "Link", "rights": "Your rights", "handoff": "Handoff",
@@ -24,24 +25,28 @@ class HelpScreen(ModalScreen[None]):
     COMMAND_SCOPE = "help"
     BINDINGS = commands.bindings("help")
 
-    def __init__(self, scope: str | None) -> None:
+    def __init__(self, scope: str | None, *, dialog: bool = False) -> None:
         super().__init__()
         self.scope = scope
+        self.dialog = dialog  # opened from a dialog: only that dialog's keys (and the app's)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog full"):
-            yield Static(Content.styled("Keys", "bold"), classes="dialog-title")
+            title = f"Keys of this dialog: {TITLES.get(self.scope or '', self.scope)}" if self.dialog else "Keys"
+            yield Static(Content.styled(title, "bold"), classes="dialog-title")
             yield Static(Content(
                 "Every action is also in the command palette. Remap a key in keymap.toml beside config.toml, e.g. "
                 "revise = \"ctrl+e\" (the id is the last column). Lists: ↑/↓ or j/k, PageUp/PageDown, Home/End, "
                 "Enter opens; Tab moves between panes."), classes="dialog-body")
             yield DataTable(id="keys", cursor_type="row", zebra_stripes=True)
+            yield Static(key_hint(self.app, [("help.close", "Close")]), classes="dialog-keys")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns("Where", "Keys", "Command", "What it does", "Id")
         shown = [self.scope] if self.scope and self.scope != "help" else []
-        for where in [*shown, "app", *(w for w in TITLES if w not in ("app", *shown))]:
+        others = [] if self.dialog and shown else [w for w in TITLES if w not in ("app", *shown)]
+        for where in [*shown, "app", *others]:
             for cmd in (c for c in commands.COMMANDS if c.where == where):
                 table.add_row(TITLES.get(where, where), self.app.key_display(cmd.id), cmd.title, cmd.help, cmd.id)
         table.focus()

@@ -15,6 +15,7 @@ from textual.worker import get_current_worker
 from .. import commands
 from ..messages import LinkCandidates, Linked, StoreWorkers
 from ..widgets.fields import Field
+from .confirm import key_hint
 
 
 class LinkScreen(StoreWorkers, ModalScreen["dict | None"]):
@@ -45,6 +46,9 @@ class LinkScreen(StoreWorkers, ModalScreen["dict | None"]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel")
                 yield Button("Link", id="save", variant="primary", disabled=True)
+            yield Static(key_hint(self.app, [("link.find", "Find"), ("link.save", "Link"), ("link.cancel", "Cancel"),
+                                             ("help", "Keys")])
+                         + Content.styled("  · Enter in the results picks a page", "dim"), classes="dialog-keys")
 
     def on_mount(self) -> None:
         self.query_one("#find", Field).focus()
@@ -87,7 +91,8 @@ class LinkScreen(StoreWorkers, ModalScreen["dict | None"]):
     @on(Linked)
     def _linked(self, message: Linked) -> None:
         message.stop()
-        self.dismiss(message.relation)
+        to_title = self.target[1] if self.target and self.target[0] == message.relation["to_page_id"] else None
+        self.dismiss({**message.relation, "from_title": self.page_title, "to_title": to_title})
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

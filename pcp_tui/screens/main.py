@@ -12,7 +12,7 @@ from textual.widgets import Static
 from textual.timer import Timer
 from textual.worker import get_current_worker
 
-from .. import commands
+from .. import commands, reading
 from ..messages import BasketChanged, OpenPage, ReviewsCounted, ScopesLoaded, StoreChanged
 from ..widgets.fields import Field
 from ..widgets.graph import GraphView
@@ -26,6 +26,9 @@ from .curate import CurateActions
 
 ORDERS = ("recent", "title")
 STATUSES = ("active", "all", "archived", "superseded", "tombstoned")
+# What a status filter asks the store for: "all" is every status, tombstoned pages included (the store's own
+# "all" leaves them out), so "status all" lists every page the scope counts hold and the tombstoned ones.
+STATUS_SETS = {"all": ["active", "superseded", "archived", "tombstoned"]}
 ACTORS = (None, "user", "model", "tool", "system")
 MODES = ("auto", "text", "exact")
 MODE_HELP = {"auto": "ranked by relevance over any of the words", "text": "every word must occur",
@@ -35,22 +38,33 @@ SEARCH_WINDOW = 50  # hits per search window (the store's maximum)
 DEBOUNCE = 0.15  # seconds of quiet typing before a search; results must land within 300 ms
 
 
+def statuses_of(status: str) -> list[str]:
+    return STATUS_SETS.get(status, [status])
+
+
 def list_fetch(store: Any, scopes: list[str] | None, status: str, order: str, actor: str | None):
     """A page-list window fetcher over list_pages (runs in the list's worker)."""
     def fetch(after: str | None) -> tuple[list[dict], str | None]:
-        r = store.list_pages(scopes=scopes, status=status, order=order, after=after, limit=WINDOW,
+        r = store.list_pages(scopes=scopes, status=statuses_of(status), order=order, after=after, limit=WINDOW,
                              actor_types=[actor] if actor else None)
         return r["pages"], r["next_cursor"]
 
     return fetch
 
 
-def search_fetch(store: Any, query: str, mode: str, scopes: list[str] | None, status: str, actor: str | None):
-    """A page-list window fetcher over search_pages."""
-    statuses = ["active", "superseded", "archived"] if status == "all" else [status]
-    filters: dict[str, Any] = {"lifecycle_status": statuses}
+def search_fetch(store: Any, query: str, mode: str, scopes: list[str] | None, status: str, actor: str | None,
+                 dates: tuple[str, str] = ("", "")):
+    """A page-list window fetcher over search_pages (an empty query with a date filter lists by date)."""
+    filters: dict[str, Any] = {"lifecycle_status": statuses_of(status)}
     if actor:
         filters["actor_types"] = [actor]
+    after_day, before_day = dates
+    if after_day:
+        filters["observed_after"] = after_day
+    if before_day:
+        filters["observed_before"] = before_day
+    if not query.strip():
+        mode = "temporal"  # no words: newest first, within the dates
 
     def fetch(after: str | None) -> tuple[list[dict], str | None]:
         r = store.search_pages(query, scopes=scopes or (), mode=mode, filters=filters, limit=SEARCH_WINDOW,
@@ -73,8 +87,11 @@ class MainScreen(CurateActions):
         self.order, self.status, self.mode = "recent", "active", "auto"
         self.actor: str | None = None
         self.query_text = ""
+        self.dates: tuple[str, str] = ("", "")  # when it happened (observed, else stored): on or after, before
         self.reviews = 0
+        self.listed: tuple[int, bool] | None = None  # rows in the list, and whether that is all of them
         self._timer: Timer | None = None
+        self._shown_status: Content | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -133,8 +150,10 @@ class MainScreen(CurateActions):
         store = self.app.store
         page_list = self.query_one(PageList)
         page_list.marked = {b["page_id"] for b in self.app.basket}
-        if self.query_text.strip():
-            fetch = search_fetch(store, self.query_text, self.mode, self.scopes, self.status, self.actor)
+        if not quiet:
+            self.listed = None
+        if self.query_text.strip() or any(self.dates):
+            fetch = search_fetch(store, self.query_text, self.mode, self.scopes, self.status, self.actor, self.dates)
             page_list.load(fetch, query=self.query_text, keep_page=keep_page,
                            empty_note="No pages match.", quiet=quiet)
         else:
@@ -144,10 +163,36 @@ class MainScreen(CurateActions):
         self._show_status()
 
     def _show_status(self) -> None:
-        what = f"search “{self.query_text}” ({self.mode})" if self.query_text.strip() else f"by {self.order}"
+        # The filters first and the search words last: on a narrow pane the line wraps, and what is cut
+        # (if anything) is the query, which the search box shows anyway.
         author = self.actor or "anyone"
-        self.query_one("#list-status", Static).update(Content.assemble(
-            (self.scope_label, "bold"), f" · {what} · status {self.status} · by {author}"))
+        parts = [f" · status {self.status} · by {author}"]
+        after_day, before_day = self.dates
+        if any(self.dates):
+            parts.append(" · " + (f"from {after_day}" if after_day else "") + (" " if all(self.dates) else "")
+                         + (f"before {before_day}" if before_day else ""))
+        if self.listed is not None:
+            count, complete = self.listed
+            held = self._scope_count()
+            if not complete:
+                parts.append(f" · {count:,}+ pages")
+            elif held is not None and self.status == "active" and count < held:
+                parts.append(f" · {count:,} of {held:,} pages")  # the others are archived or superseded
+            elif held is not None and self.status == "all" and count > held:
+                parts.append(f" · {count:,} pages ({held:,} + {count - held:,} tombstoned)")
+            else:
+                parts.append(f" · {reading.counted(count, 'page')}")
+        if self.query_text.strip():
+            parts.append(f" · search “{self.query_text}” ({self.mode})")
+        else:
+            parts.append(" · newest first" if any(self.dates) else f" · by {self.order}")
+        status = self.query_one("#list-status", Static)
+        line = Content.assemble((self.scope_label, "bold"), *parts)
+        if line != self._shown_status:  # each page-list window reports its count: repaint only what changed
+            self._shown_status = line
+            status.update(line)
+        status.tooltip = ("The scope tree counts every page that is not tombstoned (active, superseded and "
+                          "archived); the Status filter (f) chooses which of them the list shows.")
         basket = len(self.app.basket)
         parts = [str(self.app.store.path) + ("  (demo)" if self.app.demo_mode else "")]
         parts.append(f"basket {basket} ({self.app.key_display('handoff')})")
@@ -155,12 +200,25 @@ class MainScreen(CurateActions):
             parts.append(f"{self.reviews} tombstone recommendation{'s' if self.reviews != 1 else ''} "
                          f"({self.app.key_display('recommendations')})")
         parts.append(f"help {self.app.key_display('help')}")
-        self.query_one("#status-line", Static).update(Content("  ·  ".join(parts)))
+        self.query_one("#status-line", Static).update(Content("  ·  ".join(parts)), layout=False)  # one line
+
+    def _scope_count(self) -> int | None:
+        """What the scope tree counts for the listing's scopes, when the list is comparable (no search, filter)."""
+        if self.query_text.strip() or any(self.dates) or self.actor:
+            return None
+        scopes = self.query_one(ScopeTree).scopes
+        wanted = None if self.scopes is None else set(self.scopes)
+        return sum(s.get("page_count", 0) for s in scopes if wanted is None or s["namespace"] in wanted)
+
+    def on_page_list_listed(self, message: PageList.Listed) -> None:
+        self.listed = (message.count, message.complete)
+        self._show_status()
 
     @on(ScopesLoaded)
     def _scopes_loaded(self, message: ScopesLoaded) -> None:
         message.stop()
         self.query_one(ScopeTree).show_scopes(message.scopes)
+        self._show_status()  # the counts compared with the list's
 
     @on(ReviewsCounted)
     def _reviews_counted(self, message: ReviewsCounted) -> None:
@@ -272,6 +330,40 @@ class MainScreen(CurateActions):
     def action_cycle_actor(self) -> None:
         self.actor = ACTORS[(ACTORS.index(self.actor) + 1) % len(ACTORS)]
         self.reload_pages()
+
+    def action_dates(self) -> None:
+        """Filter by when it happened (the source's time when known, else when it was stored)."""
+        from .confirm import FormScreen
+
+        screen = FormScreen(
+            "Filter by date",
+            "When it happened: the time the source gives (observed), else when it was stored; the dates in the "
+            "list are these. Days as YYYY-MM-DD (or a full RFC 3339 time); leave a field empty for no limit, "
+            "both empty to show every date.",
+            confirm_label="Filter", danger=False, optional=True,
+            fields=[("after", "On or after", self.dates[0]), ("before", "Before", self.dates[1])])
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.set_dates(screen.answers["after"], screen.answers["before"])
+
+        self.app.push_screen(screen, answered)
+
+    def set_dates(self, after_day: str, before_day: str) -> bool:
+        """Check and apply a date filter; False (and a message) when a date is not one."""
+        from store import ids
+        from store.errors import PcpError
+
+        try:
+            for value in (after_day, before_day):
+                if value.strip():
+                    ids.parse_time(value.strip(), "date")
+        except PcpError as error:
+            self.notify(error.message, title="Dates", severity="warning")
+            return False
+        self.dates = (after_day.strip(), before_day.strip())
+        self.reload_pages()
+        return True
 
     def action_cycle_search_mode(self) -> None:
         self.set_search_mode(MODES[(MODES.index(self.mode) + 1) % len(MODES)])

@@ -11,7 +11,7 @@ from textual.widgets import DataTable, Static
 
 from .. import commands, reading
 from ..messages import OpenPage, RecommendationsLoaded, StoreChanged, StoreWorkers, Tombstoned
-from .confirm import ConfirmScreen, FormScreen
+from .confirm import ConfirmScreen, FormScreen, key_hint
 
 
 class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
@@ -31,6 +31,10 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
                                  "page; only you decide. Enter shows the page, t tombstones it, s confirms a "
                                  "supersedes as your own."), classes="dialog-body")
             yield DataTable(id="reviews-table", cursor_type="row")
+            yield Static("", id="review-detail", classes="detail")  # the highlighted row in full (reasons wrap)
+            yield Static(key_hint(self.app, [("reviews.open", "Open"), ("reviews.tombstone", "Tombstone"),
+                                             ("reviews.confirm", "Confirm supersedes"), ("reviews.back", "Close"),
+                                             ("help", "Keys")]), classes="dialog-keys")
 
     def on_mount(self) -> None:
         self.app.subscribe_store_changes(self)
@@ -145,6 +149,19 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
 
     def action_back(self) -> None:
         self.dismiss(None)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The highlighted recommendation in full under the table: the columns cut long reasons."""
+        event.stop()
+        rec = self.rows[event.cursor_row] if 0 <= event.cursor_row < len(self.rows) else None
+        detail = self.query_one("#review-detail", Static)
+        if rec is None:
+            detail.update("")
+            return
+        who = f"{rec['actor']['actor_type']}:{rec['actor']['actor_id']}"
+        detail.update(Content.assemble((rec["title"], "bold"), f"  ({rec['page_id']}, {rec['page_status']})\n",
+                                       f"{rec.get('action', 'tombstone')} recommended by {who} at "
+                                       f"{rec['created_at'][:19]}: ", (rec["reason"], "italic")))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -19,6 +19,7 @@ from textual.widgets import Button, Label, Static
 from .. import commands, reading
 from ..messages import ReviseConflicted, Revised, StoreWorkers
 from ..widgets.fields import Editor, Field
+from .confirm import key_hint
 
 SUFFIX = {"text/markdown": ".md", "text/plain": ".txt", "application/json": ".json", "text/x-python": ".py"}
 
@@ -65,6 +66,8 @@ class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
                 yield Button("Cancel", id="cancel")
                 yield Button("Edit in $EDITOR", id="editor")
                 yield Button("Save revision", id="save", variant="primary")
+            yield Static(key_hint(self.app, [("revise.save", "Save"), ("revise.editor", "$EDITOR"),
+                                             ("revise.cancel", "Cancel"), ("help", "Keys")]), classes="dialog-keys")
 
     def on_mount(self) -> None:
         self.query_one("#conflict", Static).display = False

@@ -11,12 +11,15 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import (Button, DataTable, Label, ProgressBar, Select, SelectionList, Static, TabbedContent,
                              TabPane)
+from textual.worker import Worker, WorkerState
 
 from .. import commands
+from ..reading import counted
 from ..messages import (AuditLoaded, Exported, Progress, ReceiptsLoaded, ScopeDeleted, ScopePlanned, ScopesLoaded,
                         StoreChanged, StoreWorkers)
 from ..widgets.fields import Field
 from ..widgets.footer import FitFooter
+from .confirm import ConfirmScreen
 
 AUDIT_PAGE = 50
 
@@ -29,6 +32,16 @@ def default_export_path(db_path: Path, fmt: str) -> str:
     return str(db_path.parent / "exports" / (f"pcp-export-{stamp}" + (".jsonl" if fmt == "jsonl" else "")))
 
 
+def missing_folders(path: Path) -> list[Path]:
+    """The folders that writing `path` would have to create, outermost first (none when its parent exists)."""
+    missing: list[Path] = []
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing[::-1]
+
+
 class RightsScreen(StoreWorkers, Screen):
     """Every right of pcp-core sections 6-7 with a keyboard path."""
 
@@ -38,6 +51,7 @@ class RightsScreen(StoreWorkers, Screen):
     def __init__(self) -> None:
         super().__init__()
         self.audit_cursor: str | None = None
+        self.audit_events: list[dict] = []  # the rows of the audit table, in order
         self.scope_plan: dict | None = None
 
     def compose(self) -> ComposeResult:
@@ -71,6 +85,7 @@ class RightsScreen(StoreWorkers, Screen):
                     yield Static("", id="scope-result")
             with TabPane("Audit log", id="audit"):
                 yield DataTable(id="audit-table", cursor_type="row", zebra_stripes=True)
+                yield Static("", id="audit-detail", classes="detail")  # the highlighted event in full
                 yield Static("", id="audit-note")
             with TabPane("Receipts", id="receipts"):
                 yield DataTable(id="receipts-table", cursor_type="row")
@@ -122,7 +137,7 @@ class RightsScreen(StoreWorkers, Screen):
     def _show_scopes(self, message: ScopesLoaded) -> None:
         message.stop()
         scopes = message.scopes
-        choices = [(f"{s['namespace']}  ({s['page_count']} pages)", s["namespace"]) for s in scopes]
+        choices = [(f"{s['namespace']}  ({counted(s['page_count'], 'page')})", s["namespace"]) for s in scopes]
         listing = self.query_one("#export-scopes", SelectionList)
         chosen = set(listing.selected)
         listing.clear_options()
@@ -141,6 +156,8 @@ class RightsScreen(StoreWorkers, Screen):
         table = self.query_one("#audit-table", DataTable)
         if message.first:
             table.clear()
+            self.audit_events = []
+        self.audit_events += page["events"]
         for e in page["events"]:
             counts = ", ".join(f"{k} {v}" for k, v in e["counts"].items())
             table.add_row(e["time"][:19], f"{e['principal_type']}:{e['principal_id']}", e["operation"],
@@ -148,7 +165,24 @@ class RightsScreen(StoreWorkers, Screen):
                           counts, f"{e['duration_ms']:.1f}")
         self.audit_cursor = page["next_cursor"]
         more = f"; {self.app.key_display('rights.more')} loads more" if self.audit_cursor else "; that is all"
-        self.query_one("#audit-note", Static).update(f"{table.row_count} events, newest first{more}.")
+        self.query_one("#audit-note", Static).update(f"{counted(table.row_count, 'event')}, newest first{more}.")
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """An audit event in full under the table: its columns cut long scope lists and counts."""
+        if event.data_table.id != "audit-table":
+            return
+        event.stop()
+        index = event.cursor_row
+        detail = self.query_one("#audit-detail", Static)
+        if not 0 <= index < len(self.audit_events):
+            detail.update("")
+            return
+        e = self.audit_events[index]
+        counts = ", ".join(f"{k} {v}" for k, v in e["counts"].items()) or "none"
+        decision = e["decision"] + (f" ({e['error_code']})" if e["error_code"] else "")
+        detail.update(Content.assemble(
+            (e["operation"], "bold"), f" by {e['principal_type']}:{e['principal_id']} at {e['time'][:19]}: {decision}, "
+            f"{e['duration_ms']:.1f} ms\nscopes: {', '.join(e['scopes']) or 'none'}\ncounts: {counts}"))
 
     @on(ReceiptsLoaded)
     def _show_receipts(self, message: ReceiptsLoaded) -> None:
@@ -177,31 +211,65 @@ class RightsScreen(StoreWorkers, Screen):
         if not path:
             self.notify("Give the path to write the export to.", severity="warning")
             return
+        target = Path(path).expanduser()
+        missing = missing_folders(target)
+        # The default folder (<store folder>/exports) is made without asking; any other missing folder is asked
+        # about first, so a typo never quietly creates folders somewhere else (at the filesystem root, say).
+        if missing and target.parent != self.app.store.path.parent / "exports":
+            many = f" (and {len(missing) - 1} folder{'s' if len(missing) > 2 else ''} above it)" if len(missing) > 1 else ""
+            self.app.push_screen(ConfirmScreen(
+                "Create the folder?",
+                f"The folder {target.parent} does not exist{many}. Create it and write the export there?\n\n"
+                f"The first new folder would be {missing[0]}.",
+                confirm_label="Create and export", danger=False),
+                lambda yes: self._start_export(target, create=True) if yes else self.query_one(
+                    "#export-result", Static).update("Not exported: the folder does not exist. Check the path."))
+            return
+        self._start_export(target, create=bool(missing))
+
+    def _start_export(self, target: Path, create: bool) -> None:
         scopes = list(self.query_one("#export-scopes", SelectionList).selected) or None
         fmt = str(self.query_one("#export-format", Select).value)
         bar = self.query_one("#export-progress", ProgressBar)
         bar.display = True
         bar.update(total=None, progress=0)
         self.query_one("#export-result", Static).update("Exporting…")
-        self._export(path, scopes, fmt)
+        self._export(target, scopes, fmt, create)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="export")
-    def _export(self, path: str, scopes: list[str] | None, fmt: str) -> None:
-        Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        result = self.app.store.export(Path(path).expanduser(), scopes=scopes, format=fmt,
+    def _export(self, path: Path, scopes: list[str] | None, fmt: str, create: bool) -> None:
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        result = self.app.store.export(path, scopes=scopes, format=fmt,
                                        progress=lambda done, total, *_: self.post_message(Progress("export", done, total)))
         self.post_message(Exported(result))
+
+    @on(Worker.StateChanged)
+    def _work_failed(self, event: Worker.StateChanged) -> None:
+        """A failed export or scope delete stops its progress bar and says so where the result would be."""
+        if event.state != WorkerState.ERROR or event.worker.group not in ("export", "delete-scope"):
+            return
+        error = event.worker.error
+        why = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
+        if event.worker.group == "export":
+            self.query_one("#export-progress", ProgressBar).display = False
+            self.query_one("#export-result", Static).update(Content.assemble(("Export failed: ", "bold $error"), why))
+        else:
+            self.query_one("#scope-progress", ProgressBar).display = False
+            self.query_one("#scope-result", Static).update(Content.assemble(("Not deleted: ", "bold $error"), why))
+            self._check_scope_ready()
 
     @on(Exported)
     def _show_export_done(self, message: Exported) -> None:
         message.stop()
         result = message.result
         counts = result.get("counts", {})
-        what = f"{result['lines']} lines, sha256 {result['sha256'][:16]}…" if result.get("format") == "jsonl" \
-            else f"{result.get('files', 0)} files"
+        what = f"{counted(result['lines'], 'line')}, sha256 {result['sha256'][:16]}…" if result.get("format") == "jsonl" \
+            else counted(result.get('files', 0), 'file')
         self.query_one("#export-result", Static).update(Content.assemble(
-            ("Exported ", "bold"), f"{counts.get('pages', 0)} pages, {counts.get('revisions', 0)} revisions ({what}) to\n",
+            ("Exported ", "bold"), f"{counted(counts.get('pages', 0), 'page')}, {counted(counts.get('revisions', 0), 'revision')} ({what}) to\n",
             (result["path"], "bold")))
+        self.query_one("#export-progress", ProgressBar).display = False
         self.notify(f"Exported to {result['path']}", title="Export")
         self.app.announce_change(audit_only=True)
 
@@ -221,11 +289,12 @@ class RightsScreen(StoreWorkers, Screen):
         plan = message.plan
         self.scope_plan = plan
         derived = plan.get("derived_pages", [])
-        text = (f"Erases scope {plan['namespace']}: {plan['pages']} pages, {plan['revisions']} revisions, "
-                f"{plan['relations']} relations, {plan['suppressions']} suppressions, {plan['bytes']:,} bytes, "
+        text = (f"Erases scope {plan['namespace']}: {counted(plan['pages'], 'page')}, "
+                f"{counted(plan['revisions'], 'revision')}, {counted(plan['relations'], 'relation')}, "
+                f"{counted(plan['suppressions'], 'suppression')}, {counted(plan['bytes'], 'byte')}, "
                 "and the scope itself. A receipt without content is kept.")
         if derived:
-            text += f"\n{len(derived)} page(s) in other scopes derive from it; they keep their own content."
+            text += f"\n{counted(len(derived), 'page')} in other scopes derive{'s' if len(derived) == 1 else ''} from it; they keep their own content."
         self.query_one("#scope-plan", Static).update(Content(text))
         self._check_scope_ready()
 
@@ -251,8 +320,8 @@ class RightsScreen(StoreWorkers, Screen):
         receipt = message.receipt
         counts = receipt.get("counts", {})
         self.query_one("#scope-result", Static).update(Content.assemble(
-            ("Deleted. ", "bold"), f"Receipt {receipt['receipt_id']}: {counts.get('pages', 0)} pages, "
-            f"{counts.get('revisions', 0)} revisions erased from {receipt.get('namespace')}."))
+            ("Deleted. ", "bold"), f"Receipt {receipt['receipt_id']}: {counted(counts.get('pages', 0), 'page')}, "
+            f"{counted(counts.get('revisions', 0), 'revision')} erased from {receipt.get('namespace')}."))
         self.scope_plan = None
         self.app.forget_pages(receipt.get("page_ids", []))
         self.query_one("#scope-typed", Field).value = ""
@@ -266,9 +335,25 @@ class RightsScreen(StoreWorkers, Screen):
         if event.button.id == "export-run":
             self.action_export()
         elif event.button.id == "scope-run" and self.scope_plan:
-            event.button.disabled = True
-            self.query_one("#scope-progress", ProgressBar).display = True
-            self._delete_scope(self.scope_plan["namespace"], self.query_one("#scope-reason", Field).value.strip())
+            self._confirm_scope_delete(self.scope_plan)
+
+    def _confirm_scope_delete(self, plan: dict) -> None:
+        """The second step, as for a page: the typed namespace opened the button, this asks once more (on Cancel)."""
+        namespace = plan["namespace"]
+        pages = plan["pages"]
+        screen = ConfirmScreen(
+            f"Erase the scope {namespace} for good?",
+            f"{counted(pages, 'page')} and {counted(plan['revisions'], 'revision')} in {namespace} are erased with the scope itself. "
+            "This cannot be undone; a receipt without content is kept.",
+            confirm_label="Erase the scope")
+
+        def answered(yes: bool | None) -> None:
+            if yes and self.scope_plan is plan:
+                self.query_one("#scope-run", Button).disabled = True
+                self.query_one("#scope-progress", ProgressBar).display = True
+                self._delete_scope(namespace, self.query_one("#scope-reason", Field).value.strip())
+
+        self.app.push_screen(screen, answered)
 
     def action_more_audit(self) -> None:
         if self.audit_cursor:

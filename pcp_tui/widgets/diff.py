@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import difflib
 
-from textual.content import Content, Span
+from rich.cells import cell_len
+from textual.content import Content
 from textual.widgets import Static
 
 ADDED = "$diff-added on $diff-added-background"
@@ -12,27 +13,55 @@ REMOVED = "$diff-removed on $diff-removed-background"
 HEADER = "bold $diff-header"
 
 
-def unified(old: str, new: str, old_name: str, new_name: str) -> Content:
-    """The unified diff of two texts as styled content."""
+def wrap_cells(text: str, width: int) -> list[str]:
+    """`text` in pieces of at most `width` terminal cells (a CJK character takes two), never empty."""
+    text = text.expandtabs(4)
+    width = max(2, width)
+    pieces: list[str] = []
+    piece: list[str] = []
+    used = 0
+    for ch in text:
+        w = cell_len(ch)
+        if used + w > width and piece:
+            pieces.append("".join(piece))
+            piece, used = [], 0
+        piece.append(ch)
+        used += w
+    pieces.append("".join(piece))
+    return pieces
+
+
+def pad_cells(text: str, width: int) -> str:
+    """`text` padded with spaces to exactly `width` cells (it is never wider: wrap_cells made it fit)."""
+    return text + " " * max(0, width - cell_len(text))
+
+
+def unified(old: str, new: str, old_name: str, new_name: str, width: int | None = None) -> Content:
+    """The unified diff of two texts as styled content; with `width`, long lines wrap and keep their marker."""
     lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), old_name, new_name, lineterm="", n=3))
     if not lines:
         return Content("The two revisions have the same content.")
     out: list[Content] = []
     for line in lines:
         if line.startswith(("+++", "---", "@@")):
-            style = HEADER
-        elif line.startswith("+"):
-            style = ADDED
-        elif line.startswith("-"):
-            style = REMOVED
-        else:
-            style = ""
-        out.append(Content.styled(line, style) if style else Content(line))
+            out.append(Content.styled(line, HEADER))
+            continue
+        style = ADDED if line.startswith("+") else REMOVED if line.startswith("-") else ""
+        marker, body = line[:1] or " ", line[1:]
+        pieces = wrap_cells(body, width - 1) if width else [body]
+        for piece in pieces:  # every wrapped piece starts with the line's own + / - / space
+            text = marker + piece
+            out.append(Content.styled(pad_cells(text, width) if width and style else text, style) if style
+                       else Content(text))
     return Content("\n").join(out)
 
 
 def side_by_side(old: str, new: str, width: int, old_name: str, new_name: str) -> Content:
-    """Old on the left, new on the right, changed lines aligned by difflib opcodes."""
+    """Old on the left, new on the right, changed lines aligned by difflib opcodes.
+
+    Columns are measured in terminal cells (CJK text takes two per character), and long lines wrap inside
+    their column instead of being cut, each piece keeping its - / + marker, so no change is hidden.
+    """
     half = max(10, (width - 3) // 2)
     a, b = old.splitlines(), new.splitlines()
     rows: list[tuple[str, str, str, str]] = []  # left text, left style, right text, right style
@@ -45,19 +74,22 @@ def side_by_side(old: str, new: str, width: int, old_name: str, new_name: str) -
             rows.append((left[k] if k < len(left) else "", REMOVED if k < len(left) else "",
                          right[k] if k < len(right) else "", ADDED if k < len(right) else ""))
 
-    def cell(text: str) -> str:
-        text = text.expandtabs(4)
-        return (text[: half - 1] + "…") if len(text) > half else text.ljust(half)
+    def head(name: str) -> str:
+        return pad_cells(wrap_cells(name, half - 1)[0] + ("…" if cell_len(name) > half - 1 else ""), half)
 
-    out = [Content.styled(cell(old_name) + " │ " + cell(new_name), HEADER)]
+    out = [Content.styled(head(old_name) + " │ " + head(new_name), HEADER)]
     for lt, ls, rt, rs in rows:
-        left_cell, right_cell = cell(lt), cell(rt)
-        spans = []
-        if ls:
-            spans.append(Span(0, half, ls))
-        if rs:
-            spans.append(Span(half + 3, half * 2 + 3, rs))
-        out.append(Content(left_cell + " │ " + right_cell, spans=spans))
+        left = wrap_cells(lt, half - 2) if ls or lt else [""]
+        right = wrap_cells(rt, half - 2) if rs or rt else [""]
+        lmark = "- " if ls else "  "
+        rmark = "+ " if rs else "  "
+        for k in range(max(len(left), len(right))):
+            lcell = pad_cells(lmark + left[k], half) if k < len(left) else " " * half
+            rcell = pad_cells(rmark + right[k], half) if k < len(right) else " " * half
+            line = Content(lcell + " │ ") + (Content.styled(rcell, rs) if rs and k < len(right) else Content(rcell))
+            if ls and k < len(left):
+                line = Content.styled(lcell, ls) + Content(" │ ") + line[len(lcell) + 3:]
+            out.append(line)
     return Content("\n").join(out)
 
 
@@ -83,14 +115,13 @@ class DiffView(Static):
         return self.layout_mode
 
     def on_resize(self) -> None:
-        if self.layout_mode == "side-by-side":
-            self._draw()
+        self._draw()  # both layouts wrap to the width
 
     def _draw(self) -> None:
         if self._texts is None:
             return
         old, new, old_name, new_name = self._texts
         if self.layout_mode == "unified":
-            self.update(unified(old, new, old_name, new_name))
+            self.update(unified(old, new, old_name, new_name, max(20, self.size.width or 80)))
         else:
             self.update(side_by_side(old, new, max(40, self.size.width or 80), old_name, new_name))

@@ -9,7 +9,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.highlight import highlight
-from textual.widgets import Markdown, Static, TabbedContent, TabPane
+from rich.markdown import Markdown as RichMarkdown
+from textual.widgets import Static, TabbedContent, TabPane, Tree
 from textual.worker import get_current_worker
 
 from .. import reading
@@ -27,6 +28,32 @@ CODE_LANGUAGES = {
 TABS = ("content", "revisions", "provenance", "relations", "facets", "raw")
 
 
+def lifecycle_notes(full: dict) -> Content | None:
+    """`archived by user:owner on 2026-03-01: “done with it”` and `⊘ suppressed in chat:x (reason)`, or None."""
+    env = full["revision"]
+    life = full.get("lifecycle") or {}
+    lines: list[Content] = []
+    status = env["lifecycle_status"]
+    steps = life.get("events") or []
+    if status in ("archived", "tombstoned") and steps and steps[0]["to_status"] == status:
+        step = steps[0]
+        who = step["created_by"]
+        lines.append(Content.assemble((status, f"bold $lifecycle-{status}"),
+                                      f" by {who['actor_type']}:{who['actor_id']} on {step['created_at'][:10]}: ",
+                                      (f"“{step['reason']}”", "italic")))
+    elif status == "superseded":
+        lines.append(Content.assemble(("superseded", "bold $lifecycle-superseded"),
+                                      ": a newer page supersedes it (Relations tab, 4)"))
+    for sup in (life.get("suppressions") or [])[:3]:
+        reason = f" ({sup['reason']})" if sup.get("reason") else ""
+        until = f" until {sup['expires_at'][:10]}" if sup.get("expires_at") else ""
+        lines.append(Content.assemble(("⊘ suppressed", "bold $warning"), f" in {sup['context_id']}{until}{reason}"))
+    more = len(life.get("suppressions") or []) - 3
+    if more > 0:
+        lines.append(Content.styled(f"… suppressed in {more} more context{'s' if more != 1 else ''}", "dim"))
+    return Content("\n").join(lines) if lines else None
+
+
 def code_language(media_type: str | None) -> str | None:
     """The highlighter language of a code media type (text/x-python -> python), else None."""
     if not media_type:
@@ -41,6 +68,23 @@ def code_language(media_type: str | None) -> str | None:
     return None
 
 
+class MarkdownText(Static):
+    """Markdown drawn into one widget (Rich's renderer), its text in `source`.
+
+    Textual's Markdown widget mounts a widget per block, so every page shown re-mounted a dozen
+    widgets, re-applied CSS and re-laid out the inspector: the longest event-loop block on a cursor
+    move (bench/tui_bench.py). One Static is only repainted.
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id)
+        self.source = ""
+
+    def show(self, text: str) -> None:
+        self.source = text
+        self.update(RichMarkdown(text, code_theme="ansi_dark", hyperlinks=False) if text else "")
+
+
 class Inspector(StoreWorkers, Vertical):
     """Shows whatever page `show` was last given; every read runs in a worker."""
 
@@ -52,15 +96,17 @@ class Inspector(StoreWorkers, Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("No page selected.", id="inspector-title")
+        yield Static("", id="inspector-notes")  # why it has its status, where it is suppressed (shown when any)
         with TabbedContent(initial="content", id="tabs"):
             with TabPane("Content", id="content"):
                 with VerticalScroll(id="content-scroll"):
-                    yield Markdown("", id="content-markdown")
+                    yield MarkdownText(id="content-markdown")
                     yield Static("", id="content-text")
             with TabPane("Revisions", id="revisions"):
                 yield RevisionsView(id="revisions-view")
             with TabPane("Provenance", id="provenance"):
                 yield ProvenanceTree(id="provenance-tree")
+                yield Static("", id="provenance-detail", classes="detail")  # the highlighted line in full
             with TabPane("Relations", id="relations"):
                 yield RelationsView(id="relations-view")
             with TabPane("Facets", id="facets"):
@@ -84,14 +130,16 @@ class Inspector(StoreWorkers, Vertical):
         self.page_id, self.page = None, None
         self._stale = set()
         self.query_one("#inspector-title", Static).update("No page selected.")
-        markdown = self.query_one("#content-markdown", Markdown)
-        markdown.update("")
+        self._show_notes(None)
+        markdown = self.query_one("#content-markdown", MarkdownText)
+        markdown.show("")
         markdown.display = False
         plain = self.query_one("#content-text", Static)
         plain.display = True
         plain.update(Content.styled("No page selected.", "dim"))
         self.query_one(RevisionsView).clear()
         self.query_one(ProvenanceTree).clear_page()
+        self.query_one("#provenance-detail", Static).update("")
         self.query_one(RelationsView).clear()
         self.query_one("#facets-text", Static).update("")
         self.query_one("#raw-text", Static).update("")
@@ -138,9 +186,29 @@ class Inspector(StoreWorkers, Vertical):
             (f"  {who['actor_type']}:{who['actor_id']}  {(env.get('observed_at') or env['created_at'])[:16]}", "dim"),
         )
         self.query_one("#inspector-title", Static).update(head, layout=False)  # fixed height: no relayout
+        self._show_notes(data["full"])
         # Only the visible tab is drawn now; the others when they are opened (cursor moves stay cheap).
         self._stale = set(TABS)
         self._draw_tab(self.active_tab)
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
+        """The provenance line under the cursor, wrapped in full (the tree cuts long ones at its edge)."""
+        if isinstance(event.control, ProvenanceTree):
+            event.stop()
+            label = event.node.label
+            self.query_one("#provenance-detail", Static).update(
+                Content(label.plain if hasattr(label, "plain") else str(label)))
+
+    def _show_notes(self, full: dict | None) -> None:
+        """The reason for a non-active status (the newest lifecycle step) and the contexts that suppress it."""
+        notes = lifecycle_notes(full) if full else None
+        widget = self.query_one("#inspector-notes", Static)
+        if notes is None:
+            if widget.display:
+                widget.display = False
+            return
+        widget.update(notes)
+        widget.display = True
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         event.stop()
@@ -155,7 +223,7 @@ class Inspector(StoreWorkers, Vertical):
         if tab == "content":
             self._show_content(env, full.get("truncated", False))
         elif tab == "revisions":
-            self.query_one(RevisionsView).show(full.get("history", []))
+            self.query_one(RevisionsView).show(full.get("history", []), env.get("observed_at"))
         elif tab == "provenance":
             self.query_one(ProvenanceTree).show(env, reading.title_of(env), self.page["input_titles"])
         elif tab == "relations":
@@ -173,7 +241,7 @@ class Inspector(StoreWorkers, Vertical):
         payload = env.get("payload") or {}
         text = payload.get("content")
         media = payload.get("media_type")
-        markdown = self.query_one("#content-markdown", Markdown)
+        markdown = self.query_one("#content-markdown", MarkdownText)
         plain = self.query_one("#content-text", Static)
         note = "\n\n(cut at the read budget)" if truncated else ""
         if text is None:
@@ -182,7 +250,7 @@ class Inspector(StoreWorkers, Vertical):
             plain.update(Content(f"No payload; the page points to its sources:\n{refs}"))
         elif media == "text/markdown":
             markdown.display, plain.display = True, False
-            markdown.update(text + note)
+            markdown.show(text + note)
         else:
             markdown.display, plain.display = False, True
             language = code_language(media)

@@ -111,6 +111,13 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
             super().__init__()
             self.row = row
 
+    class Listed(Message):
+        """A window landed: `count` rows so far (dropped ones included), `complete` when that is all of them."""
+
+        def __init__(self, count: int, complete: bool) -> None:
+            super().__init__()
+            self.count, self.complete = count, complete
+
     class Window(Message):
         def __init__(self, generation: int, rows: list[dict], next_cursor: str | None, first: bool) -> None:
             super().__init__()
@@ -182,6 +189,7 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
             self.scroll_to(y=max(0, self.scroll_y - DROP * self.row_height), animate=False)
         self._update_size()
         self.refresh()
+        self.post_message(self.Listed(self.dropped + len(self.rows), self._next is None))
         if message.first:
             index, kept = 0, self._keep if self._keep_index is not None else None
             if self._keep is not None:
@@ -353,7 +361,12 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
                     overflow="ellipsis")
 
     def _snippet_line(self, row: dict, width: int) -> Text:
-        snippet, spans = marked_snippet(row.get("snippet") or "", row.get("highlights"), self.search_query)
+        # The one-line snippet and its marks, worked out once per row (render_line runs on every repaint).
+        cached = row.get("_one_line")
+        if cached is None or cached[0] != self.search_query:
+            cached = (self.search_query, marked_snippet(row.get("snippet") or "", row.get("highlights"), self.search_query))
+            row["_one_line"] = cached
+        snippet, spans = cached[1]
         if spans and spans[0][0] > 20:
             cut = spans[0][0] - 20
             snippet = "…" + snippet[cut:]

@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import Label, OptionList, Select
+from textual.widgets import Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
@@ -80,6 +80,13 @@ class RelationsView(StoreWorkers, Vertical):
             yield Select(HOPS, value=2, allow_blank=False, id="graph-hops", compact=True)
             yield Select([], prompt="every type", id="graph-type", compact=True)
         yield GraphView(id="graph")
+        yield Static("", id="relation-detail", classes="detail")  # the highlighted line in full
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        prompt = event.option.prompt
+        self.query_one("#relation-detail", Static).update(
+            Content((prompt.plain if isinstance(prompt, Content) else str(prompt)).strip()))
 
     def show(self, page_id: str, relations: dict, titles: dict[str, str]) -> None:
         self.page_id = page_id
@@ -99,6 +106,7 @@ class RelationsView(StoreWorkers, Vertical):
         self.query_one(RelationList).clear_options()
         self.query_one(RelationList).relations = {}
         self.query_one(GraphView).clear_options()
+        self.query_one("#relation-detail", Static).update("")
 
     def reload_graph(self) -> None:
         if self.page_id is None:

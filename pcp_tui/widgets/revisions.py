@@ -6,7 +6,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Label, OptionList, Select
+from textual.widgets import Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
@@ -15,8 +15,20 @@ from .diff import DiffView
 
 
 def revision_label(n: int, rev: dict) -> str:
+    """`#2 stored 2026-03-01 10:00 user …ABC123`: revisions carry the time they were stored."""
     who = rev.get("created_by", {})
-    return f"#{n} {rev['created_at'][:16].replace('T', ' ')} {who.get('actor_type', '?')} …{rev['revision_id'][-6:]}"
+    return (f"#{n} stored {rev['created_at'][:16].replace('T', ' ')} {who.get('actor_type', '?')} "
+            f"…{rev['revision_id'][-6:]}")
+
+
+def dates_note(history: list[dict], observed_at: str | None) -> str:
+    """Which date is which: the list's date is when it happened (observed), else when it was stored."""
+    if not history:
+        return ""
+    if observed_at:
+        return (f"The list shows when it happened: {observed_at[:10]} (observed). "
+                "Revisions below show when each was stored.")
+    return f"The list shows when it was stored: {history[0]['created_at'][:10]} (no observed time)."
 
 
 class RevisionsView(StoreWorkers, Vertical):
@@ -28,6 +40,7 @@ class RevisionsView(StoreWorkers, Vertical):
         self._setting = False
 
     def compose(self) -> ComposeResult:
+        yield Static("", id="dates-note", classes="detail")
         yield OptionList(id="history")
         with Horizontal(id="diff-controls"):
             yield Label("From ")
@@ -38,8 +51,9 @@ class RevisionsView(StoreWorkers, Vertical):
         with VerticalScroll(id="diff-scroll"):
             yield DiffView(id="diff")
 
-    def show(self, history: list[dict]) -> None:
+    def show(self, history: list[dict], observed_at: str | None = None) -> None:
         self.history = history
+        self.query_one("#dates-note", Static).update(dates_note(history, observed_at))
         total = len(history)
         listing = self.query_one("#history", OptionList)
         listing.clear_options()
@@ -60,6 +74,7 @@ class RevisionsView(StoreWorkers, Vertical):
     def clear(self) -> None:
         """No page: no history, no choices, no diff."""
         self.history = []
+        self.query_one("#dates-note", Static).update("")
         self.query_one("#history", OptionList).clear_options()
         self._setting = True
         for sel_id in ("#rev-from", "#rev-to"):

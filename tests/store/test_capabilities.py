@@ -47,7 +47,7 @@ def test_every_advertised_projection_works(store):
     for proj in store.describe_capabilities()["projections"]:
         res = h.read1(store, a["page_id"], [proj])
         assert "error" not in res
-        if proj in ("relations", "history", "source_spans", "facets"):
+        if proj in ("relations", "history", "source_spans", "facets", "lifecycle"):
             assert proj in res, proj
         else:
             assert "revision" in res

@@ -192,3 +192,22 @@ def test_reader_model_reads(store, page, as_model):
     none = as_model({"project:read": {"search"}})
     with raises_code("forbidden"):
         none.read_pages([page["p"]["page_id"]])
+
+
+def test_lifecycle_projection_gives_reasons_and_only_own_suppressions(store):
+    from store import AccessSession
+
+    a = store.write_page("project:life", content="a page with a history")
+    store.archive_page(a["page_id"], "done with it")
+    store.restore_page(a["page_id"], "needed again")
+    store.tombstone_page(a["page_id"], "it was wrong")
+    store.suppress_pages([a["page_id"]], "chat:one", reason="not for this chat")
+    model = store.with_session(AccessSession.model_client("claude", {"*": {"read", "search", "suppress", "audit"}}))
+    model.suppress_pages([a["page_id"]], "chat:two", reason="the model's own")
+    life = store.read_pages([a["page_id"]], projections=["lifecycle"])["results"][0]["lifecycle"]
+    assert [(e["to_status"], e["reason"]) for e in life["events"]] == [
+        ("tombstoned", "it was wrong"), ("active", "needed again"), ("archived", "done with it")]
+    contexts = {s["context_id"]: s["reason"] for s in life["suppressions"]}
+    assert contexts["chat:one"] == "not for this chat" and len(contexts) == 2  # the owner sees the model's too
+    theirs = model.read_pages([a["page_id"]], projections=["lifecycle"])["results"][0]["lifecycle"]
+    assert [(s["context_id"], s["reason"]) for s in theirs["suppressions"]] == [("chat:two", "the model's own")]

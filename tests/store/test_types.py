@@ -107,6 +107,12 @@ def test_results_match_their_declared_types(store, tmp_path):
                          projections=["manifest", "payload", "relations", "history", "source_spans", "facets"])
     _conforms(read, st, "read_pages")
     assert "error" in read["results"][2] and "revision" in read["results"][1]
+    noted = st.write_page("project:typed", content="lifecycle notes")
+    st.archive_page(noted["page_id"], "typed reason")
+    st.suppress_pages([noted["page_id"]], "ctx:typed", reason="typed")
+    lifecycle = st.read_pages([noted["page_id"]], projections=["manifest", "lifecycle"])
+    _conforms(lifecycle, st, "read_pages")
+    assert lifecycle["results"][0]["lifecycle"]["events"] and lifecycle["results"][0]["lifecycle"]["suppressions"]
     _conforms(st.list_scopes(), st, "list_scopes")
     _conforms(st.list_pages(), st, "list_pages")
     _conforms(st.describe_capabilities(), st, "describe_capabilities")

@@ -221,7 +221,7 @@ async def test_cancelled_delete_changes_nothing(demo_store, make_app):
         await pilot.press("D")
         await settle(app, pilot)
         assert isinstance(app.screen, DeleteScreen)
-        assert "Erases 1 page(s)" in str(app.screen.query_one("#plan").render())
+        assert "Erases 1 page:" in str(app.screen.query_one("#plan").render())
         await type_into(app, pilot, "#typed", "WRONG1")
         assert app.screen.query_one("#confirm").disabled
         await pilot.press("escape")
@@ -270,7 +270,7 @@ async def test_delete_can_cascade_to_derived_pages(demo_store, make_app):
         assert "derived from it" in str(app.screen.query_one("#plan").render())
         await pilot.press("ctrl+k")
         await settle(app, pilot)
-        assert "Erases 2 page(s)" in str(app.screen.query_one("#plan").render())
+        assert "Erases 2 pages:" in str(app.screen.query_one("#plan").render())
         await type_into(app, pilot, "#typed", page[-6:])
         app.screen.query_one("#confirm").focus()
         await pilot.press("enter")

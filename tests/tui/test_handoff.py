@@ -38,7 +38,10 @@ async def test_copy_puts_the_bundle_on_the_clipboard_and_records_the_ledger(demo
         assert len(ledger) == 1
         assert app.clipboard.rstrip().endswith(f"sha256:{ledger[0]['digest'].split(':')[-1]}")
         assert refs["alpha-proof"] in app.clipboard
-        assert "osc52" in str(app.screen.query_one("#copy-result").render())
+        shown = str(app.screen.query_one("#copy-result").render())
+        assert "Sent to the terminal (OSC 52)" in shown and "Copied" not in shown.split("\n")[-1]
+        assert ledger[0]["handoff_id"] in shown
+        assert f"file {store.path.parent.resolve()}" in shown or "file handoffs" in shown, shown  # where the file is
         # which chats saw this page?
         basket = app.screen.query_one("#basket")
         basket.focus()

@@ -8,6 +8,7 @@ import pytest
 from store import NotFound
 
 from helpers import settle, type_into
+from pcp_tui.screens.confirm import ConfirmScreen
 from pcp_tui.screens.rights import RightsScreen
 
 SIZE = (120, 40)
@@ -71,6 +72,10 @@ async def test_delete_a_whole_scope_with_typed_confirmation(demo_store, make_app
         app.screen.query_one("#scope-run").focus()
         await pilot.press("enter")
         await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen)  # the second step, as for a page: focus on Cancel
+        assert app.screen.focused.id == "cancel"
+        await pilot.press("y")
+        await settle(app, pilot)
         assert "Deleted." in str(app.screen.query_one("#scope-result").render())
     assert "user:me" not in {s["namespace"] for s in store.list_scopes(limit=100)["scopes"]}
     with pytest.raises(NotFound):
@@ -123,3 +128,70 @@ async def test_receipts_show_a_pending_wal_erasure(demo_store, make_app):
         reader.rollback()
         reader.close()
     assert store.list_receipts()["receipts"][0]["wal_erasure"] == "done"
+
+
+async def test_scope_delete_asks_a_second_time_and_no_erases_nothing(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f2")
+        await settle(app, pilot)
+        app.screen.query_one("#rights-tabs").active = "delete-scope"
+        await pilot.pause()
+        app.screen.query_one("#scope-choice").value = "user:me"
+        await settle(app, pilot)
+        await type_into(app, pilot, "#scope-typed", "user:me")
+        app.screen.query_one("#scope-run").focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "2 pages" in str(app.screen.query_one(".dialog-body").render())
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert isinstance(app.screen, RightsScreen)
+        assert str(app.screen.query_one("#scope-result").render()) == ""
+    assert "user:me" in {s["namespace"] for s in store.list_scopes(limit=100)["scopes"]}
+    store.read_pages([refs["me-prefs"]])  # still there
+
+
+async def test_export_to_a_missing_folder_asks_first_and_no_creates_nothing(demo_store, make_app, workdir):
+    store, refs = demo_store
+    app = make_app(store)
+    out = workdir / "typo" / "deeper" / "mine.jsonl"
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f2")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#export-path", str(out))
+        await pilot.press("ctrl+x")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        body = str(app.screen.query_one(".dialog-body").render())
+        assert str(workdir / "typo") in body
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert "Not exported" in str(app.screen.query_one("#export-result").render())
+        assert not (workdir / "typo").exists()
+        await pilot.press("ctrl+x")
+        await settle(app, pilot)
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert "Exported" in str(app.screen.query_one("#export-result").render())
+    assert out.exists()
+
+
+async def test_a_failed_export_stops_the_progress_and_says_why(demo_store, make_app, workdir):
+    store, refs = demo_store
+    app = make_app(store)
+    (workdir / "taken.jsonl").mkdir()  # a folder where the file should go: the export cannot write it
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f2")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#export-path", str(workdir / "taken.jsonl"))
+        await pilot.press("ctrl+x")
+        await settle(app, pilot)
+        shown = str(app.screen.query_one("#export-result").render())
+        assert "Exporting" not in shown and "Export failed" in shown
+        assert not app.screen.query_one("#export-progress").display

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from textual.widgets import Markdown, OptionList, Static, Tree
+from textual.widgets import OptionList, Static, Tree
 
 from helpers import page_list, select_page, settle, type_into
-from pcp_tui.widgets.inspector import TABS, Inspector
+from pcp_tui.widgets.inspector import TABS, Inspector, MarkdownText
 
 SIZE = (120, 40)
 
@@ -15,7 +15,7 @@ def inspector_text(app) -> str:
     inspector = app.screen.query_one(Inspector)
     parts: list[str] = []
     for widget in inspector.query("*"):
-        if isinstance(widget, Markdown):
+        if isinstance(widget, MarkdownText):
             parts.append(widget.source)
         elif isinstance(widget, Static):
             parts.append(str(widget.render()))

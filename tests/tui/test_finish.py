@@ -1,0 +1,295 @@
+"""What the app shows adds up and says what happened: counts, wording, filters, dialog keys, the palette."""
+
+from __future__ import annotations
+
+from helpers import page_list, select_page, settle, type_into
+from pcp_tui.screens.confirm import ConfirmScreen
+from pcp_tui.screens.main import MainScreen
+
+SIZE = (120, 40)
+
+
+def said(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+def list_status(app) -> str:
+    return str(app.screen.query_one("#list-status").render())
+
+
+async def test_status_all_lists_tombstoned_pages_too(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        page_list(app).focus()
+        await pilot.press("f")  # active -> all
+        await settle(app, pilot)
+        assert app.screen.status == "all"
+        ids = {r["page_id"] for r in page_list(app).rows}
+        assert refs["alpha-wrong-lemma"] in ids  # the tombstoned one
+        assert refs["alpha-todo"] in ids  # the archived one
+        assert len(ids) == len(refs)
+        assert "22 pages (21 + 1 tombstoned)" in list_status(app)
+        await type_into(app, pilot, "#search", "metrisable")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert refs["alpha-wrong-lemma"] in {r["page_id"] for r in page_list(app).rows}
+
+
+async def test_the_list_says_how_its_count_relates_to_the_scope_count(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        root = str(app.screen.query_one("#scopes").root.label)
+        assert root.endswith("21")
+        assert "19 of 21 pages" in list_status(app)  # the other two are archived and superseded
+        page_list(app).focus()
+        await pilot.press("f", "f")  # all -> archived
+        await settle(app, pilot)
+        assert "· 1 page" in list_status(app) and "1 pages" not in list_status(app)
+
+
+async def test_lifecycle_and_link_messages_name_the_page(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-bib"])
+        await pilot.press("a")
+        await settle(app, pilot)
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert any(m.startswith("Archived “Bibliography”") for m in said(app)), said(app)
+        assert not any("now archived" in m for m in said(app))
+        await select_page(app, pilot, refs["garden-readme"])
+        await pilot.press("l")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#find", "soil moisture")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await pilot.press("down", "enter")  # pick the first hit
+        await settle(app, pilot)
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        linked = [m for m in said(app) if m.startswith("Linked")]
+        assert linked and "“Garden app README”" in linked[0] and "“Idea: soil moisture sensor”" in linked[0], linked
+        assert refs["garden-idea"] not in linked[0]
+
+
+async def test_date_filter_keeps_what_happened_between_the_days(demo_store, make_app):
+    store, refs = demo_store
+    every = store.list_pages(limit=100)["pages"]
+    days = sorted({(p.get("sort_time") or "")[:10] for p in every})
+    assert len(days) > 2
+    cut = days[len(days) // 2]
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        page_list(app).focus()
+        await pilot.press("d")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press(*cut)
+        await pilot.press("ctrl+s")  # "before" stays empty: no upper limit
+        await settle(app, pilot)
+        assert isinstance(app.screen, MainScreen)
+        shown = page_list(app).rows
+        assert shown and all((r.get("date") or "")[:10] >= cut for r in shown)
+        assert len(shown) == sum(1 for p in every if p["sort_time"][:10] >= cut)
+        assert f"from {cut}" in list_status(app)
+        await type_into(app, pilot, "#search", "tube lemma")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert all((r.get("date") or "")[:10] >= cut for r in page_list(app).rows)
+        assert f"from {cut}" in list_status(app) and "by anyone" in list_status(app)
+        assert not app.screen.set_dates("last tuesday", "")  # not a date: said, nothing changes
+        await pilot.pause()
+        assert any("RFC 3339" in m for m in said(app))
+        assert app.screen.dates == (cut, "")
+
+
+def on_screen(widget) -> str:
+    """The text a widget shows in its region now (what is cut off is not in it)."""
+    from textual.geometry import Region
+
+    return "".join(strip.text for strip in widget.render_lines(Region(0, 0, *widget.size)))
+
+
+async def test_search_keeps_the_author_filter_on_the_filter_line(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        page_list(app).focus()
+        await pilot.press("w", "w")  # anyone -> user -> model
+        await settle(app, pilot)
+        await type_into(app, pilot, "#search", "compact")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert "by model" in on_screen(app.screen.query_one("#list-status"))  # on screen, not cut off
+        hits = page_list(app).rows
+        assert hits
+        heads = store.read_pages([r["page_id"] for r in hits], projections=("manifest",))["results"]
+        assert {h["revision"]["created_by"]["actor_type"] for h in heads} == {"model"}
+
+
+async def test_the_demo_never_writes_the_users_config(demo_store, workdir):
+    from pcp_tui.app import PcpApp
+
+    store, refs = demo_store
+    config = workdir / "config"
+    app = PcpApp(store.path, store=store, demo=True, config_folder=config, cursor_blink=False, use_pyperclip=False,
+                 watch_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.theme = "pcp-light"  # as the palette's "Theme: pcp-light" does
+        await pilot.pause()
+        assert app.theme == "pcp-light"
+    assert not (config / "config.toml").exists()
+    assert not config.exists() or not any(config.iterdir())
+
+
+async def palette_finds(app, query: str) -> list[str]:
+    from pcp_tui.palette import PcpCommands
+
+    provider = PcpCommands(app.screen)
+    return [hit.text async for hit in provider.search(query)]
+
+
+async def test_the_palette_finds_commands_by_what_they_do(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "Your rights" in await palette_finds(app, "export")
+        assert "Your rights" in await palette_finds(app, "audit")
+        assert "Handoff" in await palette_finds(app, "ledger")
+        assert "Theme: pcp-high-contrast" in await palette_finds(app, "high contrast")
+        assert "Dates" in await palette_finds(app, "observed")
+        assert "Search mode: exact" in await palette_finds(app, "substring")
+        found = await palette_finds(app, "revise")
+        assert found[0] == "Revise"  # a title match ranks first
+        await pilot.press("f2")
+        await settle(app, pilot)
+        assert "Export" in await palette_finds(app, "export")  # the rights screen's own command
+        assert "More audit" in await palette_finds(app, "audit")
+        assert "Revise" not in await palette_finds(app, "revise")  # not a command of this screen
+
+
+async def test_every_dialog_shows_its_keys_and_f1_there_shows_them(demo_store, make_app):
+    from pcp_tui.screens.help import HelpScreen
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-bib"])
+        for key, keys in (("a", "^s"), ("e", "^e"), ("l", "^f"), ("D", "^k"), ("f4", "⏎ Open")):
+            await pilot.press(key)
+            await settle(app, pilot)
+            dialog = app.screen
+            hint = str(dialog.query_one(".dialog-keys").render())
+            assert keys in hint and "esc" in hint and "f1" in hint.lower(), (key, hint)
+            await pilot.press("f1")
+            await settle(app, pilot)
+            assert isinstance(app.screen, HelpScreen)
+            table = app.screen.query_one("#keys")
+            wheres = {table.get_row_at(i)[0] for i in range(table.row_count)}
+            assert "Pages" not in wheres and len(wheres) == 2, wheres  # that dialog's keys and the app's
+            await pilot.press("escape")
+            await settle(app, pilot)
+            assert app.screen is dialog
+            await pilot.press("escape")
+            await settle(app, pilot)
+            assert isinstance(app.screen, MainScreen)
+
+
+def test_side_by_side_diff_measures_cjk_in_cells_and_wraps_instead_of_hiding_the_change():
+    from rich.cells import cell_len
+
+    from pcp_tui.widgets.diff import side_by_side, unified
+
+    old = "紧致性：每个开覆盖都有有限子覆盖。这是一个很长的句子，结尾才有变化：甲\nsame line"
+    new = "紧致性：每个开覆盖都有有限子覆盖。这是一个很长的句子，结尾才有变化：乙\nsame line"
+    lines = side_by_side(old, new, 60, "old", "new").plain.split("\n")
+    assert len({cell_len(line) for line in lines}) == 1  # every row as wide, CJK counted in cells
+    assert {line.index("│") for line in lines if "same" not in line} and all(
+        cell_len(line[:line.index("│")]) == cell_len(lines[0][:lines[0].index("│")]) for line in lines)
+    joined = "".join(lines)
+    assert "甲" in joined and "乙" in joined  # the change at the end of the long line is on screen
+    changed = [line for line in lines[1:] if "same" not in line]
+    assert len(changed) > 1 and all(line.startswith("- ") and "│ + " in line for line in changed)
+    wrapped = unified("a" * 50 + "X", "a" * 50 + "Y", "o", "n", 30).plain.split("\n")[3:]
+    assert len(wrapped) == 4 and [w[0] for w in wrapped] == ["-", "-", "+", "+"]  # the marker on every piece
+    assert all(cell_len(w) <= 30 for w in wrapped)
+
+
+async def test_relation_lines_stay_one_line_and_show_in_full_when_highlighted(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-proof"])
+        await pilot.press("4")
+        await settle(app, pilot)
+        graph = app.screen.query_one("#graph")
+        assert graph.option_count > 2
+        assert all(height == 1 for height in graph._line_cache.heights.values())  # no wrapped line breaks the tree
+        relations = app.screen.query_one("#relation-list")
+        relations.focus()
+        await pilot.press("down")
+        await settle(app, pilot)
+        detail = str(app.screen.query_one("#relation-detail").render())
+        rel = relations.highlighted_relation
+        assert rel is not None and rel["other_title"] in detail
+
+
+async def test_the_handoff_preview_wraps_long_lines(demo_store, make_app):
+    store, refs = demo_store
+    long_line = "word " * 40 + "x" * 150 + " the-end-marker"
+    page = store.write_page("user:me", content=f"# Long\n\n{long_line}")["page_id"]
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.basket.append({"page_id": page, "title": "Long", "namespace": "user:me"})
+        await pilot.press("f3")
+        await settle(app, pilot)
+        await pilot.press("ctrl+b")
+        await settle(app, pilot)
+        text = app.screen.query_one("#preview-text")
+        scroller = text.parent
+        assert text.size.width <= scroller.scrollable_content_region.width
+        assert scroller.max_scroll_x == 0  # nothing to the right of the pane
+        assert text.region.right <= app.size.width and scroller.region.right <= app.size.width  # nor of the screen
+        lines = [s.text for s in text.render_lines(__import__("textual.geometry", fromlist=["Region"]).Region(
+            0, 0, text.size.width, text.size.height))]
+        assert any("the-end-marker" in line for line in lines)
+
+
+async def test_the_inspector_gives_lifecycle_reasons_marks_suppression_and_names_its_dates(demo_store, make_app):
+    store, refs = demo_store
+    store.suppress_pages([refs["alpha-bib"]], "chat:thesis", reason="not needed there")
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        notes = app.screen.query_one("#inspector-notes")
+        await select_page(app, pilot, refs["alpha-bib"])
+        assert notes.display and "⊘ suppressed in chat:thesis (not needed there)" in str(notes.render())
+        page_list(app).focus()
+        await pilot.press("f")  # status all: the tombstoned and archived pages too
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-todo"])
+        reason = next(op["reason"] for op in __import__("pcp_tui.demo", fromlist=["x"]).demo_operations()
+                      if op["op"] == "archive")
+        assert notes.display and f"“{reason}”" in str(notes.render()) and "archived by user:owner" in str(notes.render())
+        await select_page(app, pilot, refs["me-prefs"])
+        assert not notes.display  # an active page with nothing to say
+        await pilot.press("2")
+        await settle(app, pilot)
+        row = page_list(app).current
+        note = str(app.screen.query_one("#dates-note").render())
+        assert f"when it happened: {row['sort_time'][:10]}" in note or f"stored: {row['sort_time'][:10]}" in note
+        history = app.screen.query_one("#history")
+        assert "stored" in str(history.get_option_at_index(0).prompt)
