@@ -13,7 +13,7 @@ from . import index
 from .errors import Conflict, Invalid
 from .files import make_private_dirs, make_private_file, narrow, store_files
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 UPGRADE_HINT = "run pcp once to upgrade this store"
 MIN_SQLITE = (3, 43, 0)  # FTS5 contentless_delete (3.43) and secure-delete (3.42)
 
@@ -74,8 +74,7 @@ def make_models(db: pw.Database) -> SimpleNamespace:
             indexes = (
                 (("scope", "status", "sort_time"), False),
                 (("status", "sort_time"), False),
-                (("scope", "title"), False),
-            )
+            )  # and TITLE_INDEX (a collation Peewee's index tuples cannot name)
 
     class Revision(Base):
         revision_id = pw.TextField(unique=True)
@@ -363,6 +362,7 @@ def install_schema(db: pw.SqliteDatabase, models: SimpleNamespace, migrate: bool
             db.create_tables(models.all)
             # FTS5 secure-delete (set inside): deleted tokens are removed from index segments, not just masked.
             index.create(db.cursor())
+            db.execute_sql(TITLE_INDEX)
             db.execute_sql(IMMUTABLE_TRIGGER)
             models.Meta.create(key="schema_version", value=str(SCHEMA_VERSION))
             return SCHEMA_VERSION
@@ -407,6 +407,16 @@ def _migrate_bulk_deletions(db: pw.SqliteDatabase, models: SimpleNamespace) -> N
         db.execute_sql("ALTER TABLE audit_event ADD COLUMN receipt_id TEXT")
 
 
+# Title order ignores case ("apple" beside "Apple", before "banana"); ASCII folding, SQLite's NOCASE.
+TITLE_INDEX = "CREATE INDEX IF NOT EXISTS page_scope_title_nocase ON page (scope_id, title COLLATE NOCASE, id)"
+
+
+def _migrate_title_order(db: pw.SqliteDatabase, models: SimpleNamespace) -> None:
+    """Schema 5: the title index folds case, so the title order does."""
+    db.execute_sql(TITLE_INDEX)
+    db.execute_sql('DROP INDEX IF EXISTS "page_scope_id_title"')
+
+
 # MIGRATIONS[n] upgrades schema version n to n + 1, inside the open transaction.
 MIGRATIONS: dict[int, Callable[[pw.SqliteDatabase, SimpleNamespace], None]] = {
-    1: _to_v2, 2: _migrate_import_reports, 3: _migrate_bulk_deletions}
+    1: _to_v2, 2: _migrate_import_reports, 3: _migrate_bulk_deletions, 4: _migrate_title_order}

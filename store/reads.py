@@ -34,6 +34,7 @@ DIRECTIONS: tuple[tuple[Literal["outgoing", "incoming"], str, str], ...] = (
 
 
 LIST_ORDERS = ("recent", "title")
+_ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 LIST_STATUSES = LIFECYCLE_STATUSES
 STATUS_PARTS = {
     "active": "(p.status = 'active' AND p.superseded = 0)",
@@ -382,7 +383,7 @@ class ReadOps(Part):
         if actors:
             where.append("p.actor_type IN (" + ",".join("?" * len(actors)) + ")")
             params += actors
-        key_col = "p.sort_time" if order == "recent" else "p.title"
+        key_col = "p.sort_time" if order == "recent" else "p.title COLLATE NOCASE"
         if state is not None:
             where.append(f"({key_col}, p.id) {'<' if order == 'recent' else '>'} (?, ?)")
             params += [state["t"], state["i"]]
@@ -403,7 +404,8 @@ class ReadOps(Part):
                 sql = (f"SELECT {key_col} AS key, p.id FROM page p JOIN scope s ON s.id = p.scope_id "
                        f"WHERE {' AND '.join(extra + where)} ORDER BY {key_col} {direction}, p.id {direction} LIMIT ?")
                 runs.append(named_rows(self._db.execute_sql(sql, [*extra_params, *params, size + 1]), _KeyRow))
-        merged = list(heapq.merge(*runs, key=lambda r: (r.key or "", r.id), reverse=order == "recent"))[: size + 1]
+        fold = (lambda k: k) if order == "recent" else (lambda k: k.translate(_ASCII_FOLD))  # NOCASE, in Python
+        merged = list(heapq.merge(*runs, key=lambda r: (fold(r.key or ""), r.id), reverse=order == "recent"))[: size + 1]
         more = len(merged) > size
         rows = self._page_summaries([r.id for r in merged[:size]])
         call.counts["pages"] = len(rows)

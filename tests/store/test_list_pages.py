@@ -37,7 +37,9 @@ def test_recent_order_walks_every_page_once_in_sort_time_order(store):
 
 def test_title_order_and_row_shape(store):
     ids = _seed(store)
-    assert _walk(store, order="title") == ["Banana", "Cherry", "Damson", "Elder", "apple"]
+    # Case does not split the order: "apple" before "Banana" (issue 13: title sort was case-sensitive).
+    assert _walk(store, order="title") == ["apple", "Banana", "Cherry", "Damson", "Elder"]
+    assert _walk(store, order="title", scopes=["project:a"]) == ["apple", "Banana", "Cherry"]
     row = store.list_pages(scopes=["project:b"], order="title", limit=1)["pages"][0]
     assert row["page_id"] == ids["Damson"] and row["namespace"] == "project:b"
     assert row["lifecycle_status"] == "active" and row["media_type"] == "text/markdown"
@@ -88,3 +90,33 @@ def test_limit_is_clamped(store):
     store.write_pages_bulk(({"content": f"bulk {i}"} for i in range(150)), "project:bulk")
     page = store.list_pages(limit=10_000)
     assert len(page["pages"]) == 100 and page["next_cursor"]
+
+
+def test_title_order_walks_its_index_and_an_older_store_gains_it(store, tmp_path):
+    import sqlite3
+
+    from store import Store
+
+    _seed(store)
+    db = store._ctx.db
+    sql = ("EXPLAIN QUERY PLAN SELECT p.title COLLATE NOCASE AS key, p.id FROM page p WHERE p.scope_id = 1 "
+           "ORDER BY p.title COLLATE NOCASE ASC, p.id ASC LIMIT 3")
+    plan = " ".join(r[3] for r in db.execute_sql(sql).fetchall())
+    assert "page_scope_title_nocase" in plan and "TEMP B-TREE" not in plan, plan
+    # A store of schema 4 had the case-sensitive index: opening it replaces the index.
+    path = store.path
+    store.close()
+    con = sqlite3.connect(path)
+    con.execute("DROP INDEX page_scope_title_nocase")
+    con.execute('CREATE INDEX "page_scope_id_title" ON "page" ("scope_id", "title")')
+    con.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    con.commit()
+    con.close()
+    with Store.open(path) as again:
+        assert _walk(again, order="title") == ["apple", "Banana", "Cherry", "Damson", "Elder"]
+    con = sqlite3.connect(path)
+    names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'page'")}
+    version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+    con.close()
+    assert "page_scope_title_nocase" in names and "page_scope_id_title" not in names
+    assert version == "5"
