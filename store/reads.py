@@ -404,8 +404,13 @@ class ReadOps(Part):
                 sql = (f"SELECT {key_col} AS key, p.id FROM page p JOIN scope s ON s.id = p.scope_id "
                        f"WHERE {' AND '.join(extra + where)} ORDER BY {key_col} {direction}, p.id {direction} LIMIT ?")
                 runs.append(named_rows(self._db.execute_sql(sql, [*extra_params, *params, size + 1]), _KeyRow))
-        fold = (lambda k: k) if order == "recent" else (lambda k: k.translate(_ASCII_FOLD))  # NOCASE, in Python
-        merged = list(heapq.merge(*runs, key=lambda r: (fold(r.key or ""), r.id), reverse=order == "recent"))[: size + 1]
+        table = None if order == "recent" else _ASCII_FOLD  # the title order folds case as NOCASE does
+
+        def merge_key(r: _KeyRow) -> tuple[str, int]:
+            key = r.key or ""
+            return (key.translate(table) if table else key, r.id)
+
+        merged = list(heapq.merge(*runs, key=merge_key, reverse=order == "recent"))[: size + 1]
         more = len(merged) > size
         rows = self._page_summaries([r.id for r in merged[:size]])
         call.counts["pages"] = len(rows)
