@@ -46,6 +46,8 @@ from .importing import ImportOps, ImportUnit, PageRef
 from .lifecycle import LifecycleOps
 from .reads import PROJECTIONS, PROTOCOL_VERSION, SEARCH_MODES, ReadOps
 from .search import SearchOps
+from .sync import SyncOps
+from .sync import sync_with as _sync_with
 from .titles import page_title, shown_title
 from .types import (
     Actor, AuditEvent, AuditLog, BulkWriteResult, BundleCut, BundleEntry, BundleResult, BundleWarning, Capabilities,
@@ -53,7 +55,7 @@ from .types import (
     ExportFileRef, ExportResult, FtsState, Handoff, HandoffList, HandoffRef, HistoryEntry, Hit, ImportExportResult,
     ImportSummary, LinkResult, PageList, PageSummary, Payload, ProvenanceEvent, ReadItem, ReadResult, Receipt,
     ReceiptList, RecommendResult, Recommendation, RecommendationList, Relation, Relations, Revision, Scope,
-    ScopeDeletePlan, ScopeList, SearchResult, SkippedItem, SourceRef, SuppressResult, TransitionResult,
+    ScopeDeletePlan, ScopeList, SearchResult, SkippedItem, SourceRef, SuppressResult, SyncApplied, SyncResult, TransitionResult,
     UnlinkResult, UnsuppressResult, UpgradeResult, UpgradeStatus, VerifiedEntry, VerifyResult, WriteResult,
 )
 from .upgrade import UpgradeOps
@@ -75,7 +77,8 @@ class Store:
         exports = ExportOps(ctx, sources=[ledger])
         deletion = DeletionOps(ctx, erasers=[ExportFiles(ctx), ledger])
         upgrade = UpgradeOps(ctx)
-        self.parts = (writes, reads, search, lifecycle, importing, ledger, handoffs, exports, deletion, upgrade)
+        self.sync = SyncOps(ctx, exports, deletion, ledger)
+        self.parts = (writes, reads, search, lifecycle, importing, ledger, handoffs, exports, deletion, upgrade, self.sync)
 
         # writes
         self.create_scope = writes.create_scope
@@ -123,6 +126,13 @@ class Store:
         # re-indexing a store an older pcp wrote
         self.index_upgrade_status = upgrade.index_upgrade_status
         self.upgrade_index = upgrade.upgrade_index
+
+    # --- sync between the owner's stores (store/sync) ---
+
+    def sync_with(self, other_path: str | os.PathLike[str]) -> SyncResult:
+        """Bring this store and the one at `other_path` (same owner, or one of them empty) to the same state."""
+        with type(self).open(other_path) as other:
+            return _sync_with(self.sync, other.sync)
 
     # --- opening ---
 
@@ -179,6 +189,6 @@ __all__ = [
     "PageList", "PageSummary", "Payload", "ProvenanceEvent", "ReadItem", "ReadResult", "Receipt", "ReceiptList",
     "RecommendResult", "Recommendation", "RecommendationList", "Relation", "Relations", "Revision", "Scope",
     "ScopeDeletePlan", "ScopeList", "SearchResult", "SkippedItem", "SourceRef", "SuppressResult",
-    "TransitionResult", "UnlinkResult", "UnsuppressResult", "UpgradeResult", "UpgradeStatus", "VerifiedEntry",
+    "SyncApplied", "SyncResult", "TransitionResult", "UnlinkResult", "UnsuppressResult", "UpgradeResult", "UpgradeStatus", "VerifiedEntry",
     "VerifyResult", "WriteResult",
 ]

@@ -13,7 +13,7 @@ from . import index
 from .errors import Conflict, Invalid
 from .files import make_private_dirs, make_private_file, narrow, store_files
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 UPGRADE_HINT = "run pcp once to upgrade this store"
 MIN_SQLITE = (3, 43, 0)  # FTS5 contentless_delete (3.43) and secure-delete (3.42)
 
@@ -320,6 +320,7 @@ def install_schema(db: pw.SqliteDatabase, models: SimpleNamespace, migrate: bool
             # FTS5 secure-delete (set inside): deleted tokens are removed from index segments, not just masked.
             index.create(db.cursor())
             db.execute_sql(IMMUTABLE_TRIGGER)
+            create_sync_tables(db)
             models.Meta.create(key="schema_version", value=str(SCHEMA_VERSION))
             return SCHEMA_VERSION
         row = models.Meta.get_or_none(models.Meta.key == "schema_version")
@@ -350,5 +351,34 @@ def _to_v2(db: pw.SqliteDatabase, models: SimpleNamespace) -> None:
     index.start_upgrade(db.cursor())
 
 
+# What sync between the owner's stores keeps (store/sync): peers and how far their changes were taken in,
+# erased page ids, pages whose duplicate collapsed into another, open revision conflicts, lifted suppressions.
+SYNC_TABLES = (
+    "CREATE TABLE IF NOT EXISTS sync_peer (peer_id TEXT PRIMARY KEY, marks TEXT NOT NULL DEFAULT '{}', "
+    "last_sync TEXT, revoked INTEGER NOT NULL DEFAULT 0, epoch INTEGER)",
+    "CREATE TABLE IF NOT EXISTS sync_gone_page (page_id TEXT PRIMARY KEY, receipt_id TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS sync_alias (page_id TEXT PRIMARY KEY, winner_page_id TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS sync_conflict (page_id INTEGER PRIMARY KEY REFERENCES page(id) ON DELETE CASCADE, "
+    "revision_ids TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS sync_unsuppress (key TEXT PRIMARY KEY, page_id TEXT NOT NULL, context_id TEXT NOT NULL, "
+    "lifted_at TEXT NOT NULL)",
+    # A lifted suppression travels as a record of its own (the row itself is gone).
+    "CREATE TRIGGER IF NOT EXISTS sync_unsuppress_log AFTER DELETE ON suppression BEGIN "
+    "INSERT OR REPLACE INTO sync_unsuppress (key, page_id, context_id, lifted_at) "
+    "SELECT OLD.context_id || ' ' || p.page_id, p.page_id, OLD.context_id, strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+    "FROM page p WHERE p.id = OLD.page_id; END",
+)
+
+
+def create_sync_tables(db: pw.SqliteDatabase) -> None:
+    for sql in SYNC_TABLES:
+        db.execute_sql(sql)
+
+
+def _migrate_sync(db: pw.SqliteDatabase, models: SimpleNamespace) -> None:
+    """Schema 3: the sync tables (store/sync); nothing existing changes."""
+    create_sync_tables(db)
+
+
 # MIGRATIONS[n] upgrades schema version n to n + 1, inside the open transaction.
-MIGRATIONS: dict[int, Callable[[pw.SqliteDatabase, SimpleNamespace], None]] = {1: _to_v2}
+MIGRATIONS: dict[int, Callable[[pw.SqliteDatabase, SimpleNamespace], None]] = {1: _to_v2, 2: _migrate_sync}

@@ -111,6 +111,26 @@ class ReadItem(TypedDict):
     history: NotRequired[list[HistoryEntry]]
     source_spans: NotRequired[list[SourceRef]]
     facets: NotRequired[dict[str, Any]]
+    conflict_revision_ids: NotRequired[list[str]]  # concurrent revisions besides the head (after a sync)
+
+
+class SyncApplied(TypedDict):
+    """What one store took in from another in one sync (store/sync)."""
+
+    peer: str
+    added: dict[str, int]  # record kind -> how many were new here
+    erased_pages: list[str]  # pages erased here because another store deleted them
+    deleted_while_revised: list[str]  # of those, pages revised or made here meanwhile (the user is told)
+    conflicts: int  # pages left with concurrent revisions (both kept)
+    collapsed_pages: list[str]  # duplicate pages of one source item, folded into the smaller page id
+
+
+class SyncResult(TypedDict):
+    peer: str
+    owner_id: str
+    adopted_owner: bool
+    taken: SyncApplied
+    given: SyncApplied
 
 
 class ReadResult(TypedDict):
@@ -155,6 +175,7 @@ class PageList(TypedDict):
 class CapabilityFlags(TypedDict):
     event_ingest: bool
     revision_conflicts: bool
+    sync: bool
     durable_deletion: bool
     suppression: bool
     access_sessions: bool
@@ -169,6 +190,7 @@ class Capabilities(TypedDict):
     relation_types: list[str]
     relation_types_open: bool
     lifecycle_statuses: list[str]
+    concurrent_revisions: str  # the rule for concurrent revisions from synced stores
     flags: CapabilityFlags
 
 
@@ -551,7 +573,7 @@ class UpgradeResult(TypedDict):
 
 
 __all__ = [
-    "UpgradeResult", "UpgradeStatus",
+    "UpgradeResult", "UpgradeStatus", "SyncApplied", "SyncResult",
     "Actor", "AuditEvent", "AuditLog", "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult",
     "BundleWarning", "Capabilities", "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan",
     "ErasurePlan", "ErrorInfo", "ExportCounts", "ExportFileRef", "ExportResult", "FtsState", "Handoff", "HandoffList", "HandoffRef",
