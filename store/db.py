@@ -367,6 +367,9 @@ SYNC_TABLES = (
     "INSERT OR REPLACE INTO sync_unsuppress (key, page_id, context_id, lifted_at) "
     "SELECT OLD.context_id || ' ' || p.page_id, p.page_id, OLD.context_id, strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
     "FROM page p WHERE p.id = OLD.page_id; END",
+    # ... and an erased page leaves no such record naming it.
+    "CREATE TRIGGER IF NOT EXISTS sync_unsuppress_forget AFTER DELETE ON page BEGIN "
+    "DELETE FROM sync_unsuppress WHERE page_id = OLD.page_id; END",
 )
 
 

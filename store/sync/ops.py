@@ -241,8 +241,6 @@ class _Run:
         gone = plan["pages"]
         if receipt_id is not None:
             self.mark_gone(gone, receipt_id)
-        for part in chunks(gone):
-            db.execute_sql(f"DELETE FROM sync_unsuppress WHERE page_id IN ({','.join('?' * len(part))})", part)
         for pid in gone:
             self.pk[pid] = None
         self.touched -= pks
@@ -250,10 +248,17 @@ class _Run:
 
     def _take_scope(self, rec: dict[str, Any]) -> None:
         db = self.db
-        row = db.execute_sql("SELECT id, updated_at FROM scope WHERE namespace = ?", (rec["namespace"],)).fetchone()
+        row = db.execute_sql("SELECT id, updated_at, created_at, display_name, description, parent, visibility "
+                             "FROM scope WHERE namespace = ?", (rec["namespace"],)).fetchone()
         if row is not None:
             if rec["updated_at"] > row[1]:
                 db.execute_sql("UPDATE scope SET updated_at = ? WHERE id = ?", (rec["updated_at"], row[0]))
+            # One namespace made on two stores before they synced: the first made (then the smaller) is kept.
+            theirs = (rec["created_at"], rec["display_name"], rec["description"] or "", rec["parent"] or "", rec["visibility"])
+            if theirs < (row[2], row[3], row[4] or "", row[5] or "", row[6]):
+                db.execute_sql("UPDATE scope SET created_at = ?, display_name = ?, description = ?, parent = ?, visibility = ? "
+                               "WHERE id = ?", (rec["created_at"], rec["display_name"], rec["description"], rec["parent"],
+                                                rec["visibility"], row[0]))
             return
         deleted = db.execute_sql("SELECT MAX(created_at) FROM deletion_receipt WHERE namespace = ?",
                                  (rec["namespace"],)).fetchone()[0]
@@ -372,7 +377,7 @@ class _Run:
             self.count("source_page")
 
     def _same_text(self, a: int, b: int) -> bool:
-        rows = self.db.execute_sql("SELECT r.content_digest FROM page p JOIN revision r ON r.id = p.head "
+        rows = self.db.execute_sql("SELECT r.content_digest FROM page p JOIN revision r ON r.revision_id = p.head_revision_id "
                                    "WHERE p.id IN (?, ?)", (a, b)).fetchall()
         return len(rows) == 2 and rows[0][0] == rows[1][0]
 

@@ -16,6 +16,7 @@ import pcpstore_helpers as h
 import pytest
 
 from store import AccessSession, Conflict, Forbidden, Store
+from store.db import SCHEMA_VERSION
 
 PROOF = "Proof route for compactness of finite products via the tube lemma."
 CJK = "此前对有限乘积紧致性的证明讨论……"
@@ -68,7 +69,7 @@ def test_the_fixture_is_a_schema_1_store(schema1_db):
 def test_opening_migrates_and_search_waits_for_the_upgrade(schema1_db):
     st = Store.open(schema1_db)
     try:
-        assert schema_version(schema1_db) == 2
+        assert schema_version(schema1_db) == SCHEMA_VERSION
         assert {"revision_terms", "term_stat", "scope_stat"} <= tables(schema1_db)
         assert st.index_upgrade_status() == {"done": 0, "total": 10}
         for mode in ("auto", "text"):
