@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import peewee as pw
 
@@ -48,6 +49,7 @@ from .reads import PROJECTIONS, PROTOCOL_VERSION, SEARCH_MODES, ReadOps
 from .search import SearchOps
 from .sync import SyncOps
 from .sync import sync_with as _sync_with
+from .sync.folder import Folder
 from .titles import page_title, shown_title
 from .types import (
     Actor, AuditEvent, AuditLog, BulkWriteResult, BundleCut, BundleEntry, BundleResult, BundleWarning, Capabilities,
@@ -55,7 +57,8 @@ from .types import (
     ExportFileRef, ExportResult, FtsState, Handoff, HandoffList, HandoffRef, HistoryEntry, Hit, ImportExportResult,
     ImportSummary, LinkResult, PageList, PageSummary, Payload, ProvenanceEvent, ReadItem, ReadResult, Receipt,
     ReceiptList, RecommendResult, Recommendation, RecommendationList, Relation, Relations, Revision, Scope,
-    ScopeDeletePlan, ScopeList, SearchResult, SkippedItem, SourceRef, SuppressResult, SyncApplied, SyncResult, TransitionResult,
+    ScopeDeletePlan, ScopeList, SearchResult, SkippedItem, SourceRef, SuppressResult, SyncApplied, SyncResult, FolderRead,
+    FolderSyncResult, PairOffer, RefusedFile, TransitionResult,
     UnlinkResult, UnsuppressResult, UpgradeResult, UpgradeStatus, VerifiedEntry, VerifyResult, WriteResult,
 )
 from .upgrade import UpgradeOps
@@ -134,6 +137,22 @@ class Store:
         with type(self).open(other_path) as other:
             return _sync_with(self.sync, other.sync)
 
+    def sync_folder(self, folder: str | os.PathLike[str], progress: Progress | None = None) -> FolderSyncResult:
+        """Read the other stores' change files in `folder`, then write this store's own (`pcp sync DIR`)."""
+        return Folder(self.sync, folder).sync(progress)
+
+    def sync_pair(self, folder: str | os.PathLike[str], rekey: bool = False) -> PairOffer:
+        """Offer pairing through `folder`: returns the one-time code to type on the second machine."""
+        return Folder(self.sync, folder).pair(rekey)
+
+    def sync_join(self, folder: str | os.PathLike[str], code: str) -> dict[str, Any]:
+        """Pair with the store that showed `code` (an empty store adopts its owner)."""
+        return Folder(self.sync, folder).join(code)
+
+    def sync_unpair(self, folder: str | os.PathLike[str], store_id: str) -> None:
+        """Refuse a lost store's change files from now on, on every store of the owner."""
+        Folder(self.sync, folder).unpair(store_id)
+
     # --- opening ---
 
     @classmethod
@@ -189,6 +208,6 @@ __all__ = [
     "PageList", "PageSummary", "Payload", "ProvenanceEvent", "ReadItem", "ReadResult", "Receipt", "ReceiptList",
     "RecommendResult", "Recommendation", "RecommendationList", "Relation", "Relations", "Revision", "Scope",
     "ScopeDeletePlan", "ScopeList", "SearchResult", "SkippedItem", "SourceRef", "SuppressResult",
-    "SyncApplied", "SyncResult", "TransitionResult", "UnlinkResult", "UnsuppressResult", "UpgradeResult", "UpgradeStatus", "VerifiedEntry",
+    "SyncApplied", "SyncResult", "FolderRead", "FolderSyncResult", "PairOffer", "RefusedFile", "TransitionResult", "UnlinkResult", "UnsuppressResult", "UpgradeResult", "UpgradeStatus", "VerifiedEntry",
     "VerifyResult", "WriteResult",
 ]

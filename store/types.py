@@ -133,6 +133,38 @@ class SyncResult(TypedDict):
     given: SyncApplied
 
 
+class RefusedFile(TypedDict):
+    file: str
+    reason: str  # one line
+
+
+class FolderRead(TypedDict):
+    store_id: str
+    files: int  # change files of that store taken in this time
+    added: dict[str, int]
+
+
+class FolderSyncResult(TypedDict):
+    """One `pcp sync DIR`: what came in from each store's files, the file this store wrote, what was refused."""
+
+    folder: str
+    store_id: str
+    read: list[FolderRead]
+    wrote: str | None
+    compacted: bool  # this store's files were rewritten as one (after a delete)
+    refused: list[RefusedFile]
+    skipped: list[str]  # files that are not change files ("conflicted copy", temporary): left alone
+    erased_pages: list[str]
+    deleted_while_revised: list[str]
+    conflicts: int
+
+
+class PairOffer(TypedDict):
+    code: str  # the one-time code to type on the second machine (never written to the folder)
+    offer: str
+    store_id: str
+
+
 class ReadResult(TypedDict):
     results: list[ReadItem]
 
@@ -573,7 +605,8 @@ class UpgradeResult(TypedDict):
 
 
 __all__ = [
-    "UpgradeResult", "UpgradeStatus", "SyncApplied", "SyncResult",
+    "UpgradeResult", "UpgradeStatus", "SyncApplied", "SyncResult", "FolderRead", "FolderSyncResult", "PairOffer",
+    "RefusedFile",
     "Actor", "AuditEvent", "AuditLog", "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult",
     "BundleWarning", "Capabilities", "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan",
     "ErasurePlan", "ErrorInfo", "ExportCounts", "ExportFileRef", "ExportResult", "FtsState", "Handoff", "HandoffList", "HandoffRef",

@@ -28,6 +28,7 @@ from . import records
 
 STORE_ID_KEY = "sync_store_id"
 GONE_MARK_KEY = "sync_gone_mark"  # deletion_receipt rowid up to which sync_gone_page is filled
+FOREIGN_KEY = "sync_foreign"  # table -> rowid ranges that came in from other stores' change files
 
 
 def store_id(ctx: StoreContext) -> str:
@@ -110,12 +111,17 @@ class SyncOps(Part):
     # --- applying ---
 
     @operation("sync", write=True)
-    def apply(self, call: Call, peer: str, recs: Iterable[dict[str, Any]], marks: dict[str, Any] | None = None) -> SyncApplied:
-        """Apply records from `peer` once, in one transaction; `marks` (if given) is remembered as how far we got."""
+    def apply(self, call: Call, peer: str, recs: Iterable[dict[str, Any]], marks: dict[str, Any] | None = None,
+              foreign: bool = False) -> SyncApplied:
+        """Apply records from `peer` once, in one transaction; `marks` (if given) is remembered as how far we got.
+
+        `foreign`: the records come from a store's own change files, which every store reads, so the rows they
+        add here are left out of this store's own files (FOREIGN_KEY)."""
         if not self.session.is_owner:
             raise Forbidden("Only the owner may sync the store.")
-        if peer in self.revoked():
-            raise Forbidden(f"Store {peer} was unpaired; its changes are refused.")
+        if peer.split("@")[0] in self.revoked():
+            raise Forbidden(f"Store {peer.split('@')[0]} was unpaired; its changes are refused.")
+        before = records.top_marks(self._db) if foreign else {}
         run = _Run(self, call)
         run.fill_gone()
         for rec in recs:
@@ -123,10 +129,27 @@ class SyncOps(Part):
         told = run.settle()
         if marks is not None:
             self._set_marks(peer, marks)
+        if foreign:
+            self._remember_foreign(before, records.top_marks(self._db))
         call.counts.update({k: v for k, v in run.added.items() if v})
         return {"peer": peer, "added": dict(run.added), "erased_pages": sorted(run.erased),
                 "deleted_while_revised": sorted(told), "conflicts": run.conflicts,
                 "collapsed_pages": sorted(run.collapsed)}
+
+    def foreign_ranges(self) -> dict[str, list[tuple[int, int]]]:
+        row = self._db.execute_sql("SELECT value FROM meta WHERE key = ?", (FOREIGN_KEY,)).fetchone()
+        return {t: [(a, b) for a, b in v] for t, v in json.loads(row[0]).items()} if row else {}
+
+    def _remember_foreign(self, before: dict[str, int], after: dict[str, int]) -> None:
+        ranges = self.foreign_ranges()
+        for table, top in after.items():
+            if top > before[table]:
+                spans = ranges.setdefault(table, [])
+                if spans and spans[-1][1] == before[table]:
+                    spans[-1] = (spans[-1][0], top)
+                else:
+                    spans.append((before[table], top))
+        self._db.execute_sql("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (FOREIGN_KEY, dumps(ranges)))
 
     def finish_erasures(self, result: SyncApplied) -> None:
         """Fold the WAL after a sync that erased pages (as a local delete does), outside the transaction."""
@@ -391,6 +414,11 @@ class _Run:
                                        pk, rec["created_at"]))
         if cur.rowcount:
             self.count("idempotency")
+
+    def _take_unpair(self, rec: dict[str, Any]) -> None:
+        """A store the owner unpaired (on any of their stores): its files are refused here too."""
+        self.db.execute_sql("INSERT INTO sync_peer (peer_id, revoked) VALUES (?, 1) ON CONFLICT(peer_id) DO UPDATE SET "
+                            "revoked = 1", (rec["store"],))
 
     def _take_handoff(self, rec: dict[str, Any]) -> None:
         if rec["previous_handoff_id"] and not self.db.execute_sql(

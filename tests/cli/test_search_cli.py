@@ -25,6 +25,7 @@ from search_helpers import (
 
 from pcp_tui import cli
 from store import Store
+from store.db import SCHEMA_VERSION
 
 REPO = Path(__file__).resolve().parents[2]
 EN_QUESTION = "did we discuss a proof route for compactness of finite products?"
@@ -173,7 +174,7 @@ def test_pcp_mcp_refuses_an_older_store_in_one_line(capsys, schema1_db):
 def test_pcp_mcp_refuses_a_store_whose_index_upgrade_is_pending(capsys, schema1_db):
     pytest.importorskip("mcp")
     Store.open(schema1_db).close()  # schema migrated, index not yet upgraded
-    assert _schema(schema1_db) == 2
+    assert _schema(schema1_db) == SCHEMA_VERSION
     rc, out, err = run(capsys, "--db", str(schema1_db), "mcp", "--client-id", "c", "--grant", "*=search,read")
     assert rc == 1 and out == ""
     assert err.count("\n") == 1 and "run pcp once to upgrade this store" in err
