@@ -2,8 +2,9 @@
 
 Layout: DIR/<store id>/NNNNNNNN.pcs, each store writing only its own folder; DIR/offers/<id>.offer while
 a pairing waits for its code. A change file is one header line (JSON: format, version, store, seq, epoch,
-key chain, nonce) and then the records (JSON lines, zlib) sealed with ChaCha20-Poly1305, the header as
-associated data: nothing in it is readable, and one changed byte anywhere makes it fail to open.
+key chain) and then the records (JSON lines, zlib) in chunks sealed with ChaCha20-Poly1305, the header, the
+chunk's place and whether it is the last bound in as associated data: nothing in it is readable, and one
+changed byte anywhere (or a file cut short) makes it fail to open.
 
 Keys never leave the paired stores. Pairing mints a random key; the one-time code shown on the first
 machine (never written to the folder) opens the offer on the second, which takes the key from it. The key
@@ -24,7 +25,7 @@ import re
 import secrets
 import zlib
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
@@ -190,8 +191,7 @@ class Folder:
             if self.dir.is_dir() else []
         # Open every new file first: an unpairing any of them carries applies before anything is taken in.
         opened = {p.name: self._collect(p, keys, result) for p in peers if p.name not in self.ops.revoked()}
-        unpaired = {json.loads(line)["store"] for files in opened.values() for _, _, body in files
-                    for line in body.splitlines() if b'"kind":"unpair"' in line}
+        unpaired = {store for files in opened.values() for *_, stores in files for store in stores}
         if unpaired - self.ops.revoked() - {mine}:
             self.ops.apply(f"{mine}@unpair", ({"kind": "unpair", "store": s} for s in sorted(unpaired - {mine})))
         for n, peer_dir in enumerate(peers, 1):
@@ -200,7 +200,7 @@ class Folder:
                     if FILE_RE.match(f.name):
                         result["refused"].append({"file": str(f), "reason": f"store {peer_dir.name} was unpaired"})
                 continue
-            self._take_peer(peer_dir, opened.get(peer_dir.name, []), result)
+            self._take_peer(peer_dir, opened.get(peer_dir.name, []), keys, result)
             if progress:
                 progress(n, len(peers), "stores")
         self._write_own(result)
@@ -221,7 +221,7 @@ class Folder:
         row = self.db.execute_sql("SELECT marks FROM sync_peer WHERE peer_id = ?", (f"{peer}@folder",)).fetchone()
         return json.loads(row[0]) if row else {}
 
-    def _collect(self, peer_dir: Path, keys: dict[str, Any], result: FolderSyncResult) -> list[tuple[int, dict[str, Any], bytes]]:
+    def _collect(self, peer_dir: Path, keys: dict[str, Any], result: FolderSyncResult) -> list[Opened]:
         """The peer's files not taken in yet, opened, in order: from its newest base file (which replaces the
         ones before it) or the one after the last taken, up to the first missing or refused file."""
         peer = peer_dir.name
@@ -237,11 +237,11 @@ class Folder:
                 break
         out = []
         while seq in files:
-            got = self._open(files[seq], peer, seq, keys)
+            got = self._verify(files[seq], peer, seq, keys)
             if isinstance(got, str):
                 result["refused"].append({"file": str(files[seq]), "reason": got})
                 break  # retried next time; later files wait for it
-            out.append((seq, got[0], got[1]))
+            out.append((seq, got[0], files[seq], got[1]))
             seq += 1
         latest = max(files) if files else None
         head = _peek_header(files[latest]) if latest is not None else None
@@ -251,11 +251,11 @@ class Folder:
                                     "SET epoch = excluded.epoch", (f"{peer}@folder", head["epoch"]))
         return out
 
-    def _take_peer(self, peer_dir: Path, files: list[tuple[int, dict[str, Any], bytes]], result: FolderSyncResult) -> None:
-        """Apply each opened file in its own transaction, remembering it as taken in the same one."""
+    def _take_peer(self, peer_dir: Path, files: list[Opened], keys: dict[str, Any], result: FolderSyncResult) -> None:
+        """Apply each verified file in its own transaction, remembering it as taken in the same one."""
         added: dict[str, int] = {}
-        for seq, header, body in files:
-            recs = (json.loads(line) for line in body.splitlines() if line)
+        for seq, header, path, _ in files:
+            recs = self._records(path, peer_dir.name, seq, keys)
             applied: SyncApplied = self.ops.apply(f"{peer_dir.name}@folder", recs, {"seq": seq, "epoch": header["epoch"]},
                                                   foreign=True)
             self.ops.finish_erasures(applied)
@@ -266,15 +266,13 @@ class Folder:
             result["conflicts"] += applied["conflicts"]
         result["read"].append({"store_id": peer_dir.name, "files": len(files), "added": added})
 
-    def _open(self, path: Path, peer: str, seq: int, keys: dict[str, Any]) -> tuple[dict[str, Any], bytes] | str:
-        """(header, records as JSON lines) of a change file, or the one-line reason it is refused."""
+    def _check(self, path: Path, peer: str, seq: int, keys: dict[str, Any]) -> tuple[dict[str, Any], bytes, bytes] | str:
+        """(header, header line, file key) of a change file, or the one-line reason it is refused."""
+        head = _read_head(path)
+        if head is None:
+            return "not a pcp change file, or half written (retried next time)"
         try:
-            data = path.read_bytes()
-        except OSError as exc:
-            return f"cannot read it ({exc.strerror or exc}); retried next time"
-        head, sep, sealed = data.partition(b"\n")
-        try:
-            header = json.loads(head) if sep and len(head) <= MAX_HEADER else None
+            header = json.loads(head)
         except ValueError:
             header = None
         if not isinstance(header, dict) or header.get("format") != FORMAT:
@@ -289,13 +287,49 @@ class Folder:
         key = self.key_for(epoch) if isinstance(epoch, int) else None
         if key is None:
             return "sealed with a key this store has forgotten (written before a delete); retried after that store syncs"
+        return header, head, _file_key(key, peer, seq)
+
+    def _verify(self, path: Path, peer: str, seq: int, keys: dict[str, Any]) -> tuple[dict[str, Any], set[str]] | str:
+        """Open every sealed chunk once (nothing is applied): (header, stores it unpairs), or why it is refused."""
+        checked = self._check(path, peer, seq, keys)
+        if isinstance(checked, str):
+            return checked
+        header, head, key = checked
+        unpaired: set[str] = set()
         try:
-            nonce = bytes.fromhex(str(header["nonce"]))
-            plain = ChaCha20Poly1305(_file_key(key, peer, seq)).decrypt(nonce, sealed, head)
-            body = zlib.decompress(plain)
-        except (InvalidTag, ValueError, KeyError, zlib.error):
+            for chunk in _unseal(path, head, key):
+                if b'"kind":"unpair"' in chunk:
+                    unpaired |= {json.loads(line)["store"] for line in chunk.splitlines() if b'"kind":"unpair"' in line}
+        except _Unsealed:
             return "does not authenticate: modified, damaged or half written, or from a store not paired with this one"
-        return header, body
+        except OSError as exc:
+            return f"cannot read it ({exc.strerror or exc}); retried next time"
+        return header, unpaired
+
+    def _open(self, path: Path, peer: str, seq: int, keys: dict[str, Any]) -> tuple[dict[str, Any], bytes] | str:
+        """(header, all its records as JSON lines) of a change file, or the one-line reason it is refused."""
+        checked = self._check(path, peer, seq, keys)
+        if isinstance(checked, str):
+            return checked
+        header, head, key = checked
+        try:
+            return header, b"".join(_unseal(path, head, key))
+        except _Unsealed:
+            return "does not authenticate: modified, damaged or half written, or from a store not paired with this one"
+
+    def _records(self, path: Path, peer: str, seq: int, keys: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """The records of a verified file, a chunk at a time (a file changed since is refused, nothing applied)."""
+        checked = self._check(path, peer, seq, keys)
+        if isinstance(checked, str):
+            raise Invalid(f"{path}: {checked}")
+        _, head, key = checked
+        try:
+            for chunk in _unseal(path, head, key):
+                for line in chunk.splitlines():
+                    if line:
+                        yield json.loads(line)
+        except _Unsealed:
+            raise Invalid(f"{path} changed while it was read; nothing of it was taken in (sync again).") from None
 
     def _write_own(self, result: FolderSyncResult) -> None:
         keys = self.keys()
@@ -311,21 +345,19 @@ class Folder:
             upto = records.top_marks(self.db)
             since: dict[str, int] = {} if compact or not out.get("marks") else out["marks"]
             skip = {} if compact else self.ops.foreign_ranges()
-            recs = list(records.changes(self.db, self.ops.owner_id, since, upto, skip))
-        if not compact and existing and not out.get("pending") and all(r["kind"] == "scope" for r in recs):
+            news = any(r["kind"] != "scope" for r in records.changes(self.db, self.ops.owner_id, since, upto, skip))
+        if not compact and existing and not out.get("pending") and not news:
             self._set_meta(OUT, {**out, "marks": upto})  # nothing of this store's own since its last file
             return
         revoked = [{"kind": "unpair", "store": s} for s in sorted(self.ops.revoked())]
-        body = "".join(dumps(r) + "\n" for r in _chain(recs, revoked)).encode("utf-8")
         key = self.key_for(epoch)
         assert key is not None
         header = dumps({"format": FORMAT, "version": VERSION, "store": mine, "seq": seq, "epoch": epoch,
-                        "chain": keys["chain"], "base": compact or not existing, "nonce": secrets.token_bytes(12).hex(),
-                        "written_at": ids.now()}).encode()
-        nonce = bytes.fromhex(json.loads(header)["nonce"])
-        sealed = ChaCha20Poly1305(_file_key(key, mine, seq)).encrypt(nonce, zlib.compress(body, 6), header)
+                        "chain": keys["chain"], "base": compact or not existing, "written_at": ids.now()}).encode()
         target = own / f"{seq:08d}.pcs"
-        _write_atomic(target, header + b"\n" + sealed)
+        with self.db.atomic():  # one snapshot of this store while its records stream into the file
+            recs = records.changes(self.db, self.ops.owner_id, since, upto, skip)
+            _write_atomic(target, lambda fh: _seal(fh, header, _file_key(key, mine, seq), _chain(recs, revoked)))
         if compact:
             for old_seq, path in existing.items():
                 if old_seq < seq:
@@ -377,13 +409,84 @@ def _peek_header(path: Path) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _write_atomic(target: Path, data: bytes) -> None:
+Opened = tuple[int, dict[str, Any], Path, set[str]]  # seq, header, file, stores it unpairs
+CHUNK = 1 << 20  # bytes of JSON lines per sealed chunk: files of any size are written and read in flat memory
+
+
+class _Unsealed(Exception):
+    """A chunk failed to authenticate (or the chunks do not end where the file does)."""
+
+
+def _aad(head: bytes, index: int, last: bool) -> bytes:
+    return head + b"\n" + index.to_bytes(8, "big") + (b"\x01" if last else b"\x00")
+
+
+def _seal(fh: Any, head: bytes, key: bytes, recs: Iterator[dict[str, Any]]) -> None:
+    """Header line, then chunks [length][nonce][sealed zlib JSON lines], each bound to its place and to
+    whether it is the last (so a file cut at a chunk boundary does not open either)."""
+    aead = ChaCha20Poly1305(key)
+    fh.write(head + b"\n")
+    index = 0
+    buf: list[bytes] = []
+    size = 0
+
+    def flush(last: bool) -> None:
+        nonlocal index, buf, size
+        nonce = secrets.token_bytes(12)
+        sealed = aead.encrypt(nonce, zlib.compress(b"".join(buf), 6), _aad(head, index, last))
+        fh.write(len(sealed).to_bytes(4, "big") + nonce + sealed)
+        index, buf, size = index + 1, [], 0
+
+    for rec in recs:
+        line = (dumps(rec) + "\n").encode("utf-8")
+        if size and size + len(line) > CHUNK:
+            flush(False)
+        buf.append(line)
+        size += len(line)
+    flush(True)
+
+
+def _unseal(path: Path, head: bytes, key: bytes) -> Iterator[bytes]:
+    aead = ChaCha20Poly1305(key)
+    total = path.stat().st_size
+    with open(path, "rb") as fh:
+        fh.seek(len(head) + 1)
+        index = 0
+        while True:
+            size = int.from_bytes(fh.read(4), "big")
+            nonce = fh.read(12)
+            sealed = fh.read(size)
+            if len(nonce) != 12 or len(sealed) != size or size == 0:
+                raise _Unsealed()
+            last = fh.tell() >= total
+            try:
+                yield zlib.decompress(aead.decrypt(nonce, sealed, _aad(head, index, last)))
+            except (InvalidTag, zlib.error):
+                raise _Unsealed() from None
+            if last:
+                return
+            index += 1
+
+
+def _read_head(path: Path) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            line = fh.readline(MAX_HEADER + 1)
+    except OSError:
+        return None
+    return line[:-1] if line.endswith(b"\n") else None
+
+
+def _write_atomic(target: Path, data: bytes | Callable[[Any], None]) -> None:
     """Write beside the target and rename into place, so a reader sees the whole file or none."""
     tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            if callable(data):
+                data(fh)
+            else:
+                fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)

@@ -277,3 +277,28 @@ def test_crash_mid_folder_sync_then_rerun_gives_the_same_result(stores, tmp_path
 def _sid(path: Path) -> str:
     with Store.open(path) as st:
         return st.sync.store_id
+
+
+def test_large_files_are_sealed_in_chunks_and_a_cut_at_a_chunk_boundary_is_refused(stores, tmp_path, monkeypatch):
+    from store.sync import folder as folder_mod
+
+    monkeypatch.setattr(folder_mod, "CHUNK", 300)
+    folder = tmp_path / "f"
+    a, b = paired(stores, folder, 2)
+    with Store.open(a) as st:
+        st.create_scope("s")
+        st.write_pages_bulk(({"content": f"chunked page {i} " * 5} for i in range(40)), "s")
+    run(a, folder)
+    (f1,) = sorted((folder / _sid(a)).glob("*.pcs"))
+    data = f1.read_bytes()
+    head_end = data.index(b"\n") + 1
+    bounds, pos = [], head_end
+    while pos < len(data):
+        pos += 4 + 12 + int.from_bytes(data[pos:pos + 4], "big")
+        bounds.append(pos)
+    assert len(bounds) > 10
+    f1.write_bytes(data[:bounds[len(bounds) // 2]])  # whole chunks, the last ones missing
+    res = run(b, folder)
+    assert res["refused"] and "authenticate" in res["refused"][0]["reason"]
+    f1.write_bytes(data)
+    assert run(b, folder)["read"][0]["added"]["page"] == 40
