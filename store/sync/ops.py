@@ -23,6 +23,7 @@ from ..deletion import DeletionOps
 from ..errors import Conflict, Forbidden, Invalid
 from ..export import ExportOps
 from ..handoff_ledger import LedgerOps
+from ..titles import page_title
 from ..types import SyncApplied
 from . import records
 
@@ -173,6 +174,10 @@ class _Run:
         self.told: set[str] = set()
         self.collapsed: set[str] = set()
         self.conflicts = 0
+        self.scopes: dict[str, int] = {}
+        self.fresh: set[int] = set()  # pages made in this run (their first revision is seq 1)
+        self.seq: dict[int, int] = {}  # page pk -> the last seq given in this run
+        self.index_rows: list[tuple[int, tuple[int, int, str, str | None, dict[str, Any]]]] = []
 
     def count(self, kind: str) -> None:
         self.added[kind] = self.added.get(kind, 0) + 1
@@ -248,10 +253,12 @@ class _Run:
         if scope is not None and not db.execute_sql("SELECT 1 FROM page WHERE scope_id = ? LIMIT 1", (scope[0],)).fetchone():
             index.drop_scope(db.cursor(), scope[0])
             db.execute_sql("DELETE FROM scope WHERE id = ?", (scope[0],))
+            self.scopes.pop(rec["namespace"], None)
         self.count("receipt")
 
     def _erase(self, pks: set[int], reason: str, receipt_id: str | None) -> None:
         """The local erasure path (store/deletion.py) under the receipt id that travelled (or none, for a duplicate)."""
+        self.flush_index()
         deletion = self.ops._deletion
         plan = deletion._plan(pks, set())
         local = deletion._erase(self.call, pks, plan, reason, None, None)
@@ -266,6 +273,8 @@ class _Run:
             self.mark_gone(gone, receipt_id)
         for pid in gone:
             self.pk[pid] = None
+        for pk in pks:
+            self.seq.pop(pk, None)
         self.touched -= pks
         self.status_touched -= pks
 
@@ -290,7 +299,16 @@ class _Run:
         self.ex._in_scope({**rec, "owner_id": self.ops.owner_id})
         self.count("scope")
 
+    def scope_pk(self, namespace: str) -> int | None:
+        if namespace not in self.scopes:
+            row = self.db.execute_sql("SELECT id FROM scope WHERE namespace = ?", (namespace,)).fetchone()
+            if row is None:
+                return None
+            self.scopes[namespace] = row[0]
+        return self.scopes[namespace]
+
     def _take_page(self, rec: dict[str, Any]) -> None:
+        """A page new here (as the export's reader makes it, in plain SQL: this is the hot path)."""
         pid = rec["page_id"]
         pk = self.page_pk(pid)
         if pk is not None:
@@ -298,27 +316,83 @@ class _Run:
             return
         if self.gone(pid):
             return
-        if not self.db.execute_sql("SELECT 1 FROM scope WHERE namespace = ?", (rec["namespace"],)).fetchone():
+        scope = self.scope_pk(rec["namespace"])
+        if scope is None:
             return  # its scope was deleted here
-        self.ex._in_page({**rec, "status": "active"})
-        self.pk.pop(pid, None)
-        pk = self.page_pk(pid)
-        assert pk is not None
+        if ids.id_kind(pid) != "pg":
+            raise ValueError(f"{str(pid)[:40]!r} is not a page id")
+        cur = self.db.execute_sql(
+            "INSERT INTO page (page_id, scope_id, head, head_revision_id, status, superseded, title, actor_type, "
+            "created_at, updated_at, sort_time) VALUES (?, ?, NULL, ?, 'active', 0, '', ?, ?, ?, ?)",
+            (pid, scope, rec["head_revision_id"], rec.get("actor_type") or "user", rec["created_at"], rec["updated_at"],
+             rec["created_at"]))
+        pk = cur.lastrowid
+        self.pk[pid] = pk
+        self.fresh.add(pk)
         self.touched.add(pk)
         self.status_touched.add(pk)
         self.count("page")
 
     def _take_revision(self, rec: dict[str, Any]) -> None:
+        """A revision new here (as the export's reader makes it, in plain SQL; indexed in batches)."""
         pk = self.page_pk(rec["page_id"])
         if pk is None:
             return
-        if self.db.execute_sql("SELECT 1 FROM revision WHERE revision_id = ?", (rec["revision_id"],)).fetchone():
+        rid = rec["revision_id"]
+        if self.db.execute_sql("SELECT 1 FROM revision WHERE revision_id = ? UNION ALL "
+                               "SELECT 1 FROM deleted_revision WHERE revision_id = ?", (rid, rid)).fetchone():
             return
-        if self.db.execute_sql("SELECT 1 FROM deleted_revision WHERE revision_id = ?", (rec["revision_id"],)).fetchone():
+        if ids.id_kind(rid) != "rev":
+            raise ValueError(f"{str(rid)[:40]!r} is not a revision id")
+        scope = self.scope_pk(rec["namespace"])
+        if scope is None:
             return
-        self.ex._in_revision(rec)
+        payload = rec["payload"]
+        facets = rec["facets"]
+        if not isinstance(facets, dict) or not isinstance(rec["source_refs"], list) or not isinstance(rec["provenance"], list):
+            raise TypeError("facets, source_refs and provenance must be an object and lists")
+        seq = 1 if pk in self.fresh and pk not in self.seq else None
+        if seq is None:
+            seq = self.seq.get(pk) or (self.db.execute_sql("SELECT COALESCE(MAX(seq), 0) FROM revision WHERE page_id = ?",
+                                                           (pk,)).fetchone()[0])
+            seq += 1
+        self.seq[pk] = seq
+        title = page_title(facets, payload, rec["source_refs"])
+        content = payload["content"] if payload else None
+        cur = self.db.execute_sql(
+            "INSERT INTO revision (revision_id, page_id, seq, previous_revision_id, scope_id, created_at, observed_at, "
+            "valid_from, valid_to, actor_type, actor_id, media_type, content, content_digest, title, facets, source_refs, "
+            "provenance) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (rid, pk, seq, rec["previous_revision_id"], scope, rec["created_at"], rec["observed_at"], rec["valid_from"],
+             rec["valid_to"], rec["created_by"]["actor_type"], rec["created_by"]["actor_id"],
+             payload["media_type"] if payload else None, content, rec["content_digest"], title, dumps(facets),
+             dumps(rec["source_refs"]), dumps(rec["provenance"])))
+        rev_pk = cur.lastrowid
+        inputs = sorted({i for e in rec["provenance"] for i in e.get("input_revision_ids", [])})
+        if inputs:
+            self.db.cursor().executemany(
+                "INSERT INTO provenance_input (revision_id, page_id, input_revision_id, input_page) VALUES (?,?,?,NULL)",
+                [(rev_pk, pk, i) for i in inputs])
+        self.index_rows.append((pk, (rev_pk, scope, title, content, facets)))
+        if len(self.index_rows) >= 500:
+            self.flush_index()
         self.touched.add(pk)
         self.count("revision")
+
+    def flush_index(self) -> None:
+        """Index the revisions taken in (counted in the statistics unless their page is tombstoned here)."""
+        if not self.index_rows:
+            return
+        pks = sorted({pk for pk, _ in self.index_rows})
+        hidden: set[int] = set()
+        for part in chunks(pks):
+            hidden.update(r[0] for r in self.db.execute_sql(
+                f"SELECT id FROM page WHERE status = 'tombstoned' AND id IN ({','.join('?' * len(part))})", part))
+        for counted in (True, False):
+            rows = [row for pk, row in self.index_rows if (pk in hidden) != counted]
+            if rows:
+                index.add_revisions(self.db.cursor(), self.ops._salt, rows, counted=counted)
+        self.index_rows = []
 
     def _take_relation(self, rec: dict[str, Any]) -> None:
         a, b = self.page_pk(rec["from_page_id"]), self.page_pk(rec["to_page_id"])
@@ -432,6 +506,7 @@ class _Run:
     def settle(self) -> set[str]:
         """Heads, conflicts, titles, sort times, status, supersedes counts of the pages touched; returns who to tell."""
         db = self.db
+        self.flush_index()
         touched = sorted(pk for pk in self.touched if pk is not None)
         for part in chunks(touched):
             marks = ",".join("?" * len(part))
