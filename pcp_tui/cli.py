@@ -276,6 +276,7 @@ def build_parser() -> _Parser:
     sync_mode.add_argument("--join", metavar="CODE", help="pair with the store that showed CODE (an empty store adopts its owner)")
     sync_mode.add_argument("--unpair", metavar="STORE", help="refuse a lost machine's store (its id) from now on")
     p.add_argument("--rekey", action="store_true", help="with --pair: a fresh key (after --unpair; --join it everywhere)")
+    sync_mode.add_argument("--status", action="store_true", help="this store's id, its peers, last sync, conflicts")
     p = cmd("export", "take everything out (JSON Lines, or a Markdown folder)", "export_done", _export)
     p.add_argument("--scope", action="append", metavar="NS", help="repeatable; default: every scope")
     p.add_argument("--format", type=_one_of("--format", ("jsonl", "markdown")), default="jsonl",
@@ -329,7 +330,9 @@ def _handoff_commands(cmd: Callable[..., _Parser], paging: Callable[[_Parser], N
 
 
 def _sync(st: Any, args: argparse.Namespace) -> Any:
-    """`pcp sync`: one of --with, --pair, --join, --unpair, or a plain folder sync."""
+    """`pcp sync`: one of --with, --pair, --join, --unpair, --status, or a plain folder sync."""
+    if args.status:
+        return {"action": "status", **st.sync_status()}
     if args.with_db:
         if args.folder:
             raise UsageError("give either DIR or --with OTHER.db", args.parser)

@@ -462,6 +462,14 @@ def verified(console: Console, data: dict[str, Any]) -> None:
 def synced(console: Console, data: dict[str, Any]) -> None:
     """`pcp sync`: what came in and went out, conflicts, deletions from elsewhere, refused files."""
     action = data.get("action")
+    if action == "status":
+        _line(console, f"This store: {data['store_id']}" + ("" if data["paired"] else " (not paired with a folder)"))
+        for peer in data["peers"]:
+            state = "unpaired" if peer["revoked"] else f"last sync {peer['last_sync'] or 'never'}"
+            _line(console, f"  {peer['store_id']}: {state} ({', '.join(peer['via']) or '-'})")
+        if data["conflicts"]:
+            _line(console, _t(f"{len(data['conflicts'])} page(s) in conflict: " + ", ".join(data["conflicts"][:10]), "yellow"))
+        return
     if action == "pair":
         _line(console, "Pairing code (type it on the other machine with pcp sync DIR --join CODE): ")
         _line(console, _t(data["code"], "bold"))

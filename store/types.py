@@ -133,6 +133,23 @@ class SyncResult(TypedDict):
     given: SyncApplied
 
 
+class SyncPeer(TypedDict):
+    store_id: str
+    last_sync: str | None  # when this store last took its changes in
+    revoked: bool  # unpaired: its files are refused
+    via: list[str]  # "folder" and/or "with"
+
+
+class SyncStatus(TypedDict):
+    """`pcp sync --status`: this store's id among the owner's stores, its peers, open revision conflicts."""
+
+    store_id: str
+    paired: bool  # holds a folder key (pcp sync DIR --pair / --join)
+    peers: list[SyncPeer]
+    last_sync: str | None
+    conflicts: list[str]  # pages with concurrent revisions to resolve (at most 1000)
+
+
 class RefusedFile(TypedDict):
     file: str
     reason: str  # one line
@@ -605,7 +622,7 @@ class UpgradeResult(TypedDict):
 
 
 __all__ = [
-    "UpgradeResult", "UpgradeStatus", "SyncApplied", "SyncResult", "FolderRead", "FolderSyncResult", "PairOffer",
+    "UpgradeResult", "UpgradeStatus", "SyncApplied", "SyncPeer", "SyncResult", "SyncStatus", "FolderRead", "FolderSyncResult", "PairOffer",
     "RefusedFile",
     "Actor", "AuditEvent", "AuditLog", "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult",
     "BundleWarning", "Capabilities", "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan",

@@ -24,7 +24,7 @@ from ..errors import Conflict, Forbidden, Invalid
 from ..export import ExportOps
 from ..handoff_ledger import LedgerOps
 from ..titles import page_title
-from ..types import SyncApplied
+from ..types import SyncApplied, SyncPeer, SyncStatus
 from . import records
 
 STORE_ID_KEY = "sync_store_id"
@@ -136,6 +136,26 @@ class SyncOps(Part):
         return {"peer": peer, "added": dict(run.added), "erased_pages": sorted(run.erased),
                 "deleted_while_revised": sorted(told), "conflicts": run.conflicts,
                 "collapsed_pages": sorted(run.collapsed)}
+
+    def status(self) -> SyncStatus:
+        """This store's sync state: its id, whether it is paired through a folder, its peers, open conflicts."""
+        db = self._db
+        peers: dict[str, SyncPeer] = {}
+        for peer_id, last, revoked in db.execute_sql("SELECT peer_id, last_sync, revoked FROM sync_peer ORDER BY peer_id"):
+            store, _, via = str(peer_id).partition("@")
+            if via == "unpair":
+                continue
+            entry = peers.setdefault(store, {"store_id": store, "last_sync": None, "revoked": False, "via": []})
+            entry["revoked"] = entry["revoked"] or bool(revoked)
+            if last is not None:
+                entry["via"].append(via or "with")
+                entry["last_sync"] = max(filter(None, (entry["last_sync"], last)))
+        conflicts = [r[0] for r in db.execute_sql(
+            "SELECT p.page_id FROM sync_conflict c JOIN page p ON p.id = c.page_id ORDER BY p.page_id LIMIT 1000")]
+        paired = db.execute_sql("SELECT 1 FROM meta WHERE key = 'sync_keys'").fetchone() is not None
+        return {"store_id": self.store_id, "paired": paired, "peers": list(peers.values()),
+                "last_sync": max((p["last_sync"] for p in peers.values() if p["last_sync"]), default=None),
+                "conflicts": conflicts}
 
     def foreign_ranges(self) -> dict[str, list[tuple[int, int]]]:
         row = self._db.execute_sql("SELECT value FROM meta WHERE key = ?", (FOREIGN_KEY,)).fetchone()

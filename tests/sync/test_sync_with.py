@@ -288,3 +288,22 @@ def test_crash_mid_sync_then_rerun_gives_the_same_result(three, tmp_path):
     sync(crashed[0], crashed[1])
     for i in (0, 1):
         assert export_lines(crashed[i], tmp_path / "c.jsonl") == export_lines(control[i], tmp_path / "k.jsonl")
+
+
+def test_status_names_peers_and_conflicts(stores, clock):
+    a, b = stores(2)
+    with Store.open(a) as st:
+        st.create_scope("n")
+        w = st.write_page("n", content="one")
+        assert st.sync_status()["peers"] == [] and st.sync_status()["last_sync"] is None
+    sync(b, a)
+    with Store.open(a) as st:
+        st.revise_page(w["page_id"], w["revision_id"], content="two on a")
+    with Store.open(b) as st:
+        st.revise_page(w["page_id"], w["revision_id"], content="two on b")
+    sync(a, b)
+    with Store.open(a) as st, Store.open(b) as sb:
+        status = st.sync_status()
+        assert status["conflicts"] == [w["page_id"]] and not status["paired"]
+        assert [p["store_id"] for p in status["peers"]] == [sb.sync.store_id]
+        assert status["peers"][0]["via"] == ["with"] and status["last_sync"]
