@@ -351,6 +351,9 @@ def _to_v2(db: pw.SqliteDatabase, models: SimpleNamespace) -> None:
     index.start_upgrade(db.cursor())
 
 
+# The tables whose rows travel between synced stores (store/sync/records.py TABLES, in the same order).
+SYNC_TRAVELLING = ("deletion_receipt", "page", "revision", "relation", "retraction", "lifecycle_event", "suppression",
+                   "sync_unsuppress", "recommendation", "source_page", "idempotency", "handoff")
 # What sync between the owner's stores keeps (store/sync): peers and how far their changes were taken in,
 # erased page ids, pages whose duplicate collapsed into another, open revision conflicts, lifted suppressions.
 SYNC_TABLES = (
@@ -370,6 +373,13 @@ SYNC_TABLES = (
     # ... and an erased page leaves no such record naming it.
     "CREATE TRIGGER IF NOT EXISTS sync_unsuppress_forget AFTER DELETE ON page BEGIN "
     "DELETE FROM sync_unsuppress WHERE page_id = OLD.page_id; END",
+    # Sync finds changes as rows after a rowid mark; SQLite gives a deleted top rowid out again, so a
+    # delete that lowers a table's top rowid is logged, and the next sync looks again from there.
+    "CREATE TABLE IF NOT EXISTS sync_reuse (n INTEGER PRIMARY KEY AUTOINCREMENT, tbl TEXT NOT NULL, floor INTEGER NOT NULL)",
+    *(f"CREATE TRIGGER IF NOT EXISTS sync_reuse_{t} AFTER DELETE ON {t} "
+      f"WHEN OLD.rowid > (SELECT COALESCE(MAX(rowid), 0) FROM {t}) BEGIN "
+      f"INSERT INTO sync_reuse (tbl, floor) VALUES ('{t}', (SELECT COALESCE(MAX(rowid), 0) FROM {t})); END"
+      for t in SYNC_TRAVELLING),
 )
 
 

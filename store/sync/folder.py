@@ -343,7 +343,7 @@ class Folder:
         compact = bool(existing) and (out.get("epoch") != epoch or out.get("chain") != keys["chain"])
         with self.db.atomic():
             upto = records.top_marks(self.db)
-            since: dict[str, int] = {} if compact or not out.get("marks") else out["marks"]
+            since: dict[str, int] = {} if compact or not out.get("marks") else records.lowered(self.db, out["marks"])
             skip = {} if compact else self.ops.foreign_ranges()
             news = any(r["kind"] != "scope" for r in records.changes(self.db, self.ops.owner_id, since, upto, skip))
         if not compact and existing and not out.get("pending") and not news:

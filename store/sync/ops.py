@@ -107,7 +107,7 @@ class SyncOps(Part):
     def outgoing(self, since: dict[str, int]) -> tuple[dict[str, int], Iterator[dict[str, Any]]]:
         """(the mark reached, the records after `since`): read inside the caller's transaction."""
         upto = records.top_marks(self._db)
-        return upto, records.changes(self._db, self.owner_id, since, upto)
+        return upto, records.changes(self._db, self.owner_id, records.lowered(self._db, since), upto)
 
     # --- applying ---
 
@@ -158,19 +158,28 @@ class SyncOps(Part):
                 "conflicts": conflicts}
 
     def foreign_ranges(self) -> dict[str, list[tuple[int, int]]]:
+        """Rowid ranges per table that came from other stores' files; cut where a delete freed rowids since
+        (a row given such a rowid again is this store's own)."""
         row = self._db.execute_sql("SELECT value FROM meta WHERE key = ?", (FOREIGN_KEY,)).fetchone()
-        return {t: [(a, b) for a, b in v] for t, v in json.loads(row[0]).items()} if row else {}
+        stored = json.loads(row[0]) if row else {}
+        seen = int(stored.pop(records.REUSE, 0))
+        ranges = {t: [(a, b) for a, b in v] for t, v in stored.items()}
+        for tbl, floor in self._db.execute_sql("SELECT tbl, MIN(floor) FROM sync_reuse WHERE n > ? GROUP BY tbl",
+                                               (seen,)).fetchall():
+            ranges[tbl] = [(a, min(b, floor)) for a, b in ranges.get(tbl, []) if a < floor]
+        return ranges
 
     def _remember_foreign(self, before: dict[str, int], after: dict[str, int]) -> None:
         ranges = self.foreign_ranges()
         for table, top in after.items():
-            if top > before[table]:
+            if table != records.REUSE and top > before[table]:
                 spans = ranges.setdefault(table, [])
                 if spans and spans[-1][1] == before[table]:
                     spans[-1] = (spans[-1][0], top)
                 else:
                     spans.append((before[table], top))
-        self._db.execute_sql("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (FOREIGN_KEY, dumps(ranges)))
+        stored: dict[str, Any] = {**ranges, records.REUSE: after[records.REUSE]}
+        self._db.execute_sql("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (FOREIGN_KEY, dumps(stored)))
 
     def finish_erasures(self, result: SyncApplied) -> None:
         """Fold the WAL after a sync that erased pages (as a local delete does), outside the transaction."""

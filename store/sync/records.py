@@ -24,11 +24,25 @@ TABLES = (
     ("idempotency", "idempotency"), ("handoff", "handoff"),
 )
 BATCH = 2000
+REUSE = "sync_reuse"
 
 
 def top_marks(db: pw.SqliteDatabase) -> dict[str, int]:
-    """The largest rowid of every travelling table now (the mark a complete read reaches)."""
-    return {t: db.execute_sql(f"SELECT COALESCE(MAX(rowid), 0) FROM {t}").fetchone()[0] for t, _ in TABLES}
+    """The largest rowid of every travelling table now (the mark a complete read reaches), and under
+    REUSE the last entry of the log of deletes that lowered a table's top rowid (store/db.py sync_reuse)."""
+    marks = {t: db.execute_sql(f"SELECT COALESCE(MAX(rowid), 0) FROM {t}").fetchone()[0] for t, _ in TABLES}
+    marks[REUSE] = db.execute_sql("SELECT COALESCE(MAX(n), 0) FROM sync_reuse").fetchone()[0]
+    return marks
+
+
+def lowered(db: pw.SqliteDatabase, since: dict[str, int]) -> dict[str, int]:
+    """`since`, each table's mark lowered to where a delete after it made rowids free to be given again."""
+    out = dict(since)
+    for tbl, floor in db.execute_sql("SELECT tbl, MIN(floor) FROM sync_reuse WHERE n > ? GROUP BY tbl",
+                                     (since.get(REUSE, 0),)).fetchall():
+        if tbl in out:
+            out[tbl] = min(out[tbl], floor)
+    return out
 
 
 def _rows(db: pw.SqliteDatabase, sql: str, low: int, high: int,

@@ -302,3 +302,21 @@ def test_large_files_are_sealed_in_chunks_and_a_cut_at_a_chunk_boundary_is_refus
     assert res["refused"] and "authenticate" in res["refused"][0]["reason"]
     f1.write_bytes(data)
     assert run(b, folder)["read"][0]["added"]["page"] == 40
+
+
+def test_a_rowid_freed_by_a_delete_and_given_again_still_travels_through_the_folder(stores, tmp_path):
+    folder = tmp_path / "f"
+    a, b = paired(stores, folder, 2)
+    with Store.open(b) as st:
+        st.create_scope("n")
+        st.write_page("n", content="on b")
+    run(b, folder)
+    run(a, folder)  # a took b's page in: rowids of a foreign range
+    with Store.open(a) as st:
+        st.delete_page(st.list_pages()["pages"][0]["page_id"], "gone")
+        mine = st.write_page("n", content="a's own page, in the freed rowid")
+    run(a, folder)
+    run(b, folder)
+    with Store.open(b) as st:
+        assert h.read1(st, mine["page_id"])
+    assert export_lines(a, tmp_path / "1") == export_lines(b, tmp_path / "2")

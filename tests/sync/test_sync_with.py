@@ -307,3 +307,21 @@ def test_status_names_peers_and_conflicts(stores, clock):
         assert status["conflicts"] == [w["page_id"]] and not status["paired"]
         assert [p["store_id"] for p in status["peers"]] == [sb.sync.store_id]
         assert status["peers"][0]["via"] == ["with"] and status["last_sync"]
+
+
+def test_a_rowid_freed_by_a_delete_and_given_again_still_travels(stores):
+    a, b = stores(2)
+    with Store.open(a) as st:
+        st.create_scope("n")
+        st.write_page("n", content="first")
+        top = st.write_page("n", content="the newest row, deleted next")
+    sync(b, a)
+    with Store.open(a) as st:
+        st.delete_page(top["page_id"], "gone")
+        again = st.write_page("n", content="written after the delete, in the freed rowid")
+        assert st._db.execute_sql("SELECT MAX(id) FROM page").fetchone()[0] == 2  # SQLite gave rowid 2 again
+    res = sync(b, a)
+    assert res["taken"]["added"]["page"] == 1
+    with Store.open(b) as st:
+        assert h.read1(st, again["page_id"])["revision"]["payload"]["content"].startswith("written after")
+    assert export_lines(a, a.parent / "e") == export_lines(b, b.parent / "e")
