@@ -94,6 +94,9 @@ def test_second_sync_adds_nothing(three):
     assert first["taken"]["added"]["page"] == 16 and first["given"]["added"]["page"] == 16
     again = sync(a, b)
     assert again["taken"]["added"] == {} and again["given"]["added"] == {}
+    with Store.open(a) as st:  # importer idempotency records travel: B's event, replayed on A, is B's page
+        st.ingest_event({"content": "B event"}, "work:B", idempotency_key="key-B")
+        assert st.doctor()["counts"]["page"] == 32  # replayed, not written again
 
 
 def test_status_suppression_and_its_lifting_travel(three):
