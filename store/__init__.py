@@ -134,6 +134,8 @@ class Store:
 
     def sync_with(self, other_path: str | os.PathLike[str]) -> SyncResult:
         """Bring this store and the one at `other_path` (same owner, or one of them empty) to the same state."""
+        if not Path(other_path).expanduser().is_file():
+            raise Invalid(f"No store file at {other_path}; to start a new store there, run a pcp command with --db first.")
         with type(self).open(other_path) as other:
             return _sync_with(self.sync, other.sync)
 

@@ -12,12 +12,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))  # pcpsto
 
 @pytest.fixture
 def stores(tmp_path):
-    """stores(n) -> n fresh store paths, each alone in its own directory."""
+    """stores(n) -> n fresh (empty) stores' paths, each alone in its own directory."""
+    from store import Store
+
     def make(n: int, prefix: str = "s") -> list[Path]:
         out = []
         for i in range(n):
             d = tmp_path / f"{prefix}{i}"
             d.mkdir()
+            Store.open(d / "context.db").close()
             out.append(d / "context.db")
         return out
 

@@ -328,3 +328,10 @@ def test_a_rowid_freed_by_a_delete_and_given_again_still_travels(stores):
     with Store.open(b) as st:
         assert h.read1(st, again["page_id"])["revision"]["payload"]["content"].startswith("written after")
     assert export_lines(a, a.parent / "e") == export_lines(b, b.parent / "e")
+
+
+def test_with_a_missing_file_is_refused_and_creates_nothing(stores, tmp_path):
+    (a,) = stores(1)
+    with pytest.raises(Invalid):
+        sync(a, tmp_path / "typo.db")
+    assert not (tmp_path / "typo.db").exists()
