@@ -285,6 +285,16 @@ def build_parser() -> _Parser:
     which = p.add_mutually_exclusive_group()
     which.add_argument("import_id", metavar="ID", nargs="?", help="an import id (imp_...), as an import prints it")
     which.add_argument("--last", action="store_true", help="the last import (the default)")
+    p = cmd("sync", "sync with your other stores: through a folder (DIR), or with another store file (--with)",
+            "synced", _sync)
+    p.add_argument("folder", metavar="DIR", nargs="?", help="a folder your machines share (USB stick, synced folder)")
+    sync_mode = p.add_mutually_exclusive_group()
+    sync_mode.add_argument("--with", dest="with_db", metavar="OTHER.db", help="sync with another store file on this machine")
+    sync_mode.add_argument("--pair", action="store_true", help="offer pairing: shows a one-time code to type on the other machine")
+    sync_mode.add_argument("--join", metavar="CODE", help="pair with the store that showed CODE (an empty store adopts its owner)")
+    sync_mode.add_argument("--unpair", metavar="STORE", help="refuse a lost machine's store (its id) from now on")
+    p.add_argument("--rekey", action="store_true", help="with --pair: a fresh key (after --unpair; --join it everywhere)")
+    sync_mode.add_argument("--status", action="store_true", help="this store's id, its peers, last sync, conflicts")
     p = cmd("export", "take everything out (JSON Lines, or a Markdown folder)", "export_done", _export)
     p.add_argument("--scope", action="append", metavar="NS", help="repeatable; default: every scope")
     p.add_argument("--format", type=_one_of("--format", ("jsonl", "markdown")), default="jsonl",
@@ -335,6 +345,32 @@ def _handoff_commands(cmd: Callable[..., _Parser], paging: Callable[[_Parser], N
             _verify)
     p.add_argument("source", nargs="?", default="-", metavar="FILE", help="the pasted text; - or nothing: stdin")
     p.set_defaults(exit_status=lambda result: 0 if result.get("digest_ok") else 1)
+
+
+def _sync(st: Any, args: argparse.Namespace) -> Any:
+    """`pcp sync`: one of --with, --pair, --join, --unpair, --status, or a plain folder sync."""
+    if args.status:
+        return {"action": "status", **st.sync_status()}
+    if args.with_db:
+        if args.folder:
+            raise UsageError("give either DIR or --with OTHER.db", args.parser)
+        return {"action": "with", **st.sync_with(args.with_db)}
+    if not args.folder:
+        raise UsageError("give the sync folder DIR (or --with OTHER.db)", args.parser)
+    if args.rekey and not args.pair:
+        raise UsageError("--rekey goes with --pair", args.parser)
+    if args.pair:
+        return {"action": "pair", **st.sync_pair(args.folder, rekey=args.rekey)}
+    if args.join:
+        joined = st.sync_join(args.folder, args.join)
+        with _progress(args, "syncing") as update:
+            return {"action": "join", **joined, "sync": st.sync_folder(args.folder, progress=update)}
+    if args.unpair:
+        st.sync_unpair(args.folder, args.unpair)
+        with _progress(args, "syncing") as update:
+            return {"action": "unpair", "store_id": args.unpair, "sync": st.sync_folder(args.folder, progress=update)}
+    with _progress(args, "syncing") as update:
+        return {"action": "folder", **st.sync_folder(args.folder, progress=update)}
 
 
 IMPORT_SOURCES = ("chatgpt", "claude", "markdown", "events", "export", "claude-code", "codex", "gemini")

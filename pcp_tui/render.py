@@ -175,6 +175,9 @@ def _revision_panel(result: dict[str, Any]) -> Panel:
         "status": rev.get("lifecycle_status"),
         "created": f"{rev.get('created_at')} by {created_by.get('actor_type')}:{created_by.get('actor_id')}",
     }
+    if result.get("conflict_revision_ids"):  # concurrent revisions from another of your stores (pcp sync)
+        summary["conflict"] = (f"also {', '.join(result['conflict_revision_ids'])}: both kept; "
+                               "revise with either as --expected to resolve")
     if rev.get("observed_at"):
         summary["observed"] = rev["observed_at"]
     if payload:
@@ -535,3 +538,56 @@ def verified(console: Console, data: dict[str, Any]) -> None:
             table.add_row(_t(e.get("n")), _t(state, _STATE_STYLES.get(state, "")), _t(e.get("page_id")),
                           _t(e.get("revision_id")))
         console.print(table)
+
+
+def synced(console: Console, data: dict[str, Any]) -> None:
+    """`pcp sync`: what came in and went out, conflicts, deletions from elsewhere, refused files."""
+    action = data.get("action")
+    if action == "status":
+        _line(console, f"This store: {data['store_id']}" + ("" if data["paired"] else " (not paired with a folder)"))
+        for peer in data["peers"]:
+            state = "unpaired" if peer["revoked"] else f"last sync {peer['last_sync'] or 'never'}"
+            _line(console, f"  {peer['store_id']}: {state} ({', '.join(peer['via']) or '-'})")
+        if data["conflicts"]:
+            _line(console, _t(f"{len(data['conflicts'])} page(s) in conflict: " + ", ".join(data["conflicts"][:10]), "yellow"))
+        return
+    if action == "pair":
+        _line(console, "Pairing code (type it on the other machine with pcp sync DIR --join CODE): ")
+        _line(console, _t(data["code"], "bold"))
+        _line(console, _t("It is shown once and never written to the folder; it works once.", "dim"))
+        return
+    if action == "join":
+        _line(console, f"Paired with {data['paired_with']}" + (" (this store took its owner)." if data["adopted_owner"] else "."))
+    if action == "unpair":
+        _line(console, f"Unpaired {data['store_id']}: its change files are refused from now on.")
+    if action == "with":
+        taken, given = data["taken"], data["given"]
+        _line(console, f"Synced with {data['peer']}: took {_counted(taken['added'])}, gave {_counted(given['added'])}.")
+        _sync_notes(console, taken)
+        return
+    result = data.get("sync", data)
+    for peer in result["read"]:
+        if peer["files"]:
+            _line(console, f"From {peer['store_id']}: {peer['files']} file(s), {_counted(peer['added'])}.")
+    if result["wrote"]:
+        _line(console, f"Wrote {result['wrote']}" + (" (rewritten as one file after a delete)." if result["compacted"] else "."))
+    _sync_notes(console, result)
+    for item in result["refused"]:
+        _line(console, _t(f"Refused {item['file']}: {item['reason']}", "red"))
+    for name in result["skipped"]:
+        _line(console, _t(f"Skipped {name} (not a change file)", "dim"))
+
+
+def _counted(added: dict[str, Any]) -> str:
+    return ", ".join(f"{n} {k}" for k, n in sorted(added.items())) or "nothing new"
+
+
+def _sync_notes(console: Console, result: dict[str, Any]) -> None:
+    if result["conflicts"]:
+        _line(console, _t(f"{result['conflicts']} page(s) have concurrent revisions: both kept; pcp read shows "
+                          "conflict_revision_ids, and a revise on top resolves it.", "yellow"))
+    for page in result["deleted_while_revised"]:
+        _line(console, _t(f"{page} was deleted on another store while you changed it here: it stays deleted.", "yellow"))
+    if result["erased_pages"]:
+        _line(console, f"{len(result['erased_pages'])} page(s) erased here, deleted on another store.")
+

@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import peewee as pw
 
@@ -49,6 +50,9 @@ from .importing import ImportOps, ImportUnit, PageRef
 from .lifecycle import LifecycleOps
 from .reads import PROJECTIONS, PROTOCOL_VERSION, SEARCH_MODES, ReadOps
 from .search import SearchOps
+from .sync import SyncOps
+from .sync import sync_with as _sync_with
+from .sync.folder import Folder
 from .titles import page_title, shown_title
 from .types import (
     Actor, AuditEvent, AuditLog, BulkDeletePlan, BulkDeleteReceipt, BulkPage, BulkWriteResult, BundleCut,
@@ -57,7 +61,8 @@ from .types import (
     ExportFileRef, ExportResult, FtsState, Handoff, HandoffList, HandoffRef, HistoryEntry, Hit, LifecycleStep, PageLifecycle, SuppressionNote, ImportExportResult,
     ImportRecorded, ImportReportEntry, ImportReportResult, ImportSummary, LinkResult, PageList, PageSummary, Payload, ProvenanceEvent, ReadItem, ReadResult, Receipt,
     ReceiptList, RecommendResult, Recommendation, RecommendationList, Relation, Relations, Revision, Scope,
-    ScopeDeletePlan, ScopeList, SearchResult, SkippedItem, SourceRef, SuppressResult, TransitionResult,
+    ScopeDeletePlan, ScopeList, SearchResult, SkippedItem, SourceRef, SuppressResult, SyncApplied, SyncPeer, SyncResult, SyncStatus, FolderRead,
+    FolderSyncResult, PairOffer, RefusedFile, TransitionResult,
     UnlinkResult, UnsuppressResult, UpgradeResult, UpgradeStatus, VerifiedEntry, VerifyResult, WriteResult,
 )
 from .upgrade import UpgradeOps
@@ -81,8 +86,9 @@ class Store:
         deletion = DeletionOps(ctx, erasers=[ExportFiles(ctx), ledger, reports])
         bulk = BulkDeleteOps(ctx, search, deletion)
         upgrade = UpgradeOps(ctx)
+        self.sync = SyncOps(ctx, exports, deletion, ledger)
         self.parts = (writes, reads, search, lifecycle, importing, ledger, handoffs, exports, deletion, bulk,
-                      upgrade, reports)
+                      upgrade, reports, self.sync)
 
         # writes
         self.create_scope = writes.create_scope
@@ -138,6 +144,35 @@ class Store:
         # re-indexing a store an older pcp wrote
         self.index_upgrade_status = upgrade.index_upgrade_status
         self.upgrade_index = upgrade.upgrade_index
+
+    # --- sync between the owner's stores (store/sync) ---
+
+    def sync_with(self, other_path: str | os.PathLike[str]) -> SyncResult:
+        """Bring this store and the one at `other_path` (same owner, or one of them empty) to the same state."""
+        if not Path(other_path).expanduser().is_file():
+            raise Invalid(f"No store file at {other_path}; to start a new store there, run a pcp command with --db first.")
+        with type(self).open(other_path) as other:
+            return _sync_with(self.sync, other.sync)
+
+    def sync_status(self) -> SyncStatus:
+        """This store's sync state: id, paired or not, peers and their last sync, pages in conflict."""
+        return self.sync.status()
+
+    def sync_folder(self, folder: str | os.PathLike[str], progress: Progress | None = None) -> FolderSyncResult:
+        """Read the other stores' change files in `folder`, then write this store's own (`pcp sync DIR`)."""
+        return Folder(self.sync, folder).sync(progress)
+
+    def sync_pair(self, folder: str | os.PathLike[str], rekey: bool = False) -> PairOffer:
+        """Offer pairing through `folder`: returns the one-time code to type on the second machine."""
+        return Folder(self.sync, folder).pair(rekey)
+
+    def sync_join(self, folder: str | os.PathLike[str], code: str) -> dict[str, Any]:
+        """Pair with the store that showed `code` (an empty store adopts its owner)."""
+        return Folder(self.sync, folder).join(code)
+
+    def sync_unpair(self, folder: str | os.PathLike[str], store_id: str) -> None:
+        """Refuse a lost store's change files from now on, on every store of the owner."""
+        Folder(self.sync, folder).unpair(store_id)
 
     # --- opening ---
 
@@ -196,6 +231,6 @@ __all__ = [
     "PageList", "PageSummary", "Payload", "ProvenanceEvent", "ReadItem", "ReadResult", "Receipt", "ReceiptList",
     "RecommendResult", "Recommendation", "RecommendationList", "Relation", "Relations", "Revision", "Scope",
     "ScopeDeletePlan", "ScopeList", "SearchResult", "SkippedItem", "SourceRef", "SuppressResult",
-    "TransitionResult", "UnlinkResult", "UnsuppressResult", "UpgradeResult", "UpgradeStatus", "VerifiedEntry",
+    "SyncApplied", "SyncPeer", "SyncResult", "SyncStatus", "FolderRead", "FolderSyncResult", "PairOffer", "RefusedFile", "TransitionResult", "UnlinkResult", "UnsuppressResult", "UpgradeResult", "UpgradeStatus", "VerifiedEntry",
     "VerifyResult", "WriteResult",
 ]

@@ -13,7 +13,7 @@ from . import index
 from .errors import Conflict, Invalid
 from .files import make_private_dirs, make_private_file, narrow, store_files
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 UPGRADE_HINT = "run pcp once to upgrade this store"
 MIN_SQLITE = (3, 43, 0)  # FTS5 contentless_delete (3.43) and secure-delete (3.42)
 
@@ -364,6 +364,7 @@ def install_schema(db: pw.SqliteDatabase, models: SimpleNamespace, migrate: bool
             index.create(db.cursor())
             db.execute_sql(TITLE_INDEX)
             db.execute_sql(IMMUTABLE_TRIGGER)
+            create_sync_tables(db)
             models.Meta.create(key="schema_version", value=str(SCHEMA_VERSION))
             return SCHEMA_VERSION
         row = models.Meta.get_or_none(models.Meta.key == "schema_version")
@@ -417,6 +418,48 @@ def _migrate_title_order(db: pw.SqliteDatabase, models: SimpleNamespace) -> None
     db.execute_sql('DROP INDEX IF EXISTS "page_scope_id_title"')
 
 
+# The tables whose rows travel between synced stores (store/sync/records.py TABLES, in the same order).
+SYNC_TRAVELLING = ("deletion_receipt", "page", "revision", "relation", "retraction", "lifecycle_event", "suppression",
+                   "sync_unsuppress", "recommendation", "source_page", "idempotency", "handoff")
+# What sync between the owner's stores keeps (store/sync): peers and how far their changes were taken in,
+# erased page ids, pages whose duplicate collapsed into another, open revision conflicts, lifted suppressions.
+SYNC_TABLES = (
+    "CREATE TABLE IF NOT EXISTS sync_peer (peer_id TEXT PRIMARY KEY, marks TEXT NOT NULL DEFAULT '{}', "
+    "last_sync TEXT, revoked INTEGER NOT NULL DEFAULT 0, epoch INTEGER)",
+    "CREATE TABLE IF NOT EXISTS sync_gone_page (page_id TEXT PRIMARY KEY, receipt_id TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS sync_alias (page_id TEXT PRIMARY KEY, winner_page_id TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS sync_conflict (page_id INTEGER PRIMARY KEY REFERENCES page(id) ON DELETE CASCADE, "
+    "revision_ids TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS sync_unsuppress (key TEXT PRIMARY KEY, page_id TEXT NOT NULL, context_id TEXT NOT NULL, "
+    "lifted_at TEXT NOT NULL)",
+    # A lifted suppression travels as a record of its own (the row itself is gone).
+    "CREATE TRIGGER IF NOT EXISTS sync_unsuppress_log AFTER DELETE ON suppression BEGIN "
+    "INSERT OR REPLACE INTO sync_unsuppress (key, page_id, context_id, lifted_at) "
+    "SELECT OLD.context_id || ' ' || p.page_id, p.page_id, OLD.context_id, strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+    "FROM page p WHERE p.id = OLD.page_id; END",
+    # ... and an erased page leaves no such record naming it.
+    "CREATE TRIGGER IF NOT EXISTS sync_unsuppress_forget AFTER DELETE ON page BEGIN "
+    "DELETE FROM sync_unsuppress WHERE page_id = OLD.page_id; END",
+    # Sync finds changes as rows after a rowid mark; SQLite gives a deleted top rowid out again, so a
+    # delete that lowers a table's top rowid is logged, and the next sync looks again from there.
+    "CREATE TABLE IF NOT EXISTS sync_reuse (n INTEGER PRIMARY KEY AUTOINCREMENT, tbl TEXT NOT NULL, floor INTEGER NOT NULL)",
+    *(f"CREATE TRIGGER IF NOT EXISTS sync_reuse_{t} AFTER DELETE ON {t} "
+      f"WHEN OLD.rowid > (SELECT COALESCE(MAX(rowid), 0) FROM {t}) BEGIN "
+      f"INSERT INTO sync_reuse (tbl, floor) VALUES ('{t}', (SELECT COALESCE(MAX(rowid), 0) FROM {t})); END"
+      for t in SYNC_TRAVELLING),
+)
+
+
+def create_sync_tables(db: pw.SqliteDatabase) -> None:
+    for sql in SYNC_TABLES:
+        db.execute_sql(sql)
+
+
+def _migrate_sync(db: pw.SqliteDatabase, models: SimpleNamespace) -> None:
+    """Schema 6: the sync tables (store/sync); nothing existing changes."""
+    create_sync_tables(db)
+
+
 # MIGRATIONS[n] upgrades schema version n to n + 1, inside the open transaction.
 MIGRATIONS: dict[int, Callable[[pw.SqliteDatabase, SimpleNamespace], None]] = {
-    1: _to_v2, 2: _migrate_import_reports, 3: _migrate_bulk_deletions, 4: _migrate_title_order}
+    1: _to_v2, 2: _migrate_import_reports, 3: _migrate_bulk_deletions, 4: _migrate_title_order, 5: _migrate_sync}

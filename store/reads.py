@@ -26,6 +26,11 @@ PROJECTIONS = ("manifest", "payload", "source_spans", "relations", "facets", "hi
 MAX_LIFECYCLE_NOTES = 50  # lifecycle steps and suppressions listed per page, newest first
 SEARCH_MODES = ("auto", "text", "exact", "temporal", "graph")
 PROTOCOL_VERSION = "0.4.0-draft"
+CONCURRENT_REVISIONS_RULE = (
+    "Revisions made from the same parent on two synced stores are all kept; the head is the newest "
+    "(latest created_at, then revision_id) and the others are listed as conflict_revision_ids; revise_page "
+    "accepts either as expected_revision_id, and the new revision resolves the conflict."
+)
 MAX_RELATIONS_PER_DIRECTION = 100
 MAX_HISTORY = 100
 # (direction, this page's end, the other end) of a page's relations
@@ -259,6 +264,9 @@ class ReadOps(Part):
                 result["facets"] = env["facets"]
             if "lifecycle" in wanted:
                 result["lifecycle"] = self._lifecycle_of(page)
+            conflict = self._db.execute_sql("SELECT revision_ids FROM sync_conflict WHERE page_id = ?", (page.id,)).fetchone()
+            if conflict:  # concurrent revisions from another of the owner's stores (store/sync)
+                result["conflict_revision_ids"] = json.loads(conflict[0])
             results.append(result)
         call.counts["read"] = readable
         if readable == 0:
@@ -463,9 +471,11 @@ class ReadOps(Part):
             "relation_types": list(RECOMMENDED_RELATION_TYPES),
             "relation_types_open": True,
             "lifecycle_statuses": list(LIFECYCLE_STATUSES),
+            "concurrent_revisions": CONCURRENT_REVISIONS_RULE,
             "flags": {
                 "event_ingest": True,
                 "revision_conflicts": True,
+                "sync": True,
                 "durable_deletion": True,
                 "suppression": True,
                 "access_sessions": True,

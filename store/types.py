@@ -139,6 +139,75 @@ class ReadItem(TypedDict):
     source_spans: NotRequired[list[SourceRef]]
     facets: NotRequired[dict[str, Any]]
     lifecycle: NotRequired[PageLifecycle]
+    conflict_revision_ids: NotRequired[list[str]]  # concurrent revisions besides the head (after a sync)
+
+
+class SyncApplied(TypedDict):
+    """What one store took in from another in one sync (store/sync)."""
+
+    peer: str
+    added: dict[str, int]  # record kind -> how many were new here
+    erased_pages: list[str]  # pages erased here because another store deleted them
+    deleted_while_revised: list[str]  # of those, pages revised or made here meanwhile (the user is told)
+    conflicts: int  # pages left with concurrent revisions (both kept)
+    collapsed_pages: list[str]  # duplicate pages of one source item, folded into the smaller page id
+
+
+class SyncResult(TypedDict):
+    peer: str
+    owner_id: str
+    adopted_owner: bool
+    taken: SyncApplied
+    given: SyncApplied
+
+
+class SyncPeer(TypedDict):
+    store_id: str
+    last_sync: str | None  # when this store last took its changes in
+    revoked: bool  # unpaired: its files are refused
+    via: list[str]  # "folder" and/or "with"
+
+
+class SyncStatus(TypedDict):
+    """`pcp sync --status`: this store's id among the owner's stores, its peers, open revision conflicts."""
+
+    store_id: str
+    paired: bool  # holds a folder key (pcp sync DIR --pair / --join)
+    peers: list[SyncPeer]
+    last_sync: str | None
+    conflicts: list[str]  # pages with concurrent revisions to resolve (at most 1000)
+
+
+class RefusedFile(TypedDict):
+    file: str
+    reason: str  # one line
+
+
+class FolderRead(TypedDict):
+    store_id: str
+    files: int  # change files of that store taken in this time
+    added: dict[str, int]
+
+
+class FolderSyncResult(TypedDict):
+    """One `pcp sync DIR`: what came in from each store's files, the file this store wrote, what was refused."""
+
+    folder: str
+    store_id: str
+    read: list[FolderRead]
+    wrote: str | None
+    compacted: bool  # this store's files were rewritten as one (after a delete)
+    refused: list[RefusedFile]
+    skipped: list[str]  # files that are not change files ("conflicted copy", temporary): left alone
+    erased_pages: list[str]
+    deleted_while_revised: list[str]
+    conflicts: int
+
+
+class PairOffer(TypedDict):
+    code: str  # the one-time code to type on the second machine (never written to the folder)
+    offer: str
+    store_id: str
 
 
 class ReadResult(TypedDict):
@@ -183,6 +252,7 @@ class PageList(TypedDict):
 class CapabilityFlags(TypedDict):
     event_ingest: bool
     revision_conflicts: bool
+    sync: bool
     durable_deletion: bool
     suppression: bool
     access_sessions: bool
@@ -197,6 +267,7 @@ class Capabilities(TypedDict):
     relation_types: list[str]
     relation_types_open: bool
     lifecycle_statuses: list[str]
+    concurrent_revisions: str  # the rule for concurrent revisions from synced stores
     flags: CapabilityFlags
 
 
@@ -659,8 +730,9 @@ class UpgradeResult(TypedDict):
 
 
 __all__ = [
-    "UpgradeResult", "UpgradeStatus",
-    "Actor", "AuditEvent", "AuditLog", "BulkDeletePlan", "BulkDeleteReceipt", "BulkPage", "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult",
+    "UpgradeResult", "UpgradeStatus", "SyncApplied", "SyncPeer", "SyncResult", "SyncStatus", "FolderRead", "FolderSyncResult", "PairOffer",
+    "RefusedFile",
+        "Actor", "AuditEvent", "AuditLog", "BulkDeletePlan", "BulkDeleteReceipt", "BulkPage", "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult",
     "BundleWarning", "Capabilities", "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan",
     "ErasurePlan", "ErrorInfo", "ExportCounts", "ExportFileRef", "ExportResult", "FtsState", "Handoff", "HandoffList", "HandoffRef",
     "HistoryEntry", "Hit", "LifecycleStep", "PageLifecycle", "SuppressionNote", "ImportExportResult", "ImportRecorded", "ImportReportEntry", "ImportReportResult", "ImportSummary", "LinkResult", "PageList", "PageSummary", "Payload",

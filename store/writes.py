@@ -321,6 +321,12 @@ class WriteOps(Part):
         key = v.idempotency_key(idempotency_key)
         page = self._page_row(page_id, call, "revise")
         previous = self._m.Revision.get_by_id(page.head)
+        # After a sync, concurrent revisions (store/sync): either head may be revised, and the new revision resolves both.
+        row = self._db.execute_sql("SELECT revision_ids FROM sync_conflict WHERE page_id = ?", (page.id,)).fetchone()
+        others = json.loads(row[0]) if row else []
+        if expected_revision_id in others:
+            previous = self._m.Revision.get(self._m.Revision.revision_id == expected_revision_id)
+            others = [page.head_revision_id, *[o for o in others if o != expected_revision_id]]
         # What is not given is carried over, the media type included.
         new_payload = v.payload(payload, content, media_type if media_type is not None or content is None
                                 else (previous.media_type or "text/markdown"))
@@ -334,7 +340,7 @@ class WriteOps(Part):
         replay = self._replay(call, key, body)
         if replay is not None:
             return cast(WriteResult, replay)
-        if page.head_revision_id != expected_revision_id:
+        if previous.revision_id != expected_revision_id:
             raise Conflict(
                 f"Page {page.page_id} has moved on: you expected {expected_revision_id} but the current revision is "
                 f"{page.head_revision_id}; read it and revise again."
@@ -346,10 +352,10 @@ class WriteOps(Part):
         if new_payload is None and not refs:
             raise Invalid("A revision needs a payload or at least one source ref.")
         stamp = ids.now()
-        revise_event = {"operation": "revise", "input_revision_ids": [previous.revision_id], "tool_or_model": None}
+        revise_event = {"operation": "revise", "input_revision_ids": [previous.revision_id, *others], "tool_or_model": None}
         ns = page.scope.namespace
         inputs = self._check_inputs(call, events, ns, page)
-        inputs.insert(0, (previous.revision_id, page.id))
+        inputs[0:0] = [(previous.revision_id, page.id), *[(o, page.id) for o in others]]
         observed = v.optional_time(observed_at, "observed_at") if observed_at is not None else previous.observed_at
         rev = self._insert_revision(
             page, page.scope, previous, previous.seq + 1, stamp, new_payload, refs, facet_map,
@@ -361,11 +367,13 @@ class WriteOps(Part):
                 head=rev.id, head_revision_id=rev.revision_id, title=rev.title, media_type=rev.media_type,
                 updated_at=stamp, sort_time=observed or stamp,
             )
-            .where((self._m.Page.id == page.id) & (self._m.Page.head_revision_id == expected_revision_id))
+            .where((self._m.Page.id == page.id) & (self._m.Page.head_revision_id == page.head_revision_id))
             .execute()
         )
         if moved != 1:  # another writer moved the head inside our window: nothing of ours survives
             raise Conflict(f"Page {page.page_id} was revised concurrently; read it and revise again.")
+        if others:
+            self._db.execute_sql("DELETE FROM sync_conflict WHERE page_id = ?", (page.id,))
         call.counts["revisions"] = 1
         result: WriteResult = {"page_id": page.page_id, "revision_id": rev.revision_id, "created": True}
         self._remember(call, key, body, result, page.id)

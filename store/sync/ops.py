@@ -1,0 +1,588 @@
+"""Sync between stores of one owner: take in another store's change records, apply each once.
+
+Pages, revisions and every other record have random ids, so two stores union cleanly; what needs a
+rule is (pcp-core.md, sync):
+- concurrent revisions: every revision is kept; the head is the newest leaf (latest `created_at`, then
+  `revision_id`) and the other leaves are the page's `conflict_revision_ids` until a revision on top
+  resolves them;
+- deletions win: a receipt received is erased here by the local erasure path (same guarantees, same
+  `del_` id), and later records of an erased page are dropped on arrival;
+- one source item, one page: when two stores imported the same item (same source key) before they
+  synced, the page with the smaller id stays and the other, when it holds the same text, goes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Iterator
+
+from .. import ids, index
+from ..constants import chunks
+from ..core import Call, Part, StoreContext, dumps, operation
+from ..deletion import DeletionOps
+from ..errors import Conflict, Forbidden, Invalid
+from ..export import ExportOps
+from ..handoff_ledger import LedgerOps
+from ..titles import page_title
+from ..types import SyncApplied, SyncPeer, SyncStatus
+from . import records
+
+STORE_ID_KEY = "sync_store_id"
+GONE_MARK_KEY = "sync_gone_mark"  # deletion_receipt rowid up to which sync_gone_page is filled
+FOREIGN_KEY = "sync_foreign"  # table -> rowid ranges that came in from other stores' change files
+
+
+def store_id(ctx: StoreContext) -> str:
+    """This store's id among the owner's stores (minted once)."""
+    db = ctx.db
+    row = db.execute_sql("SELECT value FROM meta WHERE key = ?", (STORE_ID_KEY,)).fetchone()
+    if row:
+        return str(row[0])
+    value = "sto_" + ids.ulid()
+    with db.atomic("IMMEDIATE"):
+        db.execute_sql("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (STORE_ID_KEY, value))
+    return str(db.execute_sql("SELECT value FROM meta WHERE key = ?", (STORE_ID_KEY,)).fetchone()[0])
+
+
+def is_empty(ctx: StoreContext) -> bool:
+    db = ctx.db
+    return not any(db.execute_sql(f"SELECT 1 FROM {t} LIMIT 1").fetchone() for t in ("page", "scope", "deletion_receipt"))
+
+
+def conflicts_of(db: Any, page_pks: Iterable[int]) -> dict[int, list[str]]:
+    """Open revision conflicts: page pk -> the leaf revisions other than the head."""
+    out: dict[int, list[str]] = {}
+    for part in chunks(sorted(set(page_pks))):
+        rows = db.execute_sql(f"SELECT page_id, revision_ids FROM sync_conflict WHERE page_id IN ({','.join('?' * len(part))})",
+                              part).fetchall()
+        out.update({r[0]: json.loads(r[1]) for r in rows})
+    return out
+
+
+class SyncOps(Part):
+    """Applying another store's change records here (the folder and the two-store sync both end here)."""
+
+    def __init__(self, ctx: StoreContext, exports: ExportOps, deletion: DeletionOps, ledger: LedgerOps) -> None:
+        super().__init__(ctx)
+        self._exports = exports
+        self._deletion = deletion
+        self._ledger = ledger
+
+    # --- identity ---
+
+    @property
+    def store_id(self) -> str:
+        return store_id(self.ctx)
+
+    def check_owner(self, other_owner: str, other_empty: bool) -> str:
+        """Same owner, or this store is empty and adopts the other's; 'adopted', 'same' or 'theirs' (the other adopts)."""
+        if other_owner == self.owner_id:
+            return "same"
+        if is_empty(self.ctx):
+            if ids.id_kind(other_owner) != "usr":
+                raise Invalid("The other store has no valid owner id.")
+            with self._db.atomic("IMMEDIATE"):
+                self._db.execute_sql("UPDATE meta SET value = ? WHERE key = 'owner_id'", (other_owner,))
+            self.owner_id = other_owner
+            return "adopted"
+        if other_empty:
+            return "theirs"
+        raise Conflict(f"That store belongs to another owner ({other_owner}, this one is {self.owner_id}); "
+                       "stores sync only with stores of the same owner.")
+
+    # --- marks ---
+
+    def marks(self, peer: str) -> dict[str, int]:
+        row = self._db.execute_sql("SELECT marks FROM sync_peer WHERE peer_id = ?", (peer,)).fetchone()
+        return json.loads(row[0]) if row else {}
+
+    def revoked(self) -> set[str]:
+        return {r[0] for r in self._db.execute_sql("SELECT peer_id FROM sync_peer WHERE revoked = 1").fetchall()}
+
+    def _set_marks(self, peer: str, marks: dict[str, int]) -> None:
+        self._db.execute_sql(
+            "INSERT INTO sync_peer (peer_id, marks, last_sync) VALUES (?, ?, ?) ON CONFLICT(peer_id) DO UPDATE SET "
+            "marks = excluded.marks, last_sync = excluded.last_sync", (peer, dumps(marks), ids.now()))
+
+    def outgoing(self, since: dict[str, int]) -> tuple[dict[str, int], Iterator[dict[str, Any]]]:
+        """(the mark reached, the records after `since`): read inside the caller's transaction."""
+        upto = records.top_marks(self._db)
+        return upto, records.changes(self._db, self.owner_id, records.lowered(self._db, since), upto)
+
+    # --- applying ---
+
+    @operation("sync", write=True)
+    def apply(self, call: Call, peer: str, recs: Iterable[dict[str, Any]], marks: dict[str, Any] | None = None,
+              foreign: bool = False) -> SyncApplied:
+        """Apply records from `peer` once, in one transaction; `marks` (if given) is remembered as how far we got.
+
+        `foreign`: the records come from a store's own change files, which every store reads, so the rows they
+        add here are left out of this store's own files (FOREIGN_KEY)."""
+        if not self.session.is_owner:
+            raise Forbidden("Only the owner may sync the store.")
+        if peer.split("@")[0] in self.revoked():
+            raise Forbidden(f"Store {peer.split('@')[0]} was unpaired; its changes are refused.")
+        before = records.top_marks(self._db) if foreign else {}
+        run = _Run(self, call)
+        run.fill_gone()
+        for rec in recs:
+            run.take(rec)
+        told = run.settle()
+        if marks is not None:
+            self._set_marks(peer, marks)
+        if foreign:
+            self._remember_foreign(before, records.top_marks(self._db))
+        call.counts.update({k: v for k, v in run.added.items() if v})
+        return {"peer": peer, "added": dict(run.added), "erased_pages": sorted(run.erased),
+                "deleted_while_revised": sorted(told), "conflicts": run.conflicts,
+                "collapsed_pages": sorted(run.collapsed)}
+
+    def status(self) -> SyncStatus:
+        """This store's sync state: its id, whether it is paired through a folder, its peers, open conflicts."""
+        db = self._db
+        peers: dict[str, SyncPeer] = {}
+        for peer_id, last, revoked in db.execute_sql("SELECT peer_id, last_sync, revoked FROM sync_peer ORDER BY peer_id"):
+            store, _, via = str(peer_id).partition("@")
+            if via == "unpair":
+                continue
+            entry = peers.setdefault(store, {"store_id": store, "last_sync": None, "revoked": False, "via": []})
+            entry["revoked"] = entry["revoked"] or bool(revoked)
+            if last is not None:
+                entry["via"].append(via or "with")
+                entry["last_sync"] = max(filter(None, (entry["last_sync"], last)))
+        conflicts = [r[0] for r in db.execute_sql(
+            "SELECT p.page_id FROM sync_conflict c JOIN page p ON p.id = c.page_id ORDER BY p.page_id LIMIT 1000")]
+        paired = db.execute_sql("SELECT 1 FROM meta WHERE key = 'sync_keys'").fetchone() is not None
+        return {"store_id": self.store_id, "paired": paired, "peers": list(peers.values()),
+                "last_sync": max((p["last_sync"] for p in peers.values() if p["last_sync"]), default=None),
+                "conflicts": conflicts}
+
+    def foreign_ranges(self) -> dict[str, list[tuple[int, int]]]:
+        """Rowid ranges per table that came from other stores' files; cut where a delete freed rowids since
+        (a row given such a rowid again is this store's own)."""
+        row = self._db.execute_sql("SELECT value FROM meta WHERE key = ?", (FOREIGN_KEY,)).fetchone()
+        stored = json.loads(row[0]) if row else {}
+        seen = int(stored.pop(records.REUSE, 0))
+        ranges = {t: [(a, b) for a, b in v] for t, v in stored.items()}
+        for tbl, floor in self._db.execute_sql("SELECT tbl, MIN(floor) FROM sync_reuse WHERE n > ? GROUP BY tbl",
+                                               (seen,)).fetchall():
+            ranges[tbl] = [(a, min(b, floor)) for a, b in ranges.get(tbl, []) if a < floor]
+        return ranges
+
+    def _remember_foreign(self, before: dict[str, int], after: dict[str, int]) -> None:
+        ranges = self.foreign_ranges()
+        for table, top in after.items():
+            if table != records.REUSE and top > before[table]:
+                spans = ranges.setdefault(table, [])
+                if spans and spans[-1][1] == before[table]:
+                    spans[-1] = (spans[-1][0], top)
+                else:
+                    spans.append((before[table], top))
+        stored: dict[str, Any] = {**ranges, records.REUSE: after[records.REUSE]}
+        self._db.execute_sql("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (FOREIGN_KEY, dumps(stored)))
+
+    def finish_erasures(self, result: SyncApplied) -> None:
+        """Fold the WAL after a sync that erased pages (as a local delete does), outside the transaction."""
+        if result["erased_pages"]:
+            self._deletion._checkpoint(f"sync:{result['peer']}")
+
+
+class _Run:
+    """One application of records: caches, the pages touched, and what to tell the user."""
+
+    def __init__(self, ops: SyncOps, call: Call) -> None:
+        self.ops = ops
+        self.call = call
+        self.db = ops._db
+        self.ex = ops._exports
+        self.pk: dict[str, int | None] = {}
+        self.touched: set[int] = set()
+        self.status_touched: set[int] = set()
+        self.added: dict[str, int] = {}
+        self.erased: set[str] = set()
+        self.told: set[str] = set()
+        self.collapsed: set[str] = set()
+        self.conflicts = 0
+        self.scopes: dict[str, int] = {}
+        self.fresh: set[int] = set()  # pages made in this run (their first revision is seq 1)
+        self.seq: dict[int, int] = {}  # page pk -> the last seq given in this run
+        self.index_rows: list[tuple[int, tuple[int, int, str, str | None, dict[str, Any]]]] = []
+
+    def count(self, kind: str) -> None:
+        self.added[kind] = self.added.get(kind, 0) + 1
+
+    def fill_gone(self) -> None:
+        """Every receipt's page ids in sync_gone_page (local deletes too), from where the last run stopped."""
+        row = self.db.execute_sql("SELECT value FROM meta WHERE key = ?", (GONE_MARK_KEY,)).fetchone()
+        last = int(row[0]) if row else 0
+        rows = self.db.execute_sql("SELECT rowid, receipt_id, page_ids FROM deletion_receipt WHERE rowid > ? ORDER BY rowid",
+                                   (last,)).fetchall()
+        for rowid, receipt_id, page_ids in rows:
+            self.mark_gone(json.loads(page_ids), receipt_id)
+            last = rowid
+        self.db.execute_sql("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (GONE_MARK_KEY, str(last)))
+
+    def mark_gone(self, page_ids: list[str], receipt_id: str) -> None:
+        for part in chunks(page_ids):
+            self.db.execute_sql("INSERT OR IGNORE INTO sync_gone_page (page_id, receipt_id) VALUES " +
+                                ",".join("(?,?)" for _ in part), [x for p in part for x in (p, receipt_id)])
+
+    def gone(self, page_id: str) -> bool:
+        return self.db.execute_sql("SELECT 1 FROM sync_gone_page WHERE page_id = ? UNION ALL "
+                                   "SELECT 1 FROM sync_alias WHERE page_id = ?", (page_id, page_id)).fetchone() is not None
+
+    def page_pk(self, page_id: Any) -> int | None:
+        if not isinstance(page_id, str):
+            return None
+        if page_id not in self.pk:
+            row = self.db.execute_sql("SELECT id FROM page WHERE page_id = ?", (page_id,)).fetchone()
+            self.pk[page_id] = row[0] if row else None
+        return self.pk[page_id]
+
+    def take(self, rec: dict[str, Any]) -> None:
+        kind = rec.get("kind")
+        handler = getattr(self, f"_take_{kind}", None)
+        if handler is None:
+            raise Invalid(f"A sync record has an unknown kind {str(kind)[:40]!r}; is the other store newer? upgrade pcp.")
+        try:
+            handler(rec)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise Invalid(f"A sync record ({kind}) is malformed: {exc}.") from None
+
+    # --- each kind ---
+
+    def _take_receipt(self, rec: dict[str, Any]) -> None:
+        db = self.db
+        rid = rec["receipt_id"]
+        if db.execute_sql("SELECT 1 FROM deletion_receipt WHERE receipt_id = ?", (rid,)).fetchone():
+            return
+        page_ids = list(rec["page_ids"])
+        self.mark_gone(page_ids, rid)
+        local: dict[int, str] = {}
+        for part in chunks(page_ids):
+            local.update(db.execute_sql(f"SELECT id, page_id FROM page WHERE page_id IN ({','.join('?' * len(part))})",
+                                        part).fetchall())
+        scope = None
+        if rec["namespace"] is not None:
+            scope = db.execute_sql("SELECT id FROM scope WHERE namespace = ?", (rec["namespace"],)).fetchone()
+            if scope is not None:  # a scope delete takes every page it held then, those made here meanwhile too
+                local.update(db.execute_sql("SELECT id, page_id FROM page WHERE scope_id = ? AND created_at <= ?",
+                                            (scope[0], rec["created_at"])).fetchall())
+        if local:
+            known = set(rec["revision_ids"])
+            for part in chunks(sorted(local)):
+                marks = ",".join("?" * len(part))
+                for (pid,) in db.execute_sql(
+                        f"SELECT DISTINCT p.page_id FROM revision r JOIN page p ON p.id = r.page_id WHERE r.page_id IN ({marks}) "
+                        f"AND r.revision_id NOT IN (SELECT value FROM json_each(?))", (*part, dumps(sorted(known)))):
+                    self.told.add(pid)
+            self._erase(set(local), rec["reason"], rid)
+            self.erased.update(local.values())
+        self.ex._in_receipt(rec)
+        if scope is not None and not db.execute_sql("SELECT 1 FROM page WHERE scope_id = ? LIMIT 1", (scope[0],)).fetchone():
+            index.drop_scope(db.cursor(), scope[0])
+            db.execute_sql("DELETE FROM scope WHERE id = ?", (scope[0],))
+            self.scopes.pop(rec["namespace"], None)
+        self.count("receipt")
+
+    def _erase(self, pks: set[int], reason: str, receipt_id: str | None) -> None:
+        """The local erasure path (store/deletion.py) under the receipt id that travelled (or none, for a duplicate)."""
+        self.flush_index()
+        deletion = self.ops._deletion
+        plan = deletion._plan(pks, set())
+        local = deletion._erase(self.call, pks, plan, reason, None, None)
+        db = self.db
+        db.execute_sql("DELETE FROM deletion_receipt WHERE receipt_id = ?", (local["receipt_id"],))
+        if receipt_id is None:
+            db.execute_sql("DELETE FROM deleted_revision WHERE receipt_id = ?", (local["receipt_id"],))
+        else:
+            db.execute_sql("UPDATE deleted_revision SET receipt_id = ? WHERE receipt_id = ?", (receipt_id, local["receipt_id"]))
+        gone = plan["pages"]
+        if receipt_id is not None:
+            self.mark_gone(gone, receipt_id)
+        for pid in gone:
+            self.pk[pid] = None
+        for pk in pks:
+            self.seq.pop(pk, None)
+        self.touched -= pks
+        self.status_touched -= pks
+
+    def _take_scope(self, rec: dict[str, Any]) -> None:
+        db = self.db
+        row = db.execute_sql("SELECT id, updated_at, created_at, display_name, description, parent, visibility "
+                             "FROM scope WHERE namespace = ?", (rec["namespace"],)).fetchone()
+        if row is not None:
+            if rec["updated_at"] > row[1]:
+                db.execute_sql("UPDATE scope SET updated_at = ? WHERE id = ?", (rec["updated_at"], row[0]))
+            # One namespace made on two stores before they synced: the first made (then the smaller) is kept.
+            theirs = (rec["created_at"], rec["display_name"], rec["description"] or "", rec["parent"] or "", rec["visibility"])
+            if theirs < (row[2], row[3], row[4] or "", row[5] or "", row[6]):
+                db.execute_sql("UPDATE scope SET created_at = ?, display_name = ?, description = ?, parent = ?, visibility = ? "
+                               "WHERE id = ?", (rec["created_at"], rec["display_name"], rec["description"], rec["parent"],
+                                                rec["visibility"], row[0]))
+            return
+        deleted = db.execute_sql("SELECT MAX(created_at) FROM deletion_receipt WHERE namespace = ?",
+                                 (rec["namespace"],)).fetchone()[0]
+        if deleted is not None and rec["updated_at"] <= deleted:
+            return  # the scope as it was before its deletion
+        self.ex._in_scope({**rec, "owner_id": self.ops.owner_id})
+        self.count("scope")
+
+    def scope_pk(self, namespace: str) -> int | None:
+        if namespace not in self.scopes:
+            row = self.db.execute_sql("SELECT id FROM scope WHERE namespace = ?", (namespace,)).fetchone()
+            if row is None:
+                return None
+            self.scopes[namespace] = row[0]
+        return self.scopes[namespace]
+
+    def _take_page(self, rec: dict[str, Any]) -> None:
+        """A page new here (as the export's reader makes it, in plain SQL: this is the hot path)."""
+        pid = rec["page_id"]
+        pk = self.page_pk(pid)
+        if pk is not None:
+            self.db.execute_sql("UPDATE page SET updated_at = ? WHERE id = ? AND updated_at < ?", (rec["updated_at"], pk, rec["updated_at"]))
+            return
+        if self.gone(pid):
+            return
+        scope = self.scope_pk(rec["namespace"])
+        if scope is None:
+            return  # its scope was deleted here
+        if ids.id_kind(pid) != "pg":
+            raise ValueError(f"{str(pid)[:40]!r} is not a page id")
+        cur = self.db.execute_sql(
+            "INSERT INTO page (page_id, scope_id, head, head_revision_id, status, superseded, title, actor_type, "
+            "created_at, updated_at, sort_time) VALUES (?, ?, NULL, ?, 'active', 0, '', ?, ?, ?, ?)",
+            (pid, scope, rec["head_revision_id"], rec.get("actor_type") or "user", rec["created_at"], rec["updated_at"],
+             rec["created_at"]))
+        pk = cur.lastrowid
+        self.pk[pid] = pk
+        self.fresh.add(pk)
+        self.touched.add(pk)
+        self.status_touched.add(pk)
+        self.count("page")
+
+    def _take_revision(self, rec: dict[str, Any]) -> None:
+        """A revision new here (as the export's reader makes it, in plain SQL; indexed in batches)."""
+        pk = self.page_pk(rec["page_id"])
+        if pk is None:
+            return
+        rid = rec["revision_id"]
+        if self.db.execute_sql("SELECT 1 FROM revision WHERE revision_id = ? UNION ALL "
+                               "SELECT 1 FROM deleted_revision WHERE revision_id = ?", (rid, rid)).fetchone():
+            return
+        if ids.id_kind(rid) != "rev":
+            raise ValueError(f"{str(rid)[:40]!r} is not a revision id")
+        scope = self.scope_pk(rec["namespace"])
+        if scope is None:
+            return
+        payload = rec["payload"]
+        facets = rec["facets"]
+        if not isinstance(facets, dict) or not isinstance(rec["source_refs"], list) or not isinstance(rec["provenance"], list):
+            raise TypeError("facets, source_refs and provenance must be an object and lists")
+        seq = 1 if pk in self.fresh and pk not in self.seq else None
+        if seq is None:
+            seq = self.seq.get(pk) or (self.db.execute_sql("SELECT COALESCE(MAX(seq), 0) FROM revision WHERE page_id = ?",
+                                                           (pk,)).fetchone()[0])
+            seq += 1
+        self.seq[pk] = seq
+        title = page_title(facets, payload, rec["source_refs"])
+        content = payload["content"] if payload else None
+        cur = self.db.execute_sql(
+            "INSERT INTO revision (revision_id, page_id, seq, previous_revision_id, scope_id, created_at, observed_at, "
+            "valid_from, valid_to, actor_type, actor_id, media_type, content, content_digest, title, facets, source_refs, "
+            "provenance) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (rid, pk, seq, rec["previous_revision_id"], scope, rec["created_at"], rec["observed_at"], rec["valid_from"],
+             rec["valid_to"], rec["created_by"]["actor_type"], rec["created_by"]["actor_id"],
+             payload["media_type"] if payload else None, content, rec["content_digest"], title, dumps(facets),
+             dumps(rec["source_refs"]), dumps(rec["provenance"])))
+        rev_pk = cur.lastrowid
+        inputs = sorted({i for e in rec["provenance"] for i in e.get("input_revision_ids", [])})
+        if inputs:
+            self.db.cursor().executemany(
+                "INSERT INTO provenance_input (revision_id, page_id, input_revision_id, input_page) VALUES (?,?,?,NULL)",
+                [(rev_pk, pk, i) for i in inputs])
+        self.index_rows.append((pk, (rev_pk, scope, title, content, facets)))
+        if len(self.index_rows) >= 500:
+            self.flush_index()
+        self.touched.add(pk)
+        self.count("revision")
+
+    def flush_index(self) -> None:
+        """Index the revisions taken in (counted in the statistics unless their page is tombstoned here)."""
+        if not self.index_rows:
+            return
+        pks = sorted({pk for pk, _ in self.index_rows})
+        hidden: set[int] = set()
+        for part in chunks(pks):
+            hidden.update(r[0] for r in self.db.execute_sql(
+                f"SELECT id FROM page WHERE status = 'tombstoned' AND id IN ({','.join('?' * len(part))})", part))
+        for counted in (True, False):
+            rows = [row for pk, row in self.index_rows if (pk in hidden) != counted]
+            if rows:
+                index.add_revisions(self.db.cursor(), self.ops._salt, rows, counted=counted)
+        self.index_rows = []
+
+    def _take_relation(self, rec: dict[str, Any]) -> None:
+        a, b = self.page_pk(rec["from_page_id"]), self.page_pk(rec["to_page_id"])
+        if a is None or b is None:
+            return
+        if self.ex._in_relation(rec):
+            self.touched.update((a, b))
+            self.count("relation")
+
+    def _take_retraction(self, rec: dict[str, Any]) -> None:
+        if not self.db.execute_sql("SELECT 1 FROM relation WHERE relation_id = ?", (rec["relation_id"],)).fetchone():
+            return
+        if self.ex._in_retraction(rec):
+            self.touched.update(p for p in (self.page_pk(rec["from_page_id"]), self.page_pk(rec["to_page_id"])) if p)
+            self.count("retraction")
+
+    def _take_lifecycle_event(self, rec: dict[str, Any]) -> None:
+        pk = self.page_pk(rec["page_id"])
+        if pk is not None and self.ex._in_lifecycle_event(rec):
+            self.touched.add(pk)
+            self.status_touched.add(pk)
+            self.count("lifecycle_event")
+
+    def _take_suppression(self, rec: dict[str, Any]) -> None:
+        if self.page_pk(rec["page_id"]) is None:
+            return
+        lifted = self.db.execute_sql("SELECT lifted_at FROM sync_unsuppress WHERE key = ?",
+                                     (f"{rec['context_id']} {rec['page_id']}",)).fetchone()
+        if lifted is not None and lifted[0] >= rec["created_at"]:
+            return
+        if self.ex._in_suppression(rec):
+            self.count("suppression")
+
+    def _take_unsuppress(self, rec: dict[str, Any]) -> None:
+        pk = self.page_pk(rec["page_id"])
+        if pk is None:
+            return
+        key = f"{rec['context_id']} {rec['page_id']}"
+        mine = self.db.execute_sql("SELECT lifted_at FROM sync_unsuppress WHERE key = ?", (key,)).fetchone()
+        if mine is not None and mine[0] >= rec["lifted_at"]:
+            return
+        self.db.execute_sql("DELETE FROM suppression WHERE page_id = ? AND context_id = ? AND created_at <= ?",
+                            (pk, rec["context_id"], rec["lifted_at"]))
+        # The lift is recorded with its own time, so it travels on unchanged.
+        self.db.execute_sql("INSERT OR REPLACE INTO sync_unsuppress (key, page_id, context_id, lifted_at) VALUES (?,?,?,?)",
+                            (key, rec["page_id"], rec["context_id"], rec["lifted_at"]))
+        self.count("unsuppress")
+
+    def _take_recommendation(self, rec: dict[str, Any]) -> None:
+        if self.page_pk(rec["page_id"]) is not None and self.ex._in_recommendation(rec):
+            self.count("recommendation")
+
+    def _take_source_page(self, rec: dict[str, Any]) -> None:
+        db = self.db
+        theirs = rec["page_id"]
+        their_pk = self.page_pk(theirs)
+        if their_pk is None:
+            return
+        row = db.execute_sql("SELECT s.page_id, p.page_id FROM source_page s JOIN page p ON p.id = s.page_id "
+                             "WHERE s.source_key = ?", (rec["source_key"],)).fetchone()
+        if row is None:
+            self.ex._in_source_page(rec)
+            self.count("source_page")
+            return
+        mine_pk, mine = row
+        if mine == theirs:
+            return
+        # The same source item imported on two stores before they synced: one page stays, the smaller id.
+        keep, drop, drop_pk = (mine, theirs, their_pk) if mine < theirs else (theirs, mine, mine_pk)
+        if self._same_text(mine_pk, their_pk):
+            db.execute_sql("INSERT OR REPLACE INTO sync_alias (page_id, winner_page_id) VALUES (?, ?)", (drop, keep))
+            self._erase({drop_pk}, "a duplicate of the same source item, kept as " + keep, None)
+            self.collapsed.add(drop)
+        if keep == theirs:
+            db.execute_sql("UPDATE source_page SET page_id = ?, body_digest = ? WHERE source_key = ?",
+                           (their_pk, rec["body_digest"], rec["source_key"]))
+            if not db.execute_sql("SELECT 1 FROM source_page WHERE source_key = ?", (rec["source_key"],)).fetchone():
+                self.ex._in_source_page(rec)
+            self.count("source_page")
+
+    def _same_text(self, a: int, b: int) -> bool:
+        rows = self.db.execute_sql("SELECT r.content_digest FROM page p JOIN revision r ON r.revision_id = p.head_revision_id "
+                                   "WHERE p.id IN (?, ?)", (a, b)).fetchall()
+        return len(rows) == 2 and rows[0][0] == rows[1][0]
+
+    def _take_idempotency(self, rec: dict[str, Any]) -> None:
+        pk = self.page_pk(rec["page_id"]) if rec["page_id"] is not None else None
+        if rec["page_id"] is not None and pk is None:
+            return
+        cur = self.db.execute_sql(
+            "INSERT OR IGNORE INTO idempotency (principal, operation, key, body_digest, result, page_id, created_at) "
+            "VALUES (?,?,?,?,?,?,?)", (rec["principal"], rec["operation"], rec["key"], rec["body_digest"], rec["result"],
+                                       pk, rec["created_at"]))
+        if cur.rowcount:
+            self.count("idempotency")
+
+    def _take_unpair(self, rec: dict[str, Any]) -> None:
+        """A store the owner unpaired (on any of their stores): its files are refused here too."""
+        self.db.execute_sql("INSERT INTO sync_peer (peer_id, revoked) VALUES (?, 1) ON CONFLICT(peer_id) DO UPDATE SET "
+                            "revoked = 1", (rec["store"],))
+
+    def _take_handoff(self, rec: dict[str, Any]) -> None:
+        if rec["previous_handoff_id"] and not self.db.execute_sql(
+                "SELECT 1 FROM handoff WHERE handoff_id = ?", (rec["previous_handoff_id"],)).fetchone():
+            return
+        if self.ops._ledger._in_handoff(rec):
+            self.count("handoff")
+
+    # --- derived columns of the pages touched ---
+
+    def settle(self) -> set[str]:
+        """Heads, conflicts, titles, sort times, status, supersedes counts of the pages touched; returns who to tell."""
+        db = self.db
+        self.flush_index()
+        touched = sorted(pk for pk in self.touched if pk is not None)
+        for part in chunks(touched):
+            marks = ",".join("?" * len(part))
+            leaves: dict[int, list[tuple[str, str, int]]] = {}
+            for page, rid, created, rev_pk in db.execute_sql(
+                f"SELECT r.page_id, r.revision_id, r.created_at, r.id FROM revision r WHERE r.page_id IN ({marks}) "
+                "AND NOT EXISTS (SELECT 1 FROM revision c WHERE c.page_id = r.page_id AND c.previous_revision_id = r.revision_id) "
+                "AND NOT EXISTS (SELECT 1 FROM provenance_input i WHERE i.input_revision_id = r.revision_id "
+                "AND i.page_id = r.page_id AND i.revision_id != r.id)", part,
+            ):
+                leaves.setdefault(page, []).append((created, rid, rev_pk))
+            heads = []
+            db.execute_sql(f"DELETE FROM sync_conflict WHERE page_id IN ({marks})", part)
+            for page, found in leaves.items():
+                found.sort(reverse=True)
+                heads.append((found[0][2], found[0][1], page))
+                if len(found) > 1:
+                    db.execute_sql("INSERT INTO sync_conflict (page_id, revision_ids) VALUES (?, ?)",
+                                   (page, dumps(sorted(r for _, r, _ in found[1:]))))
+                    self.conflicts += 1
+            db.cursor().executemany(
+                "UPDATE page SET head = ?, head_revision_id = ? WHERE id = ? AND (head IS NULL OR head != ?)",
+                [(h, rid, page, h) for h, rid, page in heads])
+            db.execute_sql(
+                "UPDATE page SET title = r.title, media_type = r.media_type, sort_time = COALESCE(r.observed_at, r.created_at), "
+                "updated_at = MAX(page.updated_at, r.created_at) FROM revision r "
+                f"WHERE r.id = page.head AND page.id IN ({marks})", part)
+            db.execute_sql(
+                "UPDATE page SET superseded = (SELECT COUNT(*) FROM relation r WHERE r.to_page_id = page.id "
+                "AND r.relation_type = 'supersedes' AND r.retracted = 0 AND r.actor_type != 'model') "
+                f"WHERE id IN ({marks})", part)
+            db.execute_sql(
+                "UPDATE provenance_input SET input_page = (SELECT r.page_id FROM revision r "
+                f"WHERE r.revision_id = provenance_input.input_revision_id) WHERE input_page IS NULL AND page_id IN ({marks})",
+                part)
+        for part in chunks(sorted(pk for pk in self.status_touched if pk is not None)):
+            marks = ",".join("?" * len(part))
+            for pk, status, latest, last_at in db.execute_sql(
+                "SELECT p.id, p.status, (SELECT e.to_status FROM lifecycle_event e WHERE e.page_id = p.id "
+                "ORDER BY e.created_at DESC, e.event_id DESC LIMIT 1), (SELECT MAX(e.created_at) FROM lifecycle_event e "
+                f"WHERE e.page_id = p.id) FROM page p WHERE p.id IN ({marks})", part,
+            ).fetchall():
+                target = latest or "active"
+                if target != status:
+                    if (status == "tombstoned") != (target == "tombstoned"):
+                        index.set_counted(db.cursor(), self.ops._salt, pk, counted=target != "tombstoned")
+                    db.execute_sql("UPDATE page SET status = ? WHERE id = ?", (target, pk))
+                if last_at is not None:
+                    db.execute_sql("UPDATE page SET updated_at = ? WHERE id = ? AND updated_at < ?", (last_at, pk, last_at))
+        return self.told

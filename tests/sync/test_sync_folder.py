@@ -1,0 +1,322 @@
+"""`pcp sync DIR`: change files in a shared folder, sealed with keys only the paired stores hold."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import pcpstore_helpers as h
+from sync_helpers import export_lines
+from store import Conflict, Invalid, NotFound, Store
+from store.sync.folder import Folder
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "Wombat-5529 cellar inventory: the safe opens with 8812-4471-0093"
+
+
+def paired(stores, folder: Path, n: int = 3) -> list[Path]:
+    """n empty stores paired through `folder` (each joins with its own one-time code)."""
+    paths = stores(n)
+    with Store.open(paths[0]) as st:
+        codes = [st.sync_pair(folder)["code"] for _ in paths[1:]]
+    for path, code in zip(paths[1:], codes, strict=True):
+        with Store.open(path) as st:
+            joined = st.sync_join(folder, code)
+            assert joined["adopted_owner"]
+    return paths
+
+
+def run(path: Path, folder: Path) -> dict:
+    with Store.open(path) as st:
+        return st.sync_folder(folder)
+
+
+def seed(path: Path, tag: str) -> dict[str, str]:
+    with Store.open(path) as st:
+        ns = f"notes:{tag}"
+        st.create_scope(ns)
+        st.write_pages_bulk(({"content": f"{tag} folder page {i}"} for i in range(10)), ns)
+        a = st.write_page(ns, content=f"{tag}: revised in the folder test")
+        st.revise_page(a["page_id"], a["revision_id"], content=f"{tag}: revised once")
+        b = st.write_page(ns, content=f"{tag}: archived")
+        st.archive_page(b["page_id"], "old")
+        st.link_pages(a["page_id"], "references", b["page_id"])
+        st.suppress_pages([b["page_id"]], "task:x")
+        return {"a": a["page_id"], "b": b["page_id"]}
+
+
+def opened_text(path: Path, folder: Path) -> bytes:
+    """Everything this store can still open in the folder, as plain bytes (what a paired store could read)."""
+    out = b""
+    with Store.open(path) as st:
+        view = Folder(st.sync, folder)
+        keys = view.keys()
+        for f in sorted(folder.glob("sto_*/*.pcs")):
+            got = view._open(f, f.parent.name, int(f.stem), keys)
+            if not isinstance(got, str):
+                out += b"".join(json.dumps(json.loads(x), ensure_ascii=False).encode() for x in got[1].splitlines())
+    return out
+
+
+def test_three_stores_through_a_folder_in_every_order_end_identical(stores, tmp_path):
+    finals = []
+    for n, order in enumerate(itertools.permutations(range(3))):
+        folder = tmp_path / f"folder{n}"
+        paths = paired(lambda k, n=n: stores(k, f"o{n}-"), folder)
+        for path, tag in zip(paths, "ABC", strict=True):
+            seed(path, tag)
+        for _ in range(2):
+            for i in order:
+                run(paths[i], folder)
+        lines = [export_lines(p, tmp_path / "e.jsonl") for p in paths]
+        assert lines[0] == lines[1] == lines[2], order
+        assert len([x for x in lines[0] if '"kind":"page"' in x]) == 36
+        finals.append(len(lines[0]))
+        again = run(paths[order[0]], folder)  # nothing new anywhere: nothing read, nothing written
+        assert again["wrote"] is None and all(r["files"] == 0 for r in again["read"])
+    assert len(set(finals)) == 1
+
+
+def test_files_hold_nothing_readable_and_the_code_is_never_written(stores, tmp_path):
+    folder = tmp_path / "f"
+    a, b = stores(2)
+    with Store.open(a) as st:
+        offer = st.sync_pair(folder)
+    with Store.open(b) as st:
+        st.sync_join(folder, offer["code"])
+        with pytest.raises(Invalid):
+            st.sync_join(folder, offer["code"])  # one time: the offer is gone
+    with Store.open(a) as st:
+        st.create_scope("s")
+        st.write_page("s", content=SECRET)
+    run(a, folder)
+    run(b, folder)
+    blob = b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file())
+    raw = offer["code"].replace("-", "")
+    assert raw.encode() not in blob and offer["code"].encode() not in blob
+    assert h.find_residue(sorted(p for p in folder.rglob("*") if p.is_file()), h.windows(SECRET.encode())) == []
+    with Store.open(b) as st:
+        assert any(x["page_id"] for x in st.search_pages("Wombat cellar")["hits"])
+
+
+def test_concurrent_revisions_through_the_folder(stores, tmp_path, clock):
+    folder = tmp_path / "f"
+    a, b = paired(stores, folder, 2)
+    with Store.open(a) as st:
+        st.create_scope("s")
+        w = st.write_page("s", content="base text")
+    run(a, folder)
+    run(b, folder)
+    clock.advance()
+    with Store.open(a) as st:
+        ra = st.revise_page(w["page_id"], w["revision_id"], content="A's text")
+    with Store.open(b) as st:
+        rb = st.revise_page(w["page_id"], w["revision_id"], content="B's text")
+    assert run(a, folder)["conflicts"] == 0
+    assert run(b, folder)["conflicts"] == 1
+    run(a, folder)
+    winner, loser = sorted([ra["revision_id"], rb["revision_id"]], reverse=True)
+    for p in (a, b):
+        with Store.open(p) as st:
+            item = h.read1(st, w["page_id"])
+            assert item["current_revision_id"] == winner and item["conflict_revision_ids"] == [loser]
+
+
+def test_delete_leaves_no_residue_in_stores_or_folder_and_old_copies_cannot_be_opened(stores, tmp_path):
+    folder = tmp_path / "f"
+    a, b, c = paired(stores, folder)
+    with Store.open(a) as st:
+        st.create_scope("s")
+        keep = st.write_page("s", content="this page stays, about river stones")
+        gone = st.write_page("s", content=SECRET)
+    for p in (a, b, c):
+        run(p, folder)
+    history = tmp_path / "history"  # what a sync tool's version history would keep
+    shutil.copytree(folder, history)
+    with Store.open(b) as st:
+        st.delete_page(gone["page_id"], "never keep this")
+    for p in (b, a, c):
+        res = run(p, folder)
+        assert res["compacted"]
+    erased = h.windows(SECRET.encode()) - h.windows(b"this page stays, about river stones")
+    files = sorted(x for x in folder.rglob("*") if x.is_file())
+    for p in (a, b, c):
+        with Store.open(p) as st:
+            with pytest.raises(NotFound):
+                st.read_pages([gone["page_id"]])
+            assert h.read1(st, keep["page_id"])
+        assert h.find_residue(h.files_beside(p), erased) == [], p
+        assert SECRET.encode() not in opened_text(p, folder)  # even decrypted, the folder no longer has it
+    assert h.find_residue(files, erased) == []
+    for p in (a, b, c):  # a second round: every store has seen every other move on, and forgets the old key
+        run(p, folder)
+    for p in (a, b, c):
+        assert SECRET.encode() not in opened_text(p, history), p
+        with Store.open(p) as st:
+            view = Folder(st.sync, folder)
+            old = sorted(history.glob("sto_*/*.pcs"))[0]
+            assert "forgotten" in view._open(old, old.parent.name, int(old.stem), view.keys())
+
+
+def test_tampered_foreign_revoked_newer_and_half_written_files_are_refused(stores, tmp_path):
+    folder = tmp_path / "f"
+    a, b, c = paired(stores, folder)
+    with Store.open(a) as st:
+        st.create_scope("s")
+        st.write_page("s", content="from A")
+    run(a, folder)
+    (f1,) = sorted((folder / _sid(a)).glob("*.pcs"))
+    good = f1.read_bytes()
+    for where in (len(good) - 1, len(good) // 2, 5):  # one byte changed: in the seal, the body, the header
+        bad = bytearray(good)
+        bad[where] ^= 0x01
+        f1.write_bytes(bytes(bad))
+        res = run(b, folder)
+        assert [r["file"] for r in res["refused"]] == [str(f1)] and "\n" not in res["refused"][0]["reason"]
+        assert res["read"][0]["files"] == 0
+    f1.write_bytes(good[: len(good) // 2])  # half written by a sync tool: refused, then retried
+    assert run(b, folder)["refused"]
+    f1.write_bytes(good)
+    (folder / _sid(a) / "00000001 (conflicted copy).pcs").write_bytes(good)
+    res = run(b, folder)
+    assert res["refused"] == [] and res["read"][0]["files"] == 1
+    assert any("conflicted copy" in s for s in res["skipped"])
+    # A newer format: refused in one line asking to upgrade.
+    newer = good.replace(b'"version":1', b'"version":2', 1)
+    nxt = folder / _sid(a) / "00000002.pcs"
+    nxt.write_bytes(newer)
+    reason = run(b, folder)["refused"][0]["reason"]
+    assert "newer pcp" in reason and "upgrade" in reason and "\n" not in reason
+    nxt.unlink()
+    # Foreign: a store paired in another folder (another key) and of another owner.
+    other_folder = tmp_path / "other"
+    x, _ = paired(lambda k: stores(k, "foreign"), other_folder, 2)
+    with Store.open(x) as st:
+        st.create_scope("theirs")
+        st.write_page("theirs", content="not yours")
+    run(x, other_folder)
+    shutil.copytree(other_folder / _sid(x), folder / _sid(x))
+    res = run(b, folder)
+    assert any(r["file"].startswith(str(folder / _sid(x))) and "another key" in r["reason"] for r in res["refused"])
+    with Store.open(b) as st:
+        assert "theirs" not in {s["namespace"] for s in st.list_scopes()["scopes"]}
+    # Revoked: C is unpaired on A; its later files are refused on A, and on B once B read A's file.
+    with Store.open(a) as st:
+        st.sync_unpair(folder, _sid(c))
+    run(a, folder)
+    with Store.open(c) as st:
+        st.create_scope("lost laptop")
+        st.write_page("lost laptop", content="written after the unpair")
+    run(c, folder)
+    for p in (a, b):
+        res = run(p, folder)
+        assert any(_sid(c) in r["file"] and "unpaired" in r["reason"] for r in res["refused"]), p
+        with Store.open(p) as st:
+            assert "lost laptop" not in {s["namespace"] for s in st.list_scopes()["scopes"]}
+
+
+def test_join_refuses_a_store_of_another_owner(stores, tmp_path):
+    folder = tmp_path / "f"
+    a, b = stores(2)
+    with Store.open(a) as st:
+        code = st.sync_pair(folder)["code"]
+    with Store.open(b) as st:
+        st.create_scope("mine already")
+        with pytest.raises(Conflict) as err:
+            st.sync_join(folder, code)
+    assert "\n" not in str(err.value)
+    with Store.open(b) as st, pytest.raises(Invalid):
+        st.sync_folder(folder)  # not paired
+
+
+def test_crash_mid_folder_sync_then_rerun_gives_the_same_result(stores, tmp_path):
+    folder = tmp_path / "f"
+    a, b = paired(stores, folder, 2)
+    seed(a, "A")
+    seed(b, "B")
+    run(a, folder)
+    control_folder = tmp_path / "control"
+    shutil.copytree(folder, control_folder)
+    control = tmp_path / "control-b" / "context.db"
+    control.parent.mkdir()
+    shutil.copy(b, control)
+    script = textwrap.dedent(f"""
+        import os, signal, sys
+        sys.path.insert(0, {str(ROOT)!r})
+        from store import Store
+        from store.sync import ops
+        seen = [0]
+        take = ops._Run.take
+        def dying(self, rec):
+            seen[0] += 1
+            if seen[0] == 25:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return take(self, rec)
+        ops._Run.take = dying
+        with Store.open({str(b)!r}) as st:
+            st.sync_folder({str(folder)!r})
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env={**os.environ}, capture_output=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    run(b, folder)
+    run(control, control_folder)
+    assert export_lines(b, tmp_path / "1.jsonl") == export_lines(control, tmp_path / "2.jsonl")
+    run(a, folder)
+    assert export_lines(a, tmp_path / "3.jsonl") == export_lines(b, tmp_path / "1.jsonl")
+
+
+def _sid(path: Path) -> str:
+    with Store.open(path) as st:
+        return st.sync.store_id
+
+
+def test_large_files_are_sealed_in_chunks_and_a_cut_at_a_chunk_boundary_is_refused(stores, tmp_path, monkeypatch):
+    from store.sync import folder as folder_mod
+
+    monkeypatch.setattr(folder_mod, "CHUNK", 300)
+    folder = tmp_path / "f"
+    a, b = paired(stores, folder, 2)
+    with Store.open(a) as st:
+        st.create_scope("s")
+        st.write_pages_bulk(({"content": f"chunked page {i} " * 5} for i in range(40)), "s")
+    run(a, folder)
+    (f1,) = sorted((folder / _sid(a)).glob("*.pcs"))
+    data = f1.read_bytes()
+    head_end = data.index(b"\n") + 1
+    bounds, pos = [], head_end
+    while pos < len(data):
+        pos += 4 + 12 + int.from_bytes(data[pos:pos + 4], "big")
+        bounds.append(pos)
+    assert len(bounds) > 10
+    f1.write_bytes(data[:bounds[len(bounds) // 2]])  # whole chunks, the last ones missing
+    res = run(b, folder)
+    assert res["refused"] and "authenticate" in res["refused"][0]["reason"]
+    f1.write_bytes(data)
+    assert run(b, folder)["read"][0]["added"]["page"] == 40
+
+
+def test_a_rowid_freed_by_a_delete_and_given_again_still_travels_through_the_folder(stores, tmp_path):
+    folder = tmp_path / "f"
+    a, b = paired(stores, folder, 2)
+    with Store.open(b) as st:
+        st.create_scope("n")
+        st.write_page("n", content="on b")
+    run(b, folder)
+    run(a, folder)  # a took b's page in: rowids of a foreign range
+    with Store.open(a) as st:
+        st.delete_page(st.list_pages()["pages"][0]["page_id"], "gone")
+        mine = st.write_page("n", content="a's own page, in the freed rowid")
+    run(a, folder)
+    run(b, folder)
+    with Store.open(b) as st:
+        assert h.read1(st, mine["page_id"])
+    assert export_lines(a, tmp_path / "1") == export_lines(b, tmp_path / "2")
