@@ -12,7 +12,7 @@ import typing
 from typing import Any, Union
 
 SEARCH_MODES = ("auto", "text", "exact", "temporal", "graph")
-PROJECTIONS = ("manifest", "payload", "source_spans", "relations", "facets", "history")
+PROJECTIONS = ("manifest", "payload", "source_spans", "relations", "facets", "history", "lifecycle")
 ACTOR_TYPES = ("user", "model", "tool", "system")
 LIFECYCLE_STATUSES = ("active", "superseded", "archived", "tombstoned")
 RECOMMENDED_RELATION_TYPES = ("contains", "derived_from", "depends_on", "defines", "uses", "supports", "contradicts",

@@ -265,7 +265,7 @@ KEY_TEXT = ("optional idempotency key: a retry with the same key and the same ar
             "instead of writing again")
 Ids = Annotated[list[str], Field(description=f"up to {MAX_IDS} ids to read; each is {ID_TEXT}")]
 Mode = Literal["auto", "text", "exact", "temporal", "graph"]
-Projection = Literal["manifest", "payload", "source_spans", "relations", "facets", "history"]
+Projection = Literal["manifest", "payload", "source_spans", "relations", "facets", "history", "lifecycle"]
 Status = Literal["active", "superseded", "archived", "tombstoned"]
 ActorType = Literal["user", "model", "tool", "system"]
 Cursor = Annotated[str | None, Field(description="the next_cursor of the previous result, to get the next page; "
@@ -575,7 +575,8 @@ class PcpMcp:
         ids: Ids,
         projections: Annotated[list[Projection] | None, Field(description="what to return per id: manifest (ids, "
                                                                           "status, provenance), payload (the content), "
-                                                                          "source_spans, relations, facets, history; "
+                                                                          "source_spans, relations, facets, history, lifecycle (archive and "
+                                                                          "tombstone reasons, suppressions); "
                                                                           "default manifest and payload")] = None,
         max_chars: Annotated[int, Field(description=f"content characters shared by all ids, 0 to {MAX_READ_CHARS} "
                                                     f"(default {DEFAULT_READ_CHARS})")] = DEFAULT_READ_CHARS,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from store import AccessSession, Forbidden, Invalid, Unsupported
+from store.db import SCHEMA_VERSION
 
 
 def _seed(store):
@@ -119,4 +120,4 @@ def test_title_order_walks_its_index_and_an_older_store_gains_it(store, tmp_path
     version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
     con.close()
     assert "page_scope_title_nocase" in names and "page_scope_id_title" not in names
-    assert version == "5"
+    assert version == str(SCHEMA_VERSION)
