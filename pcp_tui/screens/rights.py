@@ -24,6 +24,11 @@ from .confirm import ConfirmScreen
 AUDIT_PAGE = 50
 
 
+class Form(VerticalScroll, can_focus=False):
+    """A tab's form: it scrolls to the focused field, so it takes no focus itself (Tab goes from the tab bar
+    straight to the first field, also on a short screen where the form overflows)."""
+
+
 def default_export_path(db_path: Path, fmt: str) -> str:
     """<db folder>/exports/pcp-export-<time>.jsonl (a folder for markdown)."""
     from store import ids
@@ -59,7 +64,7 @@ class RightsScreen(StoreWorkers, Screen):
                      id="rights-title")
         with TabbedContent(initial="export", id="rights-tabs"):
             with TabPane("Export", id="export"):
-                with VerticalScroll():
+                with Form():
                     yield Label("Scopes to export (choose none for everything)")
                     yield SelectionList[str](id="export-scopes")
                     yield Label("Format")
@@ -72,7 +77,7 @@ class RightsScreen(StoreWorkers, Screen):
                     yield ProgressBar(id="export-progress", show_eta=False)
                     yield Static("", id="export-result")
             with TabPane("Delete a scope", id="delete-scope"):
-                with VerticalScroll():
+                with Form():
                     yield Label("Scope to erase, with every page in it")
                     yield Select([], id="scope-choice", prompt="choose a scope")
                     yield Static("", id="scope-plan")
