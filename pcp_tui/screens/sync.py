@@ -34,7 +34,7 @@ def load_state(store: Any) -> tuple[dict, dict[str, tuple[str, str]]]:
         for res in results:
             if "revision" in res:
                 env = res["revision"]
-                pages[env["page_id"]] = (reading.title_of(env), env["namespace"])
+                pages[env["page_id"]] = (res.get("title") or reading.title_of(env), env["namespace"])
     status["conflicts"] = [p for p in status["conflicts"] if p in pages]
     return status, pages
 

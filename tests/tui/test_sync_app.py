@@ -19,9 +19,11 @@ SIZES = {"80x24": (80, 24), "160x48": (160, 48)}
 
 
 def paired_stores(workdir: Path) -> tuple[Path, Path, Path]:
-    """Store a (with two pages, synced once) and an empty store b, paired through a temp folder."""
+    """Store a (with two pages, synced once) and an empty store b, paired through a temp folder.
+
+    The stores' paths are relative (the test runs in workdir): the status line shows the same on every run."""
     folder = workdir / "syncdir"
-    a, b = workdir / "a.db", workdir / "b.db"
+    a, b = Path("a.db"), Path("b.db")
     with Store.open(a) as st:
         st.write_page("notes:travel", content="# Ferry times\nThe morning ferry leaves at 7:40.")
         st.write_page("notes:travel", content="# Packing list\nRain jacket, charger, passport.")
@@ -95,7 +97,7 @@ async def test_a_conflict_is_listed_opened_and_marked_in_the_inspector(workdir, 
         await sync_now(app, pilot)
         screen = app.screen
         assert isinstance(screen, SyncScreen)
-        assert [r[0] for r in screen.rows] == [page]
+        assert screen.rows == [(page, "Ferry times", "notes:travel")]
         assert "Pages with conflicts: 1" in screen.query_one("#sync-conflicts-title").render().plain
         await pilot.press("enter")  # opens the page
         await settle(app, pilot)
