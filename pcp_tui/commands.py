@@ -140,6 +140,10 @@ COMMANDS: tuple[Command, ...] = (
             "run_sync", "sync", priority=True),
     Command("sync.folder", "ctrl+f", "Folder", "Choose the folder this store syncs through", "choose_folder", "sync",
             priority=True),
+    Command("sync.pair", "ctrl+o", "Offer pairing", "Show a one-time code that pairs another store through the folder",
+            "pair", "sync", priority=True),
+    Command("sync.join", "ctrl+t", "Type a code", "Pair this store with the one that showed a code, then sync",
+            "join", "sync", priority=True),
     Command("sync.open", "enter", "Open", "Show the highlighted page with a conflict", "open", "sync"),
     Command("sync.back", "escape", "Close", "Close (once a sync under way is done)", "back", "sync"),
     # help

@@ -320,6 +320,13 @@ class Synced(Message):
 
 
 @dataclass
+class PairOffered(Message):
+    """sync_pair answered: the one-time code to type on the other machine."""
+
+    offer: Data
+
+
+@dataclass
 class SyncFailed(Message):
     """sync_folder raised; the error itself reaches the user through StoreWorkers."""
 

@@ -16,7 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, ProgressBar, Static
 
 from .. import commands, config, reading
-from ..messages import OpenPage, Progress, StoreChanged, StoreWorkers, Synced, SyncFailed, SyncStateLoaded
+from ..messages import OpenPage, PairOffered, Progress, StoreChanged, StoreWorkers, Synced, SyncFailed, SyncStateLoaded
 from .confirm import FormScreen, key_hint
 
 
@@ -72,6 +72,7 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
     DEFAULT_CSS = """
     SyncScreen #sync-state { height: auto; max-height: 8; margin-bottom: 1; }
     SyncScreen #sync-running { height: auto; margin-bottom: 1; }
+    SyncScreen #sync-code { height: auto; margin-bottom: 1; }
     SyncScreen #sync-bar Bar { width: 1fr; }
     SyncScreen #sync-conflicts { height: 1fr; min-height: 3; }
     """
@@ -88,21 +89,24 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
             yield Static(Content.styled("Sync with your other stores", "bold"), classes="dialog-title")
             yield Static(Content(
                 "Your stores exchange sealed change files through a folder they share (a USB stick, or a folder a "
-                "sync tool already syncs); nothing in it is readable. Pair a second store once with "
-                "`pcp sync DIR --pair` here and `pcp sync DIR --join CODE` there."), classes="dialog-body")
+                "sync tool already syncs); nothing in it is readable. Pair a second store once: offer a code "
+                "here (ctrl+o) and type it there (ctrl+t, or `pcp sync DIR --join CODE`)."), classes="dialog-body")
             yield Static("Reading the sync state…", id="sync-state")
+            yield Static("", id="sync-code")
             with Vertical(id="sync-running"):
                 yield Static("", id="sync-phase")
                 yield ProgressBar(id="sync-bar", show_eta=False)
             yield Static("", id="sync-conflicts-title")
             yield DataTable(id="sync-conflicts", cursor_type="row")
             yield Static(key_hint(self.app, [("sync.run", "Sync now"), ("sync.folder", "Folder"),
+                                             ("sync.pair", "Offer pairing"), ("sync.join", "Type a code"),
                                              ("sync.open", "Open"), ("sync.back", "Close"), ("help", "Keys")]),
                          classes="dialog-keys")
 
     def on_mount(self) -> None:
         self.app.subscribe_store_changes(self)
         self.query_one("#sync-running").display = False
+        self.query_one("#sync-code").display = False
         self.query_one(DataTable).add_columns("page with a conflict", "scope", "page id")
         self._load()
 
@@ -190,19 +194,84 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
 
         self.app.push_screen(screen, answered)
 
-    def _start(self, folder: str) -> None:
+    # --- pairing ---
+
+    def _with_folder(self, then: Any) -> None:
+        """Run then(folder) with the remembered folder, asking for it first when there is none."""
+        if self.app.demo_mode:
+            self.notify("The demo store does not sync with your stores.", title="Sync", severity="warning")
+            return
+        folder = self.folder
+        if folder:
+            then(folder)
+            return
+        screen = FormScreen("The sync folder", "The folder your stores share; it is remembered in config.toml.",
+                            confirm_label="Use it", danger=False, fields=[("folder", "Folder", "")])
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                chosen = screen.answers["folder"].strip()
+                problem = config.save_sync_folder(self.app.config_folder, chosen)
+                if problem:
+                    self.notify(problem, title="Sync", severity="warning")
+                then(chosen)
+
+        self.app.push_screen(screen, answered)
+
+    def action_pair(self) -> None:
+        if not self.running:
+            self._with_folder(self._pair)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="sync-pair")
+    def _pair(self, folder: str) -> None:
+        self.post_message(PairOffered(dict(self.app.store.sync_pair(folder))))
+
+    @on(PairOffered)
+    def _offered(self, message: PairOffered) -> None:
+        message.stop()
+        code = self.query_one("#sync-code", Static)
+        code.update(Content.assemble(("Pairing code: ", "bold"), (message.offer["code"], "bold $accent"),
+                                     "\nType it on the other machine (f7, then ctrl+t; or `pcp sync DIR --join CODE`). "
+                                     "It works once and is not written to the folder; sync here afterwards."))
+        code.display = True
+        self._load()
+
+    def action_join(self) -> None:
+        if self.running:
+            return
+
+        def ask(folder: str) -> None:
+            screen = FormScreen(
+                "Pair with another store",
+                f"Type the code your other store showed (f7, ctrl+o there; or `pcp sync DIR --pair`). Folder: "
+                f"{folder}. An empty store takes the other store's owner; then this store syncs.",
+                confirm_label="Pair and sync", danger=False, fields=[("code", "Code", "")])
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self._start(folder, code=screen.answers["code"].strip())
+
+            self.app.push_screen(screen, answered)
+
+        self._with_folder(ask)
+
+    # --- the sync itself ---
+
+    def _start(self, folder: str, code: str | None = None) -> None:
         self.running = True
         self.query_one("#sync-running").display = True
         self.query_one("#sync-phase", Static).update(f"Syncing through {folder}…")
         self.query_one(ProgressBar).update(total=None, progress=0)
-        self._sync(folder)
+        self._sync(folder, code)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sync-run")
-    def _sync(self, folder: str) -> None:
+    def _sync(self, folder: str, code: str | None = None) -> None:
         def report(done: int, total: int, what: str) -> None:
             self.post_message(Progress("sync", done, total, what))
 
         try:
+            if code is not None:
+                self.app.store.sync_join(folder, code)
             result = self.app.store.sync_folder(folder, progress=report)
         except Exception:
             self.post_message(SyncFailed())

@@ -161,6 +161,71 @@ async def test_progress_bar_shows_while_the_worker_syncs(workdir, make_app, monk
 
 
 @pytest.mark.asyncio
+async def test_pairing_in_the_app_offer_a_code_and_type_it_on_the_other_store(workdir, make_app):
+    folder = workdir / "syncdir"
+    a, b = Path("a.db"), Path("b.db")
+    with Store.open(a) as st:
+        st.write_page("notes:travel", content="# Ferry times\nThe morning ferry leaves at 7:40.")
+    st = Store.open(a)
+    app = make_app(st)
+    async with app.run_test(size=(120, 40)) as pilot:  # store a offers a code
+        await settle(app, pilot)
+        await pilot.press("f7")
+        await settle(app, pilot)
+        await pilot.press("ctrl+o")  # no folder yet: asked first
+        await settle(app, pilot)
+        await type_into(app, pilot, "#field-folder", str(folder))
+        await pilot.press("enter")
+        await settle(app, pilot)
+        shown = app.screen.query_one("#sync-code").render().plain
+        assert "Pairing code: " in shown and "paired" in app.screen.query_one("#sync-state").render().plain
+        code = shown.split("Pairing code: ", 1)[1].split()[0]
+        await pilot.press("ctrl+s")  # a's first file, for b to read
+        await settle(app, pilot, rounds=6)
+    st.close()
+    st = Store.open(b)
+    app = make_app(st)
+    async with app.run_test(size=(120, 40)) as pilot:  # the empty store b types it (same config: folder known)
+        await settle(app, pilot)
+        await pilot.press("f7")
+        await settle(app, pilot)
+        await pilot.press("ctrl+t")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#field-code", code)
+        await pilot.press("enter")
+        await settle(app, pilot, rounds=6)
+        assert "  paired" in app.screen.query_one("#sync-state").render().plain
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert [r["title"] for r in page_list(app).rows] == ["Ferry times"]
+    with Store.open(a) as other:
+        assert st.sync_status()["store_id"] != other.sync_status()["store_id"]
+        assert st.sync.owner_id == other.sync.owner_id  # the empty store took a's owner
+    st.close()
+
+
+@pytest.mark.asyncio
+async def test_a_wrong_code_is_refused_in_one_line(workdir, make_app):
+    a, b, folder = paired_stores(workdir)
+    config.save_sync_folder(workdir / "config", str(folder))
+    st = Store.open(Path("c.db"))
+    app = make_app(st)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f7")
+        await settle(app, pilot)
+        await pilot.press("ctrl+t")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#field-code", "AAAA-BBBB-CCCC-DDDD-EEEE-FFFF-GG")
+        await pilot.press("enter")
+        await settle(app, pilot, rounds=6)
+        assert isinstance(app.screen, SyncScreen) and not app.screen.running
+        assert any("No pairing offer" in str(n.message) for n in app._notifications)
+        assert "not paired yet" in app.screen.query_one("#sync-state").render().plain
+    st.close()
+
+
+@pytest.mark.asyncio
 async def test_the_demo_never_syncs(demo_store, make_app):
     store, _ = demo_store
     app = make_app(store, demo=True)
