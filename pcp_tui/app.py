@@ -293,6 +293,16 @@ class PcpApp(StoreWorkers, App[int]):
         if self.store is not None and not isinstance(self.screen, WelcomeScreen):
             self.push_screen(WelcomeScreen(first_run=False))
 
+    def action_sync(self) -> None:
+        from .screens.sync import SyncScreen
+
+        if self.demo_mode:
+            self.notify("The demo store does not sync with your stores; open your own store to sync.", title="Sync",
+                        severity="warning")
+            return
+        if self.store is not None and not isinstance(self.screen, SyncScreen):
+            self.push_screen(SyncScreen())
+
     def action_demo(self) -> None:
         from . import demo
 

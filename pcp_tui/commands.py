@@ -44,6 +44,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("import", "f5", "Import", "Import chats, notes or an export into this store", "import", "app", footer=False),
     Command("demo", "f6", "Demo store", "Switch to the demo store (your own store is left alone)", "demo", "app",
             footer=False),
+    Command("sync", "f7", "Sync", "Sync with your other stores through a folder: last sync, conflicts, sync now",
+            "sync", "app", footer=False),
     # browsing (the main screen)
     Command("search", "slash", "Search", "Focus the search box (find pages as you type)", "focus_search",
             key_display="/"),
@@ -133,6 +135,17 @@ COMMANDS: tuple[Command, ...] = (
     Command("welcome.import", "ctrl+s", "Import", "Run the import", "run_import", "welcome", priority=True),
     Command("welcome.demo", "ctrl+d", "Demo", "Open the demo store instead", "app.demo", "welcome", priority=True),
     Command("welcome.back", "escape", "Back", "Back to the pages (when the store has any)", "back", "welcome"),
+    # the sync dialog
+    Command("sync.run", "ctrl+s", "Sync now", "Sync through the folder (asked the first time, then remembered)",
+            "run_sync", "sync", priority=True),
+    Command("sync.folder", "ctrl+f", "Folder", "Choose the folder this store syncs through", "choose_folder", "sync",
+            priority=True),
+    Command("sync.pair", "ctrl+o", "Offer pairing", "Show a one-time code that pairs another store through the folder",
+            "pair", "sync", priority=True),
+    Command("sync.join", "ctrl+t", "Type a code", "Pair this store with the one that showed a code, then sync",
+            "join", "sync", priority=True),
+    Command("sync.open", "enter", "Open", "Show the highlighted page with a conflict", "open", "sync"),
+    Command("sync.back", "escape", "Close", "Close (once a sync under way is done)", "back", "sync"),
     # help
     Command("help.close", "escape,f1", "Close", "Close the help", "close", "help"),
 )

@@ -25,6 +25,7 @@ class Settings:
     """What the app remembers between runs."""
 
     theme: str | None = None
+    sync_folder: str | None = None  # the folder the app syncs through (asked the first time)
     problems: list[str] = field(default_factory=list)
 
 
@@ -40,7 +41,10 @@ def load_settings(folder: Path) -> Settings:
     theme = data.get("theme")
     if theme is not None and not isinstance(theme, str):
         return Settings(problems=[f"{path}: theme must be a name in quotes; using the default theme."])
-    return Settings(theme=theme)
+    sync_folder = data.get("sync_folder")
+    if sync_folder is not None and not isinstance(sync_folder, str):
+        return Settings(theme=theme, problems=[f"{path}: sync_folder must be a path in quotes; it is asked again."])
+    return Settings(theme=theme, sync_folder=sync_folder)
 
 
 def save_theme(folder: Path, theme: str) -> str | None:
@@ -55,6 +59,22 @@ def save_theme(folder: Path, theme: str) -> str | None:
         path.write_text("\n".join([f'theme = "{escaped}"', *lines]) + "\n", encoding="utf-8")
     except OSError as exc:
         return f"The theme choice could not be saved to {path} ({exc.strerror or exc})."
+    return None
+
+
+def save_sync_folder(folder: Path, sync_folder: str) -> str | None:
+    """Remember the sync folder (config.toml `sync_folder`); returns a problem sentence when it cannot be written."""
+    path = folder / "config.toml"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = []
+        if path.exists():
+            lines = [ln for ln in path.read_text(encoding="utf-8").splitlines()
+                     if not ln.strip().startswith("sync_folder")]
+        escaped = sync_folder.replace("\\", "\\\\").replace('"', '\\"')
+        path.write_text("\n".join([*lines, f'sync_folder = "{escaped}"']) + "\n", encoding="utf-8")
+    except OSError as exc:
+        return f"The sync folder could not be saved to {path} ({exc.strerror or exc})."
     return None
 
 

@@ -301,6 +301,43 @@ class ImportFailed(Message):
     """An import raised; the error itself reaches the user through StoreWorkers."""
 
 
+# The sync dialog
+
+
+@dataclass
+class SyncStateLoaded(Message):
+    """sync_status answered, with the title and scope of each page in conflict (page id -> (title, namespace))."""
+
+    status: Data
+    pages: dict[str, tuple[str, str]]
+
+
+@dataclass
+class Synced(Message):
+    """sync_folder answered with its report."""
+
+    result: Data
+
+
+@dataclass
+class PairOffered(Message):
+    """sync_pair answered: the one-time code to type on the other machine."""
+
+    offer: Data
+
+
+@dataclass
+class SyncFailed(Message):
+    """sync_folder raised; the error itself reaches the user through StoreWorkers."""
+
+
+@dataclass
+class SyncNoted(Message):
+    """The main screen's line about sync: last sync and pages in conflict (sync_status)."""
+
+    status: Data
+
+
 # Widgets of the inspector
 
 

@@ -19,6 +19,7 @@ KEYWORDS = {
     "Handoff": "basket bundle copy clipboard chat ledger continue",
     "Reviews": "recommendations tombstone model suggestions",
     "Import": "chats notes export file load",
+    "Sync": "machines laptop desktop folder conflicts pair devices",
     "Help": "keys keyboard shortcuts bindings",
     "Quit": "exit close leave",
 }

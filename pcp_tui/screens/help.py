@@ -15,7 +15,7 @@ from .confirm import key_hint
 
 TITLES = {"app": "Everywhere", "main": "Pages", "confirm": "Confirmations", "form": "Confirmations with a reason", "delete": "Delete",
           "revise": "Revise", "link": "Link", "rights": "Your rights", "handoff": "Handoff",
-          "reviews": "Reviews", "welcome": "Welcome / import", "help": "Help"}
+          "reviews": "Reviews", "welcome": "Welcome / import", "sync": "Sync", "help": "Help"}
 
 
 class HelpScreen(ModalScreen[None]):

@@ -13,7 +13,7 @@ from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from .. import commands, reading
-from ..messages import BasketChanged, OpenPage, ReviewsCounted, ScopesLoaded, StoreChanged
+from ..messages import BasketChanged, OpenPage, ReviewsCounted, ScopesLoaded, StoreChanged, SyncNoted
 from ..widgets.fields import Field
 from ..widgets.graph import GraphView
 from ..widgets.inspector import Inspector
@@ -89,6 +89,7 @@ class MainScreen(CurateActions):
         self.query_text = ""
         self.dates: tuple[str, str] = ("", "")  # when it happened (observed, else stored): on or after, before
         self.reviews = 0
+        self.sync_state: dict | None = None  # sync_status, for the status line (F7 opens the sync dialog)
         self.listed: tuple[int, bool] | None = None  # rows in the list, and whether that is all of them
         self._timer: Timer | None = None
         self._shown_status: Content | None = None
@@ -114,7 +115,18 @@ class MainScreen(CurateActions):
     def refresh_all(self) -> None:
         self._load_scopes()
         self._load_reviews()
+        self._load_sync()
         self.reload_pages()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="sync-note")
+    def _load_sync(self) -> None:
+        self.post_message(SyncNoted(dict(self.app.store.sync_status())))
+
+    @on(SyncNoted)
+    def _sync_noted(self, message: SyncNoted) -> None:
+        message.stop()
+        self.sync_state = message.status
+        self._show_status()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="scopes")
     def _load_scopes(self) -> None:
@@ -196,6 +208,14 @@ class MainScreen(CurateActions):
         basket = len(self.app.basket)
         parts = [str(self.app.store.path) + ("  (demo)" if self.app.demo_mode else "")]
         parts.append(f"basket {basket} ({self.app.key_display('handoff')})")
+        sync = self.sync_state
+        if sync and (sync["paired"] or sync["peers"] or sync["conflicts"]):  # a store that syncs
+            from .sync import when
+
+            conflicts = len(sync["conflicts"])
+            parts.append(f"synced {when(sync['last_sync'])}"
+                         + (f", {conflicts:,}{'+' if conflicts >= 1000 else ''} in conflict" if conflicts else "")
+                         + f" ({self.app.key_display('sync')})")
         if self.reviews:
             parts.append(f"{self.reviews} tombstone recommendation{'s' if self.reviews != 1 else ''} "
                          f"({self.app.key_display('recommendations')})")
@@ -274,6 +294,7 @@ class MainScreen(CurateActions):
             return
         self._load_scopes()
         self._load_reviews()
+        self._load_sync()
         self.reload_pages(quiet=True)
         self.query_one(Inspector).reload()  # an erased page clears it
 

@@ -51,6 +51,11 @@ def lifecycle_notes(full: dict) -> Content | None:
     more = len(life.get("suppressions") or []) - 3
     if more > 0:
         lines.append(Content.styled(f"… suppressed in {more} more context{'s' if more != 1 else ''}", "dim"))
+    if full.get("conflict_revision_ids"):  # concurrent revisions from another of the owner's stores (sync)
+        n = len(full["conflict_revision_ids"])
+        lines.append(Content.assemble(("⚠ conflict", "bold $warning"),
+                                      f": {n} concurrent revision{'s' if n != 1 else ''} from another of your stores "
+                                      "besides this one (Revisions, 2); revise (e) to resolve"))
     return Content("\n").join(lines) if lines else None
 
 

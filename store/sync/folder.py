@@ -92,6 +92,7 @@ class Folder:
         self.ops = ops
         self.dir = Path(folder).expanduser()
         self.db = ops._db
+        self.meter = _Meter(None)
 
     # --- meta ---
 
@@ -181,6 +182,8 @@ class Folder:
     # --- one sync ---
 
     def sync(self, progress: Any = None) -> FolderSyncResult:
+        """Take in the other stores' new files, then write this store's own. `progress(done, total, what)` is
+        called as it goes: kB of change files checked, then taken in, then (total 0: unknown) the writing."""
         keys = self.keys()
         make_private_dirs(self.dir)
         mine = self.ops.store_id
@@ -189,20 +192,22 @@ class Folder:
                                     "deleted_while_revised": [], "conflicts": 0}
         peers = sorted(p for p in self.dir.iterdir() if p.is_dir() and STORE_RE.match(p.name) and p.name != mine) \
             if self.dir.is_dir() else []
+        self.meter = meter = _Meter(progress)
+        meter.start("checking change files", sum(self._pending_bytes(p) for p in peers if p.name not in self.ops.revoked()))
         # Open every new file first: an unpairing any of them carries applies before anything is taken in.
         opened = {p.name: self._collect(p, keys, result) for p in peers if p.name not in self.ops.revoked()}
         unpaired = {store for files in opened.values() for *_, stores in files for store in stores}
         if unpaired - self.ops.revoked() - {mine}:
             self.ops.apply(f"{mine}@unpair", ({"kind": "unpair", "store": s} for s in sorted(unpaired - {mine})))
-        for n, peer_dir in enumerate(peers, 1):
+        meter.start("taking in changes", sum(_size(path) for files in opened.values() for _, _, path, _ in files))
+        for peer_dir in peers:
             if peer_dir.name in self.ops.revoked():
                 for f in sorted(peer_dir.iterdir()):
                     if FILE_RE.match(f.name):
                         result["refused"].append({"file": str(f), "reason": f"store {peer_dir.name} was unpaired"})
                 continue
             self._take_peer(peer_dir, opened.get(peer_dir.name, []), keys, result)
-            if progress:
-                progress(n, len(peers), "stores")
+        meter.start("writing this store's changes", 0)
         self._write_own(result)
         self._forget_old_keys(peers)
         return result
@@ -216,6 +221,11 @@ class Folder:
             elif f.is_file() and skipped is not None:
                 skipped.append(str(f))  # a sync tool's "conflicted copy", a temporary file: not ours
         return out
+
+    def _pending_bytes(self, peer_dir: Path) -> int:
+        """The size of the peer's files not taken in yet (at most what _collect opens)."""
+        done = int(self._peer_state(peer_dir.name).get("seq", 0))
+        return sum(_size(path) for seq, path in self._files(peer_dir).items() if seq > done)
 
     def _peer_state(self, peer: str) -> dict[str, Any]:
         row = self.db.execute_sql("SELECT marks FROM sync_peer WHERE peer_id = ?", (f"{peer}@folder",)).fetchone()
@@ -297,7 +307,7 @@ class Folder:
         header, head, key = checked
         unpaired: set[str] = set()
         try:
-            for chunk in _unseal(path, head, key):
+            for chunk in _unseal(path, head, key, self.meter.advance):
                 if b'"kind":"unpair"' in chunk:
                     unpaired |= {json.loads(line)["store"] for line in chunk.splitlines() if b'"kind":"unpair"' in line}
         except _Unsealed:
@@ -324,7 +334,7 @@ class Folder:
             raise Invalid(f"{path}: {checked}")
         _, head, key = checked
         try:
-            for chunk in _unseal(path, head, key):
+            for chunk in _unseal(path, head, key, self.meter.advance):
                 for line in chunk.splitlines():
                     if line:
                         yield json.loads(line)
@@ -413,6 +423,35 @@ Opened = tuple[int, dict[str, Any], Path, set[str]]  # seq, header, file, stores
 CHUNK = 1 << 20  # bytes of JSON lines per sealed chunk: files of any size are written and read in flat memory
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+class _Meter:
+    """A sync's progress a phase at a time, in kB of change files: progress(done, total, what)."""
+
+    def __init__(self, progress: Callable[[int, int, str], None] | None) -> None:
+        self.progress, self.what, self.done, self.total = progress, "", 0, 0
+
+    def start(self, what: str, total: int) -> None:
+        if self.progress is not None and self.what and self.total:
+            self.progress(-(-self.total // 1024), -(-self.total // 1024), self.what)  # the phase before ends full
+        self.what, self.done, self.total = what, 0, total
+        self._report()
+
+    def advance(self, n: int) -> None:
+        self.done += n
+        self._report()
+
+    def _report(self) -> None:
+        if self.progress is not None:
+            total = -(-self.total // 1024)  # whole kB, rounded up: a small file is 1 kB, not 0 (unknown)
+            self.progress(min(self.done // 1024, total), total, self.what)
+
+
 class _Unsealed(Exception):
     """A chunk failed to authenticate (or the chunks do not end where the file does)."""
 
@@ -446,7 +485,8 @@ def _seal(fh: Any, head: bytes, key: bytes, recs: Iterator[dict[str, Any]]) -> N
     flush(True)
 
 
-def _unseal(path: Path, head: bytes, key: bytes) -> Iterator[bytes]:
+def _unseal(path: Path, head: bytes, key: bytes, advance: Callable[[int], None] | None = None) -> Iterator[bytes]:
+    """The chunks of a change file, opened in order; `advance(bytes)` after each (progress)."""
     aead = ChaCha20Poly1305(key)
     total = path.stat().st_size
     with open(path, "rb") as fh:
@@ -460,9 +500,12 @@ def _unseal(path: Path, head: bytes, key: bytes) -> Iterator[bytes]:
                 raise _Unsealed()
             last = fh.tell() >= total
             try:
-                yield zlib.decompress(aead.decrypt(nonce, sealed, _aad(head, index, last)))
+                chunk = zlib.decompress(aead.decrypt(nonce, sealed, _aad(head, index, last)))
             except (InvalidTag, zlib.error):
                 raise _Unsealed() from None
+            if advance is not None:
+                advance(16 + size)
+            yield chunk
             if last:
                 return
             index += 1

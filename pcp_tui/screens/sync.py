@@ -1,0 +1,343 @@
+"""The sync dialog: this store among the owner's stores (last sync, peers), pages with conflicts, sync now.
+
+A sync runs through the folder remembered in config.toml (`sync_folder`, asked the first time), in a worker
+with a progress bar; afterwards every view reloads (StoreChanged). The demo store never syncs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, ProgressBar, Static
+
+from .. import commands, config, reading
+from ..messages import OpenPage, PairOffered, Progress, StoreChanged, StoreWorkers, Synced, SyncFailed, SyncStateLoaded
+from .confirm import FormScreen, key_hint
+
+
+def load_state(store: Any) -> tuple[dict, dict[str, tuple[str, str]]]:
+    """sync_status, and the title and scope of each page in conflict (runs in a worker)."""
+    from store import NotFound
+
+    status = dict(store.sync_status())
+    pages: dict[str, tuple[str, str]] = {}
+    for batch in reading.chunks(list(status["conflicts"])):
+        try:
+            results = store.read_pages(batch, projections=("manifest",))["results"]
+        except NotFound:  # every page of the batch was erased meanwhile
+            continue
+        for res in results:
+            if "revision" in res:
+                env = res["revision"]
+                pages[env["page_id"]] = (res.get("title") or reading.title_of(env), env["namespace"])
+    status["conflicts"] = [p for p in status["conflicts"] if p in pages]
+    return status, pages
+
+
+def when(stamp: str | None) -> str:
+    """`2026-04-01 12:00` (UTC) or `never`."""
+    return stamp[:16].replace("T", " ") if stamp else "never"
+
+
+def summary(result: dict) -> str:
+    """What one folder sync did, in a sentence or two."""
+    taken = sum(r["added"].get("page", 0) for r in result["read"])
+    revisions = sum(r["added"].get("revision", 0) for r in result["read"])
+    stores = sum(1 for r in result["read"] if r["files"])
+    parts = [f"Took in {reading.counted(taken, 'new page')} and {reading.counted(revisions, 'revision')} "
+             f"from {reading.counted(stores, 'store')}"]
+    parts.append("wrote this store's changes" if result["wrote"] else "nothing new of this store's to write")
+    if result["erased_pages"]:
+        parts.append(f"{reading.counted(len(result['erased_pages']), 'page')} erased (deleted on another store)")
+    if result["deleted_while_revised"]:
+        parts.append(f"{reading.counted(len(result['deleted_while_revised']), 'page')} you revised here was deleted "
+                     "on another store: the delete wins")
+    if result["conflicts"]:
+        parts.append(f"{reading.counted(result['conflicts'], 'page')} now in conflict (both revisions kept)")
+    if result["refused"]:
+        parts.append(f"{reading.counted(len(result['refused']), 'file')} refused: {result['refused'][0]['reason']}")
+    return "; ".join(parts) + "."
+
+
+class SyncScreen(StoreWorkers, ModalScreen[None]):
+    """Sync state, the pages with conflicts (Enter opens one), ctrl+s syncs now, ctrl+f picks the folder."""
+
+    COMMAND_SCOPE = "sync"
+    BINDINGS = commands.bindings("sync")
+    DEFAULT_CSS = """
+    SyncScreen #sync-state { height: auto; max-height: 8; margin-bottom: 1; }
+    SyncScreen #sync-running { height: auto; margin-bottom: 1; }
+    SyncScreen #sync-code { height: auto; margin-bottom: 1; }
+    SyncScreen #sync-bar Bar { width: 1fr; }
+    SyncScreen #sync-conflicts { height: 1fr; min-height: 3; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.status: dict | None = None
+        self.rows: list[tuple[str, str, str]] = []  # page id, title, namespace of each page in conflict
+        self.running = False
+        self.took_pages = False  # a sync brought pages in (an empty store's welcome screen gives way to the pages)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="dialog full"):
+            yield Static(Content.styled("Sync with your other stores", "bold"), classes="dialog-title")
+            yield Static(Content(
+                "Your stores exchange sealed change files through a folder they share (a USB stick, or a folder a "
+                "sync tool already syncs); nothing in it is readable. Pair a second store once: offer a code "
+                "here (ctrl+o) and type it there (ctrl+t, or `pcp sync DIR --join CODE`)."), classes="dialog-body")
+            yield Static("Reading the sync state…", id="sync-state")
+            yield Static("", id="sync-code")
+            with Vertical(id="sync-running"):
+                yield Static("", id="sync-phase")
+                yield ProgressBar(id="sync-bar", show_eta=False)
+            yield Static("", id="sync-conflicts-title")
+            yield DataTable(id="sync-conflicts", cursor_type="row")
+            yield Static(key_hint(self.app, [("sync.run", "Sync now"), ("sync.folder", "Folder"),
+                                             ("sync.pair", "Offer pairing"), ("sync.join", "Type a code"),
+                                             ("sync.open", "Open"), ("sync.back", "Close"), ("help", "Keys")]),
+                         classes="dialog-keys")
+
+    def on_mount(self) -> None:
+        self.app.subscribe_store_changes(self)
+        self.query_one("#sync-running").display = False
+        self.query_one("#sync-code").display = False
+        self.query_one(DataTable).add_columns("page with a conflict", "scope", "page id")
+        self._load()
+
+    @property
+    def folder(self) -> str | None:
+        return config.load_settings(self.app.config_folder).sync_folder
+
+    # --- the state ---
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="sync-state")
+    def _load(self) -> None:
+        status, pages = load_state(self.app.store)
+        self.post_message(SyncStateLoaded(status, pages))
+
+    @on(SyncStateLoaded)
+    def _state_loaded(self, message: SyncStateLoaded) -> None:
+        message.stop()
+        self.status = status = message.status
+        folder = self.folder
+        lines = [Content.assemble(("Folder: ", "bold"), folder or "none yet (ctrl+s asks for it)"),
+                 Content.assemble(("This store: ", "bold"), status["store_id"],
+                                  "  paired" if status["paired"] else "  not paired yet"),
+                 Content.assemble(("Last sync: ", "bold"), when(status["last_sync"]))]
+        for peer in status["peers"]:
+            state = "unpaired" if peer["revoked"] else f"last taken in {when(peer['last_sync'])}"
+            lines.append(Content.assemble("  ", (peer["store_id"], "dim"), f"  {state}"))
+        self.query_one("#sync-state", Static).update(Content("\n").join(lines))
+        self.rows = [(pid, *message.pages[pid]) for pid in status["conflicts"]]
+        count = len(self.rows)
+        more = "+" if count >= 1000 else ""
+        self.query_one("#sync-conflicts-title", Static).update(
+            Content.assemble((f"Pages with conflicts: {count:,}{more}", "bold"),
+                             " (both revisions kept; Enter opens one, revising it keeps one head)" if count
+                             else " (none)"))
+        table = self.query_one(DataTable)
+        table.clear()
+        for pid, title, namespace in self.rows:
+            table.add_row(title, namespace, pid)
+        if not self.running:
+            table.focus()
+
+    @on(StoreChanged)
+    def _store_changed(self, message: StoreChanged) -> None:
+        message.stop()
+        if not message.audit_only:
+            self._load()
+
+    # --- syncing ---
+
+    def action_run_sync(self) -> None:
+        if self.running:
+            self.notify("A sync is under way.", title="Sync")
+            return
+        if self.app.demo_mode:
+            self.notify("The demo store does not sync with your stores.", title="Sync", severity="warning")
+            return
+        folder = self.folder
+        if folder:
+            self._start(folder)
+        else:
+            self.action_choose_folder(then_sync=True)
+
+    def action_choose_folder(self, then_sync: bool = False) -> None:
+        if self.app.demo_mode:
+            self.notify("The demo store does not sync with your stores.", title="Sync", severity="warning")
+            return
+        screen = FormScreen(
+            "The sync folder",
+            "The folder your stores share: a USB stick, or a folder Syncthing, Dropbox or the like already syncs. "
+            "This store writes only its own sealed change files there. It is remembered in config.toml.",
+            confirm_label="Sync" if then_sync else "Use it", danger=False,
+            fields=[("folder", "Folder", self.folder or "")])
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            chosen = screen.answers["folder"].strip()
+            problem = config.save_sync_folder(self.app.config_folder, chosen)
+            if problem:
+                self.notify(problem, title="Sync", severity="warning")
+            if then_sync:
+                self._start(chosen)
+            else:
+                self._load()
+
+        self.app.push_screen(screen, answered)
+
+    # --- pairing ---
+
+    def _with_folder(self, then: Any) -> None:
+        """Run then(folder) with the remembered folder, asking for it first when there is none."""
+        if self.app.demo_mode:
+            self.notify("The demo store does not sync with your stores.", title="Sync", severity="warning")
+            return
+        folder = self.folder
+        if folder:
+            then(folder)
+            return
+        screen = FormScreen("The sync folder", "The folder your stores share; it is remembered in config.toml.",
+                            confirm_label="Use it", danger=False, fields=[("folder", "Folder", "")])
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                chosen = screen.answers["folder"].strip()
+                problem = config.save_sync_folder(self.app.config_folder, chosen)
+                if problem:
+                    self.notify(problem, title="Sync", severity="warning")
+                then(chosen)
+
+        self.app.push_screen(screen, answered)
+
+    def action_pair(self) -> None:
+        if not self.running:
+            self._with_folder(self._pair)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="sync-pair")
+    def _pair(self, folder: str) -> None:
+        self.post_message(PairOffered(dict(self.app.store.sync_pair(folder))))
+
+    @on(PairOffered)
+    def _offered(self, message: PairOffered) -> None:
+        message.stop()
+        code = self.query_one("#sync-code", Static)
+        code.update(Content.assemble(("Pairing code: ", "bold"), (message.offer["code"], "bold $accent"),
+                                     "\nType it on the other machine (f7, then ctrl+t; or `pcp sync DIR --join CODE`). "
+                                     "It works once and is not written to the folder; sync here afterwards."))
+        code.display = True
+        self._load()
+
+    def action_join(self) -> None:
+        if self.running:
+            return
+
+        def ask(folder: str) -> None:
+            screen = FormScreen(
+                "Pair with another store",
+                f"Type the code your other store showed (f7, ctrl+o there; or `pcp sync DIR --pair`). Folder: "
+                f"{folder}. An empty store takes the other store's owner; then this store syncs.",
+                confirm_label="Pair and sync", danger=False, fields=[("code", "Code", "")])
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self._start(folder, code=screen.answers["code"].strip())
+
+            self.app.push_screen(screen, answered)
+
+        self._with_folder(ask)
+
+    # --- the sync itself ---
+
+    def _start(self, folder: str, code: str | None = None) -> None:
+        self.running = True
+        self.query_one("#sync-running").display = True
+        self.query_one("#sync-phase", Static).update(f"Syncing through {folder}…")
+        self.query_one(ProgressBar).update(total=None, progress=0)
+        self._sync(folder, code)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="sync-run")
+    def _sync(self, folder: str, code: str | None = None) -> None:
+        def report(done: int, total: int, what: str) -> None:
+            self.post_message(Progress("sync", done, total, what))
+
+        try:
+            if code is not None:
+                self.app.store.sync_join(folder, code)
+            result = self.app.store.sync_folder(folder, progress=report)
+        except Exception:
+            self.post_message(SyncFailed())
+            raise
+        self.post_message(Synced(dict(result)))
+
+    @on(Progress)
+    def _progress(self, message: Progress) -> None:
+        if message.task != "sync":
+            return
+        message.stop()
+        total = message.total or None  # 0: not known (writing this store's changes)
+        self.query_one("#sync-phase", Static).update(
+            f"{message.unit.capitalize()}: {message.done:,} of {message.total:,} kB" if total else
+            f"{message.unit.capitalize()}…")
+        self.query_one(ProgressBar).update(total=total, progress=message.done)
+
+    @on(Synced)
+    def _synced(self, message: Synced) -> None:
+        message.stop()
+        self._finished()
+        result = message.result
+        self.took_pages = self.took_pages or any(r["added"].get("page") for r in result["read"])
+        self.notify(summary(result), title="Synced", timeout=8,
+                    severity="warning" if result["deleted_while_revised"] or result["refused"] else "information")
+        # Every view reloads (the list shows the other stores' pages); this dialog too, through it.
+        self.app.announce_change(removed=bool(result["erased_pages"]))
+        if result["erased_pages"]:
+            self.app.forget_pages(result["erased_pages"])
+
+    @on(SyncFailed)
+    def _failed(self, message: SyncFailed) -> None:
+        message.stop()
+        self._finished()
+
+    def _finished(self) -> None:
+        self.running = False
+        self.query_one("#sync-running").display = False
+        self.query_one(DataTable).focus()
+
+    # --- the conflicts ---
+
+    def action_open(self) -> None:
+        row = self.query_one(DataTable).cursor_row
+        if not 0 <= row < len(self.rows):
+            return
+        page_id = self.rows[row][0]
+        self._leave()
+        self.app.screen.post_message(OpenPage(page_id))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open()
+
+    def action_back(self) -> None:
+        if self.running:  # its answer (and the reload of every view) belongs to this dialog
+            self.notify("A sync is under way; the dialog closes when it is done.", title="Sync")
+            return
+        self._leave()
+
+    def _leave(self) -> None:
+        """Close; on an empty store's welcome screen, a sync that brought pages in opens the pages instead."""
+        from .main import MainScreen
+        from .welcome import WelcomeScreen
+
+        below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
+        self.dismiss(None)
+        if self.took_pages and isinstance(below, WelcomeScreen) and below.first_run:
+            self.app.switch_screen(MainScreen())

@@ -1,0 +1,274 @@
+"""The app's sync (issue 17.6): state in the status line and the sync dialog (F7), a folder sync with a
+progress bar in a worker, conflicts listed and opened, the inspector marking a page in conflict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers import page_list, settle, type_into
+from pcp_tui import config
+from pcp_tui.screens.main import MainScreen
+from pcp_tui.screens.sync import SyncScreen
+from pcp_tui.screens.welcome import WelcomeScreen
+from pcp_tui.widgets.inspector import Inspector
+from store import Store
+
+SIZES = {"80x24": (80, 24), "160x48": (160, 48)}
+
+
+def paired_stores(workdir: Path) -> tuple[Path, Path, Path]:
+    """Store a (with two pages, synced once) and an empty store b, paired through a temp folder.
+
+    The stores' paths are relative (the test runs in workdir): the status line shows the same on every run."""
+    folder = workdir / "syncdir"
+    a, b = Path("a.db"), Path("b.db")
+    with Store.open(a) as st:
+        st.write_page("notes:travel", content="# Ferry times\nThe morning ferry leaves at 7:40.")
+        st.write_page("notes:travel", content="# Packing list\nRain jacket, charger, passport.")
+        code = st.sync_pair(folder)["code"]
+        st.sync_folder(folder)
+    with Store.open(b) as st:
+        st.sync_join(folder, code)
+    return a, b, folder
+
+
+def conflicted(workdir: Path) -> tuple[Path, Path, Path, str]:
+    """Both stores revise one page from the same parent; a syncs; b has not yet (its app will)."""
+    a, b, folder = paired_stores(workdir)
+    with Store.open(b) as st:
+        st.sync_folder(folder)
+        page = st.search_pages("ferry")["hits"][0]["page_id"]
+        head = st.read_pages([page])["results"][0]["current_revision_id"]
+        st.revise_page(page, head, content="# Ferry times\nOn b: the ferry now leaves at 7:50.")
+    with Store.open(a) as st:
+        st.revise_page(page, head, content="# Ferry times\nOn a: the ferry leaves at 7:45 on weekdays.")
+        st.sync_folder(folder)
+    return a, b, folder, page
+
+
+async def sync_now(app, pilot) -> None:
+    await pilot.press("f7")
+    await settle(app, pilot)
+    assert isinstance(app.screen, SyncScreen)
+    await pilot.press("ctrl+s")
+    await settle(app, pilot, rounds=6)
+
+
+@pytest.mark.asyncio
+async def test_first_sync_asks_the_folder_then_the_list_shows_the_other_stores_pages(workdir, make_app):
+    a, b, folder = paired_stores(workdir)
+    st = Store.open(b)
+    app = make_app(st)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.screen, WelcomeScreen)  # an empty store: F7 works from here too
+        await pilot.press("f7")
+        await settle(app, pilot)
+        assert "not paired" not in app.screen.query_one("#sync-state").render().plain
+        await pilot.press("ctrl+s")  # no folder yet: it is asked
+        await settle(app, pilot)
+        await type_into(app, pilot, "#field-folder", str(folder))
+        await pilot.press("enter")
+        await settle(app, pilot, rounds=6)
+        assert isinstance(app.screen, SyncScreen) and not app.screen.running
+        state = app.screen.query_one("#sync-state").render().plain
+        assert str(folder) in state and "Last sync: never" not in state
+        assert config.load_settings(workdir / "config").sync_folder == str(folder)
+        await pilot.press("escape")  # the welcome screen gives way to the pages
+        await settle(app, pilot)
+        assert isinstance(app.screen, MainScreen)
+        titles = sorted(r["title"] for r in page_list(app).rows)
+        assert titles == ["Ferry times", "Packing list"]
+        line = app.screen.query_one("#status-line").render().plain
+        assert "synced never" not in line and "synced 20" in line and "in conflict" not in line
+    st.close()
+
+
+@pytest.mark.asyncio
+async def test_a_conflict_is_listed_opened_and_marked_in_the_inspector(workdir, make_app):
+    a, b, folder, page = conflicted(workdir)
+    config.save_sync_folder(workdir / "config", str(folder))  # remembered from an earlier sync
+    st = Store.open(b)
+    app = make_app(st)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await sync_now(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, SyncScreen)
+        assert screen.rows == [(page, "Ferry times", "notes:travel")]
+        assert "Pages with conflicts: 1" in screen.query_one("#sync-conflicts-title").render().plain
+        await pilot.press("enter")  # opens the page
+        await settle(app, pilot)
+        assert not isinstance(app.screen, SyncScreen)
+        inspector = app.screen.query_one(Inspector)
+        assert inspector.page_id == page
+        notes = inspector.query_one("#inspector-notes")
+        assert notes.display and "conflict: 1 concurrent revision" in notes.render().plain
+        assert "1 in conflict" in app.screen.query_one("#status-line").render().plain
+        # Revising on top resolves it: the note and the count go.
+        head = st.read_pages([page])["results"][0]["current_revision_id"]
+        st.revise_page(page, head, content="# Ferry times\nResolved: 7:45 on weekdays, 7:50 at weekends.")
+        app.announce_change(page)
+        await settle(app, pilot)
+        assert not inspector.query_one("#inspector-notes").display
+        assert "in conflict" not in app.screen.query_one("#status-line").render().plain
+    st.close()
+
+
+@pytest.mark.asyncio
+async def test_progress_bar_shows_while_the_worker_syncs(workdir, make_app, monkeypatch):
+    import threading
+
+    a, b, folder = paired_stores(workdir)
+    config.save_sync_folder(workdir / "config", str(folder))
+    st = Store.open(b)
+    release, reached = threading.Event(), threading.Event()
+    real = st.sync_folder
+
+    def slow(path, progress=None):  # the store's own sync, held at its first progress report
+        def report(done, total, what):
+            progress(done, total, what)
+            if not reached.is_set():
+                reached.set()
+                release.wait(10)
+
+        return real(path, progress=report)
+
+    monkeypatch.setattr(st, "sync_folder", slow)
+    app = make_app(st)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f7")
+        await settle(app, pilot)
+        await pilot.press("ctrl+s")
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if reached.is_set() and "Checking change files" in app.screen.query_one("#sync-phase").render().plain:
+                break
+        screen = app.screen
+        assert screen.running and screen.query_one("#sync-running").display
+        await pilot.press("escape")  # not while it runs
+        assert app.screen is screen
+        release.set()
+        await settle(app, pilot, rounds=6)
+        assert not screen.running and not screen.query_one("#sync-running").display
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert len(page_list(app).rows) == 2
+    st.close()
+
+
+@pytest.mark.asyncio
+async def test_pairing_in_the_app_offer_a_code_and_type_it_on_the_other_store(workdir, make_app):
+    folder = workdir / "syncdir"
+    a, b = Path("a.db"), Path("b.db")
+    with Store.open(a) as st:
+        st.write_page("notes:travel", content="# Ferry times\nThe morning ferry leaves at 7:40.")
+    st = Store.open(a)
+    app = make_app(st)
+    async with app.run_test(size=(120, 40)) as pilot:  # store a offers a code
+        await settle(app, pilot)
+        await pilot.press("f7")
+        await settle(app, pilot)
+        await pilot.press("ctrl+o")  # no folder yet: asked first
+        await settle(app, pilot)
+        await type_into(app, pilot, "#field-folder", str(folder))
+        await pilot.press("enter")
+        await settle(app, pilot)
+        shown = app.screen.query_one("#sync-code").render().plain
+        assert "Pairing code: " in shown and "paired" in app.screen.query_one("#sync-state").render().plain
+        code = shown.split("Pairing code: ", 1)[1].split()[0]
+        await pilot.press("ctrl+s")  # a's first file, for b to read
+        await settle(app, pilot, rounds=6)
+    st.close()
+    st = Store.open(b)
+    app = make_app(st)
+    async with app.run_test(size=(120, 40)) as pilot:  # the empty store b types it (same config: folder known)
+        await settle(app, pilot)
+        await pilot.press("f7")
+        await settle(app, pilot)
+        await pilot.press("ctrl+t")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#field-code", code)
+        await pilot.press("enter")
+        await settle(app, pilot, rounds=6)
+        assert "  paired" in app.screen.query_one("#sync-state").render().plain
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert [r["title"] for r in page_list(app).rows] == ["Ferry times"]
+    with Store.open(a) as other:
+        assert st.sync_status()["store_id"] != other.sync_status()["store_id"]
+        assert st.sync.owner_id == other.sync.owner_id  # the empty store took a's owner
+    st.close()
+
+
+@pytest.mark.asyncio
+async def test_a_wrong_code_is_refused_in_one_line(workdir, make_app):
+    a, b, folder = paired_stores(workdir)
+    config.save_sync_folder(workdir / "config", str(folder))
+    st = Store.open(Path("c.db"))
+    app = make_app(st)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f7")
+        await settle(app, pilot)
+        await pilot.press("ctrl+t")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#field-code", "AAAA-BBBB-CCCC-DDDD-EEEE-FFFF-GG")
+        await pilot.press("enter")
+        await settle(app, pilot, rounds=6)
+        assert isinstance(app.screen, SyncScreen) and not app.screen.running
+        assert any("No pairing offer" in str(n.message) for n in app._notifications)
+        assert "not paired yet" in app.screen.query_one("#sync-state").render().plain
+    st.close()
+
+
+@pytest.mark.asyncio
+async def test_the_demo_never_syncs(demo_store, make_app):
+    store, _ = demo_store
+    app = make_app(store, demo=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f7")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, SyncScreen)
+        assert config.load_settings(app.config_folder).sync_folder is None
+
+
+@pytest.mark.asyncio
+async def test_f1_in_the_sync_dialog_lists_its_keys(workdir, make_app):
+    from textual.widgets import DataTable
+
+    a, b, folder = paired_stores(workdir)
+    st = Store.open(b)
+    app = make_app(st)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f7")
+        await settle(app, pilot)
+        await pilot.press("f1")
+        await settle(app, pilot)
+        table = app.screen.query_one("#keys", DataTable)
+        ids = [table.get_row_at(i)[-1] for i in range(table.row_count)]
+        assert {"sync.run", "sync.folder", "sync.open", "sync.back"} <= set(ids)
+        assert not any(i.startswith(("rights.", "handoff.")) for i in ids)
+    st.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_sync_dialog_snapshot(snap_compare, workdir, fixed_clock, make_app, size):
+    a, b, folder, page = conflicted(workdir)
+    config.save_sync_folder(workdir / "config", "syncdir")  # relative: the same on every run
+    st = Store.open(b)
+    app = make_app(st)
+
+    async def run_before(pilot):
+        await settle(app, pilot)
+        await sync_now(app, pilot)
+        app.clear_notifications()
+        await settle(app, pilot)
+
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=run_before)
+    st.close()
