@@ -171,7 +171,7 @@ class SyncPeer(TypedDict):
 class SyncStatus(TypedDict):
     """`pcp sync --status`: this store's id among the owner's stores, its peers, open revision conflicts."""
 
-    store_id: str
+    store_id: str | None  # None until the store first syncs or pairs (its id is minted then)
     paired: bool  # holds a folder key (pcp sync DIR --pair / --join)
     peers: list[SyncPeer]
     last_sync: str | None

@@ -127,7 +127,7 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         self.status = status = message.status
         folder = self.folder
         lines = [Content.assemble(("Folder: ", "bold"), folder or "none yet (ctrl+s asks for it)"),
-                 Content.assemble(("This store: ", "bold"), status["store_id"],
+                 Content.assemble(("This store: ", "bold"), status["store_id"] or "no id until its first sync or pairing",
                                   "  paired" if status["paired"] else "  not paired yet"),
                  Content.assemble(("Last sync: ", "bold"), when(status["last_sync"]))]
         for peer in status["peers"]:

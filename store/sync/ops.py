@@ -153,7 +153,9 @@ class SyncOps(Part):
         conflicts = [r[0] for r in db.execute_sql(
             "SELECT p.page_id FROM sync_conflict c JOIN page p ON p.id = c.page_id ORDER BY p.page_id LIMIT 1000")]
         paired = db.execute_sql("SELECT 1 FROM meta WHERE key = 'sync_keys'").fetchone() is not None
-        return {"store_id": self.store_id, "paired": paired, "peers": list(peers.values()),
+        # Asking never mints the store's id (that happens at its first sync or pairing): a status read stays a read.
+        minted = db.execute_sql("SELECT value FROM meta WHERE key = ?", (STORE_ID_KEY,)).fetchone()
+        return {"store_id": str(minted[0]) if minted else None, "paired": paired, "peers": list(peers.values()),
                 "last_sync": max((p["last_sync"] for p in peers.values() if p["last_sync"]), default=None),
                 "conflicts": conflicts}
 
