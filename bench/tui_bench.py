@@ -26,7 +26,11 @@ It then runs the app with App.run_test (headless, 120x40) and measures, with tim
                   before the app starts and at the end; rows held by the page list
 
 Figures are printed as a table with the worst block of each phase and the targets; nothing is written
-but the store (removed unless --keep). --profile FILE writes a cProfile of the event-loop thread.
+but the store (removed unless --keep). Each longest block comes with the CPU time the loop thread itself
+used during it (time.thread_time): a block much longer than its CPU time is the loop waiting for the GIL
+(a store worker running Python) or for a core, not drawing. --profile FILE writes a cProfile of the
+event-loop thread; --blocks MS samples the loop thread's stack every 2 ms whenever the loop is over MS ms
+late, and prints the stacks by phase with what the other threads were running meanwhile.
 The first page-list window has a budget (--first-window-budget, default 10 s): the run says whether it
 was met and exits with status 1 when it was not.
 """
@@ -116,24 +120,92 @@ class LoopLag:
 
     def __init__(self) -> None:
         self.worst = 0.0
+        self.worst_cpu = 0.0  # CPU time the loop thread itself used during the worst block
+        self.last_tick = time.perf_counter()
+        self.cpu_of_worst: dict[float, float] = {}
         self._task: asyncio.Task | None = None
 
     async def _tick(self) -> None:
         while True:
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
+            self.last_tick = start
             await asyncio.sleep(0.005)
-            self.worst = max(self.worst, time.perf_counter() - start - 0.005)
+            late = time.perf_counter() - start - 0.005
+            if late > self.worst:
+                self.worst, self.worst_cpu = late, time.thread_time() - cpu
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._tick())
 
     def reset(self) -> float:
         worst, self.worst = self.worst, 0.0
+        self.cpu_of_worst[worst] = self.worst_cpu
+        self.worst_cpu = 0.0
         return worst
 
     def stop(self) -> None:
         if self._task:
             self._task.cancel()
+
+
+class BlockSampler:
+    """Where the loop thread is while the loop is blocked: a thread samples its stack every 2 ms.
+
+    A sample is taken only when the ticker (LoopLag) is over `threshold` late; samples are counted by
+    their innermost frames (the loop thread's, and, to see GIL contention, what the other threads run).
+    """
+
+    def __init__(self, lag: LoopLag, threshold: float = 0.03, depth: int = 12) -> None:
+        import threading
+
+        self.lag, self.threshold, self.depth = lag, threshold, depth
+        self.loop_thread = threading.get_ident()
+        self.stacks: dict[str, int] = {}
+        self.others: dict[str, int] = {}
+        self.samples = 0
+        self.phase = "startup"
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @staticmethod
+    def _where(frame, depth: int) -> str:
+        parts = []
+        while frame is not None and len(parts) < depth:
+            code = frame.f_code
+            parts.append(f"{code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno} {code.co_name}")
+            frame = frame.f_back
+        return " <- ".join(parts)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.002):
+            if time.perf_counter() - self.lag.last_tick < self.threshold:
+                continue
+            frames = sys._current_frames()
+            loop = frames.get(self.loop_thread)
+            if loop is None:
+                continue
+            self.samples += 1
+            key = f"[{self.phase}] " + self._where(loop, self.depth)
+            self.stacks[key] = self.stacks.get(key, 0) + 1
+            for ident, frame in frames.items():
+                if ident not in (self.loop_thread, self._thread.ident):
+                    other = self._where(frame, 4)
+                    self.others[other] = self.others.get(other, 0) + 1
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def report(self, top: int = 25) -> str:
+        self._stop.set()
+        self._thread.join()
+        lines = [f"{self.samples} samples (2 ms apart) with the loop blocked over {self.threshold * 1000:.0f} ms;"
+                 " the loop thread's stacks:"]
+        for key, n in sorted(self.stacks.items(), key=lambda kv: -kv[1])[:top]:
+            lines.append(f"{n:6d}  {key}")
+        lines.append("other threads meanwhile:")
+        for key, n in sorted(self.others.items(), key=lambda kv: -kv[1])[:top]:
+            lines.append(f"{n:6d}  {key}")
+        return "\n".join(lines)
 
 
 async def settled(app) -> None:
@@ -152,7 +224,7 @@ async def until(predicate, timeout: float = 60.0, step: float = 0.002) -> float:
     return time.perf_counter() - start
 
 
-async def measure(path: Path, moves: int, asked: list[str]) -> dict:
+async def measure(path: Path, moves: int, asked: list[str], blocks: float | None = None) -> dict:
     from store import Store
 
     from pcp_tui.app import PcpApp
@@ -165,9 +237,12 @@ async def measure(path: Path, moves: int, asked: list[str]) -> dict:
     store = Store.open(path)
     app = PcpApp(path, store=store, config_folder=config, theme="pcp-dark", cursor_blink=False, use_pyperclip=False)
     lag = LoopLag()
+    sampler = BlockSampler(lag, blocks / 1000) if blocks else None
     started = time.perf_counter()
     async with app.run_test(size=(120, 40)) as pilot:
         lag.start()
+        if sampler:
+            sampler.start()
         await until(lambda: app.screen.__class__.__name__ == "MainScreen" and app.screen.query(PageList)
                     and app.screen.query_one(PageList).rows)
         out["first_window_s"] = time.perf_counter() - started
@@ -178,6 +253,11 @@ async def measure(path: Path, moves: int, asked: list[str]) -> dict:
         out["startup_block_ms"] = lag.reset() * 1000
         await settled(app)
 
+        def phase(name: str) -> None:
+            if sampler:
+                sampler.phase = name
+
+        phase("moves")
         pages.focus()
         lag.reset()
         t = time.perf_counter()
@@ -192,6 +272,7 @@ async def measure(path: Path, moves: int, asked: list[str]) -> dict:
         tree = app.screen.query_one(ScopeTree)
         scope_nodes = [n for g in tree.root.children for n in g.children]
         switch_times = []
+        phase("scope")
         lag.reset()
         for node in scope_nodes[1:6]:
             ns = node.data["namespace"]
@@ -202,6 +283,7 @@ async def measure(path: Path, moves: int, asked: list[str]) -> dict:
         out["scope_switch_ms"] = statistics.median(switch_times) * 1000
         out["scope_block_ms"] = lag.reset() * 1000
 
+        phase("open")
         lag.reset()
         open_times = []
         for tab in ("2", "4", "6", "1"):
@@ -214,6 +296,7 @@ async def measure(path: Path, moves: int, asked: list[str]) -> dict:
         out["open_page_ms"] = statistics.median(open_times) * 1000
         out["open_block_ms"] = lag.reset() * 1000
 
+        phase("to search")
         await pilot.press("0")
         await until(lambda: pages.rows and not pages._loading)
         await settled(app)
@@ -226,10 +309,12 @@ async def measure(path: Path, moves: int, asked: list[str]) -> dict:
             search.value = ""
             await pilot.pause()
             await until(lambda: not pages._loading)
+            phase("typing")
             lag.reset()
             for ch in question[:-1]:
                 await pilot.press(KEYS.get(ch, ch))
             typing_blocks.append(lag.reset())
+            phase("hits")
             t = time.perf_counter()
             await pilot.press(KEYS.get(question[-1], question[-1]))
             await until(lambda q=question: pages.search_query == q and not pages._loading, timeout=120)
@@ -243,6 +328,10 @@ async def measure(path: Path, moves: int, asked: list[str]) -> dict:
         out["rss_end_mb"] = rss_mb()
         out["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         lag.stop()
+        out["block_cpu_ms"] = {k: lag.cpu_of_worst.get(v / 1000, 0.0) * 1000 for k, v in out.items()
+                               if k.endswith("_block_ms")}
+        if sampler:
+            out["blocks"] = sampler.report()
     store.close()
     shutil.rmtree(config, ignore_errors=True)
     return out
@@ -259,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--switch-interval", type=float, metavar="SECONDS",
                         help="sys.setswitchinterval for the run (how soon a store thread yields the GIL to the loop)")
     parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the run (the event-loop thread) to FILE")
+    parser.add_argument("--blocks", type=float, metavar="MS",
+                        help="sample the loop thread's stack whenever the loop is blocked over MS ms and print where")
     parser.add_argument("--first-window-budget", type=float, default=10.0, metavar="SECONDS",
                         help="most seconds allowed to the first page-list window (default 10)")
     args = parser.parse_args(argv)
@@ -280,10 +371,10 @@ def main(argv: list[str] | None = None) -> int:
             import cProfile
 
             profiler = cProfile.Profile()
-            figures = profiler.runcall(asyncio.run, measure(path, args.moves, asked))
+            figures = profiler.runcall(asyncio.run, measure(path, args.moves, asked, args.blocks))
             profiler.dump_stats(args.profile)
         else:
-            figures = asyncio.run(measure(path, args.moves, asked))
+            figures = asyncio.run(measure(path, args.moves, asked, args.blocks))
     finally:
         if folder and not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
@@ -307,9 +398,17 @@ def main(argv: list[str] | None = None) -> int:
         ("resident memory before the app / at the end", f"{figures['rss_before_mb']:,.0f} / {figures['rss_end_mb']:,.0f} MB"),
         ("peak resident memory (ru_maxrss)", f"{figures['maxrss_mb']:,.0f} MB"),
     ]
+    if "blocks" in figures:
+        print(figures["blocks"], file=sys.stderr)
+    cpu = figures["block_cpu_ms"]
+    rows = [(name, value) for name, value in rows]
+    for i, (name, value) in enumerate(rows):
+        key = next((k for k in cpu if f"{figures[k]:,.1f} ms" == value and "block" in name), None)
+        if key is not None:
+            rows[i] = (name + " (loop thread's CPU in it)", f"{value} ({cpu[key]:,.0f})")
     width = max(len(r[0]) for r in rows)
     for name, value in rows:
-        print(f"  {name:<{width}}  {value:>14}")
+        print(f"  {name:<{width}}  {value:>20}")
     blocks = {k: figures[k] for k in ("move_block_ms", "scope_block_ms", "open_block_ms", "search_block_ms")}
     worst = max(blocks, key=lambda k: blocks[k])
     print(f"\ntargets: no loop block over 50 ms (worst: {blocks[worst]:.1f} ms in {worst.split('_')[0]}) -> "
