@@ -304,6 +304,23 @@ class ImportOps(Part):
     def __init__(self, ctx: StoreContext, writes: WriteOps) -> None:
         super().__init__(ctx)
         self._writes = writes
+        self._loading = 0  # nested bulk_loading() blocks
+
+    @contextmanager
+    def bulk_loading(self) -> Iterator[None]:
+        """Many import units in a row (an import of many sessions): the WAL is checkpointed less
+        often meanwhile, so index pages that many units touch are written back once per
+        checkpoint instead of once per unit; one checkpoint when the last unit landed."""
+        self._loading += 1
+        if self._loading == 1:
+            self._db.execute_sql("PRAGMA wal_autocheckpoint=20000")
+        try:
+            yield
+        finally:
+            self._loading -= 1
+            if self._loading == 0:
+                self._db.execute_sql("PRAGMA wal_autocheckpoint=1000")
+                self._db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
     @contextmanager
     def import_unit(self, tool: str, operation: str = "import", rules: int | None = None) -> Iterator[ImportUnit]:

@@ -22,7 +22,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def unicode_text(value: str, what: str) -> str:
     """Refuse text that cannot be stored as UTF-8 (a lone surrogate, e.g. from a JSON escape like \\ud800)."""
-    if _SURROGATE.search(value):
+    if not value.isascii() and _SURROGATE.search(value):  # isascii() reads a flag: no scan for ASCII text
         raise Invalid(f"{what} holds a lone surrogate (text that is not valid Unicode); it cannot be stored.")
     return value
 
