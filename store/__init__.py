@@ -132,6 +132,7 @@ class Store:
         self.export = exports.export
         self.import_export = exports.import_export
         self.import_unit = importing.import_unit
+        self.bulk_loading = importing.bulk_loading
         self.source_page_id = importing.source_page_id
         self.record_import = reports.record_import
         self.import_report = reports.import_report

@@ -26,7 +26,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterator
+from typing import Iterator, cast
 
 import snowballstemmer  # type: ignore[import-untyped]
 
@@ -162,13 +162,12 @@ def index_terms(text: str, salt: bytes, limit: int | None = None) -> list[str]:
     out = []
     if text.isascii():  # no CJK, no marks: a plain scan finds the same words
         words = _ASCII_WORD.findall(text)
-        get = cache.get
-        out = [get(w) or "" for w in words]
-        if "" in out:
-            for i, w in enumerate(words):
-                if not out[i]:
-                    out[i] = cache[w] = seal(normalise_word(w), salt)
-        return out
+        found: list[str | None] = list(map(cache.get, words))  # one C-level pass over the cache
+        if None in found:
+            for i, term in enumerate(found):
+                if term is None:
+                    found[i] = cache[words[i]] = seal(normalise_word(words[i]), salt)
+        return cast(list[str], found)  # no None is left
     for cjk, word in _TOKEN.findall(text):
         if cjk:
             out.append(cjk)

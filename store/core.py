@@ -36,9 +36,13 @@ def default_path() -> Path:
     return Path(platformdirs.user_data_dir("pcp", appauthor=False)) / "context.db"
 
 
+# json.dumps with these options would build an encoder on every call; one encoder serves them all.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
 def dumps(value: Any) -> str:
     """Compact, deterministic JSON for stored columns."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return _ENCODER.encode(value)
 
 
 def named_rows(cursor: Any, row: Callable[..., Row]) -> list[Row]:

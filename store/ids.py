@@ -19,7 +19,21 @@ _last_rand = 0
 
 
 _PAIRS = [a + b for a in _CROCKFORD for b in _CROCKFORD]  # every 10-bit group as two digits
-_SHIFTS = tuple(range(120, -1, -10))
+_HEAD_SHIFTS = tuple(range(90, -1, -10))
+_RAND_MASK = (1 << 80) - 1
+_head_key = -1
+_head = ""
+
+
+def _encode(ms: int, rand: int) -> str:
+    """ULID text of (48-bit ms time, 80 random bits): 130 bits (two leading zeros) as 13 groups of 10
+    bits, two digits each. Ids made in a row differ in their last groups only, so the first 20
+    digits are kept from the previous id while they stay the same."""
+    global _head_key, _head
+    key = (ms << 50) | (rand >> 30)
+    if key != _head_key:
+        _head_key, _head = key, "".join([_PAIRS[(key >> shift) & 1023] for shift in _HEAD_SHIFTS])
+    return _head + _PAIRS[(rand >> 20) & 1023] + _PAIRS[(rand >> 10) & 1023] + _PAIRS[rand & 1023]
 
 
 def ulid() -> str:
@@ -29,13 +43,11 @@ def ulid() -> str:
         ms = int(time.time() * 1000)
         if ms <= _last_ms:
             ms = _last_ms
-            rand = (_last_rand + 1) & ((1 << 80) - 1)
+            rand = (_last_rand + 1) & _RAND_MASK
         else:
             rand = int.from_bytes(os.urandom(10), "big")
         _last_ms, _last_rand = ms, rand
-    value = (ms << 80) | rand
-    # 130 bits (two leading zeros) as 13 groups of 10 bits, two digits each.
-    return "".join([_PAIRS[(value >> shift) & 1023] for shift in _SHIFTS])
+        return _encode(ms, rand)
 
 
 def new_id(prefix: str) -> str:
@@ -45,17 +57,15 @@ def new_id(prefix: str) -> str:
 def new_id_pairs(first: str, second: str, count: int) -> list[tuple[str, str]]:
     """`count` pairs of fresh ids (e.g. page and revision) under one lock: a bulk load's ids."""
     global _last_ms, _last_rand
+    a, b = first + "_", second + "_"
     out = []
     with _lock:
         ms = max(int(time.time() * 1000), _last_ms)
         rand = _last_rand if ms == _last_ms else int.from_bytes(os.urandom(10), "big")
         for _ in range(count):
-            pair = []
-            for prefix in (first, second):
-                rand = (rand + 1) & ((1 << 80) - 1)
-                value = (ms << 80) | rand
-                pair.append(prefix + "_" + "".join([_PAIRS[(value >> shift) & 1023] for shift in _SHIFTS]))
-            out.append((pair[0], pair[1]))
+            r1 = (rand + 1) & _RAND_MASK
+            rand = (r1 + 1) & _RAND_MASK
+            out.append((a + _encode(ms, r1), b + _encode(ms, rand)))
         _last_ms, _last_rand = ms, rand
     return out
 

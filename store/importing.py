@@ -123,8 +123,10 @@ class ImportUnit:
         body_payload = v.payload(payload) if payload is not None else None
         refs, (facet_map, facet_json) = v.source_refs(source_refs), v.facets_with_json(facets)
         observed = v.optional_time(observed_at, "observed_at")
-        digest = v.body_digest({"payload": body_payload, "facets": facet_map,
-                                "source_refs": refs if change_key is None else change_key})
+        refs_json = dumps(refs) if refs else "[]"
+        digest = v.body_digest_of({"payload": dumps(body_payload), "facets": facet_json,
+                                   "source_refs": refs_json if change_key is None else
+                                   "[]" if change_key == [] else dumps(change_key)})
         row = self._known.pop(source_key) if source_key in self._known else self._lookup(source_key)
         if row is not None and not self._may_see(row[-1]):
             # The source id belongs to a page outside this session's grants. The session gets a
@@ -155,7 +157,7 @@ class ImportUnit:
         self._rows["page"].append((page_pk, page_id, scope_pk, rev_pk, rev_id, title, media, tool_type, stamp, stamp,
                                    observed or stamp))
         self._rows["revision"].append((rev_pk, rev_id, page_pk, scope_pk, stamp, observed, tool_type, tool, media,
-                                       content, v.content_digest(content), title, facet_json, dumps(refs),
+                                       content, v.content_digest(content), title, facet_json, refs_json,
                                        self._provenance))
         self._index.append((rev_pk, scope_pk, title, content, facet_map))
         self._rows["source_page"].append((source_key, page_pk, digest))
@@ -302,6 +304,23 @@ class ImportOps(Part):
     def __init__(self, ctx: StoreContext, writes: WriteOps) -> None:
         super().__init__(ctx)
         self._writes = writes
+        self._loading = 0  # nested bulk_loading() blocks
+
+    @contextmanager
+    def bulk_loading(self) -> Iterator[None]:
+        """Many import units in a row (an import of many sessions): the WAL is checkpointed less
+        often meanwhile, so index pages that many units touch are written back once per
+        checkpoint instead of once per unit; one checkpoint when the last unit landed."""
+        self._loading += 1
+        if self._loading == 1:
+            self._db.execute_sql("PRAGMA wal_autocheckpoint=20000")
+        try:
+            yield
+        finally:
+            self._loading -= 1
+            if self._loading == 0:
+                self._db.execute_sql("PRAGMA wal_autocheckpoint=1000")
+                self._db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
     @contextmanager
     def import_unit(self, tool: str, operation: str = "import", rules: int | None = None) -> Iterator[ImportUnit]:

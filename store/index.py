@@ -71,6 +71,11 @@ class Analysed:
         return len(self.title) + len(self.body) + len(self.meta)
 
     def keys(self) -> set[str]:
+        keys = set(self.title)
+        keys.update(self.body)
+        keys.update(self.meta)
+        if "".join(keys).isascii():  # no CJK bigrams: just the terms (the common case, one pass)
+            return keys
         return stat_terms(self.title) | stat_terms(self.body) | stat_terms(self.meta)
 
 

@@ -22,13 +22,16 @@ def loads(data: str | bytes, what: str) -> Any:
 
 def depth_of(value: Any, limit: int) -> int:
     """Nesting depth of a parsed value, counted without recursion and stopping past `limit`."""
+    if not isinstance(value, (dict, list)):
+        return 0
     deepest, stack = 0, [(value, 1)]
     while stack:
         item, level = stack.pop()
-        if isinstance(item, (dict, list)):
-            deepest = max(deepest, level)
+        if level > deepest:
+            deepest = level
             if deepest > limit:
                 return deepest
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, level + 1) for child in children)
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, (dict, list)):  # only containers add depth
+                stack.append((child, level + 1))
     return deepest

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 from typing import Any
 
 from . import ids
@@ -21,7 +22,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def unicode_text(value: str, what: str) -> str:
     """Refuse text that cannot be stored as UTF-8 (a lone surrogate, e.g. from a JSON escape like \\ud800)."""
-    if _SURROGATE.search(value):
+    if not value.isascii() and _SURROGATE.search(value):  # isascii() reads a flag: no scan for ASCII text
         raise Invalid(f"{what} holds a lone surrogate (text that is not valid Unicode); it cannot be stored.")
     return value
 
@@ -58,6 +59,18 @@ def content_digest(content: str | None) -> str | None:
 
 def body_digest(body: Any) -> str:
     return hashlib.sha256(dumps(body).encode("utf-8")).hexdigest()
+
+
+@lru_cache(maxsize=64)
+def _key_json(key: str) -> str:
+    return dumps(key)
+
+
+def body_digest_of(members: dict[str, str]) -> str:
+    """`body_digest` of an object given as its members' JSON (`dumps` of each value), so a
+    value already encoded (a page's facets) is not encoded again."""
+    text = "{" + ",".join([_key_json(key) + ":" + members[key] for key in sorted(members)]) + "}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def namespace(value: Any) -> str:

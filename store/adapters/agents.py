@@ -200,6 +200,12 @@ def session_namespace(source: str, slug: str, session_id: str) -> str:
 def write_sessions(store: Any, source: str, display: str, actor: str, sessions: Iterable[AgentSession], total: int,
                    report: ImportReport, with_tools: bool, progress: Progress | None) -> ImportReport:
     """Write every session in its own transaction."""
+    with store.bulk_loading():
+        return _write_sessions(store, source, display, actor, sessions, total, report, with_tools, progress)
+
+
+def _write_sessions(store: Any, source: str, display: str, actor: str, sessions: Iterable[AgentSession], total: int,
+                    report: ImportReport, with_tools: bool, progress: Progress | None) -> ImportReport:
     root = f"agent:{source}"
     with store.import_unit(actor, rules=IMPORT_RULES) as unit:
         unit.ensure_scope(root, display_name=f"{display} sessions")

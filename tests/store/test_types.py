@@ -18,7 +18,7 @@ from store.core import named_rows
 from store.importing import ImportUnit
 
 # Public Store operations that do not return a result dict.
-NOT_DICTS = {"import_unit": typing.Iterator[ImportUnit], "source_page_id": str | None,
+NOT_DICTS = {"import_unit": typing.Iterator[ImportUnit], "bulk_loading": typing.Iterator[None], "source_page_id": str | None,
              "index_upgrade_status": store_pkg.UpgradeStatus | None}
 
 
