@@ -60,7 +60,9 @@ def bulk_plan_text(plan: dict, label: str) -> Content:
     for export in plan.get("export_files", []):
         lines.append(f"Your export file {export['path']} holds some of them; it is your file and is not rewritten.")
     if plan.get("derived_pages"):
-        lines.append(f"{reading.counted(plan['derived_pages'], 'page')} derived from them stay (not selected).")
+        derived = plan["derived_pages"]
+        lines.append(f"{reading.counted(derived, 'page')} derived from them {'stays' if derived == 1 else 'stay'} "
+                     "(not selected).")
     lines.append("Erased in batches: Esc stops after the current batch (whole pages only), and the rest can be "
                  "resumed.")
     return Content("\n".join(lines))
@@ -123,10 +125,18 @@ class BulkDeleteScreen(StoreWorkers, ModalScreen["dict | None"]):
                 yield Button("Cancel", id="cancel", variant="default")
                 yield Button("Resume", id="resume", variant="warning")
                 yield Button("Delete for good", id="confirm", variant="error", disabled=True)
-            yield Static(key_hint(self.app, [("bulk_delete.cancel", "Cancel / Stop"), ("bulk_delete.resume", "Resume"),
-                                             ("help", "Keys")])
-                         + Content.styled("  · Enter in the reason deletes once the number is typed", "dim"),
-                         classes="dialog-keys")
+            yield Static(self._keys("ready"), classes="dialog-keys", id="bulk-keys")
+
+    def _keys(self, phase: str) -> Content:
+        """The dialog's keys for what it is doing: ready to confirm, erasing, stopped, done."""
+        cancel = {"ready": "Cancel", "running": "Stop after this batch", "stopped": "Close", "done": "Close"}[phase]
+        pairs = [("bulk_delete.cancel", cancel)]
+        if phase == "stopped":
+            pairs.append(("bulk_delete.resume", "Resume"))
+        hint = key_hint(self.app, [*pairs, ("help", "Keys")])
+        if phase == "ready":
+            hint += Content.styled("  · Enter in the reason deletes once the number is typed", "dim")
+        return hint
 
     def on_mount(self) -> None:
         self.query_one("#bulk-progress").display = False
@@ -178,8 +188,24 @@ class BulkDeleteScreen(StoreWorkers, ModalScreen["dict | None"]):
             self.running = False
             if self.receipt is not None:
                 self._status_after_failure(self.receipt["receipt_id"])
-            else:
-                self._check_ready()
+            else:  # nothing recorded (the selection changed since the plan, say): plan again
+                self._ready_again()
+
+    def _ready_again(self) -> None:
+        self._stop.clear()
+        for selector in ("#typed-label", "#typed", "#reason-label", "#reason", "#confirm"):
+            self.query_one(selector).display = True
+        self.query_one("#bulk-progress").display = False
+        self.query_one("#bulk-status").display = False
+        self.query_one("#bulk-keys", Static).update(self._keys("ready"))
+        button = self.query_one("#cancel", Button)
+        button.label, button.disabled = "Cancel", False
+        self.plan = None
+        self.query_one("#typed", Field).value = ""
+        self.query_one("#plan", Static).update("Planning again: the selection changed since the plan…")
+        self._check_ready()
+        self.query_one("#typed", Field).focus()
+        self._plan()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="bulk-status")
     def _status_after_failure(self, receipt_id: str) -> None:
@@ -237,6 +263,7 @@ class BulkDeleteScreen(StoreWorkers, ModalScreen["dict | None"]):
             f"Stopped after {receipt['pages_done']:,} of {receipt['pages']:,} pages" if self.stopped
             else f"Deleted {reading.counted(receipt['pages_done'], 'page')}", "bold"))
         self.query_one("#resume").display = self.stopped
+        self.query_one("#bulk-keys", Static).update(self._keys("stopped" if self.stopped else "done"))
         button = self.query_one("#cancel", Button)
         button.label = "Close"
         button.disabled = False
@@ -286,6 +313,7 @@ class BulkDeleteScreen(StoreWorkers, ModalScreen["dict | None"]):
         self.query_one("#bulk-progress").display = True
         self.query_one("#bulk-status").display = True
         self.query_one("#bulk-status", Static).update("Recording the planned set…")
+        self.query_one("#bulk-keys", Static).update(self._keys("running"))
         button = self.query_one("#cancel", Button)
         button.label = "Stop"
         button.focus()

@@ -325,3 +325,27 @@ async def test_closing_a_stopped_deletion_removes_what_was_erased(many_pages, ma
         erased = set(receipt["page_ids"][:5])
         assert not listed(app) & erased and set(app.screen.selection) == chosen - erased
         assert len(listed(app)) == len(flat) - 5
+
+
+async def test_a_selection_changed_since_the_plan_is_planned_again(many_pages, make_app):
+    store, refs, _ = many_pages
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.screen.scopes, app.screen.scope_label = ["project:old-flat"], "project:old-flat"
+        app.screen.reload_pages()
+        await settle(app, pilot)
+        page_list(app).focus()
+        await pilot.press("M", "D")
+        await settle(app, pilot)
+        dialog = app.screen
+        assert dialog.plan["pages"] == 40
+        newcomer = store.write_page("project:old-flat", content="# Flat 40\n\nWritten after the plan.")["page_id"]
+        await type_into(app, pilot, "#typed", "40")
+        await pilot.press("enter", "enter")
+        await settle(app, pilot)
+        assert any("not the planned set" in n.message for n in app._notifications)  # the store's conflict
+        assert dialog.receipt is None and not dialog.running
+        assert dialog.plan["pages"] == 41 and dialog.query_one("#typed").display
+        assert "(41)" in str(dialog.query_one("#typed-label").render())
+    assert store.list_receipts()["receipts"] == [] and not gone(store, newcomer)
