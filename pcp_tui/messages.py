@@ -333,6 +333,13 @@ class Imported(Message):
 
 
 @dataclass
+class ImportReportLoaded(Message):
+    """import_report answered: the kept report of the import just run, line by line."""
+
+    report: Data
+
+
+@dataclass
 class ImportFailed(Message):
     """An import raised; the error itself reaches the user through StoreWorkers."""
 
