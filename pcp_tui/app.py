@@ -24,7 +24,7 @@ WATCH_INTERVAL = 1.0  # seconds between looks at the store's newest audit event 
 READ_OPERATIONS = frozenset({
     "read_pages", "list_scopes", "list_pages", "describe_capabilities", "doctor", "audit_log", "handoffs",
     "search_pages", "export", "plan_delete", "plan_delete_scope", "list_receipts", "list_recommendations", "bundle",
-    "verify"})
+    "verify", "plan_bulk_delete", "bulk_deletion"})
 
 
 class PcpApp(StoreWorkers, App[int]):

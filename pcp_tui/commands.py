@@ -85,7 +85,16 @@ COMMANDS: tuple[Command, ...] = (
             "unsuppress", footer=False),
     Command("suppress", "s", "Suppress", "Hide the page from one context (a chat or task)", "suppress", footer=False),
     Command("tombstone", "t", "Tombstone", "Withdraw the page, or bring it back", "tombstone"),
-    Command("delete", "D", "Delete", "Erase the page for good (plan, typed confirmation, receipt)", "delete"),
+    Command("delete", "D", "Delete", "Erase the page for good, or every selected page (plan, typed confirmation, "
+            "receipt)", "delete"),
+    # the selection for a bulk deletion (its own, apart from the handoff basket)
+    Command("select", "m", "Select", "Select the page for deleting many at once, or unselect it (✓)", "toggle_select",
+            footer=False),
+    Command("select_matching", "M", "Select matching",
+            "Select every page matching the current search and filters (search mode text or exact)",
+            "select_matching", footer=False),
+    Command("clear_selection", "escape", "Clear selection", "Unselect every selected page (nothing is erased)",
+            "clear_selection"),  # in the footer only while there is a selection
     # confirmation dialogs (focus starts on Cancel)
     Command("confirm.yes", "y", "Yes", "Do what the dialog describes", "answer(True)", "confirm"),
     Command("confirm.no", "n,escape", "No", "Cancel; nothing changes", "answer(False)", "confirm", key_display="n/esc"),
@@ -98,6 +107,12 @@ COMMANDS: tuple[Command, ...] = (
             "delete", priority=True),  # over the field's own ctrl+k (delete to the end)
     Command("delete.cancel", "escape", "Cancel", "Close; nothing is erased (after a delete: close the receipt)",
             "cancel", "delete"),
+    # the bulk delete dialog (many pages at once)
+    Command("bulk_delete.resume", "ctrl+r", "Resume", "Continue a stopped deletion with the pages it has left",
+            "resume", "bulk_delete", priority=True),
+    Command("bulk_delete.cancel", "escape", "Cancel / Stop",
+            "Close (nothing is erased); while erasing, stop after the current batch (whole pages only)",
+            "cancel", "bulk_delete"),
     # the revise dialog
     Command("revise.save", "ctrl+s", "Save", "Write the draft as a new revision", "save", "revise", priority=True),
     Command("revise.editor", "ctrl+e", "$EDITOR", "Continue the draft in your $EDITOR", "editor", "revise",

@@ -261,6 +261,42 @@ class PageDeleted(Message):
     receipt: Data
 
 
+# The bulk delete screen (many pages at once) and the main screen's selection
+
+
+@dataclass
+class SelectionCounted(Message):
+    """plan_bulk_delete answered for "every page matching the current search and filters"."""
+
+    filters: Data
+    label: str
+    pages: int
+    key: tuple
+
+
+@dataclass
+class BulkPlanned(Message):
+    """plan_bulk_delete answered for the selection (the dialog's plan)."""
+
+    plan: Data
+
+
+@dataclass
+class BulkStarted(Message):
+    """The bulk deletion is recorded (begin_bulk_delete or a resume), with the titles of its first pages."""
+
+    receipt: Data
+    titles: dict[str, str]
+
+
+@dataclass
+class BulkFinished(Message):
+    """The erasure ended: complete, or `stopped` between batches (the receipt says how far it got)."""
+
+    receipt: Data
+    stopped: bool
+
+
 # The handoff screen
 
 
@@ -292,6 +328,13 @@ class LedgerLoaded(Message):
 @dataclass
 class Imported(Message):
     """An import finished with its report."""
+
+    report: Data
+
+
+@dataclass
+class ImportReportLoaded(Message):
+    """import_report answered: the kept report of the import just run, line by line."""
 
     report: Data
 

@@ -14,6 +14,7 @@ from ..app import PcpApp
 from .confirm import key_hint
 
 TITLES = {"app": "Everywhere", "main": "Pages", "confirm": "Confirmations", "form": "Confirmations with a reason", "delete": "Delete",
+          "bulk_delete": "Delete many",
           "revise": "Revise", "link": "Link", "rights": "Your rights", "handoff": "Handoff",
           "reviews": "Reviews", "welcome": "Welcome / import", "sync": "Sync", "help": "Help"}
 

@@ -13,7 +13,8 @@ from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from .. import commands, reading
-from ..messages import BasketChanged, OpenPage, ReviewsCounted, ScopesLoaded, StoreChanged, SyncNoted
+from ..messages import (BasketChanged, OpenPage, ReviewsCounted, ScopesLoaded, SelectionCounted, StoreChanged,
+                        SyncNoted)
 from ..widgets.fields import Field
 from ..widgets.graph import GraphView
 from ..widgets.inspector import Inspector
@@ -93,6 +94,10 @@ class MainScreen(CurateActions):
         self.listed: tuple[int, bool] | None = None  # rows in the list, and whether that is all of them
         self._timer: Timer | None = None
         self._shown_status: Content | None = None
+        # The selection for deleting many pages at once (apart from the handoff basket): pages marked one by
+        # one (id -> title, in the order marked), or every page matching the search and filters of `matching`.
+        self.selection: dict[str, str] = {}
+        self.matching: SelectionCounted | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -162,6 +167,8 @@ class MainScreen(CurateActions):
         store = self.app.store
         page_list = self.query_one(PageList)
         page_list.marked = {b["page_id"] for b in self.app.basket}
+        if self.matching is not None and self.matching.key != self._listing_key():
+            self._set_matching(None)  # "every page matching" meant the search and filters then on screen
         if not quiet:
             self.listed = None
         if self.query_text.strip() or any(self.dates):
@@ -198,8 +205,13 @@ class MainScreen(CurateActions):
             parts.append(f" · search “{self.query_text}” ({self.mode})")
         else:
             parts.append(" · newest first" if any(self.dates) else f" · by {self.order}")
+        chosen, picked = self.selected_count(), ""
+        if chosen:  # before the filters: on a narrow pane it is the search words that are cut, never this
+            keys = f"{self.app.key_display('delete')} deletes, {self.app.key_display('clear_selection')} clears"
+            what = "every match" if self.matching is not None else "selected"
+            picked = f" · ✓ {chosen:,} {what} ({keys})"
         status = self.query_one("#list-status", Static)
-        line = Content.assemble((self.scope_label, "bold"), *parts)
+        line = Content.assemble((self.scope_label, "bold"), *([(picked, "bold")] if picked else []), *parts)
         if line != self._shown_status:  # each page-list window reports its count: repaint only what changed
             self._shown_status = line
             status.update(line)
@@ -420,6 +432,143 @@ class MainScreen(CurateActions):
         page_list.refresh()
         self._show_status()
         page_list.action_cursor(1)
+
+    # --- the selection for deleting many pages at once ---
+
+    def selected_count(self) -> int:
+        return self.matching.pages if self.matching is not None else len(self.selection)
+
+    def _listing_key(self) -> tuple:
+        """What the list shows: a "select every match" holds while this stays the same."""
+        return (tuple(self.scopes) if self.scopes is not None else None, self.status, self.actor,
+                self.query_text.strip(), self.mode, self.dates)
+
+    def _show_selection(self) -> None:
+        page_list = self.query_one(PageList)
+        page_list.selected = set(self.selection)
+        page_list.select_all = self.matching is not None
+        page_list.refresh()
+        self._show_status()
+        self.refresh_bindings()  # the footer shows "Clear selection" only while there is one
+
+    def _set_matching(self, matching: SelectionCounted | None) -> None:
+        self.matching = matching
+        self._show_selection()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "clear_selection":
+            return bool(self.selection) or self.matching is not None
+        return True
+
+    def action_toggle_select(self) -> None:
+        page_list = self.query_one(PageList)
+        row = page_list.current
+        if row is None:
+            return
+        if self.matching is not None:
+            self.notify(f"Every match is selected; {self.app.key_display('clear_selection')} clears that, then "
+                        f"{self.app.key_display('select')} selects pages one by one.", severity="warning")
+            return
+        if row["page_id"] in self.selection:
+            del self.selection[row["page_id"]]
+        else:
+            self.selection[row["page_id"]] = row.get("title") or row["page_id"]
+        self._show_selection()
+        page_list.action_cursor(1)
+
+    def action_clear_selection(self) -> None:
+        self.selection.clear()
+        self._set_matching(None)
+
+    def matching_filters(self) -> tuple[dict[str, Any] | None, str]:
+        """The bulk-deletion filter of the current search and filters, and a label (None and why not)."""
+        query = self.query_text.strip()
+        if query and self.mode == "auto":
+            return None, (f"Deleting selects with search mode text or exact (auto ranks any word and has no edge); "
+                          f"{self.app.key_display('search_mode')} switches it.")
+        filters: dict[str, Any] = {"lifecycle_status": statuses_of(self.status)}
+        words = []
+        if self.scopes is not None:
+            filters["scopes"] = list(self.scopes)
+            words.append(f"in {self.scope_label}")
+        if query:
+            filters["query"], filters["mode"] = query, self.mode
+            words.insert(0, f"matching “{query}” ({self.mode}, any revision)")
+        if self.actor:
+            filters["actor_types"] = [self.actor]
+            words.append(f"by {self.actor}")
+        after_day, before_day = self.dates
+        if after_day:
+            filters["observed_after"] = after_day
+            words.append(f"from {after_day}")
+        if before_day:
+            filters["observed_before"] = before_day
+            words.append(f"before {before_day}")
+        if len(filters) == 1:
+            return None, ("Choose a scope, a search or a filter first: deleting never selects every page of the "
+                          "store at once.")
+        words.append(f"status {self.status}")
+        return filters, "every page " + ", ".join(words)
+
+    def action_select_matching(self) -> None:
+        filters, label = self.matching_filters()
+        if filters is None:
+            self.notify(label, title="Select", severity="warning")
+            return
+        self._count_matching(filters, label, self._listing_key())
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="select-matching")
+    def _count_matching(self, filters: dict[str, Any], label: str, key: tuple) -> None:
+        plan = self.app.store.plan_bulk_delete(filters)
+        self.post_message(SelectionCounted(filters, label, plan["pages"], key))
+
+    @on(SelectionCounted)
+    def _matching_counted(self, message: SelectionCounted) -> None:
+        message.stop()
+        if message.key != self._listing_key():
+            return  # the search or filters changed meanwhile
+        if message.pages == 0:
+            self.notify("Nothing matches; nothing is selected.", title="Select", severity="warning")
+            return
+        self.selection.clear()
+        self._set_matching(message)
+        self.notify(f"Selected {reading.counted(message.pages, 'page')}: {message.label}.", title="Select")
+
+    def action_delete(self) -> None:
+        if not (self.selection or self.matching is not None):
+            super().action_delete()
+            return
+        from .bulk_delete import BulkDeleteScreen
+
+        if self.matching is not None:
+            screen = BulkDeleteScreen(dict(self.matching.filters), self.matching.label)
+        else:
+            label = f"{reading.counted(len(self.selection), 'page')} selected one by one"
+            screen = BulkDeleteScreen({"page_ids": list(self.selection)}, label, dict(self.selection))
+        self.app.push_screen(screen, self._after_bulk_delete)
+
+    def _after_bulk_delete(self, receipt: dict | None) -> None:
+        """Erased pages leave the selection, the list, the basket and every view (StoreChanged)."""
+        if not receipt:
+            return
+        erased = receipt["page_ids"][:receipt["pages_done"]]
+        page_list = self.query_one(PageList)
+        gone = set(erased)
+        for page_id in gone & {r["page_id"] for r in page_list.rows}:
+            page_list.remove_row(page_id)
+        for page_id in erased:
+            self.selection.pop(page_id, None)
+        self.matching = None  # what is left of it (after a stop) is recorded in the receipt, for a resume
+        self._show_selection()
+        self.app.forget_pages(erased)
+        if receipt["state"] == "complete":
+            self.notify(f"Erased {reading.counted(len(erased), 'page')}; receipt {receipt['receipt_id']}.",
+                        title="Deleted")
+        else:
+            self.notify(f"Stopped after {len(erased):,} of {receipt['pages']:,} pages; `pcp delete --resume "
+                        f"{receipt['receipt_id']}` continues it.", title="Deleted", severity="warning", timeout=10)
+        if erased:
+            self.app.announce_change(None, removed=True)
 
     def action_tab(self, tab: str) -> None:
         self.query_one(Inspector).switch_tab(tab)

@@ -4,23 +4,45 @@ from __future__ import annotations
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Button, Label, ProgressBar, Select, Static
 
 from .. import commands
-from ..messages import ImportFailed, Imported, Progress, StoreWorkers
+from ..messages import ImportFailed, Imported, ImportReportLoaded, Progress, StoreWorkers
 from ..widgets.fields import Field
 from ..widgets.footer import FitFooter
 
 SOURCES = [
     ("ChatGPT export (.zip or conversations.json)", "chatgpt"),
     ("Claude export (.zip or conversations.json)", "claude"),
+    ("Claude Code sessions (empty path: ~/.claude/projects)", "claude_code"),
+    ("Codex CLI sessions (empty path: ~/.codex/sessions)", "codex"),
+    ("Gemini CLI sessions (empty path: ~/.gemini/tmp)", "gemini"),
     ("A folder of Markdown notes", "markdown"),
     ("Events, one JSON object per line (.jsonl)", "events"),
     ("A pcp export (.jsonl)", "export"),
 ]
+# Agent sessions: the path may be left empty (their own folder), and each session goes to its project's scope.
+AGENTS = frozenset({"claude_code", "codex", "gemini"})
+REPORT_LINES = 200  # lines of the kept report shown; `pcp import-report ID` prints them all
+
+
+def report_lines(report: dict) -> str:
+    """The kept report, one line per conversation, session or skipped item."""
+    entries = report.get("entries", [])
+    lines = [f"Report {report['import_id']} ({report['source']}): {len(entries):,} "
+             f"line{'s' if len(entries) != 1 else ''}"]
+    for e in entries[:REPORT_LINES]:
+        where = f"{e['file']}: " if e.get("file") else ""
+        page = f" → {e.get('title') or ''} ({e['page_id']})" if e.get("page_id") else ""
+        counts = ", ".join(f"{v} {k}" for k, v in (e.get("counts") or {}).items() if v)
+        why = f" — {e['reason']}" if e.get("reason") else ""
+        lines.append(f"  {e['outcome']:<9} {where}{e['item']}{page}{f' [{counts}]' if counts else ''}{why}")
+    if len(entries) > REPORT_LINES:
+        lines.append(f"  … and {len(entries) - REPORT_LINES:,} more: pcp import-report {report['import_id']}")
+    return "\n".join(lines)
 
 
 def report_text(report: dict) -> str:
@@ -59,6 +81,8 @@ class WelcomeScreen(StoreWorkers, Screen):
             yield Field(placeholder="e.g. import:chatgpt", id="namespace")
             yield ProgressBar(id="progress", show_eta=False)
             yield Static("", id="result")
+            with VerticalScroll(id="report-lines"):
+                yield Static("", id="report-text")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Import", id="import", variant="primary")
                 yield Button("Open the demo", id="demo")
@@ -67,15 +91,21 @@ class WelcomeScreen(StoreWorkers, Screen):
 
     def on_mount(self) -> None:
         self.query_one("#progress", ProgressBar).display = False
+        self.query_one("#report-lines").display = False
         self.query_one("#path", Field).focus()
 
     def action_run_import(self) -> None:
         path = self.query_one("#path", Field).value.strip()
-        if not path:
-            self.notify("Give the path of the file or folder to import.", severity="warning")
-            return
         source = self.query_one("#source", Select).value
         namespace = self.query_one("#namespace", Field).value.strip() or None
+        if not path and source not in AGENTS:
+            self.notify("Give the path of the file or folder to import.", severity="warning")
+            return
+        if namespace and source in AGENTS:
+            self.notify("Agent sessions go into their project's scope; leave the namespace empty.",
+                        severity="warning")
+            return
+        self.query_one("#report-lines").display = False
         bar = self.query_one("#progress", ProgressBar)
         bar.display = True
         bar.update(total=None, progress=0)
@@ -94,6 +124,9 @@ class WelcomeScreen(StoreWorkers, Screen):
         try:
             if source == "export":
                 report = store.import_export(path, progress=progress)
+            elif source in AGENTS:
+                importer = getattr(adapters, f"import_{source}")
+                report = importer(store, path or None, progress=progress).to_dict()
             else:
                 importer = getattr(adapters, f"import_{source}", None)
                 if importer is None:
@@ -103,6 +136,8 @@ class WelcomeScreen(StoreWorkers, Screen):
             self.post_message(ImportFailed())
             raise  # reported by the Worker.StateChanged handler
         self.post_message(Imported(report))
+        if report.get("import_id"):
+            self.post_message(ImportReportLoaded(store.import_report(report["import_id"])))
 
     def on_progress(self, message: Progress) -> None:
         self.query_one("#progress", ProgressBar).update(total=message.total, progress=message.done)
@@ -123,6 +158,12 @@ class WelcomeScreen(StoreWorkers, Screen):
         back = self.query_one("#back", Button)
         back.disabled = False
         back.focus()
+
+    @on(ImportReportLoaded)
+    def _report_loaded(self, message: ImportReportLoaded) -> None:
+        message.stop()
+        self.query_one("#report-text", Static).update(Content(report_lines(message.report)))
+        self.query_one("#report-lines").display = True
 
     def action_back(self) -> None:
         if not (self.imported or not self.first_run):

@@ -85,6 +85,7 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
 
     COMPONENT_CLASSES = {
         "page-list--cursor", "page-list--cursor-blurred", "page-list--meta", "page-list--match", "page-list--mark",
+        "page-list--selected",
         "page-list--snippet", "page-list--note", "page-list--active", "page-list--superseded",
         "page-list--archived", "page-list--tombstoned",
     }
@@ -126,7 +127,11 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.rows: list[dict] = []
-        self.marked: set[str] = set()
+        self.marked: set[str] = set()  # in the handoff basket (◆)
+        # The selection for a bulk deletion (✓), its own column while there is one; `select_all`: every row
+        # listed is selected (the selection is "everything matching the current search and filters").
+        self.selected: set[str] = set()
+        self.select_all = False
         self.search_query = ""
         self.row_height = 2
         self.dropped = 0
@@ -337,10 +342,14 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
         date = f" {short_date(row)} "
         mark = "◆" if row["page_id"] in self.marked else " "
         title = " ".join((row.get("title") or row["page_id"]).split())
-        room = max(4, width - 3 - cell_len(date))
+        choosing = self.select_all or bool(self.selected)
+        room = max(4, width - 3 - cell_len(date) - (1 if choosing else 0))
         if cell_len(title) > room:
             title = set_cell_size(title, room - 1) + "…"
         text = Text(no_wrap=True, overflow="crop")
+        if choosing:
+            chosen = self.select_all or row["page_id"] in self.selected
+            text.append("✓" if chosen else " ", self._style("page-list--selected"))
         text.append(mark, self._style("page-list--mark"))
         text.append(STATUS_GLYPH.get(status, "?") + " ", self._style(f"page-list--{status}"))
         start = len(text)

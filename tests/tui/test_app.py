@@ -198,3 +198,28 @@ async def test_reviews_confirm_a_models_supersedes_as_the_owners_own(demo_store,
     owners = [r for r in head["relations"]["incoming"] if r["created_by"]["actor_type"] == "user"
               and r["relation_type"] == "supersedes" and r["from_page_id"] == new]
     assert len(owners) == 1 and owners[0]["relation_id"] != rel["relation_id"]
+
+
+async def test_the_import_screen_shows_the_kept_report_and_imports_agent_sessions(empty_store, make_app):
+    from pathlib import Path
+
+    from textual.widgets import Select
+
+    from pcp_tui.screens.welcome import SOURCES
+
+    assert {"claude_code", "codex", "gemini"} <= {value for _, value in SOURCES}
+    project = Path(__file__).resolve().parents[1] / "data" / "agents" / "claude-code" / "kfischer-okarin"
+    app = make_app(empty_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.screen.query_one("#source", Select).value = "claude_code"
+        await type_into(app, pilot, "#path", str(project))
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        lines = str(app.screen.query_one("#report-text").render())
+        assert app.screen.query_one("#report-lines").display
+    report = empty_store.import_report()
+    assert report["source"] == "claude-code" and report["entries"]
+    assert f"Report {report['import_id']}" in lines
+    for entry in report["entries"][:5]:
+        assert entry["item"] in lines and entry["outcome"] in lines

@@ -119,6 +119,20 @@ def test_delete_receipt(snap_compare, demo_store, make_app):
     snap(snap_compare, app, steps)
 
 
+def test_bulk_delete_receipt(snap_compare, demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+
+    async def steps(pilot):
+        await select_page(app, pilot, refs["alpha-proof"])
+        await pilot.press("m", "m", "m", "D")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#typed", "3")
+        await pilot.press("enter", "enter")
+
+    snap(snap_compare, app, steps)
+
+
 def test_rights_export(snap_compare, demo_store, make_app):
     store, refs = demo_store
     snap(snap_compare, make_app(store), lambda pilot: pilot.press("f2"))
@@ -180,6 +194,7 @@ MODALS = {
     "archive": ("alpha-bib", ["a"]),
     "suppress": ("garden-readme", ["s"]),
     "delete": ("alpha-proof", ["D"]),
+    "bulk_delete": ("alpha-proof", ["m", "m", "m", "D"]),  # three pages selected, one plan for them
     "revise": ("me-prefs", ["e"]),
     "link": ("me-reading", ["l"]),
     "reviews": (None, ["f4"]),
