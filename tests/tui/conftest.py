@@ -18,14 +18,17 @@ def fixed_clock(monkeypatch):
     """Store ids and times from a counter, so screens and snapshots are the same on every run."""
     import store.ids as ids
 
-    ticks = itertools.count(1)
     serial = itertools.count(1)
+    minted = [0]
 
     def now() -> str:
-        return ids.format_time(BASE + timedelta(seconds=next(ticks)))
+        # Time moves with the ids minted, not with the clock reads: a read in a background worker (an audit
+        # event's time, a status) may come a little earlier or later, and must not move what a screen shows.
+        return ids.format_time(BASE + timedelta(seconds=minted[0] + 1))
 
     def ulid() -> str:
         n = next(serial)
+        minted[0] = n
         value = ((int(BASE.timestamp() * 1000) + n) << 80) | n
         return "".join(CROCKFORD[(value >> (5 * i)) & 31] for i in reversed(range(26)))
 
