@@ -1,0 +1,113 @@
+"""Store.bulk_loading: import units grouped into transactions, each unit still all or nothing."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import pytest
+from peewee import sqlite3  # the SQLite the store uses: two libraries in one process break each other's locks
+
+from store import Invalid, Store
+from store import importing
+
+
+def _unit(st: Store, key: str, ns: str = "agent:test") -> None:
+    with st.import_unit("test-importer") as unit:
+        unit.ensure_scope(ns)
+        unit.upsert(key, ns, payload={"media_type": "text/plain", "content": f"text of {key}"})
+
+
+def _titles(path) -> set[str]:
+    """The page titles another connection sees (a plain reader: opening a Store would wait for the writer)."""
+    conn = sqlite3.connect(path, timeout=5)
+    try:
+        return {title for (title,) in conn.execute("SELECT title FROM page")}
+    finally:
+        conn.close()
+
+
+def test_units_in_a_group_land_together_when_the_group_ends(db_path, monkeypatch):
+    monkeypatch.setattr(importing, "BATCH_SECONDS", 3600.0)  # one group for the whole block
+    st = Store.open(db_path)
+    try:
+        with st.bulk_loading():
+            _unit(st, "a")
+            _unit(st, "b")
+            assert _titles(db_path) == set()  # another connection sees nothing before the group commits
+        assert _titles(db_path) == {"text of a", "text of b"}
+    finally:
+        st.close()
+
+
+def test_a_failing_unit_leaves_nothing_and_the_others_of_its_group_stay(db_path, monkeypatch):
+    monkeypatch.setattr(importing, "BATCH_SECONDS", 3600.0)
+    st = Store.open(db_path)
+    try:
+        with st.bulk_loading():
+            _unit(st, "a")
+            with pytest.raises(Invalid):
+                with st.import_unit("test-importer") as unit:
+                    unit.ensure_scope("agent:test")
+                    unit.upsert("half", "agent:test", payload={"media_type": "text/plain", "content": "half written"})
+                    unit.upsert("bad", "agent:test", facets={"title": 3})  # refused: the unit rolls back
+            _unit(st, "c")
+        assert _titles(db_path) == {"text of a", "text of c"}
+    finally:
+        st.close()
+
+
+def test_a_stop_part_way_keeps_the_groups_already_committed_and_whole_units_only(db_path, monkeypatch):
+    st = Store.open(db_path)
+    try:
+        monkeypatch.setattr(importing, "BATCH_SECONDS", 0.0)  # every unit ends its group
+        with pytest.raises(KeyboardInterrupt):
+            with st.bulk_loading():
+                _unit(st, "a")
+                monkeypatch.setattr(importing, "BATCH_SECONDS", 3600.0)
+                _unit(st, "b")  # in an open group when the stop comes
+                raise KeyboardInterrupt
+        assert _titles(db_path) == {"text of a"}
+        _unit(st, "d")  # the store is usable after the stop: no transaction was left open
+        assert _titles(db_path) == {"text of a", "text of d"}
+    finally:
+        st.close()
+
+
+def test_another_thread_writing_meanwhile_commits_on_its_own(db_path, monkeypatch):
+    """The app shares one Store between worker threads: one thread's bulk loading groups only its own units."""
+    monkeypatch.setattr(importing, "BATCH_SECONDS", 3600.0)
+    st = Store.open(db_path)
+    errors: list[BaseException] = []
+
+    def other() -> None:
+        try:
+            _unit(st, "from another thread", ns="agent:other")
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    try:
+        with st.bulk_loading():  # no unit of this thread yet, so no group holds the write lock
+            t = threading.Thread(target=other)
+            t.start()
+            t.join(30)
+            assert not errors
+            assert _titles(db_path) == {"text of from another thread"}  # committed, not held in a group
+            _unit(st, "a")
+        assert _titles(db_path) == {"text of from another thread", "text of a"}
+    finally:
+        st.close()
+
+
+def test_the_collector_thresholds_come_back_after_bulk_loading(db_path):
+    before = gc.get_threshold()
+    st = Store.open(db_path)
+    try:
+        with st.bulk_loading():
+            assert gc.get_threshold()[0] >= importing.BULK_GC_THRESHOLD
+            with st.bulk_loading():
+                pass
+            assert gc.get_threshold()[0] >= importing.BULK_GC_THRESHOLD
+        assert gc.get_threshold() == before
+    finally:
+        st.close()
