@@ -33,24 +33,28 @@ BATCH_SECONDS = 0.5  # inside bulk_loading, units are committed in groups of abo
 # allocations) had the collector walk them over and over (about a tenth of an agent import's CPU time).
 BULK_GC_THRESHOLD = 50_000
 _gc_lock = threading.Lock()
-_gc_users = [0, (0, 0, 0)]  # bulk loaders running in this process, the thresholds to restore
+
+
+class _GcState:
+    users = 0  # bulk loaders running in this process
+    saved: tuple[int, int, int] = (700, 10, 10)  # the thresholds to restore when the last one ends
 
 
 @contextmanager
 def _fewer_collections() -> Iterator[None]:
     with _gc_lock:
-        if _gc_users[0] == 0:
-            _gc_users[1] = gc.get_threshold()
-            first, *rest = _gc_users[1]
-            gc.set_threshold(max(first, BULK_GC_THRESHOLD), *rest)
-        _gc_users[0] += 1
+        if _GcState.users == 0:
+            _GcState.saved = gc.get_threshold()
+            first, second, third = _GcState.saved
+            gc.set_threshold(max(first, BULK_GC_THRESHOLD), second, third)
+        _GcState.users += 1
     try:
         yield
     finally:
         with _gc_lock:
-            _gc_users[0] -= 1
-            if _gc_users[0] == 0:
-                gc.set_threshold(*_gc_users[1])
+            _GcState.users -= 1
+            if _GcState.users == 0:
+                gc.set_threshold(*_GcState.saved)
 
 
 @dataclass(frozen=True)
