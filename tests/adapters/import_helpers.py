@@ -65,3 +65,47 @@ def incoming(result: dict, relation_type: str | None = None) -> list[str]:
 
 def all_relation_types(results: list[dict]) -> set[str]:
     return {r["relation_type"] for res in results for d in ("outgoing", "incoming") for r in res["relations"][d]}
+
+
+def kill_mid_import(db: Path, module: str, function: str, source: Path, namespace_like: str,
+                    sessions_first: int = 3) -> dict[str, int]:
+    """Run `store.adapters.<module>.<function>(Store.open(db), source)` in a child process, SIGKILL it once
+    `sessions_first` sessions have landed, and return the pages per session scope left behind."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    repo = Path(__file__).resolve().parents[2]
+    code = (f"from store import Store; from store.adapters.{module} import {function}\n"
+            f"st = Store.open({str(db)!r}); {function}(st, {str(source)!r})")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)})
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.02)
+            if len(pages_per_scope(db, namespace_like)) >= sessions_first:
+                proc.send_signal(signal.SIGKILL)
+                break
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    return pages_per_scope(db, namespace_like)
+
+
+def pages_per_scope(db: Path, namespace_like: str) -> dict[str, int]:
+    """Pages per scope whose namespace is LIKE `namespace_like`, read from another process's store."""
+    import sqlite3  # a store in another process only: in this one the store's own SQLite must be used
+
+    if not db.exists():
+        return {}
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        rows = con.execute("SELECT s.namespace, COUNT(*) FROM page p JOIN scope s ON s.id = p.scope_id "
+                           "WHERE s.namespace LIKE ? GROUP BY s.namespace", (namespace_like,)).fetchall()
+        con.close()
+    except sqlite3.Error:
+        return {}
+    return dict(rows)

@@ -8,13 +8,7 @@ files, a /clear session and snapshot-only files; its own README.md tells the sto
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
-import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -275,43 +269,11 @@ def test_sigkill_mid_import_leaves_whole_sessions_only(tmp_path):
     project = tmp_path / "-Users-user-project"
     project.mkdir()
     sessions = _many_sessions(project, 150)
-    db = tmp_path / "kill.db"
-    code = ("import sys; from store import Store; from store.adapters.claude_code import import_claude_code\n"
-            f"st = Store.open({str(db)!r}); import_claude_code(st, {str(project)!r})")
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2],
-                            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
-    deadline = time.monotonic() + 120
-    per_session: dict[str, int] = {}
-    try:
-        while time.monotonic() < deadline:
-            time.sleep(0.02)
-            if proc.poll() is not None:
-                break
-            per_session = _pages_per_scope(db)
-            if len(per_session) >= 3:
-                proc.send_signal(signal.SIGKILL)
-                break
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-    after = _pages_per_scope(db)
+    after = h.kill_mid_import(tmp_path / "kill.db", "claude_code", "import_claude_code", project,
+                              "agent:claude-code:%:%")
     assert after, "nothing was imported before the kill"
     assert len(after) < sessions, "the import finished before it could be killed"
     assert set(after.values()) == {26}  # each session is whole: its page and its 25 messages
-
-
-def _pages_per_scope(db: Path) -> dict[str, int]:
-    if not db.exists():
-        return {}
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-        rows = con.execute("SELECT s.namespace, COUNT(*) FROM page p JOIN scope s ON s.id = p.scope_id "
-                           "WHERE s.namespace LIKE 'agent:claude-code:%:%' GROUP BY s.namespace").fetchall()
-        con.close()
-    except sqlite3.Error:
-        return {}
-    return dict(rows)
 
 
 @pytest.mark.parametrize("name", ["0d3b22c1-ba90-4fd3-b8d2-056ffc626725.jsonl"])

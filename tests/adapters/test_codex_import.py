@@ -9,12 +9,6 @@ written here in its documented shape.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import import_helpers as h
@@ -222,35 +216,7 @@ def test_sigkill_mid_import_leaves_whole_sessions_only(tmp_path):
         sid = f"00000000-0000-7000-8000-{n:012d}"
         (folder / f"rollout-2026-05-11T00-00-00-{sid}.jsonl").write_text(
             body.replace(TUI, sid).replace("/Users/Sample_User/repos", f"/Users/u/p{n}"))
-    db = tmp_path / "kill.db"
-    root = Path(__file__).resolve().parents[2]
-    code = ("from store import Store; from store.adapters.codex import import_codex\n"
-            f"st = Store.open({str(db)!r}); import_codex(st, {str(folder)!r})")
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
-    deadline = time.monotonic() + 120
-    try:
-        while time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.02)
-            if len(_pages_per_scope(db)) >= 3:
-                proc.send_signal(signal.SIGKILL)
-                break
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-    after = _pages_per_scope(db)
+    after = h.kill_mid_import(tmp_path / "kill.db", "codex", "import_codex", folder, "agent:codex:%:%")
     assert after and len(after) < 120, "the import finished before it could be killed"
     assert set(after.values()) == {16}  # each session is whole: its page and its 15 messages
 
-
-def _pages_per_scope(db: Path) -> dict[str, int]:
-    if not db.exists():
-        return {}
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-        rows = con.execute("SELECT s.namespace, COUNT(*) FROM page p JOIN scope s ON s.id = p.scope_id "
-                           "WHERE s.namespace LIKE 'agent:codex:%:%' GROUP BY s.namespace").fetchall()
-        con.close()
-    except sqlite3.Error:
-        return {}
-    return dict(rows)

@@ -8,14 +8,8 @@ Gemini CLI's ChatRecordingService writes: rewritten messages, `$set`, a `/rewind
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import signal
-import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import import_helpers as h
@@ -188,35 +182,7 @@ def test_sigkill_mid_import_leaves_whole_sessions_only(tmp_path):
         for i, old in enumerate(ids):
             body = body.replace(old, f"{n:08x}-{i:04x}-4000-8000-000000000000")
         (root / f"session-2025-12-01T21-45-{n:08x}.json").write_text(body)
-    db = tmp_path / "kill.db"
-    repo = Path(__file__).resolve().parents[2]
-    code = ("from store import Store; from store.adapters.gemini import import_gemini\n"
-            f"st = Store.open({str(db)!r}); import_gemini(st, {str(tmp_path / 'tmp')!r})")
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)})
-    deadline = time.monotonic() + 120
-    try:
-        while time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.02)
-            if len(_pages_per_scope(db)) >= 3:
-                proc.send_signal(signal.SIGKILL)
-                break
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-    after = _pages_per_scope(db)
+    after = h.kill_mid_import(tmp_path / "kill.db", "gemini", "import_gemini", tmp_path / "tmp", "agent:gemini:%:%")
     assert after and len(after) < 120, "the import finished before it could be killed"
     assert set(after.values()) == {15}  # each session is whole: its page and its 14 messages
 
-
-def _pages_per_scope(db: Path) -> dict[str, int]:
-    if not db.exists():
-        return {}
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-        rows = con.execute("SELECT s.namespace, COUNT(*) FROM page p JOIN scope s ON s.id = p.scope_id "
-                           "WHERE s.namespace LIKE 'agent:gemini:%:%' GROUP BY s.namespace").fetchall()
-        con.close()
-    except sqlite3.Error:
-        return {}
-    return dict(rows)
