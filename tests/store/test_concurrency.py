@@ -163,3 +163,24 @@ def test_two_threads_creating_one_scope_by_writing(store, db_path):
     scopes = [s for s in h.all_scopes(store) if s["namespace"] == "project:newrace"]
     assert len(scopes) == 1
     assert scopes[0]["page_count"] == 10
+
+
+def test_every_connection_maps_the_file_for_reads(store):
+    """Searches at a million pages read thousands of rows: the store's connections read through a memory map
+    (bench/README.md, store_requery), and only reads (SQLite writes with write(), so erasure is unchanged)."""
+    import threading
+
+    from store.db import PRAGMAS
+
+    wanted = dict(PRAGMAS)["mmap_size"]
+    assert wanted >= 1 << 30
+    seen: list[int] = []
+
+    def other_thread() -> None:  # each worker thread has a connection of its own
+        seen.append(store._db.execute_sql("PRAGMA mmap_size").fetchone()[0])
+
+    t = threading.Thread(target=other_thread)
+    t.start()
+    t.join()
+    assert store._db.execute_sql("PRAGMA mmap_size").fetchone()[0] == wanted
+    assert seen == [wanted]
