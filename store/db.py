@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 import peewee as pw
 
@@ -323,6 +324,17 @@ def make_models(db: pw.Database) -> SimpleNamespace:
 
 def _fold(value: object) -> str | None:
     return value.casefold() if isinstance(value, str) else None
+
+
+@contextmanager
+def unmapped(db: pw.SqliteDatabase) -> Iterator[None]:
+    """This thread's connection reads with read() meanwhile (a pass over the whole store, an export:
+    mapping gains nothing there, and every mapped page would count in the process's resident memory)."""
+    db.execute_sql("PRAGMA mmap_size=0")
+    try:
+        yield
+    finally:
+        db.execute_sql(f"PRAGMA mmap_size={dict(PRAGMAS)['mmap_size']}")
 
 
 def open_database(path: Path) -> pw.SqliteDatabase:

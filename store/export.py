@@ -15,6 +15,7 @@ import peewee as pw
 
 from . import ids
 from .constants import Progress
+from .db import unmapped
 from .core import Call, Part, StoreContext, dumps, named_rows, operation
 from . import index
 from .errors import Conflict, Forbidden, Invalid
@@ -334,7 +335,8 @@ class ExportOps(Part):
                 record = self._m.ExportRecord.create(path=str(Path(out).resolve()), format=format,
                                                      scopes=dumps(wanted), created_at=ids.now())
         try:
-            return writer(Path(out), scopes, progress)
+            with unmapped(self._db):  # one pass over everything: the map would only grow this process's RSS
+                return writer(Path(out), scopes, progress)
         except BaseException:
             if record is not None and not Path(out).exists():
                 with self._db.atomic("IMMEDIATE"):

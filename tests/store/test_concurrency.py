@@ -184,3 +184,18 @@ def test_every_connection_maps_the_file_for_reads(store):
     t.join()
     assert store._db.execute_sql("PRAGMA mmap_size").fetchone()[0] == wanted
     assert seen == [wanted]
+
+
+def test_an_export_reads_without_the_map_and_puts_it_back(store, tmp_path):
+    """An export passes over everything once: mapped, every page read would count in the process's RSS."""
+    from store.db import PRAGMAS
+
+    store.write_page("notes:x", content="one page to export")
+    during: list[int] = []
+
+    def progress(done, total, unit=""):
+        during.append(store._db.execute_sql("PRAGMA mmap_size").fetchone()[0])
+
+    store.export(tmp_path / "out.jsonl", progress=progress)
+    assert during and set(during) == {0}
+    assert store._db.execute_sql("PRAGMA mmap_size").fetchone()[0] == dict(PRAGMAS)["mmap_size"]
