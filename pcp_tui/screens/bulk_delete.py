@@ -35,7 +35,7 @@ class Stopped(Exception):
 def typed_count(text: str) -> int | None:
     """The number typed to confirm: digits, with thousands separators allowed (`1,234`)."""
     digits = text.strip().replace(",", "").replace("_", "").replace(" ", "")
-    return int(digits) if digits.isdigit() else None
+    return int(digits) if digits.isdecimal() else None  # not isdigit(): "²" is a digit int() refuses
 
 
 def bulk_plan_text(plan: dict, label: str) -> Content:
