@@ -23,8 +23,9 @@ from .. import commands, reading
 from ..messages import BulkFinished, BulkPlanned, BulkStarted, Progress, StoreWorkers
 from ..widgets.fields import Field
 from .confirm import key_hint
+from .delete import counts_text
 
-LISTED = 500  # pages named in the receipt on screen (the stored receipt lists them all: `pcp receipts`)
+LISTED = 500  # pages named in the receipt on screen (the stored receipt lists them all)
 FIRST = 12  # pages named in the plan (the store gives the first 20 by id)
 
 
@@ -71,8 +72,7 @@ def bulk_plan_text(plan: dict, label: str) -> Content:
 def bulk_receipt_text(receipt: dict, titles: dict[str, str], stopped: bool) -> Content:
     """How far the deletion got, and the pages erased (by title where it was known before)."""
     done, total, rid = receipt["pages_done"], receipt["pages"], receipt["receipt_id"]
-    counts = receipt.get("counts", {})
-    parts = ", ".join(f"{v:,} {k.replace('_', ' ')}" for k, v in counts.items() if v)
+    parts = counts_text(receipt.get("counts", {}))
     if stopped:
         head = Content.assemble(
             ("Stopped. ", "bold"),
@@ -85,7 +85,7 @@ def bulk_receipt_text(receipt: dict, titles: dict[str, str], stopped: bool) -> C
     erased = receipt.get("page_ids", [])[:done]
     lines = [f"  {titles[p]}  ({p})" if p in titles else f"  {p}" for p in erased[:LISTED]]
     if len(erased) > LISTED:
-        lines.append(f"  … and {len(erased) - LISTED:,} more (`pcp receipts` lists them all)")
+        lines.append(f"  … and {len(erased) - LISTED:,} more (`pcp --json delete --resume {rid}` lists them all)")
     return Content.assemble(
         head, f"Counts: {parts or 'none'}\n", f"Reason: {receipt.get('reason', '')}\n",
         "The receipt holds ids and counts only, never content.\n", "Erased:\n" if erased else "",
