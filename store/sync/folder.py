@@ -128,6 +128,12 @@ class Folder:
         if self.dir.exists() and not self.dir.is_dir():
             raise Invalid(f"{self.dir} is not a folder; sync through a folder your stores share.")
 
+    def _inside(self, path: Path) -> Path:
+        """A folder pcp writes in (or removes from) inside the sync folder: never a link out of it."""
+        if path.is_symlink():
+            raise Invalid(f"{path} is a symbolic link; pcp writes only inside {self.dir} (remove the link, then sync).")
+        return path
+
     def pair(self, rekey: bool = False) -> PairOffer:
         """Offer this store's key to a second store: returns the one-time code to type there."""
         self._require_folder()
@@ -137,7 +143,7 @@ class Folder:
             self._set_meta(KEYS, found)
         code, raw = _new_code()
         salt = secrets.token_bytes(16)
-        offers = self.dir / "offers"
+        offers = self._inside(self.dir / "offers")
         make_private_dirs(offers)
         body = dumps({"owner_id": self.ops.owner_id, "store": self.ops.store_id, **found}).encode()
         header = dumps({"format": FORMAT, "version": VERSION, "kind": "offer", "salt": salt.hex()}).encode()
@@ -201,6 +207,7 @@ class Folder:
         keys = self.keys()
         make_private_dirs(self.dir)
         mine = self.ops.store_id
+        self._inside(self.dir / mine)  # refused before anything is taken in
         result: FolderSyncResult = {"folder": str(self.dir), "store_id": mine, "read": [], "wrote": None,
                                     "compacted": False, "refused": [], "skipped": [], "erased_pages": [],
                                     "deleted_while_revised": [], "conflicts": 0}
@@ -358,7 +365,7 @@ class Folder:
     def _write_own(self, result: FolderSyncResult) -> None:
         keys = self.keys()
         mine = self.ops.store_id
-        own = self.dir / mine
+        own = self._inside(self.dir / mine)
         make_private_dirs(own)
         out = self._meta(OUT) or {}
         epoch = self.epoch()

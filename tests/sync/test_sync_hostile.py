@@ -134,3 +134,37 @@ def test_a_folder_that_is_a_file_is_named_as_such(stores, tmp_path):
             st.sync_folder(not_a_folder)
         assert "not a folder" in str(err.value)
     assert not_a_folder.read_text() == "mine"
+
+
+def test_a_store_folder_swapped_for_a_link_out_of_the_folder_is_refused_and_nothing_outside_goes(stores, tmp_path):
+    folder = tmp_path / "f"
+    a, b, code = _pair_fresh(stores, folder)
+    with Store.open(a) as st:
+        st.sync_folder(folder)
+        mine = st.sync_status()["store_id"]
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "00000001.pcs").write_text("precious")  # named like a change file, but the user's
+    (folder / mine).rename(folder / f"{mine}.moved")
+    (folder / mine).symlink_to(outside, target_is_directory=True)
+    with Store.open(a) as st:
+        gone = st.write_page("notes:a", content="erased now")
+        st.delete_page(gone["page_id"], "now")  # the next file is a rewrite that drops the older ones
+        with pytest.raises(Invalid) as err:
+            st.sync_folder(folder)
+    assert "link" in str(err.value) and "\n" not in str(err.value)
+    assert sorted(p.name for p in outside.iterdir()) == ["00000001.pcs"]
+    assert (outside / "00000001.pcs").read_text() == "precious"
+
+
+def test_an_offers_folder_that_is_a_link_out_of_the_folder_is_refused(stores, tmp_path):
+    folder = tmp_path / "f"
+    folder.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (folder / "offers").symlink_to(outside, target_is_directory=True)
+    a, _ = stores(2)
+    with Store.open(a) as st, pytest.raises(Invalid) as err:
+        st.sync_pair(folder)
+    assert "link" in str(err.value)
+    assert list(outside.iterdir()) == []
