@@ -255,7 +255,10 @@ class BulkDeleteScreen(StoreWorkers, ModalScreen["dict | None"]):
         self.stopped = message.stopped and receipt["state"] != "complete"
         self._stop.clear()
         self.query_one("#plan", Static).update(bulk_receipt_text(receipt, self.titles, self.stopped))
-        self.query_one("#delete-body", VerticalScroll).scroll_home(animate=False)
+        body = self.query_one("#delete-body", VerticalScroll)
+        if self.has_class("-short"):  # the fields are gone: the receipt takes their room (title, bar, buttons, keys stay)
+            body.styles.max_height = max(6, self.app.size.height - 8)
+        body.scroll_home(animate=False)
         bar = self.query_one("#bulk-progress", ProgressBar)
         bar.update(total=receipt["pages"], progress=receipt["pages_done"])
         self.query_one("#bulk-status").display = False

@@ -81,3 +81,27 @@ def test_a_long_bulk_receipt_names_a_command_that_exists():
     assert named
     for command in named:
         build_parser().parse_args(command.split())  # exits (SystemExit) on a command pcp does not have
+
+
+async def test_the_bulk_receipt_at_80x24_uses_the_room_the_fields_left(demo_store, make_app):
+    store, refs = demo_store
+    chosen = [refs["alpha-bib"], refs["me-reading"], refs["garden-schedule"]]
+    app = make_app(store)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(app, pilot)
+        for page in chosen:
+            await select_page(app, pilot, page)
+            await pilot.press("m")
+        await pilot.press("D")
+        await settle(app, pilot)
+        dialog = app.screen
+        assert isinstance(dialog, BulkDeleteScreen)
+        await pilot.press("3", "enter", "enter")
+        await settle(app, pilot)
+        await pilot.pause()
+        assert dialog.receipt is not None and dialog.receipt["state"] == "complete"
+        body = dialog.query_one("#delete-body")
+        lines = text_of(dialog, "#plan").splitlines()
+        assert body.region.height >= len(lines), (body.region, lines)  # every erased page on screen, no scrolling
+        assert app.screen.region.contains_region(dialog.query_one("#bulk-keys").region)
+        assert app.screen.region.contains_region(dialog.query_one("#cancel").region)
