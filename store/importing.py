@@ -261,7 +261,7 @@ class ImportUnit:
             named = event.get("tool_or_model") if isinstance(event, dict) else None
             if isinstance(named, str) and named.startswith(f"{tool}/"):
                 version = named[len(tool) + 1:].split(":", 1)[0]
-                before = int(version) if version.isdigit() else before
+                before = int(version) if version.isdecimal() else before  # "²" is a digit int() refuses
         if before < self.rules:
             return f"{mine}: importer upgrade from {tool}/{before}"
         return mine

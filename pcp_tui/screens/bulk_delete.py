@@ -23,8 +23,9 @@ from .. import commands, reading
 from ..messages import BulkFinished, BulkPlanned, BulkStarted, Progress, StoreWorkers
 from ..widgets.fields import Field
 from .confirm import key_hint
+from .delete import counts_text
 
-LISTED = 500  # pages named in the receipt on screen (the stored receipt lists them all: `pcp receipts`)
+LISTED = 500  # pages named in the receipt on screen (the stored receipt lists them all)
 FIRST = 12  # pages named in the plan (the store gives the first 20 by id)
 
 
@@ -35,7 +36,7 @@ class Stopped(Exception):
 def typed_count(text: str) -> int | None:
     """The number typed to confirm: digits, with thousands separators allowed (`1,234`)."""
     digits = text.strip().replace(",", "").replace("_", "").replace(" ", "")
-    return int(digits) if digits.isdigit() else None
+    return int(digits) if digits.isdecimal() else None  # not isdigit(): "²" is a digit int() refuses
 
 
 def bulk_plan_text(plan: dict, label: str) -> Content:
@@ -71,8 +72,7 @@ def bulk_plan_text(plan: dict, label: str) -> Content:
 def bulk_receipt_text(receipt: dict, titles: dict[str, str], stopped: bool) -> Content:
     """How far the deletion got, and the pages erased (by title where it was known before)."""
     done, total, rid = receipt["pages_done"], receipt["pages"], receipt["receipt_id"]
-    counts = receipt.get("counts", {})
-    parts = ", ".join(f"{v:,} {k.replace('_', ' ')}" for k, v in counts.items() if v)
+    parts = counts_text(receipt.get("counts", {}))
     if stopped:
         head = Content.assemble(
             ("Stopped. ", "bold"),
@@ -85,7 +85,7 @@ def bulk_receipt_text(receipt: dict, titles: dict[str, str], stopped: bool) -> C
     erased = receipt.get("page_ids", [])[:done]
     lines = [f"  {titles[p]}  ({p})" if p in titles else f"  {p}" for p in erased[:LISTED]]
     if len(erased) > LISTED:
-        lines.append(f"  … and {len(erased) - LISTED:,} more (`pcp receipts` lists them all)")
+        lines.append(f"  … and {len(erased) - LISTED:,} more (`pcp --json delete --resume {rid}` lists them all)")
     return Content.assemble(
         head, f"Counts: {parts or 'none'}\n", f"Reason: {receipt.get('reason', '')}\n",
         "The receipt holds ids and counts only, never content.\n", "Erased:\n" if erased else "",
@@ -255,7 +255,10 @@ class BulkDeleteScreen(StoreWorkers, ModalScreen["dict | None"]):
         self.stopped = message.stopped and receipt["state"] != "complete"
         self._stop.clear()
         self.query_one("#plan", Static).update(bulk_receipt_text(receipt, self.titles, self.stopped))
-        self.query_one("#delete-body", VerticalScroll).scroll_home(animate=False)
+        body = self.query_one("#delete-body", VerticalScroll)
+        if self.has_class("-short"):  # the fields are gone: the receipt takes their room (title, bar, buttons, keys stay)
+            body.styles.max_height = max(6, self.app.size.height - 8)
+        body.scroll_home(animate=False)
         bar = self.query_one("#bulk-progress", ProgressBar)
         bar.update(total=receipt["pages"], progress=receipt["pages_done"])
         self.query_one("#bulk-status").display = False

@@ -51,9 +51,20 @@ def plan_text(plan: dict, titles: dict[str, str]) -> Content:
     return Content("\n".join(lines))
 
 
+def counts_text(counts: dict[str, int]) -> str:
+    """A receipt's counts in words, each noun in the right number: `1 page, 2 revisions, 1 handoff entry`."""
+    words = []
+    for key, n in counts.items():
+        if not n:
+            continue
+        plural = key.replace("_", " ")
+        singular = plural[:-3] + "y" if plural.endswith("ies") else plural.removesuffix("s")
+        words.append(reading.counted(n, singular, plural))
+    return ", ".join(words)
+
+
 def receipt_text(receipt: dict) -> Content:
-    counts = receipt.get("counts", {})
-    parts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in counts.items() if v)
+    parts = counts_text(receipt.get("counts", {}))
     return Content.assemble(
         ("Deleted. ", "bold"), f"Receipt {receipt['receipt_id']} at {receipt['created_at']}\n",
         f"Pages: {', '.join(receipt.get('page_ids', []))}\n", f"Counts: {parts or 'none'}\n",
@@ -74,7 +85,8 @@ class DeleteScreen(StoreWorkers, ModalScreen["dict | None"]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog wide"):
-            yield Static(Content.styled(f"Delete “{self.page_title}” for good", "bold"), classes="dialog-title")
+            yield Static(Content.styled(f"Delete “{self.page_title}” for good", "bold"), classes="dialog-title",
+                         id="delete-title")
             with VerticalScroll(id="delete-body"):
                 yield Static("Planning…", id="plan")
             yield Checkbox("Also erase the pages derived from it (cascade)", id="cascade", disabled=True)
@@ -89,7 +101,7 @@ class DeleteScreen(StoreWorkers, ModalScreen["dict | None"]):
             yield Static(key_hint(self.app, [("delete.cascade", "Cascade"), ("delete.cancel", "Cancel"),
                                              ("help", "Keys")])
                          + Content.styled("  · Enter in the reason deletes once the id is typed", "dim"),
-                         classes="dialog-keys")
+                         classes="dialog-keys", id="delete-keys")
 
     def on_mount(self) -> None:
         self.query_one("#typed", Field).focus()  # typing starts in the field, never on a button
@@ -123,6 +135,8 @@ class DeleteScreen(StoreWorkers, ModalScreen["dict | None"]):
             for widget in self.query(selector):
                 widget.display = False
         self.query_one("#reason").display = False
+        self.query_one("#delete-title", Static).update(Content.styled(f"Deleted “{self.page_title}”", "bold"))
+        self.query_one("#delete-keys", Static).update(key_hint(self.app, [("delete.cancel", "Close"), ("help", "Keys")]))
         button = self.query_one("#cancel", Button)
         button.label = "Close"
         button.focus()

@@ -75,6 +75,9 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
     SyncScreen #sync-code { height: auto; margin-bottom: 1; }
     SyncScreen #sync-bar Bar { width: 1fr; }
     SyncScreen #sync-conflicts { height: 1fr; min-height: 3; }
+    SyncScreen .dialog-keys { dock: bottom; }
+    SyncScreen.-short #sync-state { max-height: 6; margin-bottom: 0; }
+    SyncScreen.-short #sync-running, SyncScreen.-short #sync-code { margin-bottom: 0; }
     """
 
     def __init__(self) -> None:
@@ -130,9 +133,15 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
                  Content.assemble(("This store: ", "bold"), status["store_id"] or "no id until its first sync or pairing",
                                   "  paired" if status["paired"] else "  not paired yet"),
                  Content.assemble(("Last sync: ", "bold"), when(status["last_sync"]))]
-        for peer in status["peers"]:
+        peers = status["peers"]
+        room = 3 if self.has_class("-short") else 5  # peer lines that fit (#sync-state's max-height less 3)
+        shown = peers if len(peers) <= room else peers[:room - 1]
+        for peer in shown:
             state = "unpaired" if peer["revoked"] else f"last taken in {when(peer['last_sync'])}"
             lines.append(Content.assemble("  ", (peer["store_id"], "dim"), f"  {state}"))
+        if len(shown) < len(peers):
+            lines.append(Content(f"  … and {reading.counted(len(peers) - len(shown), 'other store')} "
+                                 "(`pcp sync --status` lists them all)"))
         self.query_one("#sync-state", Static).update(Content("\n").join(lines))
         self.rows = [(pid, *message.pages[pid]) for pid in status["conflicts"]]
         count = len(self.rows)
@@ -306,6 +315,7 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
     def _failed(self, message: SyncFailed) -> None:
         message.stop()
         self._finished()
+        self._load()  # the folder just chosen is remembered even when it could not sync: say so
 
     def _finished(self) -> None:
         self.running = False

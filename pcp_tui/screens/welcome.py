@@ -155,6 +155,8 @@ class WelcomeScreen(StoreWorkers, Screen):
         self.imported = True
         self.app.announce_change()
         self.query_one("#result", Static).update(Content(report_text(message.report)))
+        bar = self.query_one("#progress", ProgressBar)
+        bar.update(total=bar.total or 1, progress=bar.total or 1)  # done: a full bar, whatever the last report said
         back = self.query_one("#back", Button)
         back.disabled = False
         back.focus()
@@ -164,6 +166,8 @@ class WelcomeScreen(StoreWorkers, Screen):
         message.stop()
         self.query_one("#report-text", Static).update(Content(report_lines(message.report)))
         self.query_one("#report-lines").display = True
+        # The report pushed the buttons down: on a short screen, keep the way on (focused) in view.
+        self.call_after_refresh(self.query_one("#welcome").scroll_end, animate=False)
 
     def action_back(self) -> None:
         if not (self.imported or not self.first_run):

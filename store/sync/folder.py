@@ -47,6 +47,8 @@ OUT = "sync_out"  # meta: {"seq": n, "marks": {...}, "epoch": n, "chain": id} of
 FILE_RE = re.compile(r"(\d{8})\.pcs\Z")
 STORE_RE = re.compile(r"sto_[0-9A-Z]{26}\Z")
 MAX_HEADER = 4096
+MAX_OFFER = 64 << 10  # bytes: a pairing offer is a few hundred; anything larger in offers/ is not one
+MAX_SEALED = 64 << 20  # bytes of one sealed chunk (a chunk holds ~1 MiB of records, or one record of a page at most)
 
 
 # --- keys ---
@@ -122,15 +124,26 @@ class Folder:
 
     # --- pairing ---
 
+    def _require_folder(self) -> None:
+        if self.dir.exists() and not self.dir.is_dir():
+            raise Invalid(f"{self.dir} is not a folder; sync through a folder your stores share.")
+
+    def _inside(self, path: Path) -> Path:
+        """A folder pcp writes in (or removes from) inside the sync folder: never a link out of it."""
+        if path.is_symlink():
+            raise Invalid(f"{path} is a symbolic link; pcp writes only inside {self.dir} (remove the link, then sync).")
+        return path
+
     def pair(self, rekey: bool = False) -> PairOffer:
         """Offer this store's key to a second store: returns the one-time code to type there."""
+        self._require_folder()
         found = self._meta(KEYS)
         if found is None or rekey:
             found = {"chain": "chn_" + ids.ulid(), "epoch": self.epoch(), "key": secrets.token_bytes(32).hex()}
             self._set_meta(KEYS, found)
         code, raw = _new_code()
         salt = secrets.token_bytes(16)
-        offers = self.dir / "offers"
+        offers = self._inside(self.dir / "offers")
         make_private_dirs(offers)
         body = dumps({"owner_id": self.ops.owner_id, "store": self.ops.store_id, **found}).encode()
         header = dumps({"format": FORMAT, "version": VERSION, "kind": "offer", "salt": salt.hex()}).encode()
@@ -142,17 +155,23 @@ class Folder:
 
     def join(self, code: str) -> dict[str, Any]:
         """Take the key of the offer this code opens (adopting the owner if this store is empty); the offer goes."""
+        self._require_folder()
         offers = self.dir / "offers"
         for path in sorted(offers.glob("*.offer")) if offers.is_dir() else []:
             try:
-                data = path.read_bytes()
+                with open(path, "rb") as fh:
+                    data = fh.read(MAX_OFFER + 1)
                 head, rest = data.split(b"\n", 1)
                 header = json.loads(head)
+                if len(data) > MAX_OFFER or not isinstance(header, dict) or not isinstance(header.get("version", 0), int):
+                    continue  # not an offer pcp wrote: whoever put it there, it opens nothing
                 if header.get("version", 0) > VERSION:
                     raise Invalid(f"{path.name} was written by a newer pcp (sync format {header.get('version')}); upgrade pcp.")
                 body = json.loads(ChaCha20Poly1305(_code_key(code, bytes.fromhex(header["salt"]))).decrypt(
                     rest[:12], rest[12:], head))
-            except (InvalidTag, ValueError, KeyError, OSError):
+            except (InvalidTag, ValueError, KeyError, TypeError, RecursionError, OSError):
+                continue
+            if not isinstance(body, dict):
                 continue
             side = self.ops.check_owner(body["owner_id"], False)
             self._set_meta(KEYS, {k: body[k] for k in ("chain", "epoch", "key")})
@@ -184,9 +203,11 @@ class Folder:
     def sync(self, progress: Any = None) -> FolderSyncResult:
         """Take in the other stores' new files, then write this store's own. `progress(done, total, what)` is
         called as it goes: kB of change files checked, then taken in, then (total 0: unknown) the writing."""
+        self._require_folder()
         keys = self.keys()
         make_private_dirs(self.dir)
         mine = self.ops.store_id
+        self._inside(self.dir / mine)  # refused before anything is taken in
         result: FolderSyncResult = {"folder": str(self.dir), "store_id": mine, "read": [], "wrote": None,
                                     "compacted": False, "refused": [], "skipped": [], "erased_pages": [],
                                     "deleted_while_revised": [], "conflicts": 0}
@@ -344,7 +365,7 @@ class Folder:
     def _write_own(self, result: FolderSyncResult) -> None:
         keys = self.keys()
         mine = self.ops.store_id
-        own = self.dir / mine
+        own = self._inside(self.dir / mine)
         make_private_dirs(own)
         out = self._meta(OUT) or {}
         epoch = self.epoch()
@@ -361,7 +382,10 @@ class Folder:
             return
         revoked = [{"kind": "unpair", "store": s} for s in sorted(self.ops.revoked())]
         key = self.key_for(epoch)
-        assert key is not None
+        if key is None:
+            # Paired with a key that has moved past deletes this store has not taken in yet (the offering store
+            # has not written its files here yet): nothing of this store's is written until it has caught up.
+            return
         header = dumps({"format": FORMAT, "version": VERSION, "store": mine, "seq": seq, "epoch": epoch,
                         "chain": keys["chain"], "base": compact or not existing, "written_at": ids.now()}).encode()
         target = own / f"{seq:08d}.pcs"
@@ -494,9 +518,11 @@ def _unseal(path: Path, head: bytes, key: bytes, advance: Callable[[int], None] 
         index = 0
         while True:
             size = int.from_bytes(fh.read(4), "big")
+            if size == 0 or size > MAX_SEALED:
+                raise _Unsealed()  # never read that much on a header's word
             nonce = fh.read(12)
             sealed = fh.read(size)
-            if len(nonce) != 12 or len(sealed) != size or size == 0:
+            if len(nonce) != 12 or len(sealed) != size:
                 raise _Unsealed()
             last = fh.tell() >= total
             try:

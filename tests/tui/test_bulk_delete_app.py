@@ -349,3 +349,26 @@ async def test_a_selection_changed_since_the_plan_is_planned_again(many_pages, m
         assert dialog.plan["pages"] == 41 and dialog.query_one("#typed").display
         assert "(41)" in str(dialog.query_one("#typed-label").render())
     assert store.list_receipts()["receipts"] == [] and not gone(store, newcomer)
+
+
+def test_the_typed_count_refuses_digits_that_are_not_decimal():
+    assert typed_count("2²") is None and typed_count("³") is None and typed_count("①") is None
+
+
+async def test_a_superscript_typed_as_the_count_is_not_a_crash(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-bib"])
+        await pilot.press("m")
+        await pilot.press("D")
+        await settle(app, pilot)
+        dialog = app.screen
+        assert isinstance(dialog, BulkDeleteScreen) and dialog.focused.id == "typed"
+        await pilot.press("1", "²")  # isdigit() says yes, int() says no
+        await settle(app, pilot)
+        assert app.screen is dialog and dialog.query_one("#confirm").disabled
+        await type_into(app, pilot, "#typed", "1")
+        assert not dialog.query_one("#confirm").disabled
+        assert not gone(store, refs["alpha-bib"])

@@ -1,0 +1,107 @@
+"""The delete dialogs walked as a person would, at the smallest size (80x24): what they say after the deed."""
+
+from __future__ import annotations
+
+from store import NotFound
+
+from helpers import select_page, settle
+from pcp_tui.screens.bulk_delete import BulkDeleteScreen
+from pcp_tui.screens.delete import DeleteScreen
+
+SMALL = (80, 24)
+
+
+def text_of(screen, selector: str) -> str:
+    return str(screen.query_one(selector).render())
+
+
+async def test_the_single_delete_receipt_counts_in_the_right_number_and_shows_its_own_keys(demo_store, make_app):
+    store, refs = demo_store
+    page = refs["alpha-bib"]
+    assert len(store.read_pages([page], projections=("history",))["results"][0]["history"]) == 1
+    app = make_app(store)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, page)
+        await pilot.press("D")
+        await settle(app, pilot)
+        dialog = app.screen
+        assert isinstance(dialog, DeleteScreen)
+        assert "Cascade" in text_of(dialog, ".dialog-keys")
+        await pilot.press(*page[-6:], "enter", "enter")
+        await settle(app, pilot)
+        assert dialog.receipt is not None
+        shown = text_of(dialog, "#plan")
+        assert "1 page" in shown and "1 pages" not in shown and "1 revisions" not in shown
+        keys = text_of(dialog, ".dialog-keys")
+        assert "Cascade" not in keys and "Enter in the reason" not in keys and "Close" in keys
+        assert text_of(dialog, ".dialog-title").startswith("Deleted")
+        assert dialog.focused.id == "cancel"
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, DeleteScreen)
+    try:
+        store.read_pages([page])
+        raise AssertionError("the page is still there")
+    except NotFound:
+        pass
+
+
+async def test_the_bulk_receipt_of_one_page_says_one_page(demo_store, make_app):
+    store, refs = demo_store
+    page = refs["me-reading"]
+    app = make_app(store)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, page)
+        await pilot.press("m", "D")
+        await settle(app, pilot)
+        dialog = app.screen
+        assert isinstance(dialog, BulkDeleteScreen)
+        await pilot.press("1", "enter", "enter")
+        await settle(app, pilot)
+        assert dialog.receipt is not None and dialog.receipt["state"] == "complete"
+        shown = text_of(dialog, "#plan")
+        assert "Counts: 1 page, 1 revision" in shown, shown
+
+
+def test_a_long_bulk_receipt_names_a_command_that_exists():
+    import re
+
+    from pcp_tui.cli import build_parser
+    from pcp_tui.screens.bulk_delete import LISTED, bulk_receipt_text
+
+    ids = [f"pg_{i:026d}" for i in range(LISTED + 3)]
+    receipt = {"receipt_id": "del_01M8S0ZX9BB0AX8NA97SB9P3AW", "pages_done": len(ids), "pages": len(ids),
+               "completed": f"{len(ids)}/{len(ids)}", "updated_at": "2026-04-01T12:00:00.000Z", "page_ids": ids,
+               "counts": {"pages": len(ids)}, "reason": "r", "state": "complete"}
+    shown = str(bulk_receipt_text(receipt, {}, stopped=False))
+    assert "… and 3 more" in shown
+    named = re.findall(r"`pcp ([^`]+)`", shown)
+    assert named
+    for command in named:
+        build_parser().parse_args(command.split())  # exits (SystemExit) on a command pcp does not have
+
+
+async def test_the_bulk_receipt_at_80x24_uses_the_room_the_fields_left(demo_store, make_app):
+    store, refs = demo_store
+    chosen = [refs["alpha-bib"], refs["me-reading"], refs["garden-schedule"]]
+    app = make_app(store)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(app, pilot)
+        for page in chosen:
+            await select_page(app, pilot, page)
+            await pilot.press("m")
+        await pilot.press("D")
+        await settle(app, pilot)
+        dialog = app.screen
+        assert isinstance(dialog, BulkDeleteScreen)
+        await pilot.press("3", "enter", "enter")
+        await settle(app, pilot)
+        await pilot.pause()
+        assert dialog.receipt is not None and dialog.receipt["state"] == "complete"
+        body = dialog.query_one("#delete-body")
+        lines = text_of(dialog, "#plan").splitlines()
+        assert body.region.height >= len(lines), (body.region, lines)  # every erased page on screen, no scrolling
+        assert app.screen.region.contains_region(dialog.query_one("#bulk-keys").region)
+        assert app.screen.region.contains_region(dialog.query_one("#cancel").region)
