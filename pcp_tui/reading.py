@@ -21,6 +21,16 @@ def counted(n: int, singular: str, plural: str | None = None) -> str:
     return f"{n:,} {singular if n == 1 else plural or singular + 's'}"
 
 
+def already_gone(receipt: dict) -> str:
+    """For a bulk deletion's receipt: how many of the pages it dealt with it erased itself, when some were
+    already gone (erased another way meanwhile, e.g. by a second deletion while this one was stopped)."""
+    done = int(receipt.get("pages_done") or 0)
+    erased = int((receipt.get("counts") or {}).get("pages", done))
+    if erased >= done:
+        return ""
+    return f" ({erased:,} erased by this deletion, {done - erased:,} already gone)"
+
+
 def title_of(envelope: dict) -> str:
     """A page's title as the store derives it: the title facet, else the first content line."""
     facets = envelope.get("facets") or {}

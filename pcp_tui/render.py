@@ -21,6 +21,8 @@ from rich.text import Text
 
 from store import ALL_PERMISSIONS  # the owner holds every permission; shown as "all"
 
+from . import reading
+
 
 def make_console(stderr: bool = False) -> Console:
     """A console on the current sys.stdout/sys.stderr that never interprets user text as markup."""
@@ -343,7 +345,8 @@ def bulk_receipt(console: Console, data: dict[str, Any]) -> None:
     counted = ", ".join(f"{k}={v:,}" for k, v in counts.items())
     done = data.get("state") == "complete"
     _line(console, ("Deleted" if done else "Partly deleted", "bold red"), f" {data.get('pages_done', 0):,} of "
-          f"{data.get('pages', 0):,} pages", f" ({counted})" if counted else "", f"; receipt {data.get('receipt_id')}",
+          f"{data.get('pages', 0):,} pages", reading.already_gone(data), f" ({counted})" if counted else "",
+          f"; receipt {data.get('receipt_id')}",
           f"; completed {data.get('completed')}")
     if not done:
         _line(console, ("Continue with ", "yellow"), (f"pcp delete --resume {data.get('receipt_id')}", "bold yellow"))

@@ -76,12 +76,14 @@ def bulk_receipt_text(receipt: dict, titles: dict[str, str], stopped: bool) -> C
     if stopped:
         head = Content.assemble(
             ("Stopped. ", "bold"),
-            f"{done:,} of {total:,} pages erased (whole pages only); receipt {rid}, completed {receipt['completed']}.\n"
+            f"{done:,} of {total:,} pages erased{reading.already_gone(receipt)} (whole pages only); "
+            f"receipt {rid}, completed {receipt['completed']}.\n"
             f"The other {total - done:,} are recorded in it: {commands.by_id('bulk_delete.resume').keys} resumes "
             f"here, or `pcp delete --resume {rid}`.\n")
     else:
         head = Content.assemble(("Deleted. ", "bold"),
-                                f"{reading.counted(done, 'page')}; receipt {rid} at {receipt['updated_at']}.\n")
+                                f"{reading.counted(done, 'page')}{reading.already_gone(receipt)}; receipt {rid} at "
+                                f"{receipt['updated_at']}.\n")
     erased = receipt.get("page_ids", [])[:done]
     lines = [f"  {titles[p]}  ({p})" if p in titles else f"  {p}" for p in erased[:LISTED]]
     if len(erased) > LISTED:

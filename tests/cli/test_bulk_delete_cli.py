@@ -237,3 +237,21 @@ def test_ctrl_c_stops_between_batches_and_says_how_to_resume(big_store, tmp_path
     resumed = _pcp(db, "delete", "--resume", receipt_id)
     out, err = resumed.communicate(timeout=300)
     assert resumed.returncode == 0 and "Deleted 1,000 of 1,000 pages" in out, err
+
+
+def test_a_resumed_deletion_says_which_pages_were_already_gone(capsys, small):
+    """A stopped deletion resumed after its pages were erased another way (a second deletion meanwhile):
+    the receipt counts them as dealt with, and the line says how many this deletion erased itself."""
+    from store import Store
+
+    flt = {"scopes": ["project:old"], "query": "old address", "mode": "exact"}
+    with Store.open(small) as st:
+        plan = st.plan_bulk_delete(flt)
+        started = st.begin_bulk_delete(flt, "moved house", plan["digest"], batch_size=5)  # recorded, nothing erased
+        for page_id in started["page_ids"][:7]:
+            st.delete_page(page_id, "erased one by one meanwhile")
+    rc, human, err = run(capsys, small, "delete", "--resume", started["receipt_id"], json_out=False)
+    assert rc == 0, err
+    assert "Deleted 12 of 12 pages (5 erased by this deletion, 7 already gone)" in " ".join(human.split())
+    receipt = ok(capsys, small, "delete", "--resume", started["receipt_id"])
+    assert receipt["counts"]["pages"] == 5 and receipt["pages_done"] == 12
