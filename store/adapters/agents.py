@@ -255,6 +255,7 @@ def _write_session(store: Any, source: str, actor: str, session: AgentSession, n
     main_title = threads[0].title
     pending: dict[str, PageRef] = {}
     counts = {"messages": 0, "hidden": 0, "tools": 0}
+    refused: list[tuple[str, str]] = []  # (source key, why) of messages the store would not take
     conv_refs: list[tuple[AgentThread, PageRef]] = []
     with store.import_unit(actor, rules=IMPORT_RULES) as unit:
         unit.ensure_scope(ns, display_name=main_title or session.session_id, parent=project_ns)
@@ -283,7 +284,7 @@ def _write_session(store: Any, source: str, actor: str, session: AgentSession, n
                 main_ref = conv_ref
             else:
                 unit.relate(main_ref, "contains", conv_ref)
-            _write_thread(unit, source, ns, thread, conv_ref, with_tools, written, pending, counts)
+            _write_thread(unit, source, ns, thread, conv_ref, with_tools, written, pending, counts, refused)
     written.update(pending)
     for thread, ref in conv_refs[:1]:  # the session's line; its subagent logs are inside it
         report.wrote(thread.label, thread.key, ref, unit.counts)
@@ -293,10 +294,24 @@ def _write_session(store: Any, source: str, actor: str, session: AgentSession, n
     report.add(unit.counts)
     if counts["tools"]:
         report.skip(f"{source} session {session.session_id}: {counts['tools']} tool call(s)", _SKIP_REASONS["tool"])
+    for key, why in refused:
+        report.skip(f"{source} session {session.session_id}: message {key.removeprefix(source + ':')}", why)
 
 
 def _write_thread(unit: ImportUnit, source: str, ns: str, thread: AgentThread, conv_ref: PageRef, with_tools: bool,
-                  written: dict[str, PageRef], pending: dict[str, PageRef], counts: dict[str, int]) -> None:
+                  written: dict[str, PageRef], pending: dict[str, PageRef], counts: dict[str, int],
+                  refused: list[tuple[str, str]]) -> None:
+    """The thread's message pages (and with_tools its tool pages). A message the store refuses (one
+    over the payload limit) is left out and named in `refused`; the others of the session still land,
+    and its replies link to the message before it."""
+
+    def upsert(key: str, **page: Any) -> PageRef | None:
+        try:
+            return unit.upsert(key, ns, **page)
+        except (Invalid, LimitExceeded) as exc:  # refused before anything of it was gathered
+            refused.append((key, exc.message))
+            return None
+
     by_key = {m.key: m for m in thread.messages}
     calls_by_id = {c.call_id: c for m in thread.messages for c in m.calls}
     call_refs: dict[str, PageRef] = {}
@@ -324,18 +339,20 @@ def _write_thread(unit: ImportUnit, source: str, ns: str, thread: AgentThread, c
             for result in msg.results:
                 call = calls_by_id.get(result.call_id)
                 target = call_refs.get(result.call_id) or parent
-                ref = unit.upsert(
-                    f"{source}:{msg.key}:result:{result.call_id}", ns,
+                result_ref = upsert(
+                    f"{source}:{msg.key}:result:{result.call_id}",
                     payload={"media_type": "text/markdown", "content": result.result or "(no output)"},
                     facets={"title": f"tool: {(call.name if call else 'tool')} result: "
                                      f"{first_meaningful_line(result.result or '')[:80]}",
                             "role": "tool", "tool": call.name if call else None, "tool_call_id": result.call_id,
                             **({"is_error": True} if result.is_error else {})},
                     observed_at=result.result_at or msg.observed_at, change_key=[])
-                unit.relate(conv_ref, "contains", ref)
+                if result_ref is None:
+                    continue
+                unit.relate(conv_ref, "contains", result_ref)
                 if target is not None:
-                    unit.relate(ref, "responds_to", target)
-                refs[msg.key] = parent = ref
+                    unit.relate(result_ref, "responds_to", target)
+                refs[msg.key] = parent = result_ref
         if msg.hidden:
             counts["hidden"] += 0 if (msg.results or msg.calls) else 1
         else:
@@ -344,31 +361,33 @@ def _write_thread(unit: ImportUnit, source: str, ns: str, thread: AgentThread, c
             tools = _tools_before(msg, by_key, refs)
             if tools:
                 facets["tool_calls"] = tools
-            ref = unit.upsert(f"{source}:{msg.key}", ns,
-                              payload={"media_type": "text/markdown", "content": msg.text},
-                              facets=facets, observed_at=msg.observed_at, change_key=[])
-            unit.relate(conv_ref, "contains", ref)
-            if parent is not None:
-                unit.relate(ref, "responds_to", parent)
-            refs[msg.key] = parent = ref
-            pending[msg.key] = ref
-            counts["messages"] += 1
+            message_ref = upsert(f"{source}:{msg.key}", payload={"media_type": "text/markdown", "content": msg.text},
+                                 facets=facets, observed_at=msg.observed_at, change_key=[])
+            if message_ref is not None:
+                unit.relate(conv_ref, "contains", message_ref)
+                if parent is not None:
+                    unit.relate(message_ref, "responds_to", parent)
+                refs[msg.key] = parent = message_ref
+                pending[msg.key] = message_ref
+                counts["messages"] += 1
         if msg.calls and not with_tools:
             counts["tools"] += len(msg.calls)
         if with_tools:
             for call in msg.calls:
-                ref = unit.upsert(
-                    f"{source}:{msg.key}:call:{call.call_id}", ns,
+                call_ref = upsert(
+                    f"{source}:{msg.key}:call:{call.call_id}",
                     payload={"media_type": "text/markdown",
                              "content": f"Tool call `{call.name}`\n\n{tool_input_text(call.input)}".strip()},
                     facets={"title": f"tool: {call.name}: {first_meaningful_line(tool_input_text(call.input))[:80]}",
                             "role": "tool", "tool": call.name, "tool_call_id": call.call_id},
                     observed_at=call.observed_at or msg.observed_at, change_key=[])
-                unit.relate(conv_ref, "contains", ref)
+                if call_ref is None:
+                    continue
+                unit.relate(conv_ref, "contains", call_ref)
                 if parent is not None:
-                    unit.relate(ref, "responds_to", parent)
-                call_refs[call.call_id] = ref
-                refs[msg.key] = ref
+                    unit.relate(call_ref, "responds_to", parent)
+                call_refs[call.call_id] = call_ref
+                refs[msg.key] = call_ref
             if msg.key in refs and msg.hidden:
                 pending[msg.key] = refs[msg.key]
 

@@ -281,3 +281,31 @@ def test_one_file_can_be_imported(store, name):
     report = import_claude_code(store, PROJECT / "-Users-user-project" / name)
     assert report.conversations == 1
     assert any("isMeta" in s["item"] for s in report.skipped)
+
+
+def test_a_message_over_the_payload_limit_is_left_out_alone(store, tmp_path):
+    """One message the store refuses (over the payload limit) is named in the report; the rest of its
+    session lands, and the reply after it links to the message before it."""
+    from store import LIMITS
+
+    project = tmp_path / "-Users-u-big"
+    project.mkdir()
+    base = {"sessionId": "big-session", "cwd": "/Users/u/big", "type": "user", "isSidechain": False}
+    records = [
+        {**base, "uuid": "u1", "parentUuid": None, "timestamp": "2026-01-01T00:00:00.000Z",
+         "message": {"role": "user", "content": "please read the whole log"}},
+        {**base, "type": "assistant", "uuid": "a1", "parentUuid": "u1", "timestamp": "2026-01-01T00:00:01.000Z",
+         "message": {"id": "msg_1", "role": "assistant", "content": [
+             {"type": "text", "text": "log line\n" * (LIMITS["max_payload_chars"] // 9 + 10)}]}},
+        {**base, "uuid": "u2", "parentUuid": "a1", "timestamp": "2026-01-01T00:00:02.000Z",
+         "message": {"role": "user", "content": "thanks, now summarise it"}},
+    ]
+    (project / "big-session.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    report = import_claude_code(store, project)
+    refused = [s for s in report.skipped if "message a1" in s["item"]]
+    assert len(refused) == 1 and "limit" in refused[0]["reason"], report.skipped
+    assert report.messages == 2
+    pages = {_facets(p).get("message_key"): p for p in h.pages(store, projections=("manifest", "relations", "facets"))
+             if _facets(p).get("role")}
+    assert set(pages) == {"u1", "u2"}
+    assert h.outgoing(pages["u2"], "responds_to") == [pages["u1"]["revision"]["page_id"]]
