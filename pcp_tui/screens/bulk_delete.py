@@ -15,7 +15,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState
 
@@ -23,7 +22,7 @@ from .. import commands, reading
 from ..messages import BulkFinished, BulkPlanned, BulkStarted, Progress, StoreWorkers
 from ..widgets.fields import Field
 from .confirm import key_hint
-from .delete import counts_text
+from .delete import TypedThenReason, counts_text
 
 LISTED = 500  # pages named in the receipt on screen (the stored receipt lists them all)
 FIRST = 12  # pages named in the plan (the store gives the first 20 by id)
@@ -94,7 +93,7 @@ def bulk_receipt_text(receipt: dict, titles: dict[str, str], stopped: bool) -> C
         "\n".join(lines))
 
 
-class BulkDeleteScreen(StoreWorkers, ModalScreen["dict | None"]):
+class BulkDeleteScreen(StoreWorkers, TypedThenReason):
     """Dismisses with the bulk deletion's receipt (how far it got), or None when nothing was started."""
 
     COMMAND_SCOPE = "bulk_delete"
@@ -276,21 +275,9 @@ class BulkDeleteScreen(StoreWorkers, ModalScreen["dict | None"]):
 
     # --- input ---
 
-    def on_input_changed(self, event: Field.Changed) -> None:
-        self._check_ready()
-
-    def on_input_submitted(self, event: Field.Submitted) -> None:
-        """Enter in the number moves to the reason; in the reason it is the delete button (when ready)."""
-        event.stop()
-        if event.input.id == "typed":
-            self.query_one("#reason", Field).focus()
-            return
-        confirm = self.query_one("#confirm", Button)
-        if confirm.disabled:
-            wanted = f" ({self.plan['pages']:,})" if self.plan else ""
-            self.notify(f"Type the number of pages{wanted} and a reason first.", severity="warning")
-        else:
-            confirm.press()
+    def not_ready(self) -> str:
+        wanted = f" ({self.plan['pages']:,})" if self.plan else ""
+        return f"Type the number of pages{wanted} and a reason first."
 
     def _check_ready(self) -> None:
         typed = typed_count(self.query_one("#typed", Field).value)

@@ -71,7 +71,33 @@ def receipt_text(receipt: dict) -> Content:
         f"Reason: {receipt.get('reason', '')}\n", "The receipt holds ids and counts only, never content.")
 
 
-class DeleteScreen(StoreWorkers, ModalScreen["dict | None"]):
+class TypedThenReason(ModalScreen["dict | None"]):
+    """A deletion's two fields: what must be typed (#typed), then the reason (#reason). Enter in the first
+    moves to the reason; in the reason it presses #confirm when the dialog is ready, else says what is
+    missing (`not_ready`). Subclasses keep #confirm's state with `_check_ready`."""
+
+    def not_ready(self) -> str:
+        raise NotImplementedError
+
+    def _check_ready(self) -> None:
+        raise NotImplementedError
+
+    def on_input_changed(self, event: Field.Changed) -> None:
+        self._check_ready()
+
+    def on_input_submitted(self, event: Field.Submitted) -> None:
+        event.stop()
+        if event.input.id == "typed":
+            self.query_one("#reason", Field).focus()
+            return
+        confirm = self.query_one("#confirm", Button)
+        if confirm.disabled:
+            self.notify(self.not_ready(), severity="warning")
+        else:
+            confirm.press()
+
+
+class DeleteScreen(StoreWorkers, TypedThenReason):
     """Dismisses with the deletion receipt, or None when nothing was erased."""
 
     COMMAND_SCOPE = "delete"
@@ -141,20 +167,8 @@ class DeleteScreen(StoreWorkers, ModalScreen["dict | None"]):
         button.label = "Close"
         button.focus()
 
-    def on_input_changed(self, event: Field.Changed) -> None:
-        self._check_ready()
-
-    def on_input_submitted(self, event: Field.Submitted) -> None:
-        """Enter in the short id moves to the reason; in the reason it is the delete button (when ready)."""
-        event.stop()
-        if event.input.id == "typed":
-            self.query_one("#reason", Field).focus()
-            return
-        confirm = self.query_one("#confirm", Button)
-        if confirm.disabled:
-            self.notify(f"Type the last 6 characters of {self.page_id} and a reason first.", severity="warning")
-        else:
-            confirm.press()
+    def not_ready(self) -> str:
+        return f"Type the last 6 characters of {self.page_id} and a reason first."
 
     def _check_ready(self) -> None:
         typed = self.query_one("#typed", Field).value.strip()
