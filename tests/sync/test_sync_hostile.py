@@ -22,6 +22,26 @@ def _pair_fresh(stores, folder: Path) -> tuple[Path, Path, str]:
     return a, b, code
 
 
+def _count_reads(monkeypatch) -> list[int]:
+    """Every size the sync folder code asks a file's read() for (-1: the whole file)."""
+    asked: list[int] = []
+    real_open = open
+
+    def watched_open(*args, **kwargs):
+        handle = real_open(*args, **kwargs)
+        read = handle.read
+
+        def counted(size=-1):
+            asked.append(size)
+            return read(size)
+
+        handle.read = counted
+        return handle
+
+    monkeypatch.setattr(folder_mod, "open", watched_open, raising=False)
+    return asked
+
+
 def test_a_store_joined_before_the_first_store_ever_synced_syncs_without_an_internal_error(stores, tmp_path):
     folder = tmp_path / "f"
     a, b, code = _pair_fresh(stores, folder)
@@ -61,21 +81,7 @@ def test_a_huge_offer_is_not_read_into_memory(stores, tmp_path, monkeypatch):
     a, b, code = _pair_fresh(stores, folder)
     with open(folder / "offers" / "00000000000000000000000000.offer", "wb") as fh:
         fh.truncate(64 << 20)  # sparse: 64 MiB of zeros
-    asked: list[int] = []
-    real_open = open
-
-    def watched_open(*args, **kwargs):
-        handle = real_open(*args, **kwargs)
-        read = handle.read
-
-        def counted(size=-1):
-            asked.append(size)
-            return read(size)
-
-        handle.read = counted
-        return handle
-
-    monkeypatch.setattr(folder_mod, "open", watched_open, raising=False)
+    asked = _count_reads(monkeypatch)
     monkeypatch.setattr(Path, "read_bytes", lambda self: (_ for _ in ()).throw(AssertionError(f"whole read of {self}")))
     with Store.open(b) as st:
         assert st.sync_join(folder, code)["adopted_owner"]
@@ -99,21 +105,7 @@ def test_a_change_file_declaring_a_giant_chunk_is_refused_before_it_is_read(stor
     with open(own / f"{header['seq']:08d}.pcs", "wb") as fh:  # a next file, its first chunk "4 GiB"
         fh.write(forged + b"\n" + (0xFFFFFFFF).to_bytes(4, "big") + b"\0" * 12)
         fh.truncate(len(forged) + 17 + (8 << 20))
-    asked: list[int] = []
-    real_open = open
-
-    def watched_open(*args, **kwargs):
-        handle = real_open(*args, **kwargs)
-        read = handle.read
-
-        def counted(size=-1):
-            asked.append(size)
-            return read(size)
-
-        handle.read = counted
-        return handle
-
-    monkeypatch.setattr(folder_mod, "open", watched_open, raising=False)
+    asked = _count_reads(monkeypatch)
     with Store.open(b) as st:
         result = st.sync_folder(folder)
     assert [Path(r["file"]).name for r in result["refused"]] == [f"{header['seq']:08d}.pcs"], result
