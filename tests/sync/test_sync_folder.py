@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import shutil
-import signal
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 import pcpstore_helpers as h
-from sync_helpers import export_lines
+from sync_helpers import export_lines, killed_mid_sync
 from store import Conflict, Invalid, NotFound, Store
 from store.sync.folder import Folder
 
@@ -249,24 +244,7 @@ def test_crash_mid_folder_sync_then_rerun_gives_the_same_result(stores, tmp_path
     control = tmp_path / "control-b" / "context.db"
     control.parent.mkdir()
     shutil.copy(b, control)
-    script = textwrap.dedent(f"""
-        import os, signal, sys
-        sys.path.insert(0, {str(ROOT)!r})
-        from store import Store
-        from store.sync import ops
-        seen = [0]
-        take = ops._Run.take
-        def dying(self, rec):
-            seen[0] += 1
-            if seen[0] == 25:
-                os.kill(os.getpid(), signal.SIGKILL)
-            return take(self, rec)
-        ops._Run.take = dying
-        with Store.open({str(b)!r}) as st:
-            st.sync_folder({str(folder)!r})
-    """)
-    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env={**os.environ}, capture_output=True)
-    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    killed_mid_sync(b, "sync_folder", folder, after=25)
     run(b, folder)
     run(control, control_folder)
     assert export_lines(b, tmp_path / "1.jsonl") == export_lines(control, tmp_path / "2.jsonl")

@@ -6,18 +6,13 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import shutil
-import signal
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 import pcpstore_helpers as h
-from sync_helpers import export_lines, sync
+from sync_helpers import export_lines, killed_mid_sync, sync
 from store import Conflict, Forbidden, Invalid, NotFound, Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -268,24 +263,7 @@ def test_crash_mid_sync_then_rerun_gives_the_same_result(three, tmp_path):
     control = three("ctl")
     sync(control[0], control[1])
     crashed = three("crash")
-    script = textwrap.dedent(f"""
-        import os, signal, sys
-        sys.path.insert(0, {str(ROOT)!r})
-        from store import Store
-        from store.sync import ops
-        seen = [0]
-        take = ops._Run.take
-        def dying(self, rec):
-            seen[0] += 1
-            if seen[0] == 40:
-                os.kill(os.getpid(), signal.SIGKILL)
-            return take(self, rec)
-        ops._Run.take = dying
-        with Store.open({str(crashed[0])!r}) as st:
-            st.sync_with({str(crashed[1])!r})
-    """)
-    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env={**os.environ}, capture_output=True)
-    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    killed_mid_sync(crashed[0], "sync_with", crashed[1], after=40)
     with Store.open(crashed[0]) as st:  # nothing of the killed sync landed
         assert st.doctor()["counts"]["page"] == 16
     sync(crashed[0], crashed[1])
