@@ -58,6 +58,8 @@ class PcpApp(StoreWorkers, App[int]):
         self._theme_ready = False
         self.theme_names: list[str] = []
         self.index_progress: tuple[int, int | None] | None = None  # the last index upgrade report shown
+        self.reads: Any = None  # reads.Reads: the heavy reads in a child process (reads.py), once the store is open
+        self.reads_min_bytes: int | None = None  # tests and the bench choose when a child is used
 
     # --- theme variables, themes, keymap ---
 
@@ -144,6 +146,7 @@ class PcpApp(StoreWorkers, App[int]):
 
     def on_store_ready(self, message: StoreReady) -> None:
         self.store = message.store
+        self._start_reads(message.store)
         if self.watch_interval > 0:
             self.watch_store(message.store)
         from .screens.main import MainScreen
@@ -156,8 +159,38 @@ class PcpApp(StoreWorkers, App[int]):
         else:
             self.push_screen(screen)
 
+    @work(thread=True, exclusive=True, exit_on_error=False, group="reads")
+    def _start_reads(self, store: Any) -> None:
+        """The child process for heavy reads (reads.py); until it is ready they run in worker threads."""
+        from .reads import MIN_BYTES, Reads
+
+        reads = Reads(store, min_bytes=MIN_BYTES if self.reads_min_bytes is None else self.reads_min_bytes)
+        old, self.reads = self.reads, reads
+        if old is not None:
+            old.close()
+        reads.start()
+
+    def read(self, lane: str | None, op: str, *args: Any, **kwargs: Any) -> Any:
+        """One heavy read (reads.py: list_pages, search_pages, all_scopes, load_page), from a worker thread.
+
+        Raises reads.Superseded when a newer read of the same lane came first: the caller drops it quietly.
+        """
+        from .reads import run
+
+        reads, store = self.reads, self.store
+        if reads is None or reads.store is not store:
+            return run(store, op, args, kwargs)
+        return reads.call(lane, op, *args, **kwargs)
+
+    def on_unmount(self) -> None:
+        if self.reads is not None:
+            self.reads.close()
+
     def switch_store(self, path: Path, *, demo: bool) -> None:
         """Open another store file (the demo from the welcome screen)."""
+        if self.reads is not None:
+            self.reads.close()
+            self.reads = None
         old, self.store = self.store, None
         if old is not None:
             old.close()

@@ -174,7 +174,12 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="page-window")
     def _fetch_window(self, generation: int, fetch: Fetch, after: str | None) -> None:
-        rows, next_cursor = fetch(after)
+        from ..reads import Superseded
+
+        try:
+            rows, next_cursor = fetch(after)
+        except Superseded:  # a newer window was asked for (the next keystroke's search): this one is dropped
+            return
         if not get_current_worker().is_cancelled:
             self.post_message(self.Window(generation, rows, next_cursor, after is None))
 
