@@ -31,6 +31,7 @@ from typing import Any, Callable
 LANES = ("page-window", "scopes", "inspector")
 MIN_BYTES = 32 * 1024 * 1024  # a smaller store answers in a few ms in a thread: no child for it
 _STALE = "stale"
+CHILD_NICENESS = 10  # the child's CPU priority below the app's (os.nice)
 
 
 class Superseded(Exception):
@@ -85,6 +86,10 @@ def _child_start(path: str, lanes: Any) -> None:
     os.dup2(quiet, 1)
     os.dup2(quiet, 2)
     os.close(quiet)
+    try:  # on a busy machine the app's drawing goes first: a search waits a little, a keystroke does not
+        os.nice(CHILD_NICENESS)
+    except OSError:
+        pass
     from store import Store
 
     _child_store = Store.open(path, migrate=False)  # the app migrated it (or refused to) before this started

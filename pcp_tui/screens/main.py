@@ -37,6 +37,7 @@ MODE_HELP = {"auto": "ranked by relevance over any of the words", "text": "every
 WINDOW = 100  # rows per list window (the store's maximum list size)
 SEARCH_WINDOW = 50  # hits per search window (the store's maximum)
 DEBOUNCE = 0.15  # seconds of quiet typing before a search; results must land within 300 ms
+DEFERRED_LOADS = 1.0  # seconds the scope counts, reviews and sync state wait at most for the first window
 
 
 def statuses_of(status: str) -> list[str]:
@@ -93,6 +94,7 @@ class MainScreen(CurateActions):
         self.sync_state: dict | None = None  # sync_status, for the status line (F7 opens the sync dialog)
         self.listed: tuple[int, bool] | None = None  # rows in the list, and whether that is all of them
         self._timer: Timer | None = None
+        self._deferred: Timer | None = None  # the loads that wait for the first window (on_mount)
         self._shown_status: Content | None = None
         self._shown_bottom: str | None = None  # the status line's text on screen
         # The selection for deleting many pages at once (apart from the handoff basket): pages marked one by
@@ -115,16 +117,23 @@ class MainScreen(CurateActions):
 
     def on_mount(self) -> None:
         self.app.subscribe_store_changes(self)
-        self.refresh_all()
+        # The first window of pages first (first paint); the scope counts, reviews and sync state after it
+        # lands (on_page_list_listed), or a moment later if it is slow, so they never compete with it.
+        self._deferred = self.set_timer(DEFERRED_LOADS, self._load_the_rest)
+        self.reload_pages()
         self.query_one(PageList).focus()
 
-    # --- loading ---
-
-    def refresh_all(self) -> None:
+    def _load_the_rest(self) -> None:
+        if self._deferred is None:
+            return
+        self._deferred.stop()
+        self._deferred = None
         self._load_scopes()
         self._load_reviews()
         self._load_sync()
-        self.reload_pages()
+        self.app.start_reads()
+
+    # --- loading ---
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sync-note")
     def _load_sync(self) -> None:
@@ -249,6 +258,8 @@ class MainScreen(CurateActions):
     def on_page_list_listed(self, message: PageList.Listed) -> None:
         self.listed = (message.count, message.complete)
         self._show_status()
+        if self._deferred is not None:
+            self.call_after_refresh(self._load_the_rest)  # once the first window is drawn
 
     @on(ScopesLoaded)
     def _scopes_loaded(self, message: ScopesLoaded) -> None:
