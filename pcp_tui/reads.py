@@ -32,6 +32,7 @@ LANES = ("page-window", "scopes", "inspector")
 MIN_BYTES = 32 * 1024 * 1024  # a smaller store answers in a few ms in a thread: no child for it
 _STALE = "stale"
 CHILD_NICENESS = 10  # the child's CPU priority below the app's (os.nice)
+PARENT_CHECK = 1.0  # seconds between the child's looks at whether the app's process is still there
 
 
 class Superseded(Exception):
@@ -90,10 +91,21 @@ def _child_start(path: str, lanes: Any) -> None:
         os.nice(CHILD_NICENESS)
     except OSError:
         pass
+    threading.Thread(target=_exit_with, args=(os.getppid(),), daemon=True).start()
     from store import Store
 
     _child_store = Store.open(path, migrate=False)  # the app migrated it (or refused to) before this started
     _child_lanes = lanes
+
+
+def _exit_with(parent: int) -> None:
+    """End the child when the app's process is gone, however it ended (the pool's pipes never say so: the
+    child holds both of their ends)."""
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK)
+    os._exit(0)
 
 
 def _child_ping() -> int:

@@ -158,3 +158,44 @@ async def test_the_app_reads_through_the_child_and_survives_its_death(demo_store
         assert not app.reads.offloaded
         assert not [n for n in app._notifications if n.severity == "error"]  # nothing wrong said on screen
     assert Path(st.path).exists()
+
+
+def test_the_child_ends_when_the_app_process_dies(small_store):
+    # The app's process is killed (no unmount, no close): its reader child must not live on.
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import os, signal, sys, time
+        from store import Store
+        from pcp_tui.reads import Reads
+
+        if __name__ == "__main__":
+            reads = Reads(Store.open({str(small_store.path)!r}), min_bytes=0)
+            reads.start()
+            deadline = time.monotonic() + 60
+            while not reads.offloaded and time.monotonic() < deadline:
+                time.sleep(0.02)
+            print(reads.pid, flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).resolve().parents[2])
+    child_pid = int(out.stdout.split()[0])
+
+    def alive() -> bool:
+        try:
+            os.kill(child_pid, 0)
+        except ProcessLookupError:
+            return False
+        # a zombie waits only for init to reap it: it is gone as far as the store is concerned
+        try:
+            return Path(f"/proc/{child_pid}/stat").read_text().split()[2] != "Z"
+        except OSError:
+            return False
+
+    deadline = time.monotonic() + 30
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive()
