@@ -121,11 +121,24 @@ def test_no_child_for_a_small_store_or_another_session(small_store):
     assert not Reads(client, min_bytes=0).wanted()
 
 
-def test_superseded_is_only_raised_by_the_child(small_store):
+def test_in_the_thread_every_request_is_answered(small_store):
+    # Without a child nothing is skipped: each request of a lane gets its answer, in order.
     reads = Reads(small_store)
-    assert reads.call("inspector", "list_pages", limit=1)["pages"]  # in the thread: never Superseded
+    answers = [reads.call("page-window", "list_pages", limit=n) for n in (1, 2, 3)]
+    assert [len(a["pages"]) for a in answers] == [1, 2, 3]
+
+
+def test_a_stale_request_reaches_the_caller_as_superseded(child, monkeypatch):
+    # The child answered "stale": the caller gets Superseded (and drops it), not an empty answer.
+    assert child._pool is not None
+
+    class StaleFuture:
+        def result(self):
+            return (reads_module._STALE,)
+
+    monkeypatch.setattr(child._pool, "submit", lambda *a, **k: StaleFuture())
     with pytest.raises(Superseded):
-        raise Superseded("list_pages")
+        child.call("page-window", "list_pages", limit=1)
 
 
 async def test_the_app_reads_through_the_child_and_survives_its_death(demo_store, make_app):
@@ -199,3 +212,32 @@ def test_the_child_ends_when_the_app_process_dies(small_store):
     while alive() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not alive()
+
+
+async def test_a_superseded_window_or_page_is_dropped_without_a_word(demo_store, make_app):
+    st, refs = demo_store
+    app = make_app(st)
+    async with app.run_test() as pilot:
+        await settle(app, pilot)
+        pages = page_list(app)
+        before = [r["page_id"] for r in pages.rows]
+        real = app.read
+
+        def superseded_once(lane, op, *args, **kwargs):
+            if lane in ("page-window", "inspector") and not skipped[lane]:
+                skipped[lane] = True
+                raise Superseded(op)
+            return real(lane, op, *args, **kwargs)
+
+        skipped = {"page-window": False, "inspector": False}
+        app.read = superseded_once
+        app.screen.reload_pages()  # its window is "superseded": nothing lands, nothing is reported
+        await settle(app, pilot)
+        assert skipped["page-window"] and not [n for n in app._notifications if n.severity == "error"]
+        app.screen.reload_pages()  # the next one lands as usual
+        await settle(app, pilot)
+        assert [r["page_id"] for r in pages.rows] == before
+        pages.focus()
+        await pilot.press("down")
+        await settle(app, pilot)
+        assert skipped["inspector"] and not [n for n in app._notifications if n.severity == "error"]
