@@ -23,7 +23,12 @@ It then runs the app with App.run_test (headless, 120x40) and measures, with tim
                   typed key by key into the search box in mode auto: from the last keystroke to the
                   hits on screen (the debounce included), median and max over --questions
   memory          resident set size (VmRSS from /proc/self/status, ru_maxrss as a fallback)
-                  before the app starts and at the end; rows held by the page list
+                  before the app starts and at the end; rows held by the page list (this process only:
+                  the app's reader child, pcp_tui/reads.py, is another process)
+
+The app reads page-list windows and pages in its reader child process when the store is big enough
+(pcp_tui/reads.py); --reads-in-thread keeps every read in the app's worker threads, for a same-run
+comparison.
 
 Figures are printed as a table with the worst block of each phase and the targets; nothing is written
 but the store (removed unless --keep). Each longest block comes with the CPU time the loop thread itself
@@ -224,7 +229,8 @@ async def until(predicate, timeout: float = 60.0, step: float = 0.002) -> float:
     return time.perf_counter() - start
 
 
-async def measure(path: Path, moves: int, asked: list[str], blocks: float | None = None) -> dict:
+async def measure(path: Path, moves: int, asked: list[str], blocks: float | None = None,
+                  child: bool = True) -> dict:
     from store import Store
 
     from pcp_tui.app import PcpApp
@@ -236,6 +242,8 @@ async def measure(path: Path, moves: int, asked: list[str], blocks: float | None
     config = Path(tempfile.mkdtemp(prefix="pcp-bench-config-"))
     store = Store.open(path)
     app = PcpApp(path, store=store, config_folder=config, theme="pcp-dark", cursor_blink=False, use_pyperclip=False)
+    if not child:
+        app.reads_min_bytes = 1 << 62  # every read in the worker threads, as before pcp_tui/reads.py
     lag = LoopLag()
     sampler = BlockSampler(lag, blocks / 1000) if blocks else None
     started = time.perf_counter()
@@ -325,6 +333,7 @@ async def measure(path: Path, moves: int, asked: list[str], blocks: float | None
         out["search_median_ms"] = statistics.median(latencies) * 1000
         out["search_max_ms"] = max(latencies) * 1000
         out["search_block_ms"] = max(typing_blocks + [lag.reset()]) * 1000
+        out["reads_child"] = bool(app.reads is not None and app.reads.offloaded)
         out["rss_end_mb"] = rss_mb()
         out["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         lag.stop()
@@ -350,6 +359,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the run (the event-loop thread) to FILE")
     parser.add_argument("--blocks", type=float, metavar="MS",
                         help="sample the loop thread's stack whenever the loop is blocked over MS ms and print where")
+    parser.add_argument("--reads-in-thread", action="store_true",
+                        help="no reader child process: the page windows and pages are read in worker threads")
     parser.add_argument("--first-window-budget", type=float, default=10.0, metavar="SECONDS",
                         help="most seconds allowed to the first page-list window (default 10)")
     args = parser.parse_args(argv)
@@ -371,10 +382,10 @@ def main(argv: list[str] | None = None) -> int:
             import cProfile
 
             profiler = cProfile.Profile()
-            figures = profiler.runcall(asyncio.run, measure(path, args.moves, asked, args.blocks))
+            figures = profiler.runcall(asyncio.run, measure(path, args.moves, asked, args.blocks, not args.reads_in_thread))
             profiler.dump_stats(args.profile)
         else:
-            figures = asyncio.run(measure(path, args.moves, asked, args.blocks))
+            figures = asyncio.run(measure(path, args.moves, asked, args.blocks, not args.reads_in_thread))
     finally:
         if folder and not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
@@ -395,6 +406,7 @@ def main(argv: list[str] | None = None) -> int:
         (f"question, worst of {figures['questions']}", f"{figures['search_max_ms']:,.0f} ms"),
         ("typing a question: longest loop block", f"{figures['search_typing_block_ms']:,.1f} ms"),
         ("search (typing and hits): longest loop block", f"{figures['search_block_ms']:,.1f} ms"),
+        ("heavy reads in a child process (pcp_tui/reads.py) at the end", "yes" if figures["reads_child"] else "no"),
         ("resident memory before the app / at the end", f"{figures['rss_before_mb']:,.0f} / {figures['rss_end_mb']:,.0f} MB"),
         ("peak resident memory (ru_maxrss)", f"{figures['maxrss_mb']:,.0f} MB"),
     ]

@@ -58,6 +58,8 @@ class PcpApp(StoreWorkers, App[int]):
         self._theme_ready = False
         self.theme_names: list[str] = []
         self.index_progress: tuple[int, int | None] | None = None  # the last index upgrade report shown
+        self.reads: Any = None  # reads.Reads: the heavy reads in a child process (reads.py), once the store is open
+        self.reads_min_bytes: int | None = None  # tests and the bench choose when a child is used
 
     # --- theme variables, themes, keymap ---
 
@@ -90,6 +92,7 @@ class PcpApp(StoreWorkers, App[int]):
         for problem in problems:
             self.notify(problem, title="Settings", severity="warning", timeout=8)
         self.open_store()
+        self._freeze_heap()  # the themes and styles; again once the main screen is up
 
     def watch_theme(self, theme: str) -> None:
         # The demo is a visit: a theme tried there is not remembered (the user's config is never written).
@@ -155,9 +158,56 @@ class PcpApp(StoreWorkers, App[int]):
             self.switch_screen(screen)
         else:
             self.push_screen(screen)
+        self.call_after_refresh(self._freeze_heap)
+
+    def _freeze_heap(self) -> None:
+        """What the app has built by now (widgets, styles, modules) lives as long as it: out of the collector's
+        sight, so a full garbage collection walks only what came after (one took 50-160 ms of a keystroke)."""
+        import gc
+
+        gc.freeze()
+
+    def start_reads(self) -> None:
+        """The child process for heavy reads (reads.py), once per store; the main screen asks for it after its
+        first window is on screen (the child's start would compete with first paint for the two cores)."""
+        store = self.store
+        if store is not None and (self.reads is None or self.reads.store is not store):
+            self._start_reads(store)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="reads")
+    def _start_reads(self, store: Any) -> None:
+        """The child process for heavy reads (reads.py); until it is ready they run in worker threads."""
+        from .reads import MIN_BYTES, Reads
+
+        if self.reads is not None and self.reads.store is store:
+            return
+        reads = Reads(store, min_bytes=MIN_BYTES if self.reads_min_bytes is None else self.reads_min_bytes)
+        old, self.reads = self.reads, reads
+        if old is not None:
+            old.close()
+        reads.start()
+
+    def read(self, lane: str | None, op: str, *args: Any, **kwargs: Any) -> Any:
+        """One heavy read (reads.py: list_pages, search_pages, all_scopes, load_page), from a worker thread.
+
+        Raises reads.Superseded when a newer read of the same lane came first: the caller drops it quietly.
+        """
+        from .reads import run
+
+        reads, store = self.reads, self.store
+        if reads is None or reads.store is not store:
+            return run(store, op, args, kwargs)
+        return reads.call(lane, op, *args, **kwargs)
+
+    def on_unmount(self) -> None:
+        if self.reads is not None:
+            self.reads.close()
 
     def switch_store(self, path: Path, *, demo: bool) -> None:
         """Open another store file (the demo from the welcome screen)."""
+        if self.reads is not None:
+            self.reads.close()
+            self.reads = None
         old, self.store = self.store, None
         if old is not None:
             old.close()

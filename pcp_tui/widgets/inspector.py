@@ -157,8 +157,12 @@ class Inspector(StoreWorkers, Vertical):
     def _load(self, page_id: str) -> None:
         from store import NotFound
 
+        from ..reads import Superseded
+
         try:
-            data = reading.load_page(self.app.store, page_id)
+            data = self.app.read("inspector", "load_page", page_id)
+        except Superseded:  # another page was asked for meanwhile
+            return
         except NotFound:
             self.post_message(PageGone(page_id))
             return

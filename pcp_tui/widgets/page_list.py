@@ -22,6 +22,7 @@ from textual.strip import Strip
 from textual.worker import get_current_worker
 
 from ..messages import StoreWorkers
+from .steady import unchanged
 
 Fetch = Callable[[str | None], tuple[list[dict], str | None]]
 MAX_ROWS = 20_000  # rows kept in memory; older ones are dropped from the top
@@ -174,7 +175,12 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="page-window")
     def _fetch_window(self, generation: int, fetch: Fetch, after: str | None) -> None:
-        rows, next_cursor = fetch(after)
+        from ..reads import Superseded
+
+        try:
+            rows, next_cursor = fetch(after)
+        except Superseded:  # a newer window was asked for (the next keystroke's search): this one is dropped
+            return
         if not get_current_worker().is_cancelled:
             self.post_message(self.Window(generation, rows, next_cursor, after is None))
 
@@ -286,6 +292,11 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self._update_size()
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        if unchanged(self, size, container_size):  # (steady.py) a layout pass elsewhere: nothing to redo here
+            return False
+        return super()._size_updated(size, virtual_size, container_size, layout)
 
     def on_focus(self) -> None:
         self.refresh()

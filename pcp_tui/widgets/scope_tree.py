@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.binding import Binding
+from textual.geometry import Size
 from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
+
+from .steady import unchanged
 
 
 def prefix_of(namespace: str) -> str:
@@ -77,6 +80,11 @@ class ScopeTree(Tree[dict]):
             for scope in members:
                 add(group, scope, frozenset())
         self.root.expand()
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        if unchanged(self, size, container_size):  # (steady.py) a layout pass elsewhere: nothing to redo here
+            return False
+        return super()._size_updated(size, virtual_size, container_size, layout)
 
     def namespaces_under(self, node: TreeNode) -> list[str]:
         """Every scope namespace in this node's subtree."""

@@ -65,6 +65,23 @@ def test_list_scopes_query_and_paging(store):
     assert len(res["scopes"]) <= 1000
 
 
+def test_counts_alike_whether_listed_at_once_or_page_by_page(store, clock):
+    # All scopes at once are counted in one pass over the pages; a page of them (or a query) scope by scope.
+    ps = [h.write(store, f"project:c{i % 3}", f"p{i}") for i in range(9)]
+    clock.advance()
+    store.tombstone_page(ps[0]["page_id"], "x")
+    store.archive_page(ps[1]["page_id"], "x")
+    store.create_scope("project:empty")
+    whole = store.list_scopes(limit=100)
+    assert whole["next_cursor"] is None
+    paged = h.all_scopes(store, limit=2)
+    assert whole["scopes"] == paged
+    counts = {s["namespace"]: s["page_count"] for s in paged}
+    assert counts == {"project:c0": 2, "project:c1": 3, "project:c2": 3, "project:empty": 0}
+    queried = store.list_scopes(query="c0")["scopes"]
+    assert queried == [s for s in paged if s["namespace"] == "project:c0"]
+
+
 def test_list_scopes_model_permissions(store, as_model):
     store.create_scope("project:m")
     m = as_model({"project:m": {"list_scopes", "search", "read"}, "project:*": {"search"}})

@@ -1,0 +1,30 @@
+"""Scroll views that leave their scrollbars alone when a layout pass changed nothing about them.
+
+Textual's ScrollView compares the container size the compositor gives it with one it derives itself
+(minus the gutter), so every layout pass of the screen (a page shown in the inspector, a keystroke in
+the search box) "resizes" every scroll view: its scrollbars repaint and, worse, the region repainted in
+that frame then spans from the scope tree at the left edge to the inspector at the right one, so
+everything between is drawn again (bench/tui_bench.py: a third of a cursor move's drawing). The page
+list and the scope tree override `_size_updated` with `unchanged` first.
+"""
+
+from __future__ import annotations
+
+
+
+from textual.geometry import Size
+from textual.widget import Widget
+
+
+def unchanged(widget: Widget, size: Size, container_size: Size) -> bool:
+    """True when nothing a scroll view's scrollbars depend on changed since its last layout."""
+    styles = widget.styles
+    key = (size, container_size, widget.virtual_size, styles.scrollbar_size_vertical,
+           styles.scrollbar_size_horizontal, styles.overflow_x, styles.overflow_y)
+    if key == getattr(widget, "_steady_key", None):
+        return True
+    setattr(widget, "_steady_key", key)  # noqa: B010 (an attribute of the widget's own, set once per layout)
+    return False
+
+
+
