@@ -81,14 +81,15 @@ def import_codex(store: Any, path: str | Path | None = None, *, with_tools: bool
     if not root.exists():
         raise Invalid(f"{root}: no such file or folder (Codex keeps its sessions in ~/.codex/sessions).")
     report = ImportReport(source=SOURCE, path=str(root))
-    files = [f for f in (_read(p, root, report) for p in _session_files(root)) if f is not None]
-    by_session: dict[str, list[_File]] = {}
-    for f in files:
-        by_session.setdefault(f.session_id, []).append(f)
-    order = sorted(by_session, key=lambda sid: (min((f.first_at for f in by_session[sid] if f.first_at), default="~"),
-                                                sum(len(f.items) for f in by_session[sid]), sid))
-    return write_sessions(store, SOURCE, "Codex", TOOL, _sessions(order, by_session), len(order), report,
-                          with_tools, progress)
+    with store.bulk_loading():  # the reading too: it allocates every record (fewer collector runs)
+        files = [f for f in (_read(p, root, report) for p in _session_files(root)) if f is not None]
+        by_session: dict[str, list[_File]] = {}
+        for f in files:
+            by_session.setdefault(f.session_id, []).append(f)
+        order = sorted(by_session, key=lambda sid: (min((f.first_at for f in by_session[sid] if f.first_at), default="~"),
+                                                    sum(len(f.items) for f in by_session[sid]), sid))
+        return write_sessions(store, SOURCE, "Codex", TOOL, _sessions(order, by_session), len(order), report,
+                              with_tools, progress)
 
 
 def _session_files(root: Path) -> list[Path]:
