@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`import_claude_code` against bare SQLite inserts of the same message texts, in one run (issue 15).
 
-    python bench/agent_import_bench.py [--sessions 200] [--lines 500] [--seed 15] [--rounds 3] [--dir DIR] [--keep]
+    python bench/agent_import_bench.py [--sessions 200] [--lines 500] [--seed 15] [--rounds 5] [--dir DIR] [--keep]
 
 It generates a Claude Code projects folder (fixed seed): `--sessions` session files of
 `--lines` records each, shaped like the real ones (tests/data/agents/claude-code): a user
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=15)
     ap.add_argument("--dir", type=Path)
     ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds of both; medians reported (default 3)")
+    ap.add_argument("--rounds", type=int, default=5, help="alternating rounds of both; medians reported (default 5)")
     args = ap.parse_args(argv)
     work = args.dir or Path(tempfile.mkdtemp(prefix="pcp-agent-bench-"))
     work.mkdir(parents=True, exist_ok=True)

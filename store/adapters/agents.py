@@ -105,7 +105,11 @@ def jsonl_records(path: Path, report: ImportReport, source: str) -> Iterator[tup
         raise LimitExceeded(f"{path.name} is {size:,} bytes; the import limit is {LIMITS['max_import_bytes']:,} bytes.")
     with open(path, "rb") as fh:
         data = fh.read()
-    lines = data.split(b"\n")
+    lines: list[str | bytes]
+    try:  # decoded once (json.loads of each line's bytes would detect and decode its encoding per line)
+        lines = list(data.decode("utf-8").split("\n"))
+    except UnicodeDecodeError:
+        lines = list(data.split(b"\n"))  # a line that is not UTF-8 is then refused alone
     bad = 0
     for number, raw in enumerate(lines, 1):
         if not raw.strip():

@@ -309,3 +309,19 @@ def test_a_message_over_the_payload_limit_is_left_out_alone(store, tmp_path):
              if _facets(p).get("role")}
     assert set(pages) == {"u1", "u2"}
     assert h.outgoing(pages["u2"], "responds_to") == [pages["u1"]["revision"]["page_id"]]
+
+
+def test_a_line_that_is_not_utf8_is_refused_alone(store, tmp_path):
+    """The file is decoded once; when one line is not UTF-8 the others still come in, that one is counted."""
+    project = tmp_path / "-Users-u-mixed"
+    project.mkdir()
+    base = {"sessionId": "mixed", "cwd": "/Users/u/mixed", "type": "user", "isSidechain": False}
+    good = [json.dumps({**base, "uuid": f"u{i}", "parentUuid": f"u{i - 1}" if i else None,
+                        "timestamp": f"2026-01-01T00:00:0{i}.000Z",
+                        "message": {"role": "user", "content": f"prompt number {i} with café"}}).encode()
+            for i in range(3)]
+    (project / "mixed.jsonl").write_bytes(b"\n".join([good[0], b'{"type": "user", "x": "caf\xe9"}', *good[1:]]) + b"\n")
+    report = import_claude_code(store, project)
+    assert report.messages == 3
+    assert any("1 line(s) that are not JSON objects" in s["reason"] for s in report.skipped), report.skipped
+    assert h.hits(store, query="café prompt", mode="text")
