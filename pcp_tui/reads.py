@@ -8,7 +8,9 @@ worker thread only waits for the answer (no GIL held), the child does the work.
 
 - Requests go by lane (one per exclusive worker group: "page-window", "inspector", ...). Each
   request bumps its lane's counter in shared memory; the child skips a request whose lane has moved on
-  (a search superseded by the next keystroke) and the caller gets `Superseded`, which it drops quietly.
+  (a search superseded by the next keystroke) and interrupts one already running when its lane moves
+  on (SQLite's interrupt, at its next statement step), and the caller gets `Superseded`, which it drops
+  quietly.
 - The scope counts (`all_scopes`) stay in the thread: SQLite's scan, no Python to speak of (THREAD_READS).
 - Until the child has opened the store, for a small store, for a session that is not the owner's, and
   after the child died, the call runs in the calling thread as before (nothing is said on screen).
@@ -33,6 +35,7 @@ MIN_BYTES = 32 * 1024 * 1024  # a smaller store answers in a few ms in a thread:
 _STALE = "stale"
 CHILD_NICENESS = 10  # the child's CPU priority below the app's (os.nice)
 PARENT_CHECK = 1.0  # seconds between the child's looks at whether the app's process is still there
+STALE_CHECK = 0.02  # seconds between a running request's looks at whether it was superseded
 
 
 class Superseded(Exception):
@@ -117,10 +120,30 @@ def _child_serve(lane: int | None, generation: int, op: str, args: tuple, kwargs
 
     if lane is not None and _child_lanes[lane] != generation:
         return (_STALE,)
+    stop = threading.Event()
+    if lane is not None:  # a request superseded while it runs (the next keystroke's search) stops there
+        threading.Thread(target=_interrupt_when_stale, args=(lane, generation, _child_store._db.connection(), stop),
+                         daemon=True).start()
     try:
         return ("ok", run(_child_store, op, args, kwargs))
-    except PcpError as error:  # rebuilt by class name: a PcpError made with another code keeps it
-        return ("error", type(error).__name__, error.message, error.code)
+    except Exception as error:
+        if lane is not None and _child_lanes[lane] != generation:
+            return (_STALE,)  # interrupted (or failed) after a newer request came: nobody waits for it
+        if isinstance(error, PcpError):  # rebuilt by class name: a PcpError made with another code keeps it
+            return ("error", type(error).__name__, error.message, error.code)
+        raise
+    finally:
+        stop.set()
+
+
+def _interrupt_when_stale(lane: int, generation: int, connection: Any, stop: threading.Event) -> None:
+    """Interrupt the SQLite statements running for a request once its lane has moved on (the store turns the
+    interruption into an error, which `_child_serve` answers as stale)."""
+    while not stop.wait(STALE_CHECK):
+        if _child_lanes[lane] != generation:
+            # SQLite's sqlite3_interrupt, safe from another thread; it stops the statement running now and is
+            # a no-op between statements (the ranking's Python), so it is repeated until the request ends.
+            connection.interrupt()
 
 
 # --- the app's side ---

@@ -241,3 +241,32 @@ async def test_a_superseded_window_or_page_is_dropped_without_a_word(demo_store,
         await pilot.press("down")
         await settle(app, pilot)
         assert skipped["inspector"] and not [n for n in app._notifications if n.severity == "error"]
+
+
+def test_a_request_superseded_while_it_runs_is_interrupted(small_store, monkeypatch):
+    """The serving side, in this process: a read still running when its lane moves on is stopped at its next
+    SQLite step and answered as stale (it would otherwise run on and hold up the next request)."""
+    import threading
+
+    lanes = [0] * len(reads_module.LANES)
+    lane = reads_module.LANES.index("page-window")
+    monkeypatch.setattr(reads_module, "_child_store", small_store)
+    monkeypatch.setattr(reads_module, "_child_lanes", lanes)
+    started = threading.Event()
+
+    def endless(store, op, args, kwargs):  # a read that would take hours: counts to 10^12
+        started.set()
+        return store._db.execute_sql("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+                                     "WHERE x < 1000000000000) SELECT COUNT(*) FROM c").fetchone()
+
+    monkeypatch.setattr(reads_module, "run", endless)
+    answer: list[tuple] = []
+    serving = threading.Thread(target=lambda: answer.append(
+        reads_module._child_serve(lane, 0, "search_pages", ("q",), {})), daemon=True)
+    serving.start()
+    assert started.wait(30)
+    lanes[lane] = 1  # the next keystroke's request
+    serving.join(60)
+    assert not serving.is_alive(), "the superseded read was not interrupted"
+    assert answer == [(reads_module._STALE,)]
+    assert small_store.list_pages(limit=1)["pages"]  # the connection is usable afterwards
