@@ -194,14 +194,10 @@ class MainScreen(CurateActions):
         self._show_status()
 
     def _show_status(self) -> None:
-        # The filters first and the search words last: on a narrow pane the line wraps, and what is cut
-        # (if anything) is the query, which the search box shows anyway.
+        # The count first, then the filters, the search words last: on a narrow pane the line wraps (two
+        # lines at most), and what is cut (if anything) is the query, which the search box shows anyway.
         author = self.actor or "anyone"
-        parts = [f" · status {self.status} · by {author}"]
-        after_day, before_day = self.dates
-        if any(self.dates):
-            parts.append(" · " + (f"from {after_day}" if after_day else "") + (" " if all(self.dates) else "")
-                         + (f"before {before_day}" if before_day else ""))
+        parts = []
         if self.listed is not None:
             count, complete = self.listed
             held = self._scope_count()
@@ -213,6 +209,11 @@ class MainScreen(CurateActions):
                 parts.append(f" · {count:,} pages ({held:,} + {count - held:,} tombstoned)")
             else:
                 parts.append(f" · {reading.counted(count, 'page')}")
+        parts.append(f" · status {self.status} · by {author}")
+        after_day, before_day = self.dates
+        if any(self.dates):
+            parts.append(" · " + (f"from {after_day}" if after_day else "") + (" " if all(self.dates) else "")
+                         + (f"before {before_day}" if before_day else ""))
         if self.query_text.strip():
             parts.append(f" · search “{self.query_text}” ({self.mode})")
         else:

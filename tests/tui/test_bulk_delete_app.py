@@ -372,3 +372,24 @@ async def test_a_superscript_typed_as_the_count_is_not_a_crash(demo_store, make_
         await type_into(app, pilot, "#typed", "1")
         assert not dialog.query_one("#confirm").disabled
         assert not gone(store, refs["alpha-bib"])
+
+
+async def test_at_80x24_the_filter_line_keeps_the_count_with_a_selection(demo_store, make_app):
+    """Found in the tmux walk: with every match selected the line wrapped and lost the page count."""
+    from textual.geometry import Region
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("slash", *"lemma", "enter")
+        await settle(app, pilot)
+        await pilot.press("ctrl+t")
+        await settle(app, pilot)
+        await pilot.press("M")
+        await settle(app, pilot)
+        assert app.screen.matching is not None
+        widget = app.screen.query_one("#list-status")
+        shown = "".join(strip.text for strip in widget.render_lines(Region(0, 0, *widget.size)))
+        count = len(page_list(app).rows)
+        assert "every match" in shown and f"{count} page" in shown, shown
