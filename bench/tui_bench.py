@@ -22,7 +22,8 @@ It then runs the app with App.run_test (headless, 120x40) and measures, with tim
                   corpus' document frequencies, counted on a 20,000-page sample of the same seed)
                   typed key by key into the search box in mode auto: from the last keystroke to the
                   hits on screen (the debounce included), median and max over --questions
-  memory          resident set size (VmRSS from /proc/self/status, ru_maxrss as a fallback)
+  memory          resident set size (VmRSS from /proc/self/status, ru_maxrss as a fallback) and of it
+                  RssAnon, the process's own memory (mapped pages of the store file count in VmRSS)
                   before the app starts and at the end; rows held by the page list (this process only:
                   the app's reader child, pcp_tui/reads.py, is another process)
 
@@ -85,14 +86,16 @@ def questions(count: int, seed: int = SEED) -> list[str]:
     return sb.nl_questions(corpus, df, SAMPLE, count, seed + 11)[0]
 
 
-def rss_mb() -> float:
+def rss_mb(field: str = "VmRSS") -> float:
+    """Resident memory in MB: VmRSS, or RssAnon (the process's own memory: the store's connections read
+    through a memory map, and mapped pages of the store file count in VmRSS as shared, file-backed pages)."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     except OSError:
         pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 if field == "VmRSS" else float("nan")
 
 
 def build(path: Path, pages: int, seed: int = SEED) -> None:
@@ -335,6 +338,7 @@ async def measure(path: Path, moves: int, asked: list[str], blocks: float | None
         out["search_block_ms"] = max(typing_blocks + [lag.reset()]) * 1000
         out["reads_child"] = bool(app.reads is not None and app.reads.offloaded)
         out["rss_end_mb"] = rss_mb()
+        out["anon_end_mb"] = rss_mb("RssAnon")
         out["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         lag.stop()
         out["block_cpu_ms"] = {k: lag.cpu_of_worst.get(v / 1000, 0.0) * 1000 for k, v in out.items()
@@ -408,6 +412,7 @@ def main(argv: list[str] | None = None) -> int:
         ("search (typing and hits): longest loop block", f"{figures['search_block_ms']:,.1f} ms"),
         ("heavy reads in a child process (pcp_tui/reads.py) at the end", "yes" if figures["reads_child"] else "no"),
         ("resident memory before the app / at the end", f"{figures['rss_before_mb']:,.0f} / {figures['rss_end_mb']:,.0f} MB"),
+        ("of which the app's own (RssAnon; the rest is mapped store file)", f"{figures['anon_end_mb']:,.0f} MB"),
         ("peak resident memory (ru_maxrss)", f"{figures['maxrss_mb']:,.0f} MB"),
     ]
     if "blocks" in figures:
