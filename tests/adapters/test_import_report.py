@@ -4,7 +4,7 @@ deleting a page removes its entries and the delete plan counts them; an older st
 from __future__ import annotations
 
 import shutil
-import sqlite3
+from peewee import sqlite3  # the store's SQLite: two libraries in one process break each other's locks
 from pathlib import Path
 
 import pytest

@@ -8,7 +8,7 @@ import json
 import os
 import shutil
 import signal
-import sqlite3
+from peewee import sqlite3  # the store's SQLite: two libraries in one process break each other's locks
 import subprocess
 import sys
 import time

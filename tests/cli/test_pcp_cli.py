@@ -12,7 +12,7 @@ import io
 import json
 import os
 import re
-import sqlite3
+from peewee import sqlite3  # the store's SQLite: two libraries in one process break each other's locks
 import subprocess
 import sys
 from pathlib import Path

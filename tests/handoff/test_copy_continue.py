@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sqlite3
+from peewee import sqlite3  # the store's SQLite: two libraries in one process break each other's locks
 from pathlib import Path
 
 import pytest

@@ -3,7 +3,7 @@ the stored copies (pcp-core.md section 6), and export/import of the ledger."""
 
 from __future__ import annotations
 
-import sqlite3
+from peewee import sqlite3  # the store's SQLite: two libraries in one process break each other's locks
 from pathlib import Path
 
 import pytest

@@ -94,7 +94,7 @@ def test_limit_is_clamped(store):
 
 
 def test_title_order_walks_its_index_and_an_older_store_gains_it(store, tmp_path):
-    import sqlite3
+    from peewee import sqlite3  # the store's SQLite (one library per process)
 
     from store import Store
 
