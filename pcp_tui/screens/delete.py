@@ -171,10 +171,10 @@ class DeleteScreen(StoreWorkers, TypedThenReason):
         return f"Type the last 6 characters of {self.page_id} and a reason first."
 
     def _check_ready(self) -> None:
-        typed = self.query_one("#typed", Field).value.strip()
+        typed = self.query_one("#typed", Field).value.strip().upper()  # ids are upper case; typing need not be
         reason = self.query_one("#reason", Field).value.strip()
         self.query_one("#confirm", Button).disabled = not (
-            self.plan is not None and typed == short_id(self.page_id) and reason and self.receipt is None)
+            self.plan is not None and typed == short_id(self.page_id).upper() and reason and self.receipt is None)
 
     def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
         event.stop()

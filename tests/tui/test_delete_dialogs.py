@@ -105,3 +105,26 @@ async def test_the_bulk_receipt_at_80x24_uses_the_room_the_fields_left(demo_stor
         assert body.region.height >= len(lines), (body.region, lines)  # every erased page on screen, no scrolling
         assert app.screen.region.contains_region(dialog.query_one("#bulk-keys").region)
         assert app.screen.region.contains_region(dialog.query_one("#cancel").region)
+
+
+async def test_the_short_id_may_be_typed_in_lower_case(demo_store, make_app):
+    """Found in the walk: the typed id was compared case-sensitively (ids are upper case)."""
+    from helpers import type_into
+
+    store, refs = demo_store
+    page = next(p for p in refs.values() if any(c.isalpha() for c in p[-6:]))
+    app = make_app(store)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, page)
+        await pilot.press("D")
+        await settle(app, pilot)
+        dialog = app.screen
+        assert isinstance(dialog, DeleteScreen)
+        await type_into(app, pilot, "#typed", page[-6:].lower())
+        await type_into(app, pilot, "#reason", "no longer needed")
+        await settle(app, pilot)
+        assert dialog.query_one("#confirm").disabled is False
+        await type_into(app, pilot, "#typed", "zzzzzz")  # another id still does not confirm
+        await settle(app, pilot)
+        assert dialog.query_one("#confirm").disabled is True
