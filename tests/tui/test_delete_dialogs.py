@@ -4,11 +4,21 @@ from __future__ import annotations
 
 from store import NotFound
 
-from helpers import select_page, settle
+from helpers import select_page, settle, type_into
 from pcp_tui.screens.bulk_delete import BulkDeleteScreen
 from pcp_tui.screens.delete import DeleteScreen
 
 SMALL = (80, 24)
+
+
+async def open_delete(app, pilot, page: str) -> DeleteScreen:
+    """The single-page delete dialog (D) on `page`."""
+    await settle(app, pilot)
+    await select_page(app, pilot, page)
+    await pilot.press("D")
+    await settle(app, pilot)
+    assert isinstance(app.screen, DeleteScreen)
+    return app.screen
 
 
 def text_of(screen, selector: str) -> str:
@@ -21,12 +31,7 @@ async def test_the_single_delete_receipt_counts_in_the_right_number_and_shows_it
     assert len(store.read_pages([page], projections=("history",))["results"][0]["history"]) == 1
     app = make_app(store)
     async with app.run_test(size=SMALL) as pilot:
-        await settle(app, pilot)
-        await select_page(app, pilot, page)
-        await pilot.press("D")
-        await settle(app, pilot)
-        dialog = app.screen
-        assert isinstance(dialog, DeleteScreen)
+        dialog = await open_delete(app, pilot, page)
         assert "Cascade" in text_of(dialog, ".dialog-keys")
         await pilot.press(*page[-6:], "enter", "enter")
         await settle(app, pilot)
@@ -109,18 +114,11 @@ async def test_the_bulk_receipt_at_80x24_uses_the_room_the_fields_left(demo_stor
 
 async def test_the_short_id_may_be_typed_in_lower_case(demo_store, make_app):
     """Found in the walk: the typed id was compared case-sensitively (ids are upper case)."""
-    from helpers import type_into
-
     store, refs = demo_store
     page = next(p for p in refs.values() if any(c.isalpha() for c in p[-6:]))
     app = make_app(store)
     async with app.run_test(size=SMALL) as pilot:
-        await settle(app, pilot)
-        await select_page(app, pilot, page)
-        await pilot.press("D")
-        await settle(app, pilot)
-        dialog = app.screen
-        assert isinstance(dialog, DeleteScreen)
+        dialog = await open_delete(app, pilot, page)
         await type_into(app, pilot, "#typed", page[-6:].lower())
         await type_into(app, pilot, "#reason", "no longer needed")
         await settle(app, pilot)
