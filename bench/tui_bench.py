@@ -35,8 +35,8 @@ Figures are printed as a table with the worst block of each phase and the target
 but the store (removed unless --keep). Each longest block comes with the CPU time the loop thread itself
 used during it (time.thread_time): a block much longer than its CPU time is the loop waiting for the GIL
 (a store worker running Python) or for a core, not drawing. --profile FILE writes a cProfile of the
-event-loop thread; --blocks MS samples the loop thread's stack every 2 ms whenever the loop is over MS ms
-late, and prints the stacks by phase with what the other threads were running meanwhile.
+event-loop thread; --blocks MS samples the loop thread's stack every 2 ms (SIGALRM, in that thread) whenever
+the loop is over MS ms late, and prints the stacks and the functions on them by phase.
 The first page-list window has a budget (--first-window-budget, default 10 s): the run says whether it
 was met and exits with status 1 when it was not.
 """
@@ -157,61 +157,57 @@ class LoopLag:
 
 
 class BlockSampler:
-    """Where the loop thread is while the loop is blocked: a thread samples its stack every 2 ms.
+    """Where the loop thread is while the loop is blocked: its own stack, sampled every 2 ms by SIGALRM.
 
-    A sample is taken only when the ticker (LoopLag) is over `threshold` late; samples are counted by
-    their innermost frames (the loop thread's, and, to see GIL contention, what the other threads run).
+    The handler runs in the loop thread (the main thread) between bytecodes and is given the frame it
+    interrupted, so nothing walks another thread's frames (sys._current_frames did, and crashed Python
+    3.11). A sample is kept only when the ticker (LoopLag) is over `threshold` late; samples are counted
+    by their innermost `depth` frames, and by every function on the stack (inclusive counts).
     """
 
     def __init__(self, lag: LoopLag, threshold: float = 0.03, depth: int = 12) -> None:
-        import threading
-
         self.lag, self.threshold, self.depth = lag, threshold, depth
-        self.loop_thread = threading.get_ident()
         self.stacks: dict[str, int] = {}
-        self.others: dict[str, int] = {}
+        self.inclusive: dict[str, int] = {}
         self.samples = 0
         self.phase = "startup"
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._previous = None
 
-    @staticmethod
-    def _where(frame, depth: int) -> str:
-        parts = []
-        while frame is not None and len(parts) < depth:
+    def _sample(self, signum, frame) -> None:
+        if frame is None or time.perf_counter() - self.lag.last_tick < self.threshold:
+            return
+        self.samples += 1
+        parts, seen = [], set()
+        while frame is not None:
             code = frame.f_code
-            parts.append(f"{code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno} {code.co_name}")
+            where = f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno} {code.co_name}"
+            if len(parts) < self.depth:
+                parts.append(f"{code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno} {code.co_name}")
+            if where not in seen:
+                seen.add(where)
+                key = f"[{self.phase}] {where}"
+                self.inclusive[key] = self.inclusive.get(key, 0) + 1
             frame = frame.f_back
-        return " <- ".join(parts)
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.002):
-            if time.perf_counter() - self.lag.last_tick < self.threshold:
-                continue
-            frames = sys._current_frames()
-            loop = frames.get(self.loop_thread)
-            if loop is None:
-                continue
-            self.samples += 1
-            key = f"[{self.phase}] " + self._where(loop, self.depth)
-            self.stacks[key] = self.stacks.get(key, 0) + 1
-            for ident, frame in frames.items():
-                if ident not in (self.loop_thread, self._thread.ident):
-                    other = self._where(frame, 4)
-                    self.others[other] = self.others.get(other, 0) + 1
+        key = f"[{self.phase}] " + " <- ".join(parts)
+        self.stacks[key] = self.stacks.get(key, 0) + 1
 
     def start(self) -> None:
-        self._thread.start()
+        import signal
+
+        self._previous = signal.signal(signal.SIGALRM, self._sample)
+        signal.setitimer(signal.ITIMER_REAL, 0.002, 0.002)
 
     def report(self, top: int = 25) -> str:
-        self._stop.set()
-        self._thread.join()
+        import signal
+
+        signal.setitimer(signal.ITIMER_REAL, 0, 0)
+        signal.signal(signal.SIGALRM, self._previous or signal.SIG_DFL)
         lines = [f"{self.samples} samples (2 ms apart) with the loop blocked over {self.threshold * 1000:.0f} ms;"
-                 " the loop thread's stacks:"]
+                 " the loop thread's innermost frames:"]
         for key, n in sorted(self.stacks.items(), key=lambda kv: -kv[1])[:top]:
             lines.append(f"{n:6d}  {key}")
-        lines.append("other threads meanwhile:")
-        for key, n in sorted(self.others.items(), key=lambda kv: -kv[1])[:top]:
+        lines.append("functions on the stack (inclusive):")
+        for key, n in sorted(self.inclusive.items(), key=lambda kv: -kv[1])[:top * 3]:
             lines.append(f"{n:6d}  {key}")
         return "\n".join(lines)
 

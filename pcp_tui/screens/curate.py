@@ -174,7 +174,8 @@ class CurateActions(StoreWorkers, Screen[None]):
         env = self._selected_envelope()
         if env is None:
             return
-        relation = self.query_one(RelationList).highlighted_relation
+        shown = self.query(RelationList)  # none before the Relations tab's widgets are mounted
+        relation = shown.first().highlighted_relation if shown else None
         if relation is None:
             self.notify("Open the Relations tab (4) and highlight the relation to retract first.", severity="warning")
             return

@@ -20,7 +20,6 @@ from ..widgets.graph import GraphView
 from ..widgets.inspector import Inspector
 from ..widgets.page_list import PageList
 from ..widgets.relations import RelationList
-from ..widgets.revisions import RevisionsView
 from ..widgets.scope_tree import ScopeTree
 from ..widgets.footer import FitFooter
 from .curate import CurateActions
@@ -589,6 +588,5 @@ class MainScreen(CurateActions):
     def action_tab(self, tab: str) -> None:
         self.query_one(Inspector).switch_tab(tab)
 
-    def action_toggle_diff(self) -> None:
-        self.query_one(Inspector).switch_tab("revisions")
-        self.query_one(RevisionsView).toggle_layout()
+    async def action_toggle_diff(self) -> None:
+        await self.query_one(Inspector).toggle_diff()

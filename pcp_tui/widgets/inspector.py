@@ -10,6 +10,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.highlight import highlight
 from rich.markdown import Markdown as RichMarkdown
+from textual.widget import Widget
 from textual.widgets import Static, TabbedContent, TabPane, Tree
 from textual.worker import get_current_worker
 
@@ -26,6 +27,10 @@ CODE_LANGUAGES = {
     "text/html": "html", "text/css": "css", "application/sql": "sql", "text/x-c++": "cpp", "text/x-c": "c",
 }
 TABS = ("content", "revisions", "provenance", "relations", "facets", "raw")
+TAB_TITLES = {"content": "Content", "revisions": "Revisions", "provenance": "Provenance", "relations": "Relations",
+              "facets": "Facets", "raw": "Raw"}
+LAZY_TABS_AFTER = 1.5  # seconds after mount the hidden tabs' widgets start to be mounted (after first paint)
+LAZY_TAB_GAP = 0.05  # seconds between two of them (each its own frame)
 
 
 def lifecycle_notes(full: dict) -> Content | None:
@@ -98,6 +103,8 @@ class Inspector(StoreWorkers, Vertical):
         self.page_id: str | None = None
         self.page: dict | None = None  # the last load_page result
         self._stale: set[str] = set()  # tabs not yet drawn for this page
+        self._mounted: set[str] = {"content"}  # tabs whose widgets are mounted (see compose)
+        self._mounting: set[str] = set()
 
     def compose(self) -> ComposeResult:
         yield Static("No page selected.", id="inspector-title")
@@ -107,19 +114,47 @@ class Inspector(StoreWorkers, Vertical):
                 with VerticalScroll(id="content-scroll"):
                     yield MarkdownText(id="content-markdown")
                     yield Static("", id="content-text")
-            with TabPane("Revisions", id="revisions"):
-                yield RevisionsView(id="revisions-view")
-            with TabPane("Provenance", id="provenance"):
-                yield ProvenanceTree(id="provenance-tree")
-                yield Static("", id="provenance-detail", classes="detail")  # the highlighted line in full
-            with TabPane("Relations", id="relations"):
-                yield RelationsView(id="relations-view")
-            with TabPane("Facets", id="facets"):
-                with VerticalScroll():
-                    yield Static("", id="facets-text")
-            with TabPane("Raw", id="raw"):
-                with VerticalScroll():
-                    yield Static("", id="raw-text")
+            # The other tabs' widgets are mounted after first paint, one tab per frame (or at once when the
+            # tab is opened first): styling and laying out all of them in the first frame blocked the loop.
+            for tab in TABS[1:]:
+                yield TabPane(TAB_TITLES[tab], id=tab)
+
+    def on_mount(self) -> None:
+        self.set_timer(LAZY_TABS_AFTER, self._mount_next_tab)
+
+    @staticmethod
+    def _tab_widgets(tab: str) -> list[Widget]:
+        if tab == "revisions":
+            return [RevisionsView(id="revisions-view")]
+        if tab == "provenance":
+            return [ProvenanceTree(id="provenance-tree"),
+                    Static("", id="provenance-detail", classes="detail")]  # the highlighted line in full
+        if tab == "relations":
+            return [RelationsView(id="relations-view")]
+        return [VerticalScroll(Static("", id=f"{tab}-text"))]  # facets, raw
+
+    def tab_ready(self, tab: str) -> bool:
+        """True when the tab's widgets are mounted (they are mounted lazily, see compose)."""
+        return tab in self._mounted
+
+    async def _mount_tab(self, tab: str) -> None:
+        if tab in self._mounted or tab in self._mounting:
+            return
+        self._mounting.add(tab)
+        try:
+            await self.query_one(f"TabPane#{tab}", TabPane).mount_all(self._tab_widgets(tab))
+        finally:
+            self._mounting.discard(tab)
+        self._mounted.add(tab)
+        self._draw_tab(tab)
+
+    async def _mount_next_tab(self) -> None:
+        """Mount the next tab not mounted yet, then the one after it in a later frame."""
+        tab = next((t for t in TABS if t not in self._mounted and t not in self._mounting), None)
+        if tab is None:
+            return
+        await self._mount_tab(tab)
+        self.set_timer(LAZY_TAB_GAP, self._mount_next_tab)
 
     # --- loading ---
 
@@ -142,12 +177,16 @@ class Inspector(StoreWorkers, Vertical):
         plain = self.query_one("#content-text", Static)
         plain.display = True
         plain.update(Content.styled("No page selected.", "dim"))
-        self.query_one(RevisionsView).clear()
-        self.query_one(ProvenanceTree).clear_page()
-        self.query_one("#provenance-detail", Static).update("")
-        self.query_one(RelationsView).clear()
-        self.query_one("#facets-text", Static).update("")
-        self.query_one("#raw-text", Static).update("")
+        if "revisions" in self._mounted:
+            self.query_one(RevisionsView).clear()
+        if "provenance" in self._mounted:
+            self.query_one(ProvenanceTree).clear_page()
+            self.query_one("#provenance-detail", Static).update("")
+        if "relations" in self._mounted:
+            self.query_one(RelationsView).clear()
+        for tab in ("facets", "raw"):
+            if tab in self._mounted:
+                self.query_one(f"#{tab}-text", Static).update("")
 
     def reload(self) -> None:
         if self.page_id:
@@ -224,6 +263,9 @@ class Inspector(StoreWorkers, Vertical):
         self._draw_tab(self.active_tab)
 
     def _draw_tab(self, tab: str) -> None:
+        if tab not in self._mounted:
+            self.call_later(self._mount_tab, tab)  # drawn once mounted
+            return
         if self.page is None or tab not in self._stale:
             return
         self._stale.discard(tab)
@@ -269,6 +311,12 @@ class Inspector(StoreWorkers, Vertical):
     def switch_tab(self, tab: str) -> None:
         if tab in TABS:
             self.query_one(TabbedContent).active = tab
+
+    async def toggle_diff(self) -> None:
+        """The Revisions tab, its diff switched between side by side and unified."""
+        self.switch_tab("revisions")
+        await self._mount_tab("revisions")
+        self.query_one(RevisionsView).toggle_layout()
 
     @property
     def active_tab(self) -> str:
