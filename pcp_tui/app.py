@@ -6,16 +6,18 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Iterable
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.markup import escape
 from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.signal import Signal
+from textual.timer import Timer
 from textual.widgets import Static
 from textual.worker import Worker, get_current_worker
 
 from . import commands, config, theming
+from .collector import IdleCollector
 from .palette import PcpCommands
 from .messages import BasketChanged, BasketChecked, Progress, StoreActivity, StoreChanged, StoreReady, StoreWorkers
 
@@ -60,6 +62,8 @@ class PcpApp(StoreWorkers, App[int]):
         self.index_progress: tuple[int, int | None] | None = None  # the last index upgrade report shown
         self.reads: Any = None  # reads.Reads: the heavy reads in a child process (reads.py), once the store is open
         self.reads_min_bytes: int | None = None  # tests and the bench choose when a child is used
+        self.collector = IdleCollector()  # full garbage collections in the user's pauses (collector.py)
+        self._collector_timer: Timer | None = None
 
     # --- theme variables, themes, keymap ---
 
@@ -162,10 +166,15 @@ class PcpApp(StoreWorkers, App[int]):
 
     def _freeze_heap(self) -> None:
         """What the app has built by now (widgets, styles, modules) lives as long as it: out of the collector's
-        sight, so a full garbage collection walks only what came after (one took 50-160 ms of a keystroke)."""
-        import gc
+        sight, and full collections wait for a pause in the input (collector.py)."""
+        self.collector.start()
+        if self._collector_timer is None:
+            self._collector_timer = self.set_interval(0.5, self.collector.tick)
 
-        gc.freeze()
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):
+            self.collector.input()
+        await super().on_event(event)
 
     def start_reads(self) -> None:
         """The child process for heavy reads (reads.py), once per store; the main screen asks for it after its
@@ -200,6 +209,7 @@ class PcpApp(StoreWorkers, App[int]):
         return reads.call(lane, op, *args, **kwargs)
 
     def on_unmount(self) -> None:
+        self.collector.stop()
         if self.reads is not None:
             self.reads.close()
 

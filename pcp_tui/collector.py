@@ -1,0 +1,74 @@
+"""Full garbage collections when the user pauses, not in the middle of a keystroke.
+
+CPython collects its oldest generation when enough objects have survived since the last time, and that
+walks every object the collector tracks: at a million pages 30-50 ms on this machine (bench/tui_bench.py,
+`gc.callbacks`), landing on whichever keystroke or frame happened to allocate then. The app keeps the young
+collections (a few milliseconds each) and moves the full ones here:
+
+- once the startup heap is built (widgets, styles, modules) it is frozen (`gc.freeze`): those objects live
+  as long as the app and are never walked again;
+- automatic full collections are turned off (the third threshold is set out of reach);
+- `tick` (the app calls it twice a second) runs the pending full collection once there has been no input for
+  IDLE seconds (and at most every MIN_GAP seconds), or anyway when the last one is FORCE_AFTER seconds old,
+  so memory stays bounded however busy the user is (then one lands on a keystroke, as before, that rarely).
+  Young collections still collect most cyclic garbage; the full ones only find cycles that grew old.
+
+`stop` puts the thresholds back and unfreezes, so a process that runs several apps (the tests) is as before.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable
+
+IDLE = 1.0  # seconds without a key or mouse event before a pending full collection runs
+MIN_GAP = 10.0  # seconds at least between two full collections in pauses (each walks the whole heap)
+FORCE_AFTER = 300.0  # seconds after which a full collection runs anyway, input or not
+PENDING = 3  # young-generation collections since the last full one that make a full one worth doing
+OUT_OF_REACH = 1_000_000  # the third threshold while the app runs: no automatic full collection
+
+
+class IdleCollector:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.last_input = self.last_full = clock()
+        self.saved: tuple[int, int, int] | None = None
+        self.full_collections = 0
+
+    @property
+    def running(self) -> bool:
+        return self.saved is not None
+
+    def start(self) -> None:
+        """Freeze what exists now and take over full collections (again later: freezes what came since)."""
+        gc.freeze()
+        if self.saved is None:
+            self.saved = gc.get_threshold()
+            first, second, _ = self.saved
+            gc.set_threshold(first, second, OUT_OF_REACH)
+
+    def input(self) -> None:
+        self.last_input = self.clock()
+
+    def tick(self) -> bool:
+        """Run the full collection if it is due; True when it ran."""
+        if self.saved is None:
+            return False
+        now = self.clock()
+        pending = gc.get_count()[2]
+        idle = now - self.last_input >= IDLE
+        since = now - self.last_full
+        if (idle and pending >= PENDING and since >= MIN_GAP) or (pending and since >= FORCE_AFTER):
+            gc.collect()
+            self.last_full = self.clock()
+            self.full_collections += 1
+            return True
+        return False
+
+    def stop(self) -> None:
+        if self.saved is not None:
+            current = gc.get_threshold()  # a bulk import may have raised the first one meanwhile: keep that
+            gc.set_threshold(current[0], current[1], self.saved[2])
+            self.saved = None
+            gc.unfreeze()

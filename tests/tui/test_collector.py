@@ -1,0 +1,101 @@
+"""Full garbage collections wait for a pause in the input (pcp_tui/collector.py)."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from pcp_tui import collector
+from pcp_tui.collector import IdleCollector
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+def _promote(collections: int) -> None:
+    """Make `collections` young collections of the middle generation happen (each raises count[2])."""
+    for _ in range(collections):
+        gc.collect(1)
+
+
+def test_full_collections_wait_for_a_pause_and_the_thresholds_come_back(clock):
+    before = gc.get_threshold()
+    col = IdleCollector(clock)
+    col.start()
+    try:
+        assert gc.get_threshold()[2] == collector.OUT_OF_REACH  # no automatic full collection
+        assert gc.get_freeze_count() > 0
+        clock.now += collector.MIN_GAP + 1
+        col.input()  # typing
+        _promote(collector.PENDING)
+        assert not col.tick()  # input just now: not yet
+        clock.now += collector.IDLE / 2
+        assert not col.tick()
+        clock.now += collector.IDLE
+        assert col.tick()  # a pause: it runs
+        assert gc.get_count()[2] == 0 and col.full_collections == 1
+        _promote(collector.PENDING)
+        clock.now += 1
+        assert not col.tick()  # paused, but the last one is too recent
+    finally:
+        col.stop()
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_busy_user_still_gets_one_now_and_then(clock):
+    col = IdleCollector(clock)
+    col.start()
+    try:
+        _promote(1)
+        for _ in range(int(collector.FORCE_AFTER // 0.5) - 1):
+            clock.now += 0.5
+            col.input()
+            assert not col.tick()
+        clock.now += 1
+        col.input()
+        assert col.tick()  # input every half second for FORCE_AFTER: collected anyway
+    finally:
+        col.stop()
+
+
+def test_a_bulk_import_raising_the_first_threshold_meanwhile_is_kept(clock):
+    before = gc.get_threshold()
+    col = IdleCollector(clock)
+    col.start()
+    try:
+        gc.set_threshold(50_000, before[1], gc.get_threshold()[2])  # store/importing.py: _fewer_collections
+        col.stop()
+        assert gc.get_threshold() == (50_000, before[1], before[2])
+    finally:
+        gc.set_threshold(*before)
+
+
+async def test_the_app_hands_full_collections_to_its_collector_and_back(tmp_path):
+    from store import Store
+
+    from pcp_tui.app import PcpApp
+
+    before = gc.get_threshold()
+    store = Store.open(tmp_path / "s.db")
+    store.write_page("project:x", content="one page")
+    app = PcpApp(tmp_path / "s.db", store=store, config_folder=tmp_path / "config", use_pyperclip=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.3)
+        assert app.collector.running and gc.get_threshold()[2] == collector.OUT_OF_REACH
+        last = app.collector.last_input
+        await pilot.press("down")
+        assert app.collector.last_input > last  # keys count as input
+    assert gc.get_threshold() == before and not app.collector.running
+    store.close()

@@ -1,0 +1,87 @@
+"""Less work on the event loop (issue 13, item 15): what the app skips or defers, and that nothing shown changes.
+
+The figures are bench/tui_bench.py's; these tests pin the mechanisms: the inspector's hidden tabs are mounted
+after first paint (and at once when opened first), the footer composes its keys again only when they change.
+"""
+
+from __future__ import annotations
+
+from helpers import page_list, settle
+from pcp_tui.widgets import inspector as inspector_module
+from pcp_tui.widgets.inspector import TABS, Inspector
+from pcp_tui.widgets.revisions import RevisionsView
+from textual.widgets._footer import FooterKey
+
+SIZE = (120, 40)
+
+
+async def test_hidden_tabs_are_mounted_after_first_paint_one_by_one(demo_store, make_app, monkeypatch):
+    store, refs = demo_store
+    monkeypatch.setattr(inspector_module, "LAZY_TABS_AFTER", 3600)  # the test starts them itself
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        inspector = app.screen.query_one(Inspector)
+        assert inspector.tab_ready("content")
+        assert not any(inspector.tab_ready(t) for t in TABS[1:])  # first paint: the Content tab only
+        assert not app.screen.query(RevisionsView)
+        await inspector._mount_next_tab()  # what the timer runs: one tab, then the next one a frame later
+        assert [t for t in TABS if inspector.tab_ready(t)] == ["content", "revisions"]
+        await pilot.pause(len(TABS) * (inspector_module.LAZY_TAB_GAP + 0.2))
+        assert all(inspector.tab_ready(t) for t in TABS)
+        await pilot.press("2")  # mounted while the page was shown: drawn when opened
+        await settle(app, pilot)
+        assert app.screen.query_one("#history").option_count == len(inspector.page["full"]["history"])
+
+
+async def test_a_tab_opened_before_it_is_mounted_shows_the_page(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        inspector = app.screen.query_one(Inspector)
+        assert not inspector.tab_ready("raw")
+        await pilot.press("6")
+        await settle(app, pilot)
+        assert inspector.tab_ready("raw")
+        assert inspector.page["page_id"] in str(app.screen.query_one("#raw-text").render())
+        await pilot.press("v")  # the diff layout toggle before the Revisions tab was ever mounted
+        await settle(app, pilot)
+        assert inspector.active_tab == "revisions" and inspector.tab_ready("revisions")
+
+
+async def test_a_cleared_inspector_before_its_tabs_exist_and_after(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        inspector = app.screen.query_one(Inspector)
+        inspector.show(None)  # nothing selected, no tab mounted but Content
+        await pilot.press("4")
+        await settle(app, pilot)
+        assert inspector.tab_ready("relations") and inspector.page is None
+        assert "No page selected" in str(app.screen.query_one("#inspector-title").render())
+
+
+async def test_the_footer_composes_its_keys_again_only_when_they_change(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        page_list(app).focus()
+        await settle(app, pilot)
+        keys = list(app.screen.query(FooterKey))
+        assert "Basket" in [k.description for k in keys]
+        app.screen.refresh_bindings()  # what every focus change and selection does: nothing shown changes
+        await settle(app, pilot)
+        assert list(app.screen.query(FooterKey)) == keys  # the same widgets: not composed again
+        await pilot.press("ctrl+s")  # the scope tree takes space (expand): Basket leaves the footer
+        await settle(app, pilot)
+        assert "Basket" not in [k.description for k in app.screen.query(FooterKey)]
+        page_list(app).focus()
+        await settle(app, pilot)
+        keys = list(app.screen.query(FooterKey))
+        assert "Basket" in [k.description for k in keys]
+        await pilot.press("m")  # a selection: "Clear selection" joins the footer
+        await settle(app, pilot)
+        assert any("Clear selection" in k.description for k in app.screen.query(FooterKey))
