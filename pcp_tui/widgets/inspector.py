@@ -31,6 +31,7 @@ TAB_TITLES = {"content": "Content", "revisions": "Revisions", "provenance": "Pro
               "facets": "Facets", "raw": "Raw"}
 LAZY_TABS_AFTER = 1.5  # seconds after mount the hidden tabs' widgets start to be mounted (after first paint)
 LAZY_TAB_GAP = 0.05  # seconds between two of them (each its own frame)
+LAZY_TAB_QUIET = 0.5  # seconds without input before the next one is mounted
 
 
 def lifecycle_notes(full: dict) -> Content | None:
@@ -149,9 +150,14 @@ class Inspector(StoreWorkers, Vertical):
         self._draw_tab(tab)
 
     async def _mount_next_tab(self) -> None:
-        """Mount the next tab not mounted yet, then the one after it in a later frame."""
+        """Mount the next tab not mounted yet, then the one after it in a later frame; while keys are being
+        pressed it waits (a mount lays the screen out again: it would land on a keystroke)."""
         tab = next((t for t in TABS if t not in self._mounted and t not in self._mounting), None)
         if tab is None:
+            return
+        collector = getattr(self.app, "collector", None)
+        if collector is not None and collector.clock() - collector.last_input < LAZY_TAB_QUIET:
+            self.set_timer(LAZY_TAB_QUIET, self._mount_next_tab)
             return
         await self._mount_tab(tab)
         self.set_timer(LAZY_TAB_GAP, self._mount_next_tab)

@@ -25,6 +25,10 @@ async def test_hidden_tabs_are_mounted_after_first_paint_one_by_one(demo_store, 
         assert inspector.tab_ready("content")
         assert not any(inspector.tab_ready(t) for t in TABS[1:])  # first paint: the Content tab only
         assert not app.screen.query(RevisionsView)
+        app.collector.input()  # a key just now: the mount waits for a pause
+        await inspector._mount_next_tab()
+        assert not inspector.tab_ready("revisions")
+        app.collector.last_input -= inspector_module.LAZY_TAB_QUIET
         await inspector._mount_next_tab()  # what the timer runs: one tab, then the next one a frame later
         assert [t for t in TABS if inspector.tab_ready(t)] == ["content", "revisions"]
         await pilot.pause(len(TABS) * (inspector_module.LAZY_TAB_GAP + 0.2))
