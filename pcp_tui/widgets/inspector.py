@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.content import Content
 from textual.highlight import highlight
 from rich.markdown import Markdown as RichMarkdown
@@ -16,6 +17,7 @@ from textual.worker import get_current_worker
 
 from .. import reading
 from ..messages import PageGone, PageLoaded, StoreWorkers
+from .document import Document
 from .provenance import ProvenanceTree
 from .relations import RelationsView
 from .revisions import RevisionsView
@@ -79,21 +81,8 @@ def code_language(media_type: str | None) -> str | None:
     return None
 
 
-class MarkdownText(Static):
-    """Markdown drawn into one widget (Rich's renderer), its text in `source`.
-
-    Textual's Markdown widget mounts a widget per block, so every page shown re-mounted a dozen
-    widgets, re-applied CSS and re-laid out the inspector: the longest event-loop block on a cursor
-    move (bench/tui_bench.py). One Static is only repainted.
-    """
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__("", id=id)
-        self.source = ""
-
-    def show(self, text: str) -> None:
-        self.source = text
-        self.update(RichMarkdown(text, code_theme="ansi_dark", hyperlinks=False) if text else "")
+def markdown(text: str) -> RichMarkdown:
+    return RichMarkdown(text, code_theme="ansi_dark", hyperlinks=False)
 
 
 class Inspector(StoreWorkers, Vertical):
@@ -112,9 +101,7 @@ class Inspector(StoreWorkers, Vertical):
         yield Static("", id="inspector-notes")  # why it has its status, where it is suppressed (shown when any)
         with TabbedContent(initial="content", id="tabs"):
             with TabPane("Content", id="content"):
-                with VerticalScroll(id="content-scroll"):
-                    yield MarkdownText(id="content-markdown")
-                    yield Static("", id="content-text")
+                yield Document(id="content-view")
             # The other tabs' widgets are mounted after first paint, one tab per frame (or at once when the
             # tab is opened first): styling and laying out all of them in the first frame blocked the loop.
             for tab in TABS[1:]:
@@ -132,7 +119,7 @@ class Inspector(StoreWorkers, Vertical):
                     Static("", id="provenance-detail", classes="detail")]  # the highlighted line in full
         if tab == "relations":
             return [RelationsView(id="relations-view")]
-        return [VerticalScroll(Static("", id=f"{tab}-text"))]  # facets, raw
+        return [Document(id=f"{tab}-text")]  # facets, raw
 
     def tab_ready(self, tab: str) -> bool:
         """True when the tab's widgets are mounted (they are mounted lazily, see compose)."""
@@ -147,7 +134,8 @@ class Inspector(StoreWorkers, Vertical):
         finally:
             self._mounting.discard(tab)
         self._mounted.add(tab)
-        self._draw_tab(tab)
+        if tab == self.active_tab:  # opened before it was mounted; the others are drawn when opened
+            self._draw_tab(tab)
 
     async def _mount_next_tab(self) -> None:
         """Mount the next tab not mounted yet, then the one after it in a later frame; while keys are being
@@ -177,12 +165,7 @@ class Inspector(StoreWorkers, Vertical):
         self._stale = set()
         self.query_one("#inspector-title", Static).update("No page selected.")
         self._show_notes(None)
-        markdown = self.query_one("#content-markdown", MarkdownText)
-        markdown.show("")
-        markdown.display = False
-        plain = self.query_one("#content-text", Static)
-        plain.display = True
-        plain.update(Content.styled("No page selected.", "dim"))
+        self.query_one("#content-view", Document).show(Content.styled("No page selected.", "dim"), "No page selected.")
         if "revisions" in self._mounted:
             self.query_one(RevisionsView).clear()
         if "provenance" in self._mounted:
@@ -192,7 +175,7 @@ class Inspector(StoreWorkers, Vertical):
             self.query_one(RelationsView).clear()
         for tab in ("facets", "raw"):
             if tab in self._mounted:
-                self.query_one(f"#{tab}-text", Static).update("")
+                self.query_one(f"#{tab}-text", Document).show("", "")
 
     def reload(self) -> None:
         if self.page_id:
@@ -287,32 +270,28 @@ class Inspector(StoreWorkers, Vertical):
             self.query_one(RelationsView).show(env["page_id"], full.get("relations", {}), self.page["titles"])
         elif tab == "facets":
             facets = full.get("facets") or {}
-            self.query_one("#facets-text", Static).update(
-                highlight(json.dumps(facets, ensure_ascii=False, indent=2), language="json") if facets
-                else Content("No facets."))
+            text = json.dumps(facets, ensure_ascii=False, indent=2) if facets else "No facets."
+            self.query_one("#facets-text", Document).show(partial(highlight, text, language="json") if facets else text,
+                                                          text)
         elif tab == "raw":
             raw = json.dumps(self.page["raw"], ensure_ascii=False, indent=2)
-            self.query_one("#raw-text", Static).update(highlight(raw, language="json"))
+            self.query_one("#raw-text", Document).show(partial(highlight, raw, language="json"), raw)
 
     def _show_content(self, env: dict, truncated: bool) -> None:
         payload = env.get("payload") or {}
         text = payload.get("content")
         media = payload.get("media_type")
-        markdown = self.query_one("#content-markdown", MarkdownText)
-        plain = self.query_one("#content-text", Static)
+        view = self.query_one("#content-view", Document)
         note = "\n\n(cut at the read budget)" if truncated else ""
         if text is None:
             refs = "\n".join(r.get("uri", "") for r in env.get("source_refs", []))
-            markdown.display, plain.display = False, True
-            plain.update(Content(f"No payload; the page points to its sources:\n{refs}"))
+            plain = f"No payload; the page points to its sources:\n{refs}"
+            view.show(Content(plain), plain)
         elif media == "text/markdown":
-            markdown.display, plain.display = True, False
-            markdown.show(text + note)
+            view.show(partial(markdown, text + note), text + note)
         else:
-            markdown.display, plain.display = False, True
             language = code_language(media)
-            plain.update(highlight(text, language=language) if language else Content(text + note))
-        self.query_one("#content-scroll", VerticalScroll).scroll_home(animate=False)
+            view.show(partial(highlight, text, language=language) if language else Content(text + note), text + note)
 
     def switch_tab(self, tab: str) -> None:
         if tab in TABS:

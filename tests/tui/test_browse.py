@@ -166,12 +166,12 @@ async def test_facets_and_raw_tabs(demo_store, make_app):
         await select_page(app, pilot, refs["garden-schedule"])
         await pilot.press("5")
         await settle(app, pilot)
-        assert "plan_week" in str(app.screen.query_one("#facets-text").render())
+        assert "plan_week" in app.screen.query_one("#facets-text").text
         await pilot.press("6")
         await settle(app, pilot)
-        raw = str(app.screen.query_one("#raw-text").render())
+        raw = app.screen.query_one("#raw-text").text
         assert json.loads(raw) == store.read_pages([refs["garden-schedule"]])  # the same JSON as `pcp read --json`
         await pilot.press("1")
         await settle(app, pilot)
-        content = str(app.screen.query_one("#content-text").render())
+        content = app.screen.query_one("#content-view").text
         assert "def needs_water" in content  # code is shown as code, not as Markdown

@@ -6,6 +6,8 @@ after first paint (and at once when opened first), the footer composes its keys 
 
 from __future__ import annotations
 
+from functools import partial
+
 from helpers import page_list, settle
 from pcp_tui.widgets import inspector as inspector_module
 from pcp_tui.widgets.inspector import TABS, Inspector
@@ -48,7 +50,7 @@ async def test_a_tab_opened_before_it_is_mounted_shows_the_page(demo_store, make
         await pilot.press("6")
         await settle(app, pilot)
         assert inspector.tab_ready("raw")
-        assert inspector.page["page_id"] in str(app.screen.query_one("#raw-text").render())
+        assert inspector.page["page_id"] in app.screen.query_one("#raw-text").text
         await pilot.press("v")  # the diff layout toggle before the Revisions tab was ever mounted
         await settle(app, pilot)
         assert inspector.active_tab == "revisions" and inspector.tab_ready("revisions")
@@ -89,3 +91,56 @@ async def test_the_footer_composes_its_keys_again_only_when_they_change(demo_sto
         await pilot.press("m")  # a selection: "Clear selection" joins the footer
         await settle(app, pilot)
         assert any("Clear selection" in k.description for k in app.screen.query(FooterKey))
+
+
+def _lines(view) -> list[str]:
+    return [strip.text.rstrip() for strip in view._strips]
+
+
+async def test_a_long_page_is_rendered_off_the_loop_and_drawn_by_the_window(demo_store, make_app):
+    from pcp_tui.widgets import document
+
+    store, refs = demo_store
+    body = "# Long page\n\n" + "\n\n".join(f"Paragraph {i} of the long page." for i in range(3000)) + "\n\nThe end."
+    assert len(body) > document.INLINE_LIMIT
+    long_id = store.write_page("user:me", content=body, media_type="text/markdown")["page_id"]
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        view = app.screen.query_one("#content-view", document.Document)
+        short = _lines(view)
+        assert short  # a short page: rendered at once
+        view.show(partial(inspector_module.markdown, body), body)
+        assert view.rendering and view._strips == []  # the loop did not render it, and nothing old stays
+        await settle(app, pilot)
+        assert not view.rendering
+        lines = _lines(view)
+        assert "Long page" in lines[0] and lines[-1] == "The end." and len(lines) > 3000
+        assert view.virtual_size.height == len(lines) and view.size.height < len(lines)
+        view.scroll_end(animate=False)
+        await pilot.pause()
+        assert "The end." in view.render_line(view.size.height - 1).text
+        # a newer page shown while the long one is still rendering: the late render is dropped
+        view.show(partial(inspector_module.markdown, body), body)
+        view.show("A short one.", "A short one.")
+        await settle(app, pilot)
+        assert _lines(view) == ["A short one."]
+        del long_id
+
+
+async def test_the_document_renders_again_at_its_new_width(demo_store, make_app):
+    from pcp_tui.widgets import document
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        view = app.screen.query_one("#content-view", document.Document)
+        text = " ".join(f"word{i}" for i in range(200))
+        view.show(text, text)
+        await settle(app, pilot)
+        wide = len(view._strips)
+        await pilot.resize_terminal(80, 24)
+        await settle(app, pilot)
+        assert len(view._strips) > wide  # narrower: more lines, each within the new width
+        assert max(s.cell_length for s in view._strips) <= view.scrollable_content_region.width

@@ -5,7 +5,8 @@ from __future__ import annotations
 from textual.widgets import OptionList, Static, Tree
 
 from helpers import page_list, select_page, settle, type_into
-from pcp_tui.widgets.inspector import TABS, Inspector, MarkdownText
+from pcp_tui.widgets.document import Document
+from pcp_tui.widgets.inspector import TABS, Inspector
 
 SIZE = (120, 40)
 
@@ -15,8 +16,8 @@ def inspector_text(app) -> str:
     inspector = app.screen.query_one(Inspector)
     parts: list[str] = []
     for widget in inspector.query("*"):
-        if isinstance(widget, MarkdownText):
-            parts.append(widget.source)
+        if isinstance(widget, Document):
+            parts.append(widget.text)
         elif isinstance(widget, Static):
             parts.append(str(widget.render()))
         elif isinstance(widget, OptionList):

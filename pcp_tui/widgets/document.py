@@ -1,0 +1,123 @@
+"""A scrollable document drawn through the line API: rendered once (off the loop when long), drawn by the window.
+
+The inspector used a Static inside a VerticalScroll for a page's content, its facets and its raw JSON. A
+Static renders all of its text on the event loop, every time it changes, and changes its own height, which
+lays the screen out again: a 15,000-character page blocked the loop for 100 ms, a 150,000-character one for
+over 350 ms (issue 13, item 15). A Document renders its source into lines once (the same Textual path as a
+Static: `visualize` then `Visual.to_strips`), in a worker thread when the text is long, and draws only the
+lines in view. Its own size never changes with its text, so a new page is a repaint, not a layout pass.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import work
+from textual.content import Content
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.visual import Visual, visualize
+from textual.worker import get_current_worker
+
+from .steady import unchanged
+
+INLINE_LIMIT = 4_000  # characters rendered on the loop at once; longer texts are rendered in a worker thread
+
+
+class Document(ScrollView, can_focus=True):
+    """Shows one renderable (Markdown, Content, text); `text` is its plain text (what tests and checks read)."""
+
+    DEFAULT_CSS = """
+    Document { height: 1fr; scrollbar-gutter: stable; scrollbar-size-vertical: 1; overflow-x: hidden; overflow-y: auto; }
+    """
+
+    class Drawn(Message):
+        def __init__(self, generation: int, width: int, strips: list[Strip]) -> None:
+            super().__init__()
+            self.generation, self.width, self.strips = generation, width, strips
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.source: Any = ""
+        self.text = ""
+        self.rendering = False  # a worker is rendering the current source
+        self._strips: list[Strip] = []
+        self._generation = 0
+        self._width = 0
+
+    def show(self, source: Any, text: str) -> None:
+        """Show `source` from its top: anything a Static takes, or a function that makes it (called where the
+        rendering happens, so parsing Markdown or highlighting code is off the loop too); `text` is its plain text."""
+        self.source, self.text = source, text
+        self._strips = []  # what was shown goes at once (an erased page must not stay on screen)
+        self.scroll_to(0, 0, animate=False)
+        self._draw()
+
+    def _content_width(self) -> int:
+        return self.scrollable_content_region.width
+
+    def _draw(self) -> None:
+        self._generation += 1
+        width = self._content_width()
+        self._width = width
+        if width <= 0:  # not laid out yet: on_resize draws it
+            self._set([])
+            return
+        if len(self.text) <= INLINE_LIMIT:
+            self.rendering = False
+            self._set(self._render_source(self.source, width))
+        else:
+            self.rendering = True
+            self._set([])
+            self._render_later(self._generation, self.source, width)
+
+    def _render_source(self, source: Any, width: int) -> list[Strip]:
+        if callable(source):
+            source = source()
+        if isinstance(source, str) and not source or source is None:
+            return []
+        return Visual.to_strips(self, visualize(self, source, markup=False), width, None, self.visual_style)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="document")
+    def _render_later(self, generation: int, source: Any, width: int) -> None:
+        # Textual renders a Rich renderable with the active app's console (a context variable of the loop's
+        # context; a worker thread starts without it). Textual's own `_context` module: re-check on upgrade.
+        from textual._context import active_app
+
+        active_app.set(self.app)
+        try:
+            strips = self._render_source(source, width)
+        except Exception:  # noqa: BLE001 - a renderer that fails on this text: its plain text, never nothing
+            strips = self._render_source(Content(self.text), width)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.Drawn(generation, width, strips))
+
+    def on_document_drawn(self, message: Drawn) -> None:
+        message.stop()
+        if message.generation == self._generation and message.width == self._width:
+            self.rendering = False
+            self._set(message.strips)
+
+    def _set(self, strips: list[Strip]) -> None:
+        self._strips = strips
+        self.virtual_size = Size(max(0, self._width), len(strips))
+        self.refresh()
+
+    def on_resize(self) -> None:
+        if self._content_width() != self._width:
+            self._draw()
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        if unchanged(self, size, container_size):  # (steady.py) a layout pass elsewhere: nothing to redo here
+            return False
+        return super()._size_updated(size, virtual_size, container_size, layout)
+
+    def render_line(self, y: int) -> Strip:
+        index = self.scroll_offset.y + y
+        width = self._content_width()
+        style = self.visual_style.rich_style
+        if 0 <= index < len(self._strips):
+            return self._strips[index].crop_extend(0, width, style)
+        return Strip.blank(width, style)
