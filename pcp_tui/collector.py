@@ -9,8 +9,14 @@ collections (a few milliseconds each) and moves the full ones here:
   as long as the app and are never walked again;
 - automatic full collections are turned off (the third threshold is set out of reach);
 - `tick` (the app calls it twice a second) runs the pending full collection once there has been no input for
-  IDLE seconds (and at most every MIN_GAP seconds), or anyway when the last one is FORCE_AFTER seconds old,
-  so memory stays bounded however busy the user is (then one lands on a keystroke, as before, that rarely).
+  IDLE seconds (and at most every MIN_GAP seconds), then freezes what survived it: Textual's render caches
+  (strips, each with its own small caches) are most of the heap, live, and would be walked every time
+  (a full walk of the app at a million pages took 100-200 ms, bench/tui_bench.py). A busy user still gets
+  one when the last is FORCE_AFTER seconds old (it walks only what came since the last freeze).
+- What was frozen and became garbage since (a dialog closed, a widget removed) is found by a deep
+  collection: everything unfrozen, collected, frozen again, once the input has paused DEEP_IDLE seconds and
+  at most every DEEP_EVERY seconds. So nothing is kept for long, and the one walk of the whole heap waits
+  for a real pause.
   Young collections still collect most cyclic garbage; the full ones only find cycles that grew old.
 
 `stop` puts the thresholds back and unfreezes, so a process that runs several apps (the tests) is as before.
@@ -25,6 +31,8 @@ from collections.abc import Callable
 IDLE = 1.0  # seconds without a key or mouse event before a pending full collection runs
 MIN_GAP = 10.0  # seconds at least between two full collections in pauses (each walks the whole heap)
 FORCE_AFTER = 300.0  # seconds after which a full collection runs anyway, input or not
+DEEP_IDLE = 5.0  # seconds without input before a deep collection (the frozen heap included) may run
+DEEP_EVERY = 600.0  # seconds at least between two deep collections
 PENDING = 3  # young-generation collections since the last full one that make a full one worth doing
 OUT_OF_REACH = 1_000_000  # the third threshold while the app runs: no automatic full collection
 
@@ -32,9 +40,10 @@ OUT_OF_REACH = 1_000_000  # the third threshold while the app runs: no automatic
 class IdleCollector:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
-        self.last_input = self.last_full = clock()
+        self.last_input = self.last_full = self.last_deep = clock()
         self.saved: tuple[int, int, int] | None = None
         self.full_collections = 0
+        self.deep_collections = 0
 
     @property
     def running(self) -> bool:
@@ -52,15 +61,23 @@ class IdleCollector:
         self.last_input = self.clock()
 
     def tick(self) -> bool:
-        """Run the full collection if it is due; True when it ran."""
+        """Run the full (or deep) collection if it is due; True when one ran."""
         if self.saved is None:
             return False
         now = self.clock()
         pending = gc.get_count()[2]
-        idle = now - self.last_input >= IDLE
+        idle = now - self.last_input
         since = now - self.last_full
-        if (idle and pending >= PENDING and since >= MIN_GAP) or (pending and since >= FORCE_AFTER):
+        if idle >= DEEP_IDLE and now - self.last_deep >= DEEP_EVERY:
+            gc.unfreeze()
             gc.collect()
+            gc.freeze()
+            self.last_deep = self.last_full = self.clock()
+            self.deep_collections += 1
+            return True
+        if (idle >= IDLE and pending >= PENDING and since >= MIN_GAP) or (pending and since >= FORCE_AFTER):
+            gc.collect()
+            gc.freeze()
             self.last_full = self.clock()
             self.full_collections += 1
             return True

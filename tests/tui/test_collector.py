@@ -43,8 +43,12 @@ def test_full_collections_wait_for_a_pause_and_the_thresholds_come_back(clock):
         clock.now += collector.IDLE / 2
         assert not col.tick()
         clock.now += collector.IDLE
+        frozen = gc.get_freeze_count()
+        survivor = [object() for _ in range(1000)]  # lists are tracked: survivors of the collection
         assert col.tick()  # a pause: it runs
         assert gc.get_count()[2] == 0 and col.full_collections == 1
+        assert gc.get_freeze_count() >= frozen + 1  # what survived is out of the next one's sight
+        del survivor
         _promote(collector.PENDING)
         clock.now += 1
         assert not col.tick()  # paused, but the last one is too recent
@@ -68,6 +72,38 @@ def test_a_busy_user_still_gets_one_now_and_then(clock):
         assert col.tick()  # input every half second for FORCE_AFTER: collected anyway
     finally:
         col.stop()
+
+
+def test_a_long_pause_runs_a_deep_collection_that_finds_frozen_garbage(clock):
+    col = IdleCollector(clock)
+
+    class Node:
+        pass
+
+    a, b = Node(), Node()
+    a.other, b.other = b, a  # a cycle, alive when frozen
+    col.start()
+    try:
+        del a, b  # garbage now, but frozen: a full collection does not see it
+        clock.now += collector.DEEP_EVERY + 1
+        col.last_input = clock.now - collector.IDLE  # a short pause: a full collection, not a deep one
+        _promote(collector.PENDING)
+        assert col.tick() and col.deep_collections == 0
+        before = sum(1 for o in _frozen_and_tracked() if type(o) is Node)
+        assert before == 2  # still there: frozen
+        col.last_input = clock.now - collector.DEEP_IDLE
+        assert col.tick() and col.deep_collections == 1
+        assert sum(1 for o in _frozen_and_tracked() if type(o) is Node) == 0  # found and freed
+    finally:
+        col.stop()
+
+
+def _frozen_and_tracked() -> list:
+    gc.unfreeze()
+    try:
+        return gc.get_objects()
+    finally:
+        gc.freeze()
 
 
 def test_a_bulk_import_raising_the_first_threshold_meanwhile_is_kept(clock):
