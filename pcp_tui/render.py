@@ -548,6 +548,7 @@ def synced(console: Console, data: dict[str, Any]) -> None:
     action = data.get("action")
     if action == "status":
         _line(console, f"This store: {data['store_id'] or '(no id until its first sync or pairing)'}" + ("" if data["paired"] else " (not paired with a folder)"))
+        _line(console, f"Last sync: {data.get('last_sync') or 'never'}")
         for peer in data["peers"]:
             state = "unpaired" if peer["revoked"] else f"last sync {peer['last_sync'] or 'never'}"
             _line(console, f"  {peer['store_id']}: {state} ({', '.join(peer['via']) or '-'})")

@@ -272,3 +272,35 @@ def test_sync_dialog_snapshot(snap_compare, workdir, fixed_clock, make_app, size
 
     assert snap_compare(app, terminal_size=SIZES[size], run_before=run_before)
     st.close()
+
+
+@pytest.mark.asyncio
+async def test_a_cli_sync_that_only_wrote_shows_as_the_last_sync(workdir, make_app, monkeypatch):
+    """A sync from the CLI with nothing to read (the other store has written nothing yet) is a sync: the dialog
+    shows its time, on opening and while it is open (the store watcher sees the other process's sync)."""
+    import store.ids as ids
+    from pcp_tui.cli import main
+
+    folder = workdir / "syncdir"
+    with Store.open(Path("a.db")) as st:
+        st.write_page("notes:travel", content="# Ferry times\nThe morning ferry leaves at 7:40.")
+        st.sync_pair(folder)
+    monkeypatch.setattr(ids, "now", lambda: "2026-05-01T09:15:00.000Z")
+    assert main(["--db", "a.db", "sync", str(folder)]) == 0  # writes a's changes; no other store's files yet
+    st = Store.open(Path("a.db"))
+    app = make_app(st, watch_interval=0.05)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f7")
+        await settle(app, pilot)
+        assert isinstance(app.screen, SyncScreen)
+        state = app.screen.query_one("#sync-state").render().plain
+        assert "Last sync: 2026-05-01 09:15" in state, state
+        monkeypatch.setattr(ids, "now", lambda: "2026-05-02T10:30:00.000Z")
+        assert main(["--db", "a.db", "sync", str(folder)]) == 0  # again, nothing new at all, the dialog open
+        for _ in range(100):
+            if "Last sync: 2026-05-02 10:30" in app.screen.query_one("#sync-state").render().plain:
+                break
+            await pilot.pause(0.05)
+        assert "Last sync: 2026-05-02 10:30" in app.screen.query_one("#sync-state").render().plain
+    st.close()
