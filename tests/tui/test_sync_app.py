@@ -304,3 +304,30 @@ async def test_a_cli_sync_that_only_wrote_shows_as_the_last_sync(workdir, make_a
             await pilot.pause(0.05)
         assert "Last sync: 2026-05-02 10:30" in app.screen.query_one("#sync-state").render().plain
     st.close()
+
+
+@pytest.mark.asyncio
+async def test_the_dialog_names_the_keys_in_use_a_keymap_changes_them(workdir, make_app):
+    """The intro, the folder line and the pairing code's hint name the keys bound now, not the defaults."""
+    (workdir / "config").mkdir(exist_ok=True)
+    (workdir / "config" / "keymap.toml").write_text(
+        'sync = "f9"\n"sync.run" = "ctrl+n"\n"sync.pair" = "ctrl+g"\n"sync.join" = "ctrl+u"\n', encoding="utf-8")
+    st = Store.open(Path("a.db"))
+    st.write_page("notes:travel", content="# Ferry times\nThe morning ferry leaves at 7:40.")
+    app = make_app(st)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f9")
+        await settle(app, pilot)
+        assert isinstance(app.screen, SyncScreen)
+        intro = app.screen.query_one(".dialog-body").render().plain
+        assert "(^g)" in intro and "(^u," in intro, intro
+        assert not any(k in intro for k in ("ctrl+o", "ctrl+t", "^o", "^t"))
+        state = app.screen.query_one("#sync-state").render().plain
+        assert "none yet (^n asks for it)" in state, state
+        config.save_sync_folder(workdir / "config", str(workdir / "syncdir"))
+        await pilot.press("ctrl+g")  # the rebound key offers a code
+        await settle(app, pilot)
+        code = app.screen.query_one("#sync-code").render().plain
+        assert "Pairing code" in code and "(f9, then ^u;" in code, code
+    st.close()
