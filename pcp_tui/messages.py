@@ -344,6 +344,13 @@ class ImportFailed(Message):
     """An import raised; the error itself reaches the user through StoreWorkers."""
 
 
+@dataclass
+class StoreEmptiness(Message):
+    """Whether the store holds any page or scope (F5 on a store emptied since: it welcomes again)."""
+
+    empty: bool
+
+
 # The sync dialog
 
 

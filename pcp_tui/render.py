@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from rich import box
 from rich.console import Console, Group
 from rich.markdown import Markdown
+from rich.measure import Measurement
 from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -83,22 +84,77 @@ def doctor(console: Console, data: dict[str, Any]) -> None:
               ": a reader held a snapshot when they ran; the next pcp call after it closes finishes them.")
 
 
+def _natural_width(console: Console, table: Table) -> int:
+    """The width `table` takes with no terminal edge to fit in."""
+    return Measurement.get(console, console.options.update_width(10_000), table).maximum
+
+
+def _widest(header: str, cells: Iterable[Text]) -> int:
+    """The widest line of a column: its header or one of its cells."""
+    return max([len(header), *(line.cell_len for cell in cells for line in cell.split())])
+
+
+def _give_way(table: Table, console: Console, columns: dict[int, tuple[int, int]]) -> bool:
+    """Narrow the columns named (index -> (narrowest, natural width)), the one with most room first, until
+    `table` fits the console; their cells are cut with an ellipsis. False, nothing changed, when even the
+    narrowest widths do not fit."""
+    excess = _natural_width(console, table) - console.width
+    if excess <= 0:
+        return True
+    if sum(max(0, natural - floor) for floor, natural in columns.values()) < excess:
+        return False
+    widths = {i: natural for i, (_, natural) in columns.items()}
+    for _ in range(excess):
+        i = max(columns, key=lambda k: widths[k] - columns[k][0])
+        widths[i] -= 1
+    for i, width in widths.items():
+        table.columns[i].max_width = width
+    return True
+
+
+_SCOPE_COLUMNS = ("Namespace", "Name", "Visibility", "Pages", "Last activity", "Permissions")
+
+
+def _scope_cells(s: dict[str, Any]) -> tuple[Text, ...]:
+    perms = s.get("permissions") or []
+    perms = ["all"] if ALL_PERMISSIONS <= set(perms) else perms
+    active = str(s.get("last_activity") or "").replace("T", " ")[:16] or None
+    return (_t(s.get("namespace"), "bold"), _t(s.get("display_name")), _t(s.get("visibility")),
+            _t(s.get("page_count")), _t(active), _t(", ".join(perms) or None))
+
+
 def scopes(console: Console, data: dict[str, Any]) -> None:
+    """One scope a line, never wrapped mid-cell. Every column when they fit (a long namespace or name cut with
+    an ellipsis); on a narrow terminal the name under the namespace, the day of the last activity, visibility
+    and permissions in one column. `--json` has every value whole."""
     rows = data.get("scopes") or []
     if not rows:
         _line(console, ("No scopes.", "dim"))
-    else:
+        _more(console, data)
+        return
+    cells = [_scope_cells(s) for s in rows]
+    table = Table(box=box.SIMPLE_HEAD)
+    for header in _SCOPE_COLUMNS:
+        table.add_column(header, no_wrap=True, overflow="ellipsis", justify="right" if header == "Pages" else "left")
+    for row in cells:
+        table.add_row(*row)
+    room = {i: (floor, _widest(_SCOPE_COLUMNS[i], (c[i] for c in cells))) for i, floor in ((0, 24), (1, 16))}
+    if not _give_way(table, console, room):
         table = Table(box=box.SIMPLE_HEAD)
-        for name in ("Namespace", "Name", "Visibility", "Pages", "Last activity", "Permissions"):
-            table.add_column(name, overflow="fold", min_width=16 if name == "Namespace" else None,
-                             no_wrap=name in ("Visibility", "Pages", "Last activity"))
-        for s in rows:
-            perms = s.get("permissions") or []
-            perms = ["all"] if ALL_PERMISSIONS <= set(perms) else perms
-            active = str(s.get("last_activity") or "").replace("T", " ")[:16] or None
-            table.add_row(_t(s.get("namespace"), "bold"), _t(s.get("display_name")), _t(s.get("visibility")),
-                          _t(s.get("page_count")), _t(active), _t(", ".join(perms) or None))
-        console.print(table)
+        table.add_column("Namespace / name", no_wrap=True, overflow="ellipsis")
+        table.add_column("Pages", no_wrap=True, justify="right")
+        table.add_column("Active", no_wrap=True)
+        table.add_column("Access", no_wrap=True, overflow="ellipsis", max_width=24)
+        labels = []
+        for namespace, name, visibility, pages, active, perms in cells:
+            label = namespace.copy()
+            if name.plain != "—":
+                label.append("\n").append(name.plain, style="dim")
+            labels.append(label)
+            access = Text.assemble(visibility, ", ", perms) if perms.plain != "—" else visibility
+            table.add_row(label, pages, Text(active.plain[:10], style=active.style), access)
+        _give_way(table, console, {0: (12, _widest("Namespace / name", labels))})  # the count and the day stay whole
+    console.print(table)
     _more(console, data)
 
 
@@ -548,6 +604,7 @@ def synced(console: Console, data: dict[str, Any]) -> None:
     action = data.get("action")
     if action == "status":
         _line(console, f"This store: {data['store_id'] or '(no id until its first sync or pairing)'}" + ("" if data["paired"] else " (not paired with a folder)"))
+        _line(console, f"Last sync: {data.get('last_sync') or 'never'}")
         for peer in data["peers"]:
             state = "unpaired" if peer["revoked"] else f"last sync {peer['last_sync'] or 'never'}"
             _line(console, f"  {peer['store_id']}: {state} ({', '.join(peer['via']) or '-'})")

@@ -174,7 +174,7 @@ class SyncStatus(TypedDict):
     store_id: str | None  # None until the store first syncs or pairs (its id is minted then)
     paired: bool  # holds a folder key (pcp sync DIR --pair / --join)
     peers: list[SyncPeer]
-    last_sync: str | None
+    last_sync: str | None  # when this store last finished a sync (a write-only one too), else its peers' latest
     conflicts: list[str]  # pages with concurrent revisions to resolve (at most 1000)
 
 

@@ -18,13 +18,17 @@ from .. import commands
 from ..widgets.fields import Field
 
 
+def key_of(app: object, command_id: str) -> str:
+    """The keys a command answers to now (the user's keymap applied), as help and hints show them."""
+    key_display = getattr(app, "key_display", None)
+    return str(key_display(command_id)) if key_display else commands.by_id(command_id).keys
+
+
 def key_hint(app: object, pairs: list[tuple[str, str]]) -> Content:
     """A dialog's own keys as one dim line: `ctrl+s Archive · esc Cancel`."""
-    key_display = getattr(app, "key_display", None)
     parts = []
     for command_id, label in pairs:
-        keys = key_display(command_id) if key_display else commands.by_id(command_id).keys
-        parts.append(Content.assemble((keys, "bold"), f" {label}"))
+        parts.append(Content.assemble((key_of(app, command_id), "bold"), f" {label}"))
     return Content(" · ").join(parts).stylize("dim")
 
 

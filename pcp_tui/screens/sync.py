@@ -17,7 +17,7 @@ from textual.widgets import DataTable, ProgressBar, Static
 
 from .. import commands, config, reading
 from ..messages import OpenPage, PairOffered, Progress, StoreChanged, StoreWorkers, Synced, SyncFailed, SyncStateLoaded
-from .confirm import FormScreen, key_hint
+from .confirm import FormScreen, key_hint, key_of
 
 
 def load_state(store: Any) -> tuple[dict, dict[str, tuple[str, str]]]:
@@ -65,7 +65,9 @@ def summary(result: dict) -> str:
 
 
 class SyncScreen(StoreWorkers, ModalScreen[None]):
-    """Sync state, the pages with conflicts (Enter opens one), ctrl+s syncs now, ctrl+f picks the folder."""
+    """Sync state, the pages with conflicts (Enter opens one), sync now, pick the folder, pair.
+
+    Text that names a key reads it from the bindings in use (a user keymap changes it)."""
 
     COMMAND_SCOPE = "sync"
     BINDINGS = commands.bindings("sync")
@@ -93,7 +95,8 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
             yield Static(Content(
                 "Your stores exchange sealed change files through a folder they share (a USB stick, or a folder a "
                 "sync tool already syncs); nothing in it is readable. Pair a second store once: offer a code "
-                "here (ctrl+o) and type it there (ctrl+t, or `pcp sync DIR --join CODE`)."), classes="dialog-body")
+                f"here ({self._key('sync.pair')}) and type it there ({self._key('sync.join')}, or "
+                "`pcp sync DIR --join CODE`)."), classes="dialog-body")
             yield Static("Reading the sync state…", id="sync-state")
             yield Static("", id="sync-code")
             with Vertical(id="sync-running"):
@@ -105,6 +108,9 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
                                              ("sync.pair", "Offer pairing"), ("sync.join", "Type a code"),
                                              ("sync.open", "Open"), ("sync.back", "Close"), ("help", "Keys")]),
                          classes="dialog-keys")
+
+    def _key(self, command_id: str) -> str:
+        return key_of(self.app, command_id)
 
     def on_mount(self) -> None:
         self.app.subscribe_store_changes(self)
@@ -129,7 +135,7 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         message.stop()
         self.status = status = message.status
         folder = self.folder
-        lines = [Content.assemble(("Folder: ", "bold"), folder or "none yet (ctrl+s asks for it)"),
+        lines = [Content.assemble(("Folder: ", "bold"), folder or f"none yet ({self._key('sync.run')} asks for it)"),
                  Content.assemble(("This store: ", "bold"), status["store_id"] or "no id until its first sync or pairing",
                                   "  paired" if status["paired"] else "  not paired yet"),
                  Content.assemble(("Last sync: ", "bold"), when(status["last_sync"]))]
@@ -240,7 +246,8 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         message.stop()
         code = self.query_one("#sync-code", Static)
         code.update(Content.assemble(("Pairing code: ", "bold"), (message.offer["code"], "bold $accent"),
-                                     "\nType it on the other machine (f7, then ctrl+t; or `pcp sync DIR --join CODE`). "
+                                     f"\nType it on the other machine ({self._key('sync')}, then "
+                                     f"{self._key('sync.join')}; or `pcp sync DIR --join CODE`). "
                                      "It works once and is not written to the folder; sync here afterwards."))
         code.display = True
         self._load()
@@ -252,7 +259,8 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         def ask(folder: str) -> None:
             screen = FormScreen(
                 "Pair with another store",
-                f"Type the code your other store showed (f7, ctrl+o there; or `pcp sync DIR --pair`). Folder: "
+                f"Type the code your other store showed ({self._key('sync')}, {self._key('sync.pair')} there; or "
+                f"`pcp sync DIR --pair`). Folder: "
                 f"{folder}. An empty store takes the other store's owner; then this store syncs.",
                 confirm_label="Pair and sync", danger=False, fields=[("code", "Code", "")])
 

@@ -1,4 +1,7 @@
-"""The welcome screen of an empty store: import history (with progress), or open the demo."""
+"""The welcome screen of an empty store, and the import screen (F5): import history (with progress), or open the demo.
+
+An empty store (the first run, or one emptied since) is welcomed ("Welcome to pcp"); a store with pages
+gets the same screen titled for what it is then, an import into it."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Label, ProgressBar, Select, Static
 
 from .. import commands
-from ..messages import ImportFailed, Imported, ImportReportLoaded, Progress, StoreWorkers
+from ..messages import ImportFailed, Imported, ImportReportLoaded, Progress, StoreEmptiness, StoreWorkers
 from ..widgets.fields import Field
 from ..widgets.footer import FitFooter
 
@@ -27,6 +30,7 @@ SOURCES = [
 # Agent sessions: the path may be left empty (their own folder), and each session goes to its project's scope.
 AGENTS = frozenset({"claude_code", "codex", "gemini"})
 REPORT_LINES = 200  # lines of the kept report shown; `pcp import-report ID` prints them all
+WELCOME, IMPORT = "Welcome to pcp", "Import"  # the title: an empty store, a store with pages
 
 
 def report_lines(report: dict) -> str:
@@ -66,13 +70,22 @@ class WelcomeScreen(StoreWorkers, Screen):
         self.first_run = first_run
         self.imported = False
 
-    def compose(self) -> ComposeResult:
+    def _intro(self, empty: bool) -> tuple[Content, Content]:
+        """The title and the intro: a welcome for an empty store, an import for one with pages."""
         path = getattr(self.app.store, "path", "")
-        intro = ("This store is empty" if self.first_run else "Import into this store") + f": {path}\n" + (
-            "Bring your chat history and notes in, or look around the demo store first (your store is left alone).")
+        if empty:
+            return Content.styled(WELCOME, "bold"), Content(
+                f"This store is empty: {path}\nBring your chat history and notes in, or look around the demo store "
+                "first (your store is left alone).")
+        return Content.styled(IMPORT, "bold"), Content(
+            f"Import into this store: {path}\nBring more chat history and notes in, or look around the demo store "
+            "(your store is left alone).")
+
+    def compose(self) -> ComposeResult:
+        title, intro = self._intro(self.first_run)
         with Vertical(id="welcome"):
-            yield Static(Content.styled("Welcome to pcp", "bold"), classes="dialog-title")
-            yield Static(Content(intro), classes="dialog-body")
+            yield Static(title, classes="dialog-title", id="welcome-title")
+            yield Static(intro, classes="dialog-body", id="welcome-intro")
             yield Label("Import from")
             yield Select(SOURCES, value="chatgpt", allow_blank=False, id="source")
             yield Label("Path")
@@ -93,6 +106,21 @@ class WelcomeScreen(StoreWorkers, Screen):
         self.query_one("#progress", ProgressBar).display = False
         self.query_one("#report-lines").display = False
         self.query_one("#path", Field).focus()
+        if not self.first_run:  # F5: the store may have been emptied since it opened
+            self._check_empty()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="welcome-empty")
+    def _check_empty(self) -> None:
+        from .. import demo
+
+        self.post_message(StoreEmptiness(demo.is_empty(self.app.store)))
+
+    @on(StoreEmptiness)
+    def _emptiness(self, message: StoreEmptiness) -> None:
+        message.stop()
+        title, intro = self._intro(message.empty)
+        self.query_one("#welcome-title", Static).update(title)
+        self.query_one("#welcome-intro", Static).update(intro)
 
     def action_run_import(self) -> None:
         path = self.query_one("#path", Field).value.strip()

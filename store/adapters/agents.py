@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -98,13 +100,50 @@ class AgentSession:
 
 # --- reading ---
 
+NOT_REGULAR = "not a regular file (a pipe, socket or device); not read"
+
+
+def regular_files(found: Iterable[Path], root: Path, source: str, report: ImportReport) -> list[Path]:
+    """The regular files among the paths a walk found (folders left out); a pipe, socket, device or broken
+    link is never opened (opening a pipe blocks) but skipped in the report with why."""
+    base = root if root.is_dir() else root.parent
+    out = []
+    for p in found:
+        try:
+            mode = p.stat().st_mode
+        except (OSError, RuntimeError):
+            why = "a broken link or unreadable entry"
+        else:
+            if stat.S_ISREG(mode):
+                out.append(p)
+                continue
+            if stat.S_ISDIR(mode):
+                continue
+            why = NOT_REGULAR
+        label = str(p.relative_to(base)) if p.is_relative_to(base) else p.name
+        report.skip(f"{source} file {label}", why)
+    return out
+
+
+def read_regular(path: Path) -> bytes:
+    """A file's bytes, never blocking on a pipe swapped in since the walk (opened non-blocking, then checked)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Invalid(NOT_REGULAR)
+        if info.st_size > LIMITS["max_import_bytes"]:
+            raise LimitExceeded(f"{path.name} is {info.st_size:,} bytes; the import limit is "
+                                f"{LIMITS['max_import_bytes']:,} bytes.")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
+
+
 def jsonl_records(path: Path, report: ImportReport, source: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, record) for every JSON object line; bad lines are reported, never fatal."""
-    size = path.stat().st_size
-    if size > LIMITS["max_import_bytes"]:
-        raise LimitExceeded(f"{path.name} is {size:,} bytes; the import limit is {LIMITS['max_import_bytes']:,} bytes.")
-    with open(path, "rb") as fh:
-        data = fh.read()
+    data = read_regular(path)
     lines: list[str | bytes]
     try:  # decoded once (json.loads of each line's bytes would detect and decode its encoding per line)
         lines = list(data.decode("utf-8").split("\n"))

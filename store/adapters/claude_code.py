@@ -28,7 +28,8 @@ from typing import Any, Iterator
 from ..constants import LIMITS
 from ..errors import Invalid
 from .agents import (
-    AgentMessage, AgentSession, AgentThread, ToolCall, jsonl_records, text_of, title_from, write_sessions,
+    AgentMessage, AgentSession, AgentThread, ToolCall, jsonl_records, regular_files, text_of, title_from,
+    write_sessions,
 )
 from .base import ImportReport, Progress, epoch_to_time, json_object, json_text
 
@@ -63,7 +64,7 @@ def import_claude_code(store: Any, path: str | Path | None = None, *, with_tools
         raise Invalid(f"{root}: no such file or folder (Claude Code keeps its sessions in ~/.claude/projects).")
     report = ImportReport(source=SOURCE, path=str(root))
     with store.bulk_loading():  # the reading too: it allocates every record (fewer collector runs)
-        files, summaries, titles = _read_all(_session_files(root), root, report)
+        files, summaries, titles = _read_all(_session_files(root, report), root, report)
         by_session: dict[str, list[_File]] = {}
         for f in files:
             by_session.setdefault(f.session_id, []).append(f)
@@ -75,11 +76,13 @@ def import_claude_code(store: Any, path: str | Path | None = None, *, with_tools
         return write_sessions(store, SOURCE, "Claude Code", TOOL, sessions, len(order), report, with_tools, progress)
 
 
-def _session_files(root: Path) -> list[Path]:
-    if root.is_file():
+def _session_files(root: Path, report: ImportReport) -> list[Path]:
+    if not root.is_dir():
         extra = root.with_suffix("") / "subagents"
-        return [root, *sorted(extra.glob("*.jsonl"))] if extra.is_dir() else [root]
-    return sorted(p for p in root.rglob("*.jsonl") if p.is_file())
+        found = [root, *sorted(extra.glob("*.jsonl"))] if extra.is_dir() else [root]
+    else:
+        found = sorted(root.rglob("*.jsonl"))
+    return regular_files(found, root, SOURCE, report)
 
 
 def _read_all(paths: list[Path], root: Path, report: ImportReport

@@ -35,7 +35,8 @@ from ..constants import LIMITS
 from ..errors import Invalid
 from ..jsonsafe import loads
 from .agents import (
-    AgentMessage, AgentSession, AgentThread, ToolCall, jsonl_records, project_slug, title_from, write_sessions,
+    AgentMessage, AgentSession, AgentThread, ToolCall, jsonl_records, project_slug, regular_files,
+    title_from, write_sessions,
 )
 from .base import ImportReport, Progress, epoch_to_time, json_object, json_text
 
@@ -82,7 +83,7 @@ def import_codex(store: Any, path: str | Path | None = None, *, with_tools: bool
         raise Invalid(f"{root}: no such file or folder (Codex keeps its sessions in ~/.codex/sessions).")
     report = ImportReport(source=SOURCE, path=str(root))
     with store.bulk_loading():  # the reading too: it allocates every record (fewer collector runs)
-        files = [f for f in (_read(p, root, report) for p in _session_files(root)) if f is not None]
+        files = [f for f in (_read(p, root, report) for p in _session_files(root, report)) if f is not None]
         by_session: dict[str, list[_File]] = {}
         for f in files:
             by_session.setdefault(f.session_id, []).append(f)
@@ -92,11 +93,11 @@ def import_codex(store: Any, path: str | Path | None = None, *, with_tools: bool
                               with_tools, progress)
 
 
-def _session_files(root: Path) -> list[Path]:
-    if root.is_file():
-        return [root]
-    return sorted(p for p in root.rglob("*.jsonl") if p.is_file() and (
-        p.name.startswith("rollout-") or p.parent.name == "archived_sessions"))
+def _session_files(root: Path, report: ImportReport) -> list[Path]:
+    if not root.is_dir():
+        return regular_files([root], root, SOURCE, report)
+    return regular_files(sorted(p for p in root.rglob("*.jsonl") if (
+        p.name.startswith("rollout-") or p.parent.name == "archived_sessions")), root, SOURCE, report)
 
 
 def _read(p: Path, root: Path, report: ImportReport) -> _File | None:

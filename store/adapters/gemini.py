@@ -29,7 +29,9 @@ from typing import Any, Iterator
 
 from ..constants import LIMITS
 from ..errors import Invalid, LimitExceeded
-from .agents import AgentMessage, AgentSession, AgentThread, ToolCall, jsonl_records, title_from, write_sessions
+from .agents import (
+    AgentMessage, AgentSession, AgentThread, ToolCall, jsonl_records, regular_files, title_from, write_sessions,
+)
 from .base import ImportReport, Progress, epoch_to_time, json_object, json_text, read_json_export
 
 SOURCE = "gemini"
@@ -99,7 +101,7 @@ def import_gemini(store: Any, path: str | Path | None = None, *, with_tools: boo
     report = ImportReport(source=SOURCE, path=str(root))
     with store.bulk_loading():  # the reading too: it allocates every record (fewer collector runs)
         replays: dict[str, _Replay] = {}
-        for p in _session_files(root):
+        for p in _session_files(root, report):
             _read(p, root, replays, report)
         mains = [r for r in replays.values() if r.parent_session is None or r.parent_session not in replays]
         subs: dict[str, list[_Replay]] = {}
@@ -111,11 +113,11 @@ def import_gemini(store: Any, path: str | Path | None = None, *, with_tools: boo
                               with_tools, progress)
 
 
-def _session_files(root: Path) -> list[Path]:
-    if root.is_file():
-        return [root]
-    found = [p for p in root.rglob("*.json*") if p.is_file() and p.suffix in (".json", ".jsonl") and (
-        p.name.startswith("session-") or p.parent.parent.name == "chats")]
+def _session_files(root: Path, report: ImportReport) -> list[Path]:
+    if not root.is_dir():
+        return regular_files([root], root, SOURCE, report)
+    found = regular_files(sorted(p for p in root.rglob("*.json*") if p.suffix in (".json", ".jsonl") and (
+        p.name.startswith("session-") or p.parent.parent.name == "chats")), root, SOURCE, report)
     return sorted(found, key=lambda p: (p.suffix == ".jsonl", str(p)))  # a migrated .json before its .jsonl
 
 

@@ -31,6 +31,8 @@ def sync_with(mine: SyncOps, other: SyncOps) -> SyncResult:
         other.check_owner(mine.owner_id, False)
     taken = pull(mine, other)
     given = pull(other, mine)
+    mine.finished()
+    other.finished()
     return {"peer": other.store_id, "owner_id": mine.owner_id, "adopted_owner": side == "adopted",
             "taken": taken, "given": given}
 

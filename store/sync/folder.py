@@ -231,6 +231,7 @@ class Folder:
         meter.start("writing this store's changes", 0)
         self._write_own(result)
         self._forget_old_keys(peers)
+        self.ops.finished()  # a sync that only wrote (or found nothing new) is this store's last sync too
         return result
 
     def _files(self, peer_dir: Path, skipped: list[str] | None = None) -> dict[int, Path]:

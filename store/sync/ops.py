@@ -30,6 +30,7 @@ from . import records
 STORE_ID_KEY = "sync_store_id"
 GONE_MARK_KEY = "sync_gone_mark"  # deletion_receipt rowid up to which sync_gone_page is filled
 FOREIGN_KEY = "sync_foreign"  # table -> rowid ranges that came in from other stores' change files
+LAST_SYNC_KEY = "sync_last"  # when this store last finished a sync (through a folder or with another store)
 
 
 def store_id(ctx: StoreContext) -> str:
@@ -104,6 +105,13 @@ class SyncOps(Part):
             "INSERT INTO sync_peer (peer_id, marks, last_sync) VALUES (?, ?, ?) ON CONFLICT(peer_id) DO UPDATE SET "
             "marks = excluded.marks, last_sync = excluded.last_sync", (peer, dumps(marks), ids.now()))
 
+    @operation("sync", write=True)
+    def finished(self, call: Call) -> None:
+        """Remember that a sync just finished: it counts as this store's last sync even when it only wrote (no
+        other store had anything new), which the peers' marks alone do not show. Audited, so an open app's
+        store watcher sees a sync another process ran."""
+        self._db.execute_sql("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (LAST_SYNC_KEY, ids.now()))
+
     def outgoing(self, since: dict[str, int]) -> tuple[dict[str, int], Iterator[dict[str, Any]]]:
         """(the mark reached, the records after `since`): read inside the caller's transaction."""
         upto = records.top_marks(self._db)
@@ -155,9 +163,10 @@ class SyncOps(Part):
         paired = db.execute_sql("SELECT 1 FROM meta WHERE key = 'sync_keys'").fetchone() is not None
         # Asking never mints the store's id (that happens at its first sync or pairing): a status read stays a read.
         minted = db.execute_sql("SELECT value FROM meta WHERE key = ?", (STORE_ID_KEY,)).fetchone()
+        finished = db.execute_sql("SELECT value FROM meta WHERE key = ?", (LAST_SYNC_KEY,)).fetchone()
+        last = [p["last_sync"] for p in peers.values() if p["last_sync"]] + ([str(finished[0])] if finished else [])
         return {"store_id": str(minted[0]) if minted else None, "paired": paired, "peers": list(peers.values()),
-                "last_sync": max((p["last_sync"] for p in peers.values() if p["last_sync"]), default=None),
-                "conflicts": conflicts}
+                "last_sync": max(last, default=None), "conflicts": conflicts}
 
     def foreign_ranges(self) -> dict[str, list[tuple[int, int]]]:
         """Rowid ranges per table that came from other stores' files; cut where a delete freed rowids since

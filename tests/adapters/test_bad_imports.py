@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tracemalloc
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -162,3 +163,85 @@ def test_one_bad_event_is_skipped_and_the_rest_imported(store, tmp_path, monkeyp
     reasons = {s["line"]: s["reason"] for s in report.skipped}
     assert "NUL" in reasons[2] and "lone surrogate" in reasons[3] and "limit is 1,000" in reasons[4]
     assert 6 in reasons and report.events == 2 and report.created == 2
+
+
+# ------------------------------------------------------------------------------------------ agent folders: FIFOs
+
+_AGENTS = Path(__file__).resolve().parents[1] / "data" / "agents"
+_AGENT_CASES = {
+    # importer: (a real session file, where it goes in the folder, the FIFO's name beside it)
+    "claude_code": (_AGENTS / "claude-code" / "kfischer-okarin" / "-Users-user-project"
+                    / "b3edadab-bca0-4054-9b41-f7ffa6941260.jsonl", "proj", "pipe.jsonl"),
+    "codex": (next((_AGENTS / "codex" / "codemie-code" / "sessions").rglob("rollout-*.jsonl")), "sessions/2026/01/02",
+              "rollout-2026-01-02T00-00-00-pipe.jsonl"),
+    "gemini": (next((_AGENTS / "gemini" / "codemie-code" / "tmp").rglob("session-*.json")), "tmp/abc/chats",
+               "session-2026-01-01T00-00-pipe.json"),
+}
+
+
+def _import_unblocked(importer, store, path, fifos):
+    """Run the import in a thread; if it blocks on a FIFO, unblock it so the run can end, then fail."""
+    import threading
+
+    result: dict = {}
+    worker = threading.Thread(target=lambda: result.update(report=importer(store, path)), daemon=True)
+    worker.start()
+    worker.join(60)
+    if worker.is_alive():
+        for fifo in fifos:
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # the blocked reader's open returns
+            except OSError:
+                pass
+        worker.join(5)
+        pytest.fail("the import blocked on a FIFO")
+    return result["report"]
+
+
+@pytest.mark.parametrize("source", sorted(_AGENT_CASES))
+def test_agent_importers_skip_fifos_in_the_report_and_never_open_them(store, tmp_path, source):
+    import shutil
+
+    from store import adapters
+
+    sample, where, pipe_name = _AGENT_CASES[source]
+    folder = tmp_path / "home"
+    (folder / where).mkdir(parents=True)
+    shutil.copy(sample, folder / where / sample.name)
+    fifo = folder / where / pipe_name
+    os.mkfifo(fifo)
+    importer = getattr(adapters, f"import_{source}")
+    report = _import_unblocked(importer, store, folder, [fifo])
+    assert report.conversations >= 1  # the real session beside it came in
+    reasons = {s["item"]: s["reason"] for s in report.skipped}
+    label = next(item for item in reasons if pipe_name in item)  # counted and reported, not passed over
+    assert "not a regular file" in reasons[label]
+    assert len(reasons[label].splitlines()) == 1
+    assert not any(pipe_name in (e.get("item") or "") for e in report.entries if e["outcome"] != "skipped")
+
+
+@pytest.mark.parametrize("source", sorted(_AGENT_CASES))
+def test_an_agent_import_of_a_fifo_itself_is_skipped_not_opened(store, tmp_path, source):
+    from store import adapters
+
+    fifo = tmp_path / _AGENT_CASES[source][2]
+    os.mkfifo(fifo)
+    report = _import_unblocked(getattr(adapters, f"import_{source}"), store, fifo, [fifo])
+    assert report.conversations == 0
+    assert [s["reason"] for s in report.skipped] == ["not a regular file (a pipe, socket or device); not read"]
+
+
+def test_a_claude_code_session_file_with_a_fifo_among_its_subagents_does_not_block(store, tmp_path):
+    import shutil
+
+    from store.adapters import import_claude_code
+
+    sample = _AGENT_CASES["claude_code"][0]
+    session = tmp_path / sample.name
+    shutil.copy(sample, session)
+    (tmp_path / sample.stem / "subagents").mkdir(parents=True)
+    fifo = tmp_path / sample.stem / "subagents" / "agent-pipe.jsonl"
+    os.mkfifo(fifo)
+    report = _import_unblocked(import_claude_code, store, session, [fifo])
+    assert report.conversations >= 1
+    assert any("agent-pipe.jsonl" in s["item"] and "not a regular file" in s["reason"] for s in report.skipped)

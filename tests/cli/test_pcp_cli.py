@@ -216,6 +216,37 @@ def test_human_output_shows_the_data(pcp: Pcp, seeded: dict[str, str]) -> None:
     assert "No hits." in pcp.human("search", "zzzqqqxxx-nothing")
 
 
+def test_scopes_fit_80_columns_without_wrapping_a_cell_and_show_every_column_at_160(pcp: Pcp) -> None:
+    from rich.cells import cell_len
+
+    long_ns = "agent:claude-code:users-someone-projects-a-rather-long-project:0d3b22c1-ba90-4fd3-b8d2-056ffc626725"
+    scopes = {"conversation:chatgpt-tychonoff": "ChatGPT: product of compact spaces",
+              "project:alpha": "Alpha — Tychonoff thesis", "user:me": "About me", long_ns: "A long agent session"}
+    for ns, name in scopes.items():
+        pcp.ok("scope", "create", ns, "--name", name)
+        pcp.ok("write", "--namespace", ns, "--content", f"a page of {name}")
+    pcp.monkeypatch.setenv("COLUMNS", "80")
+    narrow = pcp.human("scopes").splitlines()
+    assert all(cell_len(line) <= 80 for line in narrow), narrow
+    for ns, name in scopes.items():
+        if ns != long_ns:  # whole, each on one line: nothing wrapped mid-cell
+            assert any(line.strip().startswith(ns + " ") for line in narrow), (ns, narrow)
+            assert any(line.strip() == name for line in narrow), (name, narrow)
+    cut = [line for line in narrow if line.strip().startswith("agent:claude-code:")]
+    assert len(cut) == 1 and "…" in cut[0], narrow  # too long for 80 columns: cut with an ellipsis, on one line
+    assert not any(line.strip().startswith(long_ns[60:70]) for line in narrow)  # no wrapped remainder
+    assert all(("1" in line and "private, all" in line) for line in narrow if line.strip().startswith(
+        ("conversation:", "project:", "user:", "agent:")))  # the count and the access are on the scope's line
+    pcp.monkeypatch.setenv("COLUMNS", "160")
+    wide = pcp.human("scopes").splitlines()
+    assert all(cell_len(line) <= 160 for line in wide)
+    header = next(line for line in wide if "Namespace" in line)
+    assert all(h in header for h in ("Name", "Visibility", "Pages", "Last activity", "Permissions"))
+    for ns, name in scopes.items():
+        if ns != long_ns:
+            assert any(ns in line and name in line and "private" in line for line in wide), (ns, wide)
+
+
 def test_no_subcommand_prints_help(pcp: Pcp, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main([]) == 0
     out, err = capsys.readouterr()

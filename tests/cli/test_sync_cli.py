@@ -46,3 +46,22 @@ def test_refusals_are_one_line(tmp_path, capsys):
     assert code != 0 and err.count("\n") == 1
     code, _, err = run(capsys, "--db", a, "sync")
     assert code != 0
+
+
+def test_a_sync_that_only_wrote_is_the_last_sync(tmp_path, capsys):
+    """`pcp sync DIR` with no other store's files to read still syncs: --status (and the app) must not say never."""
+    a, folder = str(tmp_path / "a" / "a.db"), str(tmp_path / "f")
+    assert run(capsys, "--db", a, "write", "--namespace", "work", "--content", "only written out")[0] == 0
+    assert run(capsys, "--db", a, "sync", folder, "--pair")[0] == 0
+    code, out, _ = run(capsys, "--db", a, "--json", "sync", "--status")
+    assert code == 0 and json.loads(out)["last_sync"] is None  # paired, never synced yet
+    code, out, _ = run(capsys, "--db", a, "--json", "sync", folder)
+    assert code == 0 and json.loads(out)["read"] == [] and json.loads(out)["wrote"]  # nothing to read: it only wrote
+    code, out, _ = run(capsys, "--db", a, "--json", "sync", "--status")
+    last = json.loads(out)["last_sync"]
+    assert last and last.startswith("20")
+    code, out, _ = run(capsys, "--db", a, "sync", "--status")
+    assert code == 0 and f"Last sync: {last}" in out
+    code, out, _ = run(capsys, "--db", a, "sync", folder)  # again: nothing new to write or read, still a sync
+    code, out, _ = run(capsys, "--db", a, "--json", "sync", "--status")
+    assert code == 0 and json.loads(out)["last_sync"] >= last

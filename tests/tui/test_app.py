@@ -36,6 +36,45 @@ async def test_empty_store_welcomes_and_imports_with_progress(demo_store, empty_
     assert empty_store.read_pages([refs["alpha-outline"]])["results"][0]["revision"]["page_id"] == refs["alpha-outline"]
 
 
+def _title(app) -> str:
+    return app.screen.query_one(".dialog-title").render().plain
+
+
+async def test_f5_welcomes_only_an_empty_store_and_is_titled_import_on_a_store_with_pages(workdir, make_app):
+    from store import Store
+
+    st = Store.open(Path("one.db"))
+    st.write_page("notes:one", content="# Only page\nIt goes later.")
+    app = make_app(st)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.screen, MainScreen)
+        await pilot.press("f5")
+        await settle(app, pilot)
+        assert isinstance(app.screen, WelcomeScreen)
+        assert _title(app) == "Import" and "Welcome" not in _title(app)
+        assert "This store is empty" not in app.screen.query_one(".dialog-body").render().plain
+        await pilot.press("escape")
+        await settle(app, pilot)
+        other = Store.open(Path("one.db"))  # another process empties the store meanwhile
+        try:
+            other.delete_scope("notes:one", "emptied elsewhere")
+        finally:
+            other.close()
+        await pilot.press("f5")
+        await settle(app, pilot)
+        assert _title(app) == "Welcome to pcp"
+        assert "This store is empty" in app.screen.query_one(".dialog-body").render().plain
+    st.close()
+
+
+async def test_the_first_run_on_an_empty_store_is_the_welcome(empty_store, make_app):
+    app = make_app(empty_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.screen, WelcomeScreen) and _title(app) == "Welcome to pcp"
+
+
 async def test_an_import_names_its_kept_report(empty_store, make_app):
     from pathlib import Path
 

@@ -272,3 +272,62 @@ def test_sync_dialog_snapshot(snap_compare, workdir, fixed_clock, make_app, size
 
     assert snap_compare(app, terminal_size=SIZES[size], run_before=run_before)
     st.close()
+
+
+@pytest.mark.asyncio
+async def test_a_cli_sync_that_only_wrote_shows_as_the_last_sync(workdir, make_app, monkeypatch):
+    """A sync from the CLI with nothing to read (the other store has written nothing yet) is a sync: the dialog
+    shows its time, on opening and while it is open (the store watcher sees the other process's sync)."""
+    import store.ids as ids
+    from pcp_tui.cli import main
+
+    folder = workdir / "syncdir"
+    with Store.open(Path("a.db")) as st:
+        st.write_page("notes:travel", content="# Ferry times\nThe morning ferry leaves at 7:40.")
+        st.sync_pair(folder)
+    monkeypatch.setattr(ids, "now", lambda: "2026-05-01T09:15:00.000Z")
+    assert main(["--db", "a.db", "sync", str(folder)]) == 0  # writes a's changes; no other store's files yet
+    st = Store.open(Path("a.db"))
+    app = make_app(st, watch_interval=0.05)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f7")
+        await settle(app, pilot)
+        assert isinstance(app.screen, SyncScreen)
+        state = app.screen.query_one("#sync-state").render().plain
+        assert "Last sync: 2026-05-01 09:15" in state, state
+        monkeypatch.setattr(ids, "now", lambda: "2026-05-02T10:30:00.000Z")
+        assert main(["--db", "a.db", "sync", str(folder)]) == 0  # again, nothing new at all, the dialog open
+        for _ in range(100):
+            if "Last sync: 2026-05-02 10:30" in app.screen.query_one("#sync-state").render().plain:
+                break
+            await pilot.pause(0.05)
+        assert "Last sync: 2026-05-02 10:30" in app.screen.query_one("#sync-state").render().plain
+    st.close()
+
+
+@pytest.mark.asyncio
+async def test_the_dialog_names_the_keys_in_use_a_keymap_changes_them(workdir, make_app):
+    """The intro, the folder line and the pairing code's hint name the keys bound now, not the defaults."""
+    (workdir / "config").mkdir(exist_ok=True)
+    (workdir / "config" / "keymap.toml").write_text(
+        'sync = "f9"\n"sync.run" = "ctrl+n"\n"sync.pair" = "ctrl+g"\n"sync.join" = "ctrl+u"\n', encoding="utf-8")
+    st = Store.open(Path("a.db"))
+    st.write_page("notes:travel", content="# Ferry times\nThe morning ferry leaves at 7:40.")
+    app = make_app(st)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f9")
+        await settle(app, pilot)
+        assert isinstance(app.screen, SyncScreen)
+        intro = app.screen.query_one(".dialog-body").render().plain
+        assert "(^g)" in intro and "(^u," in intro, intro
+        assert not any(k in intro for k in ("ctrl+o", "ctrl+t", "^o", "^t"))
+        state = app.screen.query_one("#sync-state").render().plain
+        assert "none yet (^n asks for it)" in state, state
+        config.save_sync_folder(workdir / "config", str(workdir / "syncdir"))
+        await pilot.press("ctrl+g")  # the rebound key offers a code
+        await settle(app, pilot)
+        code = app.screen.query_one("#sync-code").render().plain
+        assert "Pairing code" in code and "(f9, then ^u;" in code, code
+    st.close()
