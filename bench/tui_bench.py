@@ -206,9 +206,12 @@ class BlockSampler:
                  " the loop thread's innermost frames:"]
         for key, n in sorted(self.stacks.items(), key=lambda kv: -kv[1])[:top]:
             lines.append(f"{n:6d}  {key}")
-        lines.append("functions on the stack (inclusive):")
-        for key, n in sorted(self.inclusive.items(), key=lambda kv: -kv[1])[:top * 3]:
-            lines.append(f"{n:6d}  {key}")
+        lines.append("functions on the stack (inclusive), by phase:")
+        phases = sorted({key.split("]", 1)[0] + "]" for key in self.inclusive})
+        for phase in phases:
+            mine = [(key, n) for key, n in self.inclusive.items() if key.startswith(phase)]
+            for key, n in sorted(mine, key=lambda kv: -kv[1])[:top * 2]:
+                lines.append(f"{n:6d}  {key}")
         return "\n".join(lines)
 
 

@@ -95,6 +95,7 @@ class MainScreen(CurateActions):
         self._timer: Timer | None = None
         self._deferred: Timer | None = None  # the loads that wait for the first window (on_mount)
         self._shown_status: Content | None = None
+        self._status_rows = 0  # rows the list status line took when last shown
         self._shown_bottom: str | None = None  # the status line's text on screen
         # The selection for deleting many pages at once (apart from the handoff basket): pages marked one by
         # one (id -> title, in the order marked), or every page matching the search and filters of `matching`.
@@ -226,7 +227,11 @@ class MainScreen(CurateActions):
         line = Content.assemble((self.scope_label, "bold"), *([(picked, "bold")] if picked else []), *parts)
         if line != self._shown_status:  # each page-list window reports its count: repaint only what changed
             self._shown_status = line
-            status.update(line)
+            # The line takes one or two rows; a layout pass (the whole screen) only when that changes.
+            width = status.content_size.width
+            rows = min(2, len(line.wrap(width))) if width > 0 else 0
+            status.update(line, layout=rows != self._status_rows or not rows)
+            self._status_rows = rows
         basket = len(self.app.basket)
         parts = [str(self.app.store.path) + ("  (demo)" if self.app.demo_mode else "")]
         parts.append(f"basket {basket} ({self.app.key_display('handoff')})")

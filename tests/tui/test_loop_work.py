@@ -117,6 +117,7 @@ async def test_a_long_page_is_rendered_off_the_loop_and_drawn_by_the_window(demo
         lines = _lines(view)
         assert "Long page" in lines[0] and lines[-1] == "The end." and len(lines) > 3000
         assert view.virtual_size.height == len(lines) and view.size.height < len(lines)
+        assert view.show_vertical_scrollbar  # the scrollbar came with the long text (no layout pass otherwise)
         view.scroll_end(animate=False)
         await pilot.pause()
         assert "The end." in view.render_line(view.size.height - 1).text
@@ -125,6 +126,8 @@ async def test_a_long_page_is_rendered_off_the_loop_and_drawn_by_the_window(demo
         view.show("A short one.", "A short one.")
         await settle(app, pilot)
         assert _lines(view) == ["A short one."]
+        await pilot.pause()
+        assert not view.show_vertical_scrollbar and view.virtual_size.height == 1
         del long_id
 
 
