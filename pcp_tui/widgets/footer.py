@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.cells import cell_len
 from textual.screen import Screen
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+from textual.widgets._footer import FooterKey, KeyGroup
 
 
 class FitFooter(Footer):
@@ -13,8 +13,9 @@ class FitFooter(Footer):
 
     Textual's footer composes its keys again whenever the screen's bindings may have changed (every focus
     change, every `refresh_bindings`): a dozen widgets removed, mounted, styled and laid out, 40-80 ms of
-    the loop on a slow machine (bench/tui_bench.py). This one does that only when the keys it would show
-    are not the ones it shows.
+    the loop on a slow machine (bench/tui_bench.py). This one does nothing when the keys it would show are
+    the ones it shows, and otherwise changes the key widgets it has in place (removing or adding only the
+    difference); it composes again only for grouped keys or a change of the palette key or compact mode.
     """
 
     _shown: tuple | None = None
@@ -26,11 +27,53 @@ class FitFooter(Footer):
                      for (_, binding, enabled, tooltip) in screen.active_bindings.values() if binding.show)
         return keys + (self.show_command_palette, self.compact)
 
+    def _plain(self, screen: Screen) -> list[tuple] | None:
+        """The keys compose would show (the first binding of each action, in order), or None when any is
+        grouped (compose draws groups with widgets of their own)."""
+        first: dict[str, tuple] = {}
+        for (_, binding, enabled, tooltip) in screen.active_bindings.values():
+            if not binding.show:
+                continue
+            if binding.group is not None:
+                return None
+            first.setdefault(binding.action, (binding.key, self.app.get_key_display(binding), binding.description,
+                                              binding.action, enabled, tooltip))
+        return list(first.values())
+
     def bindings_changed(self, screen: Screen) -> None:
         if self._bindings_ready and self.is_attached and screen is self.screen and self.app.app_focus:
-            if self._keys(screen) == self._shown:
+            keys = self._keys(screen)
+            if keys == self._shown:
+                return
+            if self._shown is not None and keys[-2:] == self._shown[-2:] and self._in_place(screen, keys):
                 return
         super().bindings_changed(screen)
+
+    def _in_place(self, screen: Screen, keys: tuple) -> bool:
+        plain = self._plain(screen)
+        if plain is None or self.query(KeyGroup):
+            return False
+        widgets = list(self.query(FooterKey))
+        palette = [w for w in widgets if w.has_class("-command-palette")]
+        shown = [w for w in widgets if w not in palette]
+        for widget, (key, display, description, action, enabled, tooltip) in zip(shown, plain, strict=False):
+            widget.key, widget.key_display, widget.description, widget.action = key, display, description, action
+            widget._disabled = not enabled
+            widget.set_class(not enabled, "-disabled")
+            widget.tooltip = tooltip or None
+            widget.display = True
+            widget.refresh(layout=True)
+        for widget in shown[len(plain):]:
+            widget.remove()
+        more = [FooterKey(key, display, description, action, disabled=not enabled, tooltip=tooltip)
+                .data_bind(compact=Footer.compact) for (key, display, description, action, enabled, tooltip)
+                in plain[len(shown):]]
+        if more:
+            self.mount_all(more, before=palette[0] if palette else None)
+        self.styles.grid_size_columns = len(plain)
+        self._shown = keys
+        self.call_after_refresh(self._fit)
+        return True
 
     async def recompose(self) -> None:
         if self.is_attached and self._bindings_ready:

@@ -81,13 +81,17 @@ async def test_the_footer_composes_its_keys_again_only_when_they_change(demo_sto
         app.screen.refresh_bindings()  # what every focus change and selection does: nothing shown changes
         await settle(app, pilot)
         assert list(app.screen.query(FooterKey)) == keys  # the same widgets: not composed again
+        before = [(k.key, k.description) for k in keys]
         await pilot.press("ctrl+s")  # the scope tree takes space (expand): Basket leaves the footer
         await settle(app, pilot)
-        assert "Basket" not in [k.description for k in app.screen.query(FooterKey)]
+        now = list(app.screen.query(FooterKey))
+        assert [(k.key, k.description) for k in now] == [kd for kd in before if kd[1] != "Basket"]
+        assert now[0] is keys[0]  # changed in place, not composed again
         page_list(app).focus()
         await settle(app, pilot)
         keys = list(app.screen.query(FooterKey))
-        assert "Basket" in [k.description for k in keys]
+        assert [(k.key, k.description) for k in keys] == before  # and back, the key added again
+        assert all(k.display for k in keys[:4]) and all(k.size.width > 0 for k in keys[:4])
         await pilot.press("m")  # a selection: "Clear selection" joins the footer
         await settle(app, pilot)
         assert any("Clear selection" in k.description for k in app.screen.query(FooterKey))
