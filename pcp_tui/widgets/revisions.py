@@ -31,6 +31,30 @@ def dates_note(history: list[dict], observed_at: str | None) -> str:
     return f"The list shows when it was stored: {history[0]['created_at'][:10]} (no observed time)."
 
 
+class RevisionSelect(Select[str]):
+    """A Select whose options can be replaced together with the value to show.
+
+    Textual's `set_options` first empties the selection and the caller then sets a value: the Select's
+    `-has-value` class goes off and on again, and each time its widgets are styled again (4 restyles per page
+    shown, most of the Revisions tab's cost per cursor move). `set_options_with` sets the new value at once.
+    It relies on Textual's `Select._init_selected_option` (re-check on a Textual upgrade).
+    """
+
+    _next_value: object = Select.NULL
+
+    def set_options_with(self, options: list[tuple[str, str]], value: object) -> None:
+        self._next_value = value
+        try:
+            self.set_options(options)
+        finally:
+            self._next_value = Select.NULL
+
+    def _init_selected_option(self, hint: object = Select.NULL) -> None:
+        if hint == Select.NULL and self._next_value in {v for _, v in self._options}:
+            hint = self._next_value
+        super()._init_selected_option(hint)  # type: ignore[arg-type]
+
+
 class RevisionsView(StoreWorkers, Vertical):
     """History newest first; choose From and To (Enter on a revision compares it with the one before)."""
 
@@ -44,9 +68,9 @@ class RevisionsView(StoreWorkers, Vertical):
         yield OptionList(id="history")
         with Horizontal(id="diff-controls"):
             yield Label("From ")
-            yield Select([], id="rev-from", compact=True, allow_blank=True, prompt="revision")
+            yield RevisionSelect([], id="rev-from", compact=True, allow_blank=True, prompt="revision")
             yield Label(" To ")
-            yield Select([], id="rev-to", compact=True, allow_blank=True, prompt="revision")
+            yield RevisionSelect([], id="rev-to", compact=True, allow_blank=True, prompt="revision")
             yield Label("", id="diff-mode")
         with VerticalScroll(id="diff-scroll"):
             yield DiffView(id="diff")
@@ -62,14 +86,15 @@ class RevisionsView(StoreWorkers, Vertical):
             for i, rev in enumerate(history)
         ])
         choices = [(revision_label(total - i, rev), rev["revision_id"]) for i, rev in enumerate(history)]
+        old = (history[1]["revision_id"] if total > 1 else history[0]["revision_id"]) if history else Select.NULL
+        new = history[0]["revision_id"] if history else Select.NULL
         self._setting = True
-        for sel_id in ("#rev-from", "#rev-to"):
-            self.query_one(sel_id, Select).set_options(choices)
+        self.query_one("#rev-from", RevisionSelect).set_options_with(choices, old)
+        self.query_one("#rev-to", RevisionSelect).set_options_with(choices, new)
         self._setting = False
         self.query_one("#diff-mode", Label).update(f"  {self.query_one(DiffView).layout_mode}")
         if history:
-            self.compare(history[1]["revision_id"] if total > 1 else history[0]["revision_id"],
-                         history[0]["revision_id"])
+            self.compare(str(old), str(new))
 
     def clear(self) -> None:
         """No page: no history, no choices, no diff."""

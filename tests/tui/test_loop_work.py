@@ -152,3 +152,33 @@ async def test_the_document_renders_again_at_its_new_width(demo_store, make_app)
         await settle(app, pilot)
         assert len(view._strips) > wide  # narrower: more lines, each within the new width
         assert max(s.cell_length for s in view._strips) <= view.scrollable_content_region.width
+
+
+async def test_the_revision_selects_keep_their_value_class_from_page_to_page(demo_store, make_app, monkeypatch):
+    from textual.widgets import Select
+    from textual.widgets._select import SelectCurrent
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        page_list(app).focus()
+        await pilot.press("2")
+        await settle(app, pilot)
+        toggles = []
+        original = SelectCurrent._watch_has_value
+
+        def counted(self, has_value):
+            toggles.append(has_value)
+            return original(self, has_value)
+
+        monkeypatch.setattr(SelectCurrent, "_watch_has_value", counted)
+        for _ in range(3):
+            await pilot.press("down")
+            await settle(app, pilot)
+            inspector = app.screen.query_one(Inspector)
+            history = inspector.page["full"]["history"]
+            shown = app.screen.query_one("#rev-to", Select).value
+            assert shown == history[0]["revision_id"]  # the newest revision of the page now shown
+            assert app.screen.query_one("#rev-from", Select).value == history[min(1, len(history) - 1)]["revision_id"]
+        assert toggles == []  # no "-has-value" off and on again (each restyled the select's widgets)
