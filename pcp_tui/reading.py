@@ -31,18 +31,30 @@ def already_gone(receipt: dict) -> str:
     return f" ({erased:,} erased by this deletion, {done - erased:,} already gone)"
 
 
+# Control characters other than tab and newline (C0, DEL, C1) shown as the Unicode control pictures: stored
+# text (an import, a model's write) must never reach the terminal as an escape sequence (ESC ] 2 set the
+# window title, ESC ] 52 writes the clipboard, ESC [ 2 J clears the screen). Rich and Textual strip only a few.
+_PICTURES = {c: 0x2400 + c for c in range(0x20) if c not in (9, 10)} | {0x7F: 0x2421} | \
+    {c: 0xFFFD for c in range(0x80, 0xA0)}
+
+
+def printable(text: str) -> str:
+    """`text` safe to draw: its control characters (but tab and newline) as visible symbols (ESC as ␛)."""
+    return text.translate(_PICTURES)
+
+
 def title_of(envelope: dict) -> str:
-    """A page's title as the store derives it: the title facet, else the first content line."""
+    """A page's title as the store derives it: the title facet, else the first content line (printable)."""
     facets = envelope.get("facets") or {}
     if facets.get("title"):
-        return str(facets["title"])
+        return printable(str(facets["title"]))
     content = ((envelope.get("payload") or {}).get("content") or "").strip()
     for line in content.splitlines():
         line = line.strip().lstrip("#").strip()
         if line:
-            return line[:120]
+            return printable(line[:120])
     refs = envelope.get("source_refs") or []
-    return refs[0]["uri"] if refs else envelope.get("page_id", "")
+    return printable(refs[0]["uri"] if refs else envelope.get("page_id", ""))
 
 
 def titles(store: Any, page_ids: Iterable[str]) -> dict[str, str]:

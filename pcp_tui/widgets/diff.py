@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..reading import printable
+
 import difflib
 
 from rich.cells import cell_len
@@ -102,7 +104,7 @@ class DiffView(Static):
         self._texts: tuple[str, str, str, str] | None = None
 
     def show(self, old: str, new: str, old_name: str, new_name: str) -> None:
-        self._texts = (old, new, old_name, new_name)
+        self._texts = (printable(old), printable(new), old_name, new_name)
         self._draw()
 
     def clear(self) -> None:

@@ -279,12 +279,12 @@ class Inspector(StoreWorkers, Vertical):
 
     def _show_content(self, env: dict, truncated: bool) -> None:
         payload = env.get("payload") or {}
-        text = payload.get("content")
+        text = reading.printable(payload["content"]) if payload.get("content") is not None else None
         media = payload.get("media_type")
         view = self.query_one("#content-view", Document)
         note = "\n\n(cut at the read budget)" if truncated else ""
         if text is None:
-            refs = "\n".join(r.get("uri", "") for r in env.get("source_refs", []))
+            refs = reading.printable("\n".join(r.get("uri", "") for r in env.get("source_refs", [])))
             plain = f"No payload; the page points to its sources:\n{refs}"
             view.show(Content(plain), plain)
         elif media == "text/markdown":

@@ -22,6 +22,7 @@ from textual.strip import Strip
 from textual.worker import get_current_worker
 
 from ..messages import StoreWorkers
+from ..reading import printable
 from .steady import unchanged
 
 Fetch = Callable[[str | None], tuple[list[dict], str | None]]
@@ -56,7 +57,7 @@ def marked_snippet(snippet: str, highlights: list | None, query: str) -> tuple[s
             space = False
             where.append(len(out))
             out.append(ch)
-    text = "".join(out).rstrip()
+    text = printable("".join(out).rstrip())  # one character for one: the marks stay where they were
     where.append(len(text))
     if highlights is None:
         return text, match_spans(text, query)
@@ -352,7 +353,7 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
         status = row.get("lifecycle_status", "active")
         date = f" {short_date(row)} "
         mark = "◆" if row["page_id"] in self.marked else " "
-        title = " ".join((row.get("title") or row["page_id"]).split())
+        title = printable(" ".join((row.get("title") or row["page_id"]).split()))
         choosing = self.select_all or bool(self.selected)
         room = max(4, width - 3 - cell_len(date) - (1 if choosing else 0))
         if cell_len(title) > room:

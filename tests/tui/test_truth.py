@@ -196,3 +196,29 @@ async def test_at_80x24_the_tree_folds_away_and_the_delete_dialog_shows_the_id_a
             assert screen.contains_region(widget.region) and widget.region.height > 0, selector
         label = app.screen.query_one("#typed-label")
         assert label.size.height >= 2 and page in str(label.render())  # wrapped, never cut
+
+
+async def test_escape_sequences_in_stored_text_never_reach_the_terminal(demo_store, make_app):
+    """A page (an import, a model's write) with ESC ] 2 (window title), ESC ] 52 (clipboard), ESC [ 2 J: drawn as
+    visible symbols in the list, the inspector's content and its diff, never as control characters."""
+    from pcp_tui.widgets.diff import DiffView
+    from pcp_tui.widgets.document import Document
+
+    store, refs = demo_store
+    evil = "\x1b]2;PWNED\x07 \x1b]52;c;ZXZpbA==\x07 \x1b[2J\x9b31m"
+    first = store.write_page("user:me", content=f"# Title {evil}\n\nbody {evil}", media_type="text/markdown")
+    store.revise_page(first["page_id"], first["revision_id"], content=f"# Title {evil}\n\nbody {evil} more", media_type="text/markdown")
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        pages = page_list(app)
+        assert pages.current["page_id"] == first["page_id"]
+        drawn = [pages.render_line(y).text for y in range(2)]
+        drawn += [s.text for s in app.screen.query_one("#content-view", Document)._strips]
+        drawn.append(str(app.screen.query_one("#inspector-title", Static).render()))
+        await pilot.press("2")
+        await settle(app, pilot)
+        drawn.append(str(app.screen.query_one(DiffView).render()))
+        text = "\n".join(drawn)
+        assert "Title" in text and "␛]2;PWNED␇" in text and "more" in text
+        assert not any(ord(c) < 32 and c not in "\t\n" or 0x7F <= ord(c) < 0xA0 for c in text)
