@@ -60,13 +60,17 @@ class IdleCollector:
     def input(self) -> None:
         self.last_input = self.clock()
 
+    def idle_for(self) -> float:
+        """Seconds since the last key or mouse event."""
+        return self.clock() - self.last_input
+
     def tick(self) -> bool:
         """Run the full (or deep) collection if it is due; True when one ran."""
         if self.saved is None:
             return False
         now = self.clock()
         pending = gc.get_count()[2]
-        idle = now - self.last_input
+        idle = self.idle_for()
         since = now - self.last_full
         if idle >= DEEP_IDLE and now - self.last_deep >= DEEP_EVERY:
             gc.unfreeze()

@@ -27,17 +27,15 @@ class FitFooter(Footer):
                      for (_, binding, enabled, tooltip) in screen.active_bindings.values() if binding.show)
         return keys + (self.show_command_palette, self.compact)
 
-    def _plain(self, screen: Screen) -> list[tuple] | None:
-        """The keys compose would show (the first binding of each action, in order), or None when any is
-        grouped (compose draws groups with widgets of their own)."""
+    @staticmethod
+    def _plain(keys: tuple) -> list[tuple] | None:
+        """Of `_keys`, what compose would show (the first binding of each action, in order), or None when any
+        is grouped (compose draws groups with widgets of their own)."""
         first: dict[str, tuple] = {}
-        for (_, binding, enabled, tooltip) in screen.active_bindings.values():
-            if not binding.show:
-                continue
-            if binding.group is not None:
+        for key, display, description, action, group, enabled, tooltip in keys[:-2]:
+            if group is not None:
                 return None
-            first.setdefault(binding.action, (binding.key, self.app.get_key_display(binding), binding.description,
-                                              binding.action, enabled, tooltip))
+            first.setdefault(action, (key, display, description, action, enabled, tooltip))
         return list(first.values())
 
     def bindings_changed(self, screen: Screen) -> None:
@@ -45,12 +43,12 @@ class FitFooter(Footer):
             keys = self._keys(screen)
             if keys == self._shown:
                 return
-            if self._shown is not None and keys[-2:] == self._shown[-2:] and self._in_place(screen, keys):
+            if self._shown is not None and keys[-2:] == self._shown[-2:] and self._in_place(keys):
                 return
         super().bindings_changed(screen)
 
-    def _in_place(self, screen: Screen, keys: tuple) -> bool:
-        plain = self._plain(screen)
+    def _in_place(self, keys: tuple) -> bool:
+        plain = self._plain(keys)
         if plain is None or self.query(KeyGroup):
             return False
         widgets = list(self.query(FooterKey))

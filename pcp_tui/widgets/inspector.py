@@ -144,7 +144,7 @@ class Inspector(StoreWorkers, Vertical):
         if tab is None:
             return
         collector = getattr(self.app, "collector", None)
-        if collector is not None and collector.clock() - collector.last_input < LAZY_TAB_QUIET:
+        if collector is not None and collector.idle_for() < LAZY_TAB_QUIET:
             self.set_timer(LAZY_TAB_QUIET, self._mount_next_tab)
             return
         await self._mount_tab(tab)
@@ -286,12 +286,13 @@ class Inspector(StoreWorkers, Vertical):
         if text is None:
             refs = reading.printable("\n".join(r.get("uri", "") for r in env.get("source_refs", [])))
             plain = f"No payload; the page points to its sources:\n{refs}"
-            view.show(Content(plain), plain)
+            view.show(partial(Content, plain), plain)
         elif media == "text/markdown":
             view.show(partial(markdown, text + note), text + note)
         else:
             language = code_language(media)
-            view.show(partial(highlight, text, language=language) if language else Content(text + note), text + note)
+            view.show(partial(highlight, text, language=language) if language else partial(Content, text + note),
+                      text + note)
 
     def switch_tab(self, tab: str) -> None:
         if tab in TABS:
