@@ -68,11 +68,22 @@ class Document(ScrollView, can_focus=True):
             return
         if len(self.text) <= INLINE_LIMIT:
             self.rendering = False
-            self._set(self._render_source(self.source, width))
+            self._set(self._lines(self.source, width))
         else:
             self.rendering = True
             self._set([])
             self._render_later(self._generation, self.source, width)
+
+    def _lines(self, source: Any, width: int) -> list[Strip]:
+        """The source's lines; its plain text when the renderer fails on it or draws none of it (Markdown
+        nested thousands deep renders as nothing): the text is never hidden."""
+        try:
+            strips = self._render_source(source, width)
+        except Exception:  # noqa: BLE001 - a renderer that fails on this text (RecursionError included)
+            strips = []
+        if self.text.strip() and not any(strip.text.strip() for strip in strips):
+            strips = self._render_source(Content(self.text), width)
+        return strips
 
     def _render_source(self, source: Any, width: int) -> list[Strip]:
         if callable(source):
@@ -88,10 +99,7 @@ class Document(ScrollView, can_focus=True):
         from textual._context import active_app
 
         active_app.set(self.app)
-        try:
-            strips = self._render_source(source, width)
-        except Exception:  # noqa: BLE001 - a renderer that fails on this text: its plain text, never nothing
-            strips = self._render_source(Content(self.text), width)
+        strips = self._lines(source, width)
         if not get_current_worker().is_cancelled:
             self.post_message(self.Drawn(generation, width, strips))
 

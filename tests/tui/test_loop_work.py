@@ -182,3 +182,17 @@ async def test_the_revision_selects_keep_their_value_class_from_page_to_page(dem
             assert shown == history[0]["revision_id"]  # the newest revision of the page now shown
             assert app.screen.query_one("#rev-from", Select).value == history[min(1, len(history) - 1)]["revision_id"]
         assert toggles == []  # no "-has-value" off and on again (each restyled the select's widgets)
+
+
+async def test_markdown_the_renderer_cannot_draw_is_shown_as_its_text(demo_store, make_app):
+    from pcp_tui.widgets import document
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        view = app.screen.query_one("#content-view", document.Document)
+        for deep in ("> " * 1500 + "deep inline", "> " * 4000 + "deep in a worker"):  # both sides of INLINE_LIMIT
+            view.show(partial(inspector_module.markdown, deep), deep)
+            await settle(app, pilot)
+            assert "deep" in " ".join(_lines(view))  # Markdown nested that deep draws nothing: the text instead
