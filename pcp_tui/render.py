@@ -17,6 +17,7 @@ from rich.markdown import Markdown
 from rich.measure import Measurement
 from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -25,9 +26,21 @@ from store import ALL_PERMISSIONS  # the owner holds every permission; shown as 
 from . import reading
 
 
+class SafeConsole(Console):
+    """A console whose text never carries a control character to the terminal: stored text (an import, a
+    model's write) with ESC ] 2 (window title) or ESC ] 52 (clipboard) is printed as visible symbols (ESC as
+    ␛, reading.printable). Rich's own control segments (cursor moves, styles) pass as they are. Relies on Rich's
+    Console._render_buffer, the one place every printed segment goes through (re-check on a Rich upgrade)."""
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            segment if segment.control else Segment(reading.printable(segment.text), segment.style)
+            for segment in buffer)
+
+
 def make_console(stderr: bool = False) -> Console:
     """A console on the current sys.stdout/sys.stderr that never interprets user text as markup."""
-    return Console(stderr=stderr, markup=False, emoji=False, highlight=False)
+    return SafeConsole(stderr=stderr, markup=False, emoji=False, highlight=False)
 
 
 def _t(value: Any, style: str = "") -> Text:
