@@ -224,7 +224,7 @@ class MainScreen(CurateActions):
             what = "every match" if self.matching is not None else "selected"
             picked = f" · ✓ {chosen:,} {what} ({keys})"
         status = self.query_one("#list-status", Static)
-        line = Content.assemble((self.scope_label, "bold"), *([(picked, "bold")] if picked else []), *parts)
+        line = Content.assemble((reading.printable(self.scope_label), "bold"), *([(picked, "bold")] if picked else []), *parts)
         if line != self._shown_status:  # each page-list window reports its count: repaint only what changed
             self._shown_status = line
             # The line takes one or two rows; a layout pass (the whole screen) only when that changes.

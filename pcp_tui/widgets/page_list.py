@@ -378,7 +378,7 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
             parts.append(f"by {row['actor_type']}")
         if row.get("lifecycle_status", "active") != "active":
             parts.append(row["lifecycle_status"])
-        return Text("    " + " · ".join(parts), style=self._style("page-list--meta"), no_wrap=True,
+        return Text("    " + printable(" · ".join(parts)), style=self._style("page-list--meta"), no_wrap=True,
                     overflow="ellipsis")
 
     def _snippet_line(self, row: dict, width: int) -> Text:

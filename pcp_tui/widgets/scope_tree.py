@@ -9,6 +9,7 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from ..reading import printable
 from .steady import unchanged
 
 
@@ -18,7 +19,7 @@ def prefix_of(namespace: str) -> str:
 
 def scope_label(scope: dict) -> Text:
     """`project:alpha  12 · 2026-03-23`: the full namespace, its page count and last activity."""
-    text = Text(scope["namespace"], no_wrap=True, overflow="ellipsis")
+    text = Text(printable(scope["namespace"]), no_wrap=True, overflow="ellipsis")
     when = (scope.get("last_activity") or "")[:10]
     text.append(f"  {scope.get('page_count', 0)}" + (f" · {when}" if when else ""), style="dim")
     return text
@@ -75,7 +76,7 @@ class ScopeTree(Tree[dict]):
         for prefix in sorted(groups):
             members = groups[prefix]
             count = sum(s.get("page_count", 0) for s in members)
-            group = self.root.add(Text.assemble(prefix, (f"  {count}", "dim")),
+            group = self.root.add(Text.assemble(printable(prefix), (f"  {count}", "dim")),
                                   data={"kind": "prefix", "prefix": prefix}, expand=True)
             for scope in members:
                 add(group, scope, frozenset())

@@ -202,23 +202,26 @@ async def test_escape_sequences_in_stored_text_never_reach_the_terminal(demo_sto
     """A page (an import, a model's write) with ESC ] 2 (window title), ESC ] 52 (clipboard), ESC [ 2 J: drawn as
     visible symbols in the list, the inspector's content and its diff, never as control characters."""
     from pcp_tui.widgets.diff import DiffView
-    from pcp_tui.widgets.document import Document
+    from pcp_tui.widgets.scope_tree import ScopeTree
 
     store, refs = demo_store
     evil = "\x1b]2;PWNED\x07 \x1b]52;c;ZXZpbA==\x07 \x1b[2J\x9b31m"
     first = store.write_page("user:me", content=f"# Title {evil}\n\nbody {evil}", media_type="text/markdown")
     store.revise_page(first["page_id"], first["revision_id"], content=f"# Title {evil}\n\nbody {evil} more", media_type="text/markdown")
+    store.write_page(f"user:x{evil}", content="a page in a scope whose name carries escapes")
     app = make_app(store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         pages = page_list(app)
-        assert pages.current["page_id"] == first["page_id"]
-        drawn = [pages.render_line(y).text for y in range(2)]
+        drawn = [app.screen.query_one(ScopeTree).render_line(y).text for y in range(12)]
+        await select_page(app, pilot, first["page_id"])
+        drawn += [pages.render_line(y).text for y in range(pages.size.height)]
         drawn += [s.text for s in app.screen.query_one("#content-view", Document)._strips]
         drawn.append(str(app.screen.query_one("#inspector-title", Static).render()))
         await pilot.press("2")
         await settle(app, pilot)
         drawn.append(str(app.screen.query_one(DiffView).render()))
         text = "\n".join(drawn)
-        assert "Title" in text and "␛]2;PWNED␇" in text and "more" in text
-        assert not any(ord(c) < 32 and c not in "\t\n" or 0x7F <= ord(c) < 0xA0 for c in text)
+        assert "Title" in text and "␛]2;PWNED␇" in text and "more" in text and "user:x␛]2;PWNED" in text
+        bad = [line for line in drawn if any(ord(c) < 32 and c not in "\t\n" or 0x7F <= ord(c) < 0xA0 for c in line)]
+        assert not bad, bad
