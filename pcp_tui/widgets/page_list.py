@@ -8,10 +8,12 @@ bounded however far one scrolls (Home starts again from the top).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from typing import Any, Callable
 
 from rich.cells import cell_len, set_cell_size
-from rich.text import Text
+from rich.segment import Segment
+from rich.style import Style
 from textual import events, work
 from textual.binding import Binding
 from textual.geometry import Region, Size
@@ -26,6 +28,7 @@ from ..reading import printable
 from .steady import unchanged
 
 Fetch = Callable[[str | None], tuple[list[dict], str | None]]
+Piece = tuple[str, Style | None, bool]  # text, its own style (None: the base), a search match
 MAX_ROWS = 20_000  # rows kept in memory; older ones are dropped from the top
 DROP = 5_000
 PREFETCH = 40  # fetch the next window when the cursor or the view gets this close to the end
@@ -38,36 +41,38 @@ def short_date(row: dict) -> str:
     return stamp[:10]
 
 
+_SPACES = re.compile(r"\s+")
+_SHRINKS = re.compile(r"^\s+|\s{2,}")  # the runs that move what follows them (a single space stays put)
+
+
 def marked_snippet(snippet: str, highlights: list | None, query: str) -> tuple[str, list[tuple[int, int]]]:
     """The snippet on one line (runs of whitespace become one space) and its marks moved along with it.
 
     Marks are the hit's `highlights` ([start, end] within the snippet, from the store); a hit without
     them (an older store) falls back to where the query's words occur.
     """
-    out: list[str] = []
-    where: list[int] = []  # where[i]: index in the one-line text of snippet[i]
-    space = False
-    for ch in snippet:
-        if ch.isspace():
-            if out and not space:
-                out.append(" ")
-            space = True
-            where.append(len(out) - (1 if out else 0))
-        else:
-            space = False
-            where.append(len(out))
-            out.append(ch)
-    text = printable("".join(out).rstrip())  # one character for one: the marks stay where they were
-    where.append(len(text))
+    text = printable(_SPACES.sub(" ", snippet).strip())  # one character for one: the marks stay where they were
     if highlights is None:
         return text, match_spans(text, query)
+    runs = [m.span() for m in _SHRINKS.finditer(snippet)]
+    starts = [start for start, _ in runs]
+    removed = [0]  # removed[j]: characters the runs before run j took out (a leading run goes whole)
+    for start, end in runs:
+        removed.append(removed[-1] + (end - start) - (0 if start == 0 else 1))
+
+    def where(i: int) -> int:  # the index in the one-line text of snippet[i]
+        j = bisect_right(starts, i) - 1
+        if j >= 0 and i < runs[j][1]:  # inside a run of whitespace: its one space (or 0, leading)
+            return 0 if runs[j][0] == 0 else runs[j][0] - removed[j]
+        return i - removed[j + 1]
+
     spans = []
     for pair in highlights:
         if not (isinstance(pair, (list, tuple)) and len(pair) == 2):
             continue
         start, end = max(0, int(pair[0])), min(len(snippet), int(pair[1]))
         if start < end:
-            spans.append((where[start], min(len(text), where[end - 1] + 1)))
+            spans.append((where(start), min(len(text), where(end - 1) + 1)))
     return text, sorted(spans)
 
 
@@ -146,6 +151,7 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
         self._keep_index: int | None = None  # a quiet reload's fallback cursor when its page is gone
         self._replace = False  # a quiet reload: the next first window replaces the rows on screen
         self._styles: dict[str, Any] = {}
+        self._lines: dict[tuple, Strip] = {}  # drawn lines by (row identity, line, width, cursor, marks)
 
     # --- loading ---
 
@@ -157,6 +163,7 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
         window replaces them, and the cursor stays on the same page, else at the same place.
         """
         self._generation += 1
+        self._forget_lines()
         self._fetch, self.search_query, self.row_height, self.empty_note = fetch, query, row_height, empty_note
         if quiet and self.rows:
             current = self.current
@@ -192,10 +199,12 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
         self._loading = False
         if message.first and self._replace:
             self.rows, self.dropped, self._replace = [], 0, False
+            self._forget_lines()
         self.rows.extend(message.rows)
         self._next = message.next_cursor
         if len(self.rows) > MAX_ROWS:
             del self.rows[:DROP]
+            self._forget_lines()
             self.dropped += DROP
             self.set_reactive(PageList.cursor, max(0, self.cursor - DROP))
             self.scroll_to(y=max(0, self.scroll_y - DROP * self.row_height), animate=False)
@@ -235,10 +244,12 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
         for row in self.rows:
             if row["page_id"] == page_id:
                 row.update(changes)
+        self._forget_lines()
         self.refresh()
 
     def remove_row(self, page_id: str) -> None:
         self.rows = [r for r in self.rows if r["page_id"] != page_id]
+        self._forget_lines()
         self.set_reactive(PageList.cursor, min(self.cursor, max(0, len(self.rows) - 1)))
         self._update_size()
         self.refresh()
@@ -306,6 +317,10 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
         self.refresh()
 
     # --- drawing ---
+    #
+    # A row's lines are built as segments directly (no Rich Text layout: render_line runs for every visible
+    # line on every repaint, and a new search result repaints all of them on the event loop), and kept until
+    # a row, the styles or the listing change, so a repaint that changes nothing here draws nothing again.
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
@@ -314,23 +329,35 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
         if index >= len(self.rows):
             if not self.rows and line == 0:
                 note = "Loading…" if self._loading else self.empty_note
-                return self._strip(Text(" " + note, style=self._style("page-list--note")), width)
+                return self._line([(" " + note, self._style("page-list--note"), False)], width, None, True)
             if index == len(self.rows) and sub == 0 and (self._next is not None or self._loading):
                 self.call_later(self._maybe_more)
-                return self._strip(Text(" loading more…", style=self._style("page-list--note")), width)
+                return self._line([(" loading more…", self._style("page-list--note"), False)], width, None, True)
             return Strip.blank(width, self._style("base"))
         row = self.rows[index]
-        if sub == 0:
-            text = self._title_line(row, width)
-        else:
-            text = self._snippet_line(row, width) if self.search_query else self._meta_line(row, width)
-        if index == self.cursor:
-            match = self._style("page-list--match")
-            marks = [(span.start, span.end) for span in text.spans if span.style == match]
-            text.stylize(self._style("page-list--cursor" if self.has_focus else "page-list--cursor-blurred"))
-            for start, end in marks:  # matches stay marked on the cursor row too
-                text.stylize(match, start, end)
-        return self._strip(text, width)
+        at_cursor = index == self.cursor
+        marked, chosen = row["page_id"] in self.marked, self.select_all or row["page_id"] in self.selected
+        choosing = self.select_all or bool(self.selected)
+        key = (id(row), sub, width, at_cursor, at_cursor and self.has_focus, marked, chosen, choosing)
+        strip = self._lines.get(key)
+        if strip is None:
+            cursor = None
+            if at_cursor:
+                cursor = self._style("page-list--cursor" if self.has_focus else "page-list--cursor-blurred")
+            if sub == 0:
+                strip = self._line(self._title_pieces(row, width, marked, chosen, choosing), width, cursor, False)
+            elif self.search_query:
+                strip = self._line(self._snippet_pieces(row), width, cursor, False)
+            else:
+                strip = self._line(self._meta_pieces(row), width, cursor, True)
+            if len(self._lines) > 4_096:
+                self._lines.clear()
+            self._lines[key] = strip
+        return strip
+
+    def _forget_lines(self) -> None:
+        """Drawn lines are kept by row identity: forgotten whenever a row changes or leaves the list."""
+        self._lines.clear()
 
     def _style(self, name: str) -> Any:
         """Component and base styles, cached until the styles or the theme change (render_line is hot)."""
@@ -342,47 +369,62 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
 
     def notify_style_update(self) -> None:
         self._styles = {}
+        self._forget_lines()
         super().notify_style_update()
 
-    def _strip(self, text: Text, width: int) -> Strip:
-        base = self._style("base")
-        text.stylize_before(base)  # the widget's own background under every segment
-        return Strip(text.render(self.app.console)).adjust_cell_length(width, base)
+    def _line(self, pieces: list[Piece], width: int, cursor: Style | None, ellipsis: bool) -> Strip:
+        """One line of `width` cells: each piece over the widget's base style, then the cursor's, then a
+        search match's (matches stay marked on the cursor row); cut at the width (with "…" if `ellipsis`)."""
+        base, match = self._style("base"), self._style("page-list--match")
+        segments: list[Segment] = []
+        room = width
+        for text, style, is_match in pieces:
+            if room <= 0:
+                break
+            if not text:
+                continue
+            combined = base + style if style is not None else base
+            if cursor is not None:
+                combined += cursor
+            if is_match:
+                combined += match
+            cells = cell_len(text)
+            if cells > room:
+                text = set_cell_size(text, room - 1) + "…" if ellipsis and room > 1 else set_cell_size(text, room)
+                cells = room
+            segments.append(Segment(text, combined))
+            room -= cells
+        if room > 0:
+            segments.append(Segment(" " * room, base + cursor if cursor is not None else base))
+        return Strip(segments, width)
 
-    def _title_line(self, row: dict, width: int) -> Text:
+    def _title_pieces(self, row: dict, width: int, marked: bool, chosen: bool, choosing: bool) -> list[Piece]:
         status = row.get("lifecycle_status", "active")
         date = f" {short_date(row)} "
-        mark = "◆" if row["page_id"] in self.marked else " "
         title = printable(" ".join((row.get("title") or row["page_id"]).split()))
-        choosing = self.select_all or bool(self.selected)
         room = max(4, width - 3 - cell_len(date) - (1 if choosing else 0))
         if cell_len(title) > room:
             title = set_cell_size(title, room - 1) + "…"
-        text = Text(no_wrap=True, overflow="crop")
+        pieces: list[Piece] = []
         if choosing:
-            chosen = self.select_all or row["page_id"] in self.selected
-            text.append("✓" if chosen else " ", self._style("page-list--selected"))
-        text.append(mark, self._style("page-list--mark"))
-        text.append(STATUS_GLYPH.get(status, "?") + " ", self._style(f"page-list--{status}"))
-        start = len(text)
-        text.append(title)
-        for s, e in match_spans(title, self.search_query) if self.search_query else ():
-            text.stylize(self._style("page-list--match"), start + s, start + e)
-        text.append(" " * max(0, room - cell_len(title)))
-        text.append(date, self._style("page-list--meta"))
-        return text
+            pieces.append(("✓" if chosen else " ", self._style("page-list--selected"), False))
+        pieces.append(("◆" if marked else " ", self._style("page-list--mark"), False))
+        pieces.append((STATUS_GLYPH.get(status, "?") + " ", self._style(f"page-list--{status}"), False))
+        pieces.extend(split_marked(title, match_spans(title, self.search_query) if self.search_query else [], None))
+        pieces.append((" " * max(0, room - cell_len(title)), None, False))
+        pieces.append((date, self._style("page-list--meta"), False))
+        return pieces
 
-    def _meta_line(self, row: dict, width: int) -> Text:
+    def _meta_pieces(self, row: dict) -> list[Piece]:
         parts = [row.get("namespace", "")]
         if row.get("actor_type"):
             parts.append(f"by {row['actor_type']}")
         if row.get("lifecycle_status", "active") != "active":
             parts.append(row["lifecycle_status"])
-        return Text("    " + printable(" · ".join(parts)), style=self._style("page-list--meta"), no_wrap=True,
-                    overflow="ellipsis")
+        return [("    " + printable(" · ".join(parts)), self._style("page-list--meta"), False)]
 
-    def _snippet_line(self, row: dict, width: int) -> Text:
-        # The one-line snippet and its marks, worked out once per row (render_line runs on every repaint).
+    def _snippet_pieces(self, row: dict) -> list[Piece]:
+        # The one-line snippet and its marks, worked out once per row and query.
         cached = row.get("_one_line")
         if cached is None or cached[0] != self.search_query:
             cached = (self.search_query, marked_snippet(row.get("snippet") or "", row.get("highlights"), self.search_query))
@@ -392,8 +434,21 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
             cut = spans[0][0] - 20
             snippet = "…" + snippet[cut:]
             spans = [(s - cut + 1, e - cut + 1) for s, e in spans]
-        text = Text("    " + snippet, style=self._style("page-list--snippet"), no_wrap=True,
-                    overflow="crop")
-        for s, e in spans:
-            text.stylize(self._style("page-list--match"), 4 + s, 4 + e)
-        return text
+        return split_marked("    " + snippet, [(s + 4, e + 4) for s, e in spans], self._style("page-list--snippet"))
+
+
+def split_marked(text: str, spans: list[tuple[int, int]], style: Style | None) -> list[Piece]:
+    """`text` as pieces in `style`, the parts inside `spans` (sorted, maybe overlapping) flagged as matches."""
+    pieces: list[Piece] = []
+    at = 0
+    for start, end in spans:
+        start, end = max(start, at), min(end, len(text))
+        if start >= end:
+            continue
+        if start > at:
+            pieces.append((text[at:start], style, False))
+        pieces.append((text[start:end], style, True))
+        at = end
+    if at < len(text):
+        pieces.append((text[at:], style, False))
+    return pieces

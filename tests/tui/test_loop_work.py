@@ -196,3 +196,72 @@ async def test_markdown_the_renderer_cannot_draw_is_shown_as_its_text(demo_store
             view.show(partial(inspector_module.markdown, deep), deep)
             await settle(app, pilot)
             assert "deep" in " ".join(_lines(view))  # Markdown nested that deep draws nothing: the text instead
+
+
+async def test_page_list_lines_are_drawn_once_and_again_when_they_change(demo_store, make_app, monkeypatch):
+    """A repaint that changes no row builds no row again; a changed row, a mark, the cursor or a theme does."""
+    from pcp_tui.widgets.page_list import PageList
+
+    store, refs = demo_store
+    built: list[str] = []
+    title_pieces = PageList._title_pieces
+
+    def counting(self, row, *args):
+        built.append(row["page_id"])
+        return title_pieces(self, row, *args)
+
+    monkeypatch.setattr(PageList, "_title_pieces", counting)
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        pages = page_list(app)
+        assert built
+        first = pages.rows[0]
+        built.clear()
+        pages.refresh()  # a repaint of the whole list (a window landing, a layout pass): nothing rebuilt
+        await settle(app, pilot)
+        assert built == []
+        pages.update_row(first["page_id"], title="Renamed in place")
+        await settle(app, pilot)
+        assert first["page_id"] in built
+        assert "Renamed in place" in pages.render_line(0).text
+        built.clear()
+        pages.marked = {first["page_id"]}
+        pages.refresh()
+        await settle(app, pilot)
+        assert built == [first["page_id"]] and pages.render_line(0).text.startswith("◆")
+        built.clear()
+        app.theme = "pcp-light"
+        await settle(app, pilot)
+        assert built  # new colours: drawn again
+
+
+async def test_page_list_lines_fill_the_width_in_the_list_styles(demo_store, make_app):
+    """Each line is exactly as wide as the list; the meta line is muted (its own colour, not the base's) and
+    cut with "…"; a search match keeps its mark on the cursor row."""
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        pages = page_list(app)
+        width = pages.scrollable_content_region.width
+        for y in range(pages.size.height):
+            assert pages.render_line(y).cell_length == width
+        meta = pages._style("page-list--meta")
+        base = pages._style("base")
+        assert meta.color != base.color
+        styles = {seg.style.color for seg in pages.render_line(3) if seg.text.strip()}  # row 1's meta line
+        assert styles == {(base + meta).color}
+        long_meta = [y for y in range(1, pages.size.height, 2) if pages.render_line(y).text.rstrip().endswith("…")]
+        assert long_meta or all(len(r.get("namespace", "")) < width - 12 for r in pages.rows)
+        search = app.screen.query_one("#search")
+        search.focus()
+        search.value = "Tychonoff"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        pages.focus()
+        await settle(app, pilot)
+        assert pages.search_query and pages.rows and pages.cursor == 0
+        match = pages._style("page-list--match")
+        marked = [seg for seg in pages.render_line(1) if "tychonoff" in seg.text.lower()]  # the snippet
+        assert marked and all(seg.style.bgcolor == (base + match).bgcolor for seg in marked)
