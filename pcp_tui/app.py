@@ -17,7 +17,7 @@ from textual.widgets import Static
 from textual.worker import Worker, get_current_worker
 
 from . import commands, config, theming
-from .collector import IdleCollector
+from .collector import TICK, IdleCollector
 from .palette import PcpCommands
 from .messages import BasketChanged, BasketChecked, Progress, StoreActivity, StoreChanged, StoreReady, StoreWorkers
 
@@ -169,7 +169,7 @@ class PcpApp(StoreWorkers, App[int]):
         sight, and full collections wait for a pause in the input (collector.py)."""
         self.collector.start()
         if self._collector_timer is None:
-            self._collector_timer = self.set_interval(0.5, self.collector.tick)
+            self._collector_timer = self.set_interval(TICK, self.collector.tick)
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):

@@ -8,7 +8,7 @@ collections (a few milliseconds each) and moves the full ones here:
 - once the startup heap is built (widgets, styles, modules) it is frozen (`gc.freeze`): those objects live
   as long as the app and are never walked again;
 - automatic full collections are turned off (the third threshold is set out of reach);
-- `tick` (the app calls it twice a second) runs the pending full collection once there has been no input for
+- `tick` (the app calls it every TICK seconds) runs the pending full collection once there has been no input for
   IDLE seconds (and at most every MIN_GAP seconds), then freezes what survived it: Textual's render caches
   (strips, each with its own small caches) are most of the heap, live, and would be walked every time
   (a full walk of the app at a million pages took 100-200 ms, bench/tui_bench.py). A busy user still gets
@@ -28,9 +28,13 @@ import gc
 import time
 from collections.abc import Callable
 
-IDLE = 1.0  # seconds without a key or mouse event before a pending full collection runs
-MIN_GAP = 10.0  # seconds at least between two full collections in pauses (each walks the whole heap)
-FORCE_AFTER = 300.0  # seconds after which a full collection runs anyway, input or not
+# Each full collection frees what became garbage since the last one (mostly Textual's strips: each caches
+# itself, a cycle only a full collection finds): 5-10 ms after a few seconds of typing, 80-250 ms after
+# ten. So they run often, in short pauses, and each is small enough not to be felt if a key lands on it.
+IDLE = 0.3  # seconds without a key or mouse event before a pending full collection runs
+MIN_GAP = 2.0  # seconds at least between two full collections in pauses
+FORCE_AFTER = 20.0  # seconds after which a full collection runs anyway, input or not (a held-down key)
+TICK = 0.25  # how often the app asks (seconds)
 DEEP_IDLE = 5.0  # seconds without input before a deep collection (the frozen heap included) may run
 DEEP_EVERY = 600.0  # seconds at least between two deep collections
 PENDING = 3  # young-generation collections since the last full one that make a full one worth doing

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from ..reading import printable
-
 import difflib
 
 from rich.cells import cell_len
 from textual.content import Content
-from textual.widgets import Static
+
+from ..reading import printable
+
+from .document import AtWidth, Document
 
 ADDED = "$diff-added on $diff-added-background"
 REMOVED = "$diff-removed on $diff-removed-background"
@@ -95,35 +96,47 @@ def side_by_side(old: str, new: str, width: int, old_name: str, new_name: str) -
     return Content("\n").join(out)
 
 
-class DiffView(Static):
-    """Shows the diff of two revision texts; `layout` is unified or side by side."""
+class DiffView(Document):
+    """Shows the diff of two revision texts; `layout_mode` is unified or side by side.
+
+    A Document (document.py): the diff is built at the view's width where it is rendered (in a worker thread
+    when the revisions are long) and only the lines in view are drawn; a new page's diff is a repaint, not a
+    layout pass of the whole screen.
+    """
+
+    EMPTY = "Choose two revisions to compare."
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__("Choose two revisions to compare.", id=id, expand=True)
+        super().__init__(id=id)
         self.layout_mode = "unified"
         self._texts: tuple[str, str, str, str] | None = None
 
-    def show(self, old: str, new: str, old_name: str, new_name: str) -> None:
+    def on_mount(self) -> None:
+        self.clear()
+
+    def show_diff(self, old: str, new: str, old_name: str, new_name: str) -> None:
         self._texts = (printable(old), printable(new), old_name, new_name)
-        self._draw()
+        self._draw_diff()
 
     def clear(self) -> None:
         self._texts = None
-        self.update("Choose two revisions to compare.")
+        self.show(Content(self.EMPTY), self.EMPTY)
 
     def toggle(self) -> str:
         self.layout_mode = "side-by-side" if self.layout_mode == "unified" else "unified"
-        self._draw()
+        self._draw_diff()
         return self.layout_mode
 
-    def on_resize(self) -> None:
-        self._draw()  # both layouts wrap to the width
-
-    def _draw(self) -> None:
+    def _draw_diff(self) -> None:
         if self._texts is None:
             return
         old, new, old_name, new_name = self._texts
         if self.layout_mode == "unified":
-            self.update(unified(old, new, old_name, new_name, max(20, self.size.width or 80)))
+            def build(width: int) -> Content:
+                return unified(old, new, old_name, new_name, max(20, width))
         else:
-            self.update(side_by_side(old, new, max(40, self.size.width or 80), old_name, new_name))
+            def build(width: int) -> Content:
+                return side_by_side(old, new, max(40, width), old_name, new_name)
+        # The plain text (shown if the diff could not be drawn; its length decides where it is built) is
+        # both revisions.
+        self.show(AtWidth(build), f"{old_name}\n{old}\n{new_name}\n{new}")

@@ -10,6 +10,7 @@ lines in view. Its own size never changes with its text, so a new page is a repa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual import work
@@ -25,6 +26,13 @@ from textual.worker import get_current_worker
 from .steady import unchanged
 
 INLINE_LIMIT = 4_000  # characters rendered on the loop at once; longer texts are rendered in a worker thread
+
+
+class AtWidth:
+    """A source built for the width it is drawn at (a diff whose lines wrap in their columns)."""
+
+    def __init__(self, build: Callable[[int], Any]) -> None:
+        self.build = build
 
 
 class Document(ScrollView, can_focus=True):
@@ -56,6 +64,11 @@ class Document(ScrollView, can_focus=True):
         self.scroll_to(0, 0, animate=False)
         self._draw()
 
+    @property
+    def drawn_text(self) -> str:
+        """The text of the lines as drawn (what the renderer made of the source; empty while it renders)."""
+        return "\n".join(strip.text.rstrip() for strip in self._strips)
+
     def _content_width(self) -> int:
         return self.scrollable_content_region.width
 
@@ -86,7 +99,9 @@ class Document(ScrollView, can_focus=True):
         return strips
 
     def _render_source(self, source: Any, width: int) -> list[Strip]:
-        if callable(source):
+        if isinstance(source, AtWidth):
+            source = source.build(width)
+        elif callable(source):
             source = source()
         if isinstance(source, str) and not source or source is None:
             return []

@@ -176,7 +176,8 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
         self.rows, self._next, self.dropped = [], None, 0
         self._loading = True
         self.set_reactive(PageList.cursor, 0)
-        self._update_size()
+        # The virtual size (and so the scrollbar) stays until the first window lands: a search typed key by
+        # key would hide the scrollbar and show it again each time, two layout passes of the whole screen.
         self.scroll_to(0, 0, animate=False)
         self.refresh()
         self._fetch_window(self._generation, fetch, None)

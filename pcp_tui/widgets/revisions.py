@@ -5,13 +5,14 @@ from __future__ import annotations
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.widgets import Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from ..messages import DiffLoaded, StoreWorkers
 from .diff import DiffView
+from .steady import update_rows
 
 
 def revision_label(n: int, rev: dict) -> str:
@@ -62,6 +63,7 @@ class RevisionsView(StoreWorkers, Vertical):
         super().__init__(id=id)
         self.history: list[dict] = []
         self._setting = False
+        self._mode_shown = ""
 
     def compose(self) -> ComposeResult:
         yield Static("", id="dates-note", classes="detail")
@@ -72,12 +74,11 @@ class RevisionsView(StoreWorkers, Vertical):
             yield Label(" To ")
             yield RevisionSelect([], id="rev-to", compact=True, allow_blank=True, prompt="revision")
             yield Label("", id="diff-mode")
-        with VerticalScroll(id="diff-scroll"):
-            yield DiffView(id="diff")
+        yield DiffView(id="diff")
 
     def show(self, history: list[dict], observed_at: str | None = None) -> None:
         self.history = history
-        self.query_one("#dates-note", Static).update(dates_note(history, observed_at))
+        update_rows(self.query_one("#dates-note", Static), dates_note(history, observed_at))
         total = len(history)
         listing = self.query_one("#history", OptionList)
         listing.clear_options()
@@ -92,14 +93,14 @@ class RevisionsView(StoreWorkers, Vertical):
         self.query_one("#rev-from", RevisionSelect).set_options_with(choices, old)
         self.query_one("#rev-to", RevisionSelect).set_options_with(choices, new)
         self._setting = False
-        self.query_one("#diff-mode", Label).update(f"  {self.query_one(DiffView).layout_mode}")
+        self._show_mode(self.query_one(DiffView).layout_mode)
         if history:
             self.compare(str(old), str(new))
 
     def clear(self) -> None:
         """No page: no history, no choices, no diff."""
         self.history = []
-        self.query_one("#dates-note", Static).update("")
+        update_rows(self.query_one("#dates-note", Static), "")
         self.query_one("#history", OptionList).clear_options()
         self._setting = True
         for sel_id in ("#rev-from", "#rev-to"):
@@ -116,8 +117,12 @@ class RevisionsView(StoreWorkers, Vertical):
         self._diff(old, new)
 
     def toggle_layout(self) -> None:
-        mode = self.query_one(DiffView).toggle()
-        self.query_one("#diff-mode", Label).update(f"  {mode}")
+        self._show_mode(self.query_one(DiffView).toggle())
+
+    def _show_mode(self, mode: str) -> None:
+        if mode != self._mode_shown:  # the same words again would lay the screen out again
+            self._mode_shown = mode
+            self.query_one("#diff-mode", Label).update(f"  {mode}")
 
     def on_select_changed(self, event: Select.Changed) -> None:
         event.stop()
@@ -145,5 +150,5 @@ class RevisionsView(StoreWorkers, Vertical):
         message.stop()
         if not {message.old_id, message.new_id} <= {r["revision_id"] for r in self.history}:
             return  # an answer for a page no longer shown
-        self.query_one(DiffView).show(message.old_text, message.new_text, f"…{message.old_id[-6:]}",
+        self.query_one(DiffView).show_diff(message.old_text, message.new_text, f"…{message.old_id[-6:]}",
                                       f"…{message.new_id[-6:]}")

@@ -99,18 +99,18 @@ async def test_revisions_tab_diffs_any_two_revisions(demo_store, make_app):
         await pilot.press("2")
         await settle(app, pilot)
         diff = app.screen.query_one(DiffView)
-        text = str(diff.render())
+        text = diff.drawn_text
         assert "+6. 附录" in text and "-4. Tychonoff's theorem (finite case first)" in text
         await pilot.press("v")
         await settle(app, pilot)
-        assert diff.layout_mode == "side-by-side" and " │ " in str(diff.render())
+        assert diff.layout_mode == "side-by-side" and " │ " in diff.drawn_text
         history = app.screen.query_one("#history")
         history.focus()
         history.highlighted = 2  # the oldest revision: compare it with itself (no earlier one)
         await pilot.press("enter")
         await pilot.press("v")  # back to unified
         await settle(app, pilot)
-        assert diff.layout_mode == "unified" and "same content" in str(diff.render())
+        assert diff.layout_mode == "unified" and "same content" in diff.drawn_text
 
 
 async def test_provenance_expands_lazily_back_to_the_sources(demo_store, make_app):

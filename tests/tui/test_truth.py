@@ -220,7 +220,7 @@ async def test_escape_sequences_in_stored_text_never_reach_the_terminal(demo_sto
         drawn.append(str(app.screen.query_one("#inspector-title", Static).render()))
         await pilot.press("2")
         await settle(app, pilot)
-        drawn.append(str(app.screen.query_one(DiffView).render()))
+        drawn.append(app.screen.query_one(DiffView).drawn_text)
         text = "\n".join(drawn)
         assert "Title" in text and "␛]2;PWNED␇" in text and "more" in text and "user:x␛]2;PWNED" in text
         bad = [line for line in drawn if any(ord(c) < 32 and c not in "\t\n" or 0x7F <= ord(c) < 0xA0 for c in line)]
