@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import json
 from functools import partial
 
@@ -31,9 +33,10 @@ CODE_LANGUAGES = {
 TABS = ("content", "revisions", "provenance", "relations", "facets", "raw")
 TAB_TITLES = {"content": "Content", "revisions": "Revisions", "provenance": "Provenance", "relations": "Relations",
               "facets": "Facets", "raw": "Raw"}
-LAZY_TABS_AFTER = 1.5  # seconds after mount the hidden tabs' widgets start to be mounted (after first paint)
+LAZY_TABS_AFTER = 0.2  # seconds after mount the hidden tabs' widgets start to be mounted (after first paint)
 LAZY_TAB_GAP = 0.05  # seconds between two of them (each its own frame)
-LAZY_TAB_QUIET = 0.5  # seconds without input before the next one is mounted
+LAZY_TAB_STARTING = 3.0  # seconds after mount during which they are mounted whatever the keys (the app starting)
+LAZY_TAB_QUIET = 0.5  # later, seconds without input before the next one is mounted
 
 
 def lifecycle_notes(full: dict) -> Content | None:
@@ -108,6 +111,7 @@ class Inspector(StoreWorkers, Vertical):
                 yield TabPane(TAB_TITLES[tab], id=tab)
 
     def on_mount(self) -> None:
+        self._mounted_at = time.monotonic()
         self.set_timer(LAZY_TABS_AFTER, self._mount_next_tab)
 
     @staticmethod
@@ -138,13 +142,16 @@ class Inspector(StoreWorkers, Vertical):
             self._draw_tab(tab)
 
     async def _mount_next_tab(self) -> None:
-        """Mount the next tab not mounted yet, then the one after it in a later frame; while keys are being
-        pressed it waits (a mount lays the screen out again: it would land on a keystroke)."""
+        """Mount the next tab not mounted yet, then the one after it in a later frame. While the app starts
+        they follow each other whatever the keys (done within the first second, before the user's work and
+        not in it); a tab still not mounted later waits for a pause in the keys (a mount lays the screen out
+        again: it would land on a keystroke)."""
         tab = next((t for t in TABS if t not in self._mounted and t not in self._mounting), None)
         if tab is None:
             return
         collector = getattr(self.app, "collector", None)
-        if collector is not None and collector.idle_for() < LAZY_TAB_QUIET:
+        starting = time.monotonic() - self._mounted_at < LAZY_TAB_STARTING
+        if not starting and collector is not None and collector.idle_for() < LAZY_TAB_QUIET:
             self.set_timer(LAZY_TAB_QUIET, self._mount_next_tab)
             return
         await self._mount_tab(tab)

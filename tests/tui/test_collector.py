@@ -36,7 +36,8 @@ def test_full_collections_wait_for_a_pause_and_the_thresholds_come_back(clock):
     try:
         assert gc.get_threshold()[2] == collector.OUT_OF_REACH  # no automatic full collection
         assert gc.get_freeze_count() > 0
-        clock.now += collector.MIN_GAP + 1
+        assert collector.MIN_GAP + collector.IDLE * 2 < collector.FORCE_AFTER  # the pause path, not the forced one
+        clock.now += collector.MIN_GAP + 0.01
         col.input()  # typing
         _promote(collector.PENDING)
         assert not col.tick()  # input just now: not yet
@@ -50,7 +51,7 @@ def test_full_collections_wait_for_a_pause_and_the_thresholds_come_back(clock):
         assert gc.get_freeze_count() >= frozen + 1  # what survived is out of the next one's sight
         del survivor
         _promote(collector.PENDING)
-        clock.now += 1
+        clock.now += collector.MIN_GAP / 2
         assert not col.tick()  # paused, but the last one is too recent
     finally:
         col.stop()

@@ -27,12 +27,16 @@ async def test_hidden_tabs_are_mounted_after_first_paint_one_by_one(demo_store, 
         assert inspector.tab_ready("content")
         assert not any(inspector.tab_ready(t) for t in TABS[1:])  # first paint: the Content tab only
         assert not app.screen.query(RevisionsView)
-        app.collector.input()  # a key just now: the mount waits for a pause
-        await inspector._mount_next_tab()
-        assert not inspector.tab_ready("revisions")
-        app.collector.last_input -= inspector_module.LAZY_TAB_QUIET
+        app.collector.input()  # a key just now, while the app starts: mounted all the same
         await inspector._mount_next_tab()  # what the timer runs: one tab, then the next one a frame later
         assert [t for t in TABS if inspector.tab_ready(t)] == ["content", "revisions"]
+        inspector._mounted_at -= inspector_module.LAZY_TAB_STARTING  # started a while ago
+        app.collector.input()  # a key just now: the next mount waits for a pause
+        await inspector._mount_next_tab()
+        assert not inspector.tab_ready("provenance")
+        app.collector.last_input -= inspector_module.LAZY_TAB_QUIET
+        await inspector._mount_next_tab()
+        assert [t for t in TABS if inspector.tab_ready(t)] == ["content", "revisions", "provenance"]
         await pilot.pause(len(TABS) * (inspector_module.LAZY_TAB_GAP + 0.2))
         assert all(inspector.tab_ready(t) for t in TABS)
         await pilot.press("2")  # mounted while the page was shown: drawn when opened
@@ -40,8 +44,9 @@ async def test_hidden_tabs_are_mounted_after_first_paint_one_by_one(demo_store, 
         assert app.screen.query_one("#history").option_count == len(inspector.page["full"]["history"])
 
 
-async def test_a_tab_opened_before_it_is_mounted_shows_the_page(demo_store, make_app):
+async def test_a_tab_opened_before_it_is_mounted_shows_the_page(demo_store, make_app, monkeypatch):
     store, refs = demo_store
+    monkeypatch.setattr(inspector_module, "LAZY_TABS_AFTER", 3600)  # none mounted yet when the key comes
     app = make_app(store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
@@ -56,8 +61,9 @@ async def test_a_tab_opened_before_it_is_mounted_shows_the_page(demo_store, make
         assert inspector.active_tab == "revisions" and inspector.tab_ready("revisions")
 
 
-async def test_a_cleared_inspector_before_its_tabs_exist_and_after(demo_store, make_app):
+async def test_a_cleared_inspector_before_its_tabs_exist_and_after(demo_store, make_app, monkeypatch):
     store, refs = demo_store
+    monkeypatch.setattr(inspector_module, "LAZY_TABS_AFTER", 3600)
     app = make_app(store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
