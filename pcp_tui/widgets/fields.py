@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.widgets import Input, TextArea
 
 
 class Field(Input):
-    """A one-line input."""
+    """A one-line input.
+
+    Its virtual size (the text's width, which Input sets on every keystroke) asks for no layout pass: an
+    input shows no scrollbar, so a layout of the whole screen per key changed nothing on it (the search
+    box at a million pages: a layout pass per character typed).
+    """
+
+    virtual_size = Reactive(Size(0, 0), layout=False)
 
     def on_mount(self) -> None:
         self.cursor_blink = getattr(self.app, "blink_cursor", True)
