@@ -303,6 +303,11 @@ class Inspector(StoreWorkers, Vertical):
 
     def switch_tab(self, tab: str) -> None:
         if tab in TABS:
+            if tab in self._mounted:
+                # Drawn for the current page before it shows: the switch is then one frame (one layout pass
+                # and one render of the pane), and the pane never shows, even for a frame, the page it
+                # showed last time.
+                self._draw_tab(tab)
             self.query_one(TabbedContent).active = tab
 
     async def toggle_diff(self) -> None:

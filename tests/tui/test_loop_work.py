@@ -271,3 +271,31 @@ async def test_page_list_lines_fill_the_width_in_the_list_styles(demo_store, mak
         match = pages._style("page-list--match")
         marked = [seg for seg in pages.render_line(1) if "tychonoff" in seg.text.lower()]  # the snippet
         assert marked and all(seg.style.bgcolor == (base + match).bgcolor for seg in marked)
+
+
+async def test_a_tab_is_drawn_for_the_page_before_it_shows(demo_store, make_app, monkeypatch):
+    """A key that opens a tab draws the current page into it while still hidden, so its first frame shows
+    this page (not the one it showed last), in one layout pass."""
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        inspector = app.screen.query_one(Inspector)
+        await pilot.pause(len(TABS) * (inspector_module.LAZY_TAB_GAP + 0.2))
+        assert all(inspector.tab_ready(t) for t in TABS)
+        seen: list[tuple[str, str]] = []
+        show = RevisionsView.show
+
+        def spying(self, history, observed_at=None):
+            seen.append((inspector.active_tab, inspector.page["page_id"]))
+            return show(self, history, observed_at)
+
+        monkeypatch.setattr(RevisionsView, "show", spying)
+        pages = page_list(app)
+        pages.focus()
+        await pilot.press("down")
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        assert seen == [("content", pages.current["page_id"])]  # drawn once, while Content was still shown
+        assert inspector.active_tab == "revisions"
