@@ -133,10 +133,10 @@ class DiffView(Document):
         old, new, old_name, new_name = self._texts
         if self.layout_mode == "unified":
             def build(width: int) -> Content:
-                return unified(old, new, old_name, new_name, max(20, width))
+                return unified(old, new, old_name, new_name, max(4, width))
         else:
             def build(width: int) -> Content:
-                return side_by_side(old, new, max(40, width), old_name, new_name)
+                return side_by_side(old, new, width, old_name, new_name)  # never wider than the view
         # The plain text (shown if the diff could not be drawn; its length decides where it is built) is
         # both revisions.
         self.show(AtWidth(build), f"{old_name}\n{old}\n{new_name}\n{new}")

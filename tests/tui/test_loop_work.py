@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from helpers import page_list, settle
+from helpers import page_list, select_page, settle
+from rich.cells import cell_len
 from pcp_tui.widgets import inspector as inspector_module
 from pcp_tui.widgets.inspector import TABS, Inspector
 from pcp_tui.widgets.revisions import RevisionsView
@@ -299,3 +300,28 @@ async def test_a_tab_is_drawn_for_the_page_before_it_shows(demo_store, make_app,
         await settle(app, pilot)
         assert seen == [("content", pages.current["page_id"])]  # drawn once, while Content was still shown
         assert inspector.active_tab == "revisions"
+
+
+async def test_the_side_by_side_diff_fits_a_narrow_inspector(demo_store, make_app):
+    """At 80x24 the inspector is under 40 cells: the two columns are built for the width shown (a line wider
+    than the view would wrap and break the columns), and again at the new width after a resize."""
+    from pcp_tui.widgets.diff import DiffView
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-outline"])
+        await pilot.press("2")
+        await settle(app, pilot)
+        await pilot.press("v")
+        await settle(app, pilot)
+        diff = app.screen.query_one(DiffView)
+        for size in ((80, 24), (160, 48)):
+            await pilot.resize_terminal(*size)
+            await settle(app, pilot)
+            width = diff.scrollable_content_region.width
+            lines = diff.drawn_text.splitlines()
+            assert diff.layout_mode == "side-by-side" and len(lines) > 3
+            assert all("│" in line for line in lines), (width, lines[:6])  # no row wrapped onto a second line
+            assert len({cell_len(line[:line.index("│")]) for line in lines}) == 1 and all(cell_len(line) <= width for line in lines)
