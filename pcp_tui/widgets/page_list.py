@@ -23,6 +23,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import get_current_worker
 
+from store import analysis
+
 from ..messages import StoreWorkers
 from ..reading import printable
 from .steady import unchanged
@@ -74,6 +76,15 @@ def marked_snippet(snippet: str, highlights: list | None, query: str) -> tuple[s
         if start < end:
             spans.append((where(start), min(len(text), where(end - 1) + 1)))
     return text, sorted(spans)
+
+
+def title_marks(title: str, query: str) -> list[tuple[int, int]]:
+    """The words of a title the query asked for, as the index reads both (folded, stemmed: "proofs" marks
+    "proof"; a CJK character of the query marks that character); the query's function words mark nothing
+    unless they are all it has ("the" does not light up "The" or the start of "Thesis")."""
+    asked = list(analysis.tokens(query, b""))
+    terms = {t.term for t in asked if t.cjk or not analysis.is_stop(t.term)} or {t.term for t in asked}
+    return [(t.start, t.end) for t in analysis.tokens(title, b"") if t.term in terms]
 
 
 def match_spans(text: str, query: str) -> list[tuple[int, int]]:
@@ -411,7 +422,7 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
             pieces.append(("✓" if chosen else " ", self._style("page-list--selected"), False))
         pieces.append(("◆" if marked else " ", self._style("page-list--mark"), False))
         pieces.append((STATUS_GLYPH.get(status, "?") + " ", self._style(f"page-list--{status}"), False))
-        pieces.extend(split_marked(title, match_spans(title, self.search_query) if self.search_query else [], None))
+        pieces.extend(split_marked(title, title_marks(title, self.search_query) if self.search_query else [], None))
         pieces.append((" " * max(0, room - cell_len(title)), None, False))
         pieces.append((date, self._style("page-list--meta"), False))
         return pieces

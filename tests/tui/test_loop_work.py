@@ -325,3 +325,17 @@ async def test_the_side_by_side_diff_fits_a_narrow_inspector(demo_store, make_ap
             assert diff.layout_mode == "side-by-side" and len(lines) > 3
             assert all("│" in line for line in lines), (width, lines[:6])  # no row wrapped onto a second line
             assert len({cell_len(line[:line.index("│")]) for line in lines}) == 1 and all(cell_len(line) <= width for line in lines)
+
+
+def test_a_title_marks_the_words_asked_for_not_letters_of_function_words():
+    """Found in tmux: the question "how did the tychonoff proof go" lit up "The" at the start of "Thesis"."""
+    from pcp_tui.widgets.page_list import title_marks
+
+    def marked(title: str, query: str) -> list[str]:
+        return [title[a:b] for a, b in title_marks(title, query)]
+
+    assert marked("Thesis outline", "how did the tychonoff proof go") == []
+    assert marked("Thesis proof", "the proofs") == ["proof"]  # stemmed as the index stems
+    assert marked("The proof", "the") == ["The"]  # a query of function words only: those are what it asks
+    assert marked("Decision: SQLite over JSON files", "why sqlite, json?") == ["SQLite", "JSON"]
+    assert "".join(marked("有限乘积保持紧致性的证明", "紧致性")) == "紧致性"
