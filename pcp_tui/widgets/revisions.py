@@ -5,8 +5,11 @@ from __future__ import annotations
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
-from textual.widgets import Label, OptionList, Select, Static
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
@@ -32,48 +35,40 @@ def dates_note(history: list[dict], observed_at: str | None) -> str:
     return f"The list shows when it was stored: {history[0]['created_at'][:10]} (no observed time)."
 
 
-class RevisionSelect(Select[str]):
-    """A Select whose options can be replaced together with the value to show.
+class HistoryList(OptionList):
+    """The page's revisions, newest first: Enter compares one with the one before it, `f` and `t` make it
+    the From or the To side of the diff."""
 
-    Textual's `set_options` first empties the selection and the caller then sets a value: the Select's
-    `-has-value` class goes off and on again, and each time its widgets are styled again (4 restyles per page
-    shown, most of the Revisions tab's cost per cursor move). `set_options_with` sets the new value at once.
-    It relies on Textual's `Select._init_selected_option` (re-check on a Textual upgrade).
-    """
+    BINDINGS = [
+        Binding("f", "pick('from')", "Diff from", id="revisions.from"),
+        Binding("t", "pick('to')", "Diff to", id="revisions.to"),
+    ]
 
-    _next_value: object = Select.NULL
+    class Picked(Message):
+        def __init__(self, side: str, revision_id: str) -> None:
+            super().__init__()
+            self.side, self.revision_id = side, revision_id
 
-    def set_options_with(self, options: list[tuple[str, str]], value: object) -> None:
-        self._next_value = value
-        try:
-            self.set_options(options)
-        finally:
-            self._next_value = Select.NULL
-
-    def _init_selected_option(self, hint: object = Select.NULL) -> None:
-        if hint == Select.NULL and self._next_value in {v for _, v in self._options}:
-            hint = self._next_value
-        super()._init_selected_option(hint)  # type: ignore[arg-type]
+    def action_pick(self, side: str) -> None:
+        option = self.highlighted_option
+        if option is not None and option.id is not None:
+            self.post_message(self.Picked(side, option.id))
 
 
 class RevisionsView(StoreWorkers, Vertical):
-    """History newest first; choose From and To (Enter on a revision compares it with the one before)."""
+    """History newest first and the diff between two of its revisions (Enter on a revision compares it with
+    the one before; `f` / `t` choose From and To). The two sides are one line of text, not two selects: a
+    page shown here was a layout pass and a restyle of eight widgets (issue 13, item 15)."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.history: list[dict] = []
-        self._setting = False
-        self._mode_shown = ""
+        self.sides: tuple[str, str] | None = None  # (from, to) revision ids of the diff shown
 
     def compose(self) -> ComposeResult:
         yield Static("", id="dates-note", classes="detail")
-        yield OptionList(id="history")
-        with Horizontal(id="diff-controls"):
-            yield Label("From ")
-            yield RevisionSelect([], id="rev-from", compact=True, allow_blank=True, prompt="revision")
-            yield Label(" To ")
-            yield RevisionSelect([], id="rev-to", compact=True, allow_blank=True, prompt="revision")
-            yield Label("", id="diff-mode")
+        yield HistoryList(id="history")
+        yield Static("", id="diff-controls")
         yield DiffView(id="diff")
 
     def show(self, history: list[dict], observed_at: str | None = None) -> None:
@@ -86,51 +81,51 @@ class RevisionsView(StoreWorkers, Vertical):
             Option(Text(revision_label(total - i, rev) + f"  {rev['lifecycle_status']}"), id=rev["revision_id"])
             for i, rev in enumerate(history)
         ])
-        choices = [(revision_label(total - i, rev), rev["revision_id"]) for i, rev in enumerate(history)]
-        old = (history[1]["revision_id"] if total > 1 else history[0]["revision_id"]) if history else Select.NULL
-        new = history[0]["revision_id"] if history else Select.NULL
-        self._setting = True
-        self.query_one("#rev-from", RevisionSelect).set_options_with(choices, old)
-        self.query_one("#rev-to", RevisionSelect).set_options_with(choices, new)
-        self._setting = False
-        self._show_mode(self.query_one(DiffView).layout_mode)
         if history:
-            self.compare(str(old), str(new))
+            old = history[1]["revision_id"] if total > 1 else history[0]["revision_id"]
+            self.compare(old, history[0]["revision_id"])
+        else:
+            self.sides = None
+            self._show_controls()
 
     def clear(self) -> None:
         """No page: no history, no choices, no diff."""
         self.history = []
+        self.sides = None
         update_rows(self.query_one("#dates-note", Static), "")
         self.query_one("#history", OptionList).clear_options()
-        self._setting = True
-        for sel_id in ("#rev-from", "#rev-to"):
-            self.query_one(sel_id, Select).set_options([])
-        self._setting = False
+        self._show_controls()
         self.query_one(DiffView).clear()
 
     def compare(self, old: str, new: str) -> None:
-        """Select From/To and load the diff."""
-        self._setting = True
-        self.query_one("#rev-from", Select).value = old
-        self.query_one("#rev-to", Select).value = new
-        self._setting = False
+        """Show the diff from `old` to `new` (revision ids of the page shown)."""
+        self.sides = (old, new)
+        self._show_controls()
         self._diff(old, new)
 
+    def _label(self, revision_id: str) -> str:
+        ids = [r["revision_id"] for r in self.history]
+        return f"#{len(ids) - ids.index(revision_id)} …{revision_id[-6:]}" if revision_id in ids else "?"
+
+    def _show_controls(self) -> None:
+        mode = self.query_one(DiffView).layout_mode
+        keys = "/".join(b.key for b in HistoryList.BINDINGS if isinstance(b, Binding))  # (f/t in the list)
+        if self.sides is None:
+            line = Content("")
+        else:
+            line = Content.assemble("From ", (self._label(self.sides[0]), "bold"), "  To ",
+                                    (self._label(self.sides[1]), "bold"), (f"  {mode} (v) · {keys}", "dim"))
+        self.query_one("#diff-controls", Static).update(line, layout=False)  # one row, always
+
     def toggle_layout(self) -> None:
-        self._show_mode(self.query_one(DiffView).toggle())
+        self.query_one(DiffView).toggle()
+        self._show_controls()
 
-    def _show_mode(self, mode: str) -> None:
-        if mode != self._mode_shown:  # the same words again would lay the screen out again
-            self._mode_shown = mode
-            self.query_one("#diff-mode", Label).update(f"  {mode}")
-
-    def on_select_changed(self, event: Select.Changed) -> None:
+    def on_history_list_picked(self, event: HistoryList.Picked) -> None:
         event.stop()
-        if self._setting:
-            return
-        old, new = self.query_one("#rev-from", Select).value, self.query_one("#rev-to", Select).value
-        if isinstance(old, str) and isinstance(new, str):
-            self._diff(old, new)
+        if self.sides is not None:
+            old, new = self.sides
+            self.compare(event.revision_id, new) if event.side == "from" else self.compare(old, event.revision_id)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

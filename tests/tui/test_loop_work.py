@@ -161,34 +161,39 @@ async def test_the_document_renders_again_at_its_new_width(demo_store, make_app)
         assert max(s.cell_length for s in view._strips) <= view.scrollable_content_region.width
 
 
-async def test_the_revision_selects_keep_their_value_class_from_page_to_page(demo_store, make_app, monkeypatch):
-    from textual.widgets import Select
-    from textual.widgets._select import SelectCurrent
+async def test_the_diff_sides_are_chosen_with_keys_on_the_history(demo_store, make_app):
+    """From and To are one line of text (no selects: a page shown restyled eight widgets): each page shows the
+    newest revision against the one before; `f` / `t` on a revision of the list choose the sides."""
+    from pcp_tui.widgets.diff import DiffView
 
     store, refs = demo_store
     app = make_app(store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        page_list(app).focus()
+        await select_page(app, pilot, refs["alpha-outline"])
         await pilot.press("2")
         await settle(app, pilot)
-        toggles = []
-        original = SelectCurrent._watch_has_value
-
-        def counted(self, has_value):
-            toggles.append(has_value)
-            return original(self, has_value)
-
-        monkeypatch.setattr(SelectCurrent, "_watch_has_value", counted)
-        for _ in range(3):
-            await pilot.press("down")
-            await settle(app, pilot)
-            inspector = app.screen.query_one(Inspector)
-            history = inspector.page["full"]["history"]
-            shown = app.screen.query_one("#rev-to", Select).value
-            assert shown == history[0]["revision_id"]  # the newest revision of the page now shown
-            assert app.screen.query_one("#rev-from", Select).value == history[min(1, len(history) - 1)]["revision_id"]
-        assert toggles == []  # no "-has-value" off and on again (each restyled the select's widgets)
+        view = app.screen.query_one(RevisionsView)
+        history = view.history
+        assert len(history) == 3 and view.sides == (history[1]["revision_id"], history[0]["revision_id"])
+        line = str(app.screen.query_one("#diff-controls").render())
+        assert f"From #2 …{history[1]['revision_id'][-6:]}" in line and f"To #3 …{history[0]['revision_id'][-6:]}" in line
+        listing = app.screen.query_one("#history")
+        listing.focus()
+        listing.highlighted = 2  # the oldest
+        await pilot.press("f")
+        await settle(app, pilot)
+        assert view.sides == (history[2]["revision_id"], history[0]["revision_id"])
+        assert "From #1" in str(app.screen.query_one("#diff-controls").render())
+        diff = app.screen.query_one(DiffView).drawn_text
+        assert "drafting" in diff and "附录" in diff  # the oldest against the newest
+        listing.highlighted = 1
+        await pilot.press("t")
+        await settle(app, pilot)
+        assert view.sides == (history[2]["revision_id"], history[1]["revision_id"])
+        await select_page(app, pilot, refs["alpha-proof"])  # another page: its own newest against the one before
+        await settle(app, pilot)
+        assert view.sides is not None and view.sides[1] == view.history[0]["revision_id"]
 
 
 async def test_markdown_the_renderer_cannot_draw_is_shown_as_its_text(demo_store, make_app):
