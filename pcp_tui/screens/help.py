@@ -38,7 +38,8 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Content(
                 "Every action is also in the command palette. Remap a key in keymap.toml beside config.toml, e.g. "
                 "revise = \"ctrl+e\" (the id is the last column). Lists: ↑/↓ or j/k, PageUp/PageDown, Home/End, "
-                "Enter opens; Tab moves between panes."), classes="dialog-body")
+                "Enter opens; Tab moves between panes. In the Revisions tab's history, Enter compares a revision "
+                "with the one before it, f and t make it the diff's From and To."), classes="dialog-body")
             yield DataTable(id="keys", cursor_type="row", zebra_stripes=True)
             yield Static(key_hint(self.app, [("help.close", "Close")]), classes="dialog-keys")
 
