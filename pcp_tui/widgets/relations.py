@@ -14,6 +14,7 @@ from textual.worker import get_current_worker
 from .. import reading
 from ..messages import GraphLoaded, StoreWorkers
 from .graph import EDGE, NODE, GraphView
+from .steady import update_rows
 
 HOPS = [("1 hop", 1), ("2 hops", 2), ("3 hops", 3)]
 
@@ -85,8 +86,8 @@ class RelationsView(StoreWorkers, Vertical):
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
         prompt = event.option.prompt
-        self.query_one("#relation-detail", Static).update(
-            Content((prompt.plain if isinstance(prompt, Content) else str(prompt)).strip()))
+        update_rows(self.query_one("#relation-detail", Static),
+                    Content((prompt.plain if isinstance(prompt, Content) else str(prompt)).strip()))
 
     def show(self, page_id: str, relations: dict, titles: dict[str, str]) -> None:
         self.page_id = page_id
@@ -106,7 +107,7 @@ class RelationsView(StoreWorkers, Vertical):
         self.query_one(RelationList).clear_options()
         self.query_one(RelationList).relations = {}
         self.query_one(GraphView).clear_options()
-        self.query_one("#relation-detail", Static).update("")
+        update_rows(self.query_one("#relation-detail", Static), "")
 
     def reload_graph(self) -> None:
         if self.page_id is None:
