@@ -125,7 +125,10 @@ class RevisionsView(StoreWorkers, Vertical):
         event.stop()
         if self.sides is not None:
             old, new = self.sides
-            self.compare(event.revision_id, new) if event.side == "from" else self.compare(old, event.revision_id)
+            if event.side == "from":
+                self.compare(event.revision_id, new)
+            else:
+                self.compare(old, event.revision_id)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
