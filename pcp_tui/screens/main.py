@@ -21,6 +21,7 @@ from ..widgets.inspector import Inspector
 from ..widgets.page_list import PageList
 from ..widgets.relations import RelationList
 from ..widgets.scope_tree import ScopeTree
+from ..widgets.steady import update_rows
 from ..widgets.footer import FitFooter
 from .curate import CurateActions
 
@@ -95,7 +96,6 @@ class MainScreen(CurateActions):
         self._timer: Timer | None = None
         self._deferred: Timer | None = None  # the loads that wait for the first window (on_mount)
         self._shown_status: Content | None = None
-        self._status_rows = 0  # rows the list status line took when last shown
         self._shown_bottom: str | None = None  # the status line's text on screen
         # The selection for deleting many pages at once (apart from the handoff basket): pages marked one by
         # one (id -> title, in the order marked), or every page matching the search and filters of `matching`.
@@ -227,11 +227,7 @@ class MainScreen(CurateActions):
         line = Content.assemble((reading.printable(self.scope_label), "bold"), *([(picked, "bold")] if picked else []), *parts)
         if line != self._shown_status:  # each page-list window reports its count: repaint only what changed
             self._shown_status = line
-            # The line takes one or two rows; a layout pass (the whole screen) only when that changes.
-            width = status.content_size.width
-            rows = min(2, len(line.wrap(width))) if width > 0 else 0
-            status.update(line, layout=rows != self._status_rows or not rows)
-            self._status_rows = rows
+            update_rows(status, line, max_rows=2)  # one or two rows: a layout pass only when that changes
         basket = len(self.app.basket)
         parts = [str(self.app.store.path) + ("  (demo)" if self.app.demo_mode else "")]
         parts.append(f"basket {basket} ({self.app.key_display('handoff')})")

@@ -8,7 +8,6 @@ from rich.cells import cell_len
 from textual.content import Content
 
 from ..reading import printable
-
 from .document import AtWidth, Document
 
 ADDED = "$diff-added on $diff-added-background"

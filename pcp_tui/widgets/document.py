@@ -65,9 +65,13 @@ class Document(ScrollView, can_focus=True):
         self._draw()
 
     @property
+    def drawn_lines(self) -> list[str]:
+        """The lines as drawn (what the renderer made of the source; none while it renders)."""
+        return [strip.text.rstrip() for strip in self._strips]
+
+    @property
     def drawn_text(self) -> str:
-        """The text of the lines as drawn (what the renderer made of the source; empty while it renders)."""
-        return "\n".join(strip.text.rstrip() for strip in self._strips)
+        return "\n".join(self.drawn_lines)
 
     def _content_width(self) -> int:
         return self.scrollable_content_region.width

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import time
-
 import json
+import time
 from functools import partial
 
 from textual import on, work

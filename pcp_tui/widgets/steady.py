@@ -9,6 +9,7 @@ list and the scope tree override `_size_updated` with `unchanged` first.
 """
 
 from __future__ import annotations
+
 from textual.content import Content
 from textual.geometry import Size
 from textual.widget import Widget
@@ -26,15 +27,15 @@ def unchanged(widget: Widget, size: Size, container_size: Size) -> bool:
     return False
 
 
-
-
-
-def update_rows(widget: Static, text: str | Content) -> None:
-    """`Static.update` asking for a layout pass (the whole screen) only when the rows the text takes change:
-    a height-auto line of notes shown again for each page is otherwise a repaint."""
+def update_rows(widget: Static, text: str | Content, max_rows: int | None = None) -> None:
+    """`Static.update` asking for a layout pass (the whole screen) only when the rows the text takes (up to
+    `max_rows`, its height's limit) change: a height-auto line shown again for each page or each page-list
+    window is otherwise a repaint."""
     content = text if isinstance(text, Content) else Content(text)
     width = widget.content_size.width
     rows = len(content.wrap(width)) if width > 0 and content.plain else 0
+    if max_rows is not None:
+        rows = min(rows, max_rows)
     same = width > 0 and rows == getattr(widget, "_steady_rows", None)
     setattr(widget, "_steady_rows", rows)  # noqa: B010 (the widget's own, as above)
     widget.update(content, layout=not same)

@@ -42,3 +42,10 @@ async def type_into(app, pilot, selector: str, text: str) -> None:
     if hasattr(widget, "value"):
         widget.value = ""
     await pilot.press(*text)
+
+
+async def open_in_tab(app, pilot, page_id: str, tab_key: str) -> None:
+    """Step onto a page, then open an inspector tab by its key (1-6) and let it draw."""
+    await select_page(app, pilot, page_id)
+    await pilot.press(tab_key)
+    await settle(app, pilot)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers import page_list, select_page, settle
+from helpers import open_in_tab, page_list, settle
 from pcp_tui.widgets.diff import DiffView
 from pcp_tui.widgets.graph import GraphView
 from pcp_tui.widgets.inspector import Inspector
@@ -95,9 +95,7 @@ async def test_revisions_tab_diffs_any_two_revisions(demo_store, make_app):
     app = make_app(store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        await select_page(app, pilot, refs["alpha-outline"])
-        await pilot.press("2")
-        await settle(app, pilot)
+        await open_in_tab(app, pilot, refs["alpha-outline"], "2")
         diff = app.screen.query_one(DiffView)
         text = diff.drawn_text
         assert "+6. 附录" in text and "-4. Tychonoff's theorem (finite case first)" in text
@@ -118,9 +116,7 @@ async def test_provenance_expands_lazily_back_to_the_sources(demo_store, make_ap
     app = make_app(store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        await select_page(app, pilot, refs["alpha-proof"])
-        await pilot.press("3")
-        await settle(app, pilot)
+        await open_in_tab(app, pilot, refs["alpha-proof"], "3")
         tree = app.screen.query_one(ProvenanceTree)
         derive = next(n for n in tree.root.children if str(n.label).startswith("derive"))
         notes = derive.children[0]
@@ -137,9 +133,7 @@ async def test_relations_follow_and_graph(demo_store, make_app):
     app = make_app(store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        await select_page(app, pilot, refs["chat-conv"])
-        await pilot.press("4")
-        await settle(app, pilot)
+        await open_in_tab(app, pilot, refs["chat-conv"], "4")
         relations = app.screen.query_one(RelationList)
         prompts = [str(relations.get_option_at_index(i).prompt) for i in range(relations.option_count)]
         assert prompts[0].startswith("outgoing · contains (3)")
@@ -163,9 +157,7 @@ async def test_facets_and_raw_tabs(demo_store, make_app):
     app = make_app(store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        await select_page(app, pilot, refs["garden-schedule"])
-        await pilot.press("5")
-        await settle(app, pilot)
+        await open_in_tab(app, pilot, refs["garden-schedule"], "5")
         assert "plan_week" in app.screen.query_one("#facets-text").text
         await pilot.press("6")
         await settle(app, pilot)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers import page_list, select_page, settle, type_into
+from helpers import open_in_tab, page_list, select_page, settle, type_into
 from pcp_tui.screens.confirm import ConfirmScreen
 from pcp_tui.screens.main import MainScreen
 
@@ -231,9 +231,7 @@ async def test_relation_lines_stay_one_line_and_show_in_full_when_highlighted(de
     app = make_app(store)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
-        await select_page(app, pilot, refs["alpha-proof"])
-        await pilot.press("4")
-        await settle(app, pilot)
+        await open_in_tab(app, pilot, refs["alpha-proof"], "4")
         graph = app.screen.query_one("#graph")
         assert graph.option_count > 2
         assert all(height == 1 for height in graph._line_cache.heights.values())  # no wrapped line breaks the tree

@@ -216,7 +216,7 @@ async def test_escape_sequences_in_stored_text_never_reach_the_terminal(demo_sto
         drawn = [app.screen.query_one(ScopeTree).render_line(y).text for y in range(12)]
         await select_page(app, pilot, first["page_id"])
         drawn += [pages.render_line(y).text for y in range(pages.size.height)]
-        drawn += [s.text for s in app.screen.query_one("#content-view", Document)._strips]
+        drawn += app.screen.query_one("#content-view", Document).drawn_lines
         drawn.append(str(app.screen.query_one("#inspector-title", Static).render()))
         await pilot.press("2")
         await settle(app, pilot)
