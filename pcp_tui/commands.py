@@ -73,6 +73,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("tab_facets", "5", "Facets", "Show the facets", "tab('facets')", footer=False),
     Command("tab_raw", "6", "Raw", "Show the raw JSON (as `pcp read --json`)", "tab('raw')", footer=False),
     Command("diff_layout", "v", "Diff layout", "Show the diff unified or side by side", "toggle_diff", footer=False),
+    Command("graph_hops", "h", "Graph depth", "Draw the neighbourhood graph 1, 2 or 3 hops deep (Relations tab)",
+            "graph_hops", footer=False),
+    Command("graph_type", "g", "Graph type",
+            "Draw the graph for one relation type, the next each time, then every type again (Relations tab)",
+            "graph_type", footer=False),
     # curating the selected page
     Command("revise", "e", "Revise", "Edit the page into a new revision", "revise"),
     Command("revise_editor", "E", "Revise in $EDITOR", "Edit the page in your $EDITOR", "revise_in_editor",

@@ -591,3 +591,9 @@ class MainScreen(CurateActions):
 
     async def action_toggle_diff(self) -> None:
         await self.query_one(Inspector).toggle_diff()
+
+    async def action_graph_hops(self) -> None:
+        await self.query_one(Inspector).graph("hops")
+
+    async def action_graph_type(self) -> None:
+        await self.query_one(Inspector).graph("type")

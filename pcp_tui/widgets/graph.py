@@ -13,6 +13,8 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from .steady import SteadyOptionList
+
 ROOT, NODE, EDGE = "bold $graph-root", "$graph-node", "$graph-edge"
 
 
@@ -57,7 +59,7 @@ def graph_lines(graph: dict, root: str) -> list[tuple[Content, str | None]]:
     return lines
 
 
-class GraphView(OptionList):
+class GraphView(SteadyOptionList):
     """The neighbourhood graph; Enter on a node follows it."""
 
     class Follow(Message):
@@ -66,11 +68,10 @@ class GraphView(OptionList):
             self.page_id = page_id
 
     def show_graph(self, graph: dict, root: str) -> None:
-        self.clear_options()
         options = []
         for n, (line, target) in enumerate(graph_lines(graph, root)):
             options.append(Option(line, id=f"g{n}:{target}" if target else None, disabled=target is None))
-        self.add_options(options)
+        self.replace_options(options)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

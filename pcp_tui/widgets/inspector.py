@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
+from collections.abc import Callable
 from functools import partial
 
 from textual import on, work
@@ -13,7 +15,8 @@ from textual.content import Content
 from textual.highlight import highlight
 from rich.markdown import Markdown as RichMarkdown
 from textual.widget import Widget
-from textual.widgets import Static, TabbedContent, TabPane, Tree
+from textual.widgets import Static, TabbedContent, TabPane, Tabs, Tree
+from textual.widgets._tabbed_content import ContentTab
 from textual.worker import get_current_worker
 
 from .. import reading
@@ -87,6 +90,21 @@ def markdown(text: str) -> RichMarkdown:
     return RichMarkdown(text, code_theme="ansi_dark", hyperlinks=False)
 
 
+class InspectorTabs(TabbedContent):
+    """The inspector's tabs; one opened by a click on its header is drawn for the page before it shows (a key
+    does the same through `Inspector.switch_tab`): never a frame of the page it showed last time."""
+
+    def __init__(self, before_show: Callable[[str], None], *, initial: str, id: str) -> None:
+        super().__init__(initial=initial, id=id)
+        self._before_show = before_show
+
+    def _on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
+        # Called before TabbedContent's handler of the same name, which shows the pane (Textual calls the
+        # handler of each class of the widget's, subclass first).
+        if getattr(event.tabs, "tabbed_content", None) is self and event.tab.id:
+            self._before_show(ContentTab.sans_prefix(event.tab.id))
+
+
 class Inspector(StoreWorkers, Vertical):
     """Shows whatever page `show` was last given; every read runs in a worker."""
 
@@ -96,12 +114,12 @@ class Inspector(StoreWorkers, Vertical):
         self.page: dict | None = None  # the last load_page result
         self._stale: set[str] = set()  # tabs not yet drawn for this page
         self._mounted: set[str] = {"content"}  # tabs whose widgets are mounted (see compose)
-        self._mounting: set[str] = set()
+        self._mounting: dict[str, asyncio.Event] = {}  # tabs being mounted: set once they are
 
     def compose(self) -> ComposeResult:
         yield Static("No page selected.", id="inspector-title")
         yield Static("", id="inspector-notes")  # why it has its status, where it is suppressed (shown when any)
-        with TabbedContent(initial="content", id="tabs"):
+        with InspectorTabs(self._draw_tab, initial="content", id="tabs"):
             with TabPane("Content", id="content"):
                 yield Document(id="content-view")
             # The other tabs' widgets are mounted after first paint, one tab per frame (or at once when the
@@ -129,14 +147,18 @@ class Inspector(StoreWorkers, Vertical):
         return tab in self._mounted
 
     async def _mount_tab(self, tab: str) -> None:
-        if tab in self._mounted or tab in self._mounting:
+        if tab in self._mounted:
             return
-        self._mounting.add(tab)
+        if tab in self._mounting:  # (a key for a tab the app is mounting: its widgets once they are there)
+            await self._mounting[tab].wait()
+            return
+        self._mounting[tab] = done = asyncio.Event()
         try:
             await self.query_one(f"TabPane#{tab}", TabPane).mount_all(self._tab_widgets(tab))
+            self._mounted.add(tab)
         finally:
-            self._mounting.discard(tab)
-        self._mounted.add(tab)
+            del self._mounting[tab]
+            done.set()
         if tab == self.active_tab:  # opened before it was mounted; the others are drawn when opened
             self._draw_tab(tab)
 
@@ -314,6 +336,16 @@ class Inspector(StoreWorkers, Vertical):
         self.switch_tab("revisions")
         await self._mount_tab("revisions")
         self.query_one(RevisionsView).toggle_layout()
+
+    async def graph(self, change: str) -> None:
+        """The Relations tab, its graph drawn one hop deeper (`hops`) or for the next relation type (`type`)."""
+        self.switch_tab("relations")
+        await self._mount_tab("relations")
+        view = self.query_one(RelationsView)
+        if change == "hops":
+            view.next_hops()
+        else:
+            view.next_type()
 
     @property
     def active_tab(self) -> str:

@@ -4,22 +4,23 @@ from __future__ import annotations
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.content import Content
+from textual.markup import escape
 from textual.message import Message
-from textual.widgets import Label, OptionList, Select, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from .. import reading
 from ..messages import GraphLoaded, StoreWorkers
 from .graph import EDGE, NODE, GraphView
-from .steady import update_rows
+from .steady import SteadyOptionList, update_rows
 
-HOPS = [("1 hop", 1), ("2 hops", 2), ("3 hops", 3)]
+HOPS = (1, 2, 3)  # how deep the graph is drawn; 2 to start with
 
 
-class RelationList(OptionList):
+class RelationList(SteadyOptionList):
     """Relations of one page; Enter follows the relation to its other end."""
 
     class Follow(Message):
@@ -39,7 +40,6 @@ class RelationList(OptionList):
         return self.relations.get(self.get_option_at_index(self.highlighted).id or "")
 
     def show_relations(self, relations: dict, titles: dict[str, str]) -> None:
-        self.clear_options()
         self.relations = {}
         options: list[Option] = []
         n = 0
@@ -58,7 +58,7 @@ class RelationList(OptionList):
                                                            (f"  {other[-6:]}", "dim")), id=f"r{n}:{other}"))
         if not options:
             options.append(Option("No relations.", disabled=True))
-        self.add_options(options)
+        self.replace_options(options)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
@@ -67,21 +67,27 @@ class RelationList(OptionList):
 
 
 class RelationsView(StoreWorkers, Vertical):
-    """Relations list on top; below it the 1-3 hop graph with a relation type filter."""
+    """Relations list on top; below it the 1-3 hop graph, drawn for one relation type or every type.
+
+    The graph's depth and type are one line of text, changed with `h` and `g` (or a click on them): two
+    selects here made each page shown a layout pass and a restyle of a dozen widgets (issue 13, item 15)."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.page_id: str | None = None
-        self.types: list[str] = []
+        self.types: list[str] = []  # the types `g` goes through: those of this page, then the recommended ones
+        self.hops = 2
+        self.kind: str | None = None  # the one relation type drawn, or None for every type
+        self._controls = ""  # the graph line as shown
 
     def compose(self) -> ComposeResult:
         yield RelationList(id="relation-list")
-        with Horizontal(id="graph-controls"):
-            yield Label("Graph ")
-            yield Select(HOPS, value=2, allow_blank=False, id="graph-hops", compact=True)
-            yield Select([], prompt="every type", id="graph-type", compact=True)
+        yield Static("", id="graph-controls")
         yield GraphView(id="graph")
         yield Static("", id="relation-detail", classes="detail")  # the highlighted line in full
+
+    def on_mount(self) -> None:
+        self._show_controls()
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
@@ -95,27 +101,46 @@ class RelationsView(StoreWorkers, Vertical):
         found = sorted({r["relation_type"] for d in ("outgoing", "incoming") for r in relations.get(d, [])})
         from store import RECOMMENDED_RELATION_TYPES
 
-        types = sorted(set(found) | set(RECOMMENDED_RELATION_TYPES))
-        if types != self.types:
-            self.types = types
-            self.query_one("#graph-type", Select).set_options([(t, t) for t in types])
+        self.types = found + sorted(set(RECOMMENDED_RELATION_TYPES) - set(found))
+        if self.kind is not None and self.kind not in self.types:
+            self.kind = None
+        self._show_controls()
         self.reload_graph()
 
     def clear(self) -> None:
         """No page: no relations, no graph (a graph answer in flight is for another page and is dropped)."""
         self.page_id = None
-        self.query_one(RelationList).clear_options()
+        self.query_one(RelationList).replace_options([])
         self.query_one(RelationList).relations = {}
-        self.query_one(GraphView).clear_options()
+        self.query_one(GraphView).replace_options([])
         update_rows(self.query_one("#relation-detail", Static), "")
+
+    def next_hops(self) -> None:
+        """`h`: the graph one hop deeper, from the deepest back to one."""
+        self.hops = HOPS[(HOPS.index(self.hops) + 1) % len(HOPS)]
+        self._show_controls()
+        self.reload_graph()
+
+    def next_type(self) -> None:
+        """`g`: the graph drawn for the next relation type (this page's types first), then every type again."""
+        choices: list[str | None] = [None, *self.types]
+        self.kind = choices[(choices.index(self.kind) + 1) % len(choices)] if self.kind in choices else None
+        self._show_controls()
+        self.reload_graph()
+
+    def _show_controls(self) -> None:
+        hops = f"{self.hops} hop" + ("" if self.hops == 1 else "s")
+        kind = escape(self.kind or "every type")
+        markup = (f"Graph [@click=screen.graph_hops][b]{hops}[/b] [dim](h)[/dim][/] · "
+                  f"[@click=screen.graph_type][b]{kind}[/b] [dim](g)[/dim][/]")
+        if markup != self._controls:  # (the same line for most pages: nothing to draw again)
+            self._controls = markup
+            self.query_one("#graph-controls", Static).update(Content.from_markup(markup), layout=False)  # one row
 
     def reload_graph(self) -> None:
         if self.page_id is None:
             return
-        hops = self.query_one("#graph-hops", Select).value
-        kind = self.query_one("#graph-type", Select).value
-        types = {kind} if isinstance(kind, str) else None
-        self._graph(self.page_id, int(hops) if isinstance(hops, int) else 2, types)
+        self._graph(self.page_id, self.hops, {self.kind} if self.kind else None)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="graph")
     def _graph(self, page_id: str, hops: int, types: set[str] | None) -> None:
@@ -128,7 +153,3 @@ class RelationsView(StoreWorkers, Vertical):
         if message.page_id == self.page_id:
             message.stop()
             self.query_one(GraphView).show_graph(message.graph, message.page_id)
-
-    def on_select_changed(self, event: Select.Changed) -> None:
-        event.stop()
-        self.reload_graph()

@@ -15,7 +15,7 @@ from textual.worker import get_current_worker
 
 from ..messages import DiffLoaded, StoreWorkers
 from .diff import DiffView
-from .steady import update_rows
+from .steady import SteadyOptionList, update_rows
 
 
 def revision_label(n: int, rev: dict) -> str:
@@ -35,7 +35,7 @@ def dates_note(history: list[dict], observed_at: str | None) -> str:
     return f"The list shows when it was stored: {history[0]['created_at'][:10]} (no observed time)."
 
 
-class HistoryList(OptionList):
+class HistoryList(SteadyOptionList):
     """The page's revisions, newest first: Enter compares one with the one before it, `f` and `t` make it
     the From or the To side of the diff."""
 
@@ -75,9 +75,7 @@ class RevisionsView(StoreWorkers, Vertical):
         self.history = history
         update_rows(self.query_one("#dates-note", Static), dates_note(history, observed_at))
         total = len(history)
-        listing = self.query_one("#history", OptionList)
-        listing.clear_options()
-        listing.add_options([
+        self.query_one(HistoryList).replace_options([
             Option(Text(revision_label(total - i, rev) + f"  {rev['lifecycle_status']}"), id=rev["revision_id"])
             for i, rev in enumerate(history)
         ])
@@ -93,7 +91,7 @@ class RevisionsView(StoreWorkers, Vertical):
         self.history = []
         self.sides = None
         update_rows(self.query_one("#dates-note", Static), "")
-        self.query_one("#history", OptionList).clear_options()
+        self.query_one(HistoryList).replace_options([])
         self._show_controls()
         self.query_one(DiffView).clear()
 

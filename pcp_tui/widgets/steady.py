@@ -5,15 +5,17 @@ Textual's ScrollView compares the container size the compositor gives it with on
 the search box) "resizes" every scroll view: its scrollbars repaint and, worse, the region repainted in
 that frame then spans from the scope tree at the left edge to the inspector at the right one, so
 everything between is drawn again (bench/tui_bench.py: a third of a cursor move's drawing). The page
-list and the scope tree override `_size_updated` with `unchanged` first.
+list, the scope tree, the document and `SteadyOptionList` override `_size_updated` with `unchanged` first.
 """
 
 from __future__ import annotations
 
 from textual.content import Content
 from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.widget import Widget
-from textual.widgets import Static
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
 
 
 def unchanged(widget: Widget, size: Size, container_size: Size) -> bool:
@@ -25,6 +27,16 @@ def unchanged(widget: Widget, size: Size, container_size: Size) -> bool:
         return True
     setattr(widget, "_steady_key", key)  # noqa: B010 (an attribute of the widget's own, set once per layout)
     return False
+
+
+def set_virtual_size(widget: Widget, size: Size) -> None:
+    """A scroll view's virtual size becomes `size` without a layout pass of the screen (Textual's reactive asks
+    for one at each change): its scrollbars are updated, and only a scrollbar that comes or goes asks for a
+    layout pass (Textual's `Widget._scroll_update`). For views whose own size does not follow their content
+    (not height-auto)."""
+    if size != widget.virtual_size:
+        widget.set_reactive(Widget.virtual_size, size)
+        widget._scroll_update(size)
 
 
 def update_rows(widget: Static, text: str | Content, max_rows: int | None = None) -> None:
@@ -39,3 +51,27 @@ def update_rows(widget: Static, text: str | Content, max_rows: int | None = None
     same = width > 0 and rows == getattr(widget, "_steady_rows", None)
     setattr(widget, "_steady_rows", rows)  # noqa: B010 (the widget's own, as above)
     widget.update(content, layout=not same)
+
+
+class SteadyOptionList(OptionList):
+    """An OptionList given new options for each page without laying the whole screen out.
+
+    Textual's OptionList asks for a layout pass of the screen whenever its options change (its virtual size
+    is a layout reactive). Here the virtual size only updates the scrollbars; a scrollbar that comes or goes
+    still asks for one (Textual's `_scroll_update`). For lists with a height of their own: a height-auto list
+    still asks for a layout pass for each set of options (Textual's `add_options`). Used by the Relations and
+    Revisions tabs (issue 13, item 15)."""
+
+    virtual_size = Reactive(Size(0, 0), layout=False)
+
+    def replace_options(self, options: list[Option]) -> None:
+        """The list's options become `options` (at the top, nothing highlighted)."""
+        if options:
+            self.set_options(options)
+        else:
+            self.clear_options()  # (set_options with none leaves the old virtual size)
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        if unchanged(self, size, container_size):  # a layout pass elsewhere: nothing to redo here
+            return False
+        return super()._size_updated(size, virtual_size, container_size, layout)

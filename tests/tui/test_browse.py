@@ -167,3 +167,53 @@ async def test_facets_and_raw_tabs(demo_store, make_app):
         await settle(app, pilot)
         content = app.screen.query_one("#content-view").text
         assert "def needs_water" in content  # code is shown as code, not as Markdown
+
+
+async def test_graph_depth_and_type_are_keys(demo_store, make_app):
+    """`h` draws the graph one hop deeper (3, then back to 1), `g` for one relation type at a time (the page's
+    own types first), then every type again; the line above the graph says what is drawn. The keys work from
+    the page list and open the Relations tab."""
+    store, refs = demo_store
+    app = make_app(store)
+
+    def drawn() -> tuple[str, set[str]]:
+        graph = app.screen.query_one(GraphView)
+        options = [graph.get_option_at_index(i) for i in range(graph.option_count)]
+        controls = str(app.screen.query_one("#graph-controls").render())
+        return controls, {o.id.split(":", 1)[1] for o in options if o.id}
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await open_in_tab(app, pilot, refs["chat-conv"], "1")
+        page_list(app).focus()
+        await pilot.press("h")  # from the Content tab: opens Relations, 3 hops
+        await settle(app, pilot)
+        inspector = app.screen.query_one(Inspector)
+        assert inspector.active_tab == "relations"
+        controls, nodes = drawn()
+        assert "3 hops (h)" in controls and "every type (g)" in controls
+        assert {refs["alpha-proof"], refs["alpha-bib"]} <= nodes  # chat-a ◀ inspired_by ─ alpha-proof ─ uses ▶
+        await pilot.press("h")
+        await settle(app, pilot)
+        controls, nodes = drawn()
+        assert "1 hop (h)" in controls and nodes == {refs["chat-q"], refs["chat-a"], refs["chat-q2"]}
+        await pilot.press("h")
+        await settle(app, pilot)
+        controls, nodes = drawn()
+        assert "2 hops (h)" in controls and refs["alpha-proof"] in nodes and refs["alpha-bib"] not in nodes
+        await pilot.press("g")  # the page's own type first
+        await settle(app, pilot)
+        controls, nodes = drawn()
+        assert "contains (g)" in controls and nodes == {refs["chat-q"], refs["chat-a"], refs["chat-q2"]}
+        view = app.screen.query_one("RelationsView")
+        for _ in view.types:
+            await pilot.press("g")
+        await settle(app, pilot)
+        controls, nodes = drawn()
+        assert "every type (g)" in controls and refs["alpha-proof"] in nodes  # round again
+        await pilot.click("#graph-controls", offset=(8, 0))  # a click on the depth: as `h`
+        await settle(app, pilot)
+        assert "3 hops (h)" in drawn()[0]
+        await pilot.click("#graph-controls", offset=(len("Graph 3 hops (h) · ") + 2, 0))  # on the type: as `g`
+        await settle(app, pilot)
+        assert "contains (g)" in drawn()[0]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from functools import partial
 
+import pytest
+
 from helpers import open_in_tab, page_list, select_page, settle
 from rich.cells import cell_len
 from pcp_tui.widgets import inspector as inspector_module
@@ -273,9 +275,10 @@ async def test_page_list_lines_fill_the_width_in_the_list_styles(demo_store, mak
         assert marked and all(seg.style.bgcolor == (base + match).bgcolor for seg in marked)
 
 
-async def test_a_tab_is_drawn_for_the_page_before_it_shows(demo_store, make_app, monkeypatch):
-    """A key that opens a tab draws the current page into it while still hidden, so its first frame shows
-    this page (not the one it showed last), in one layout pass."""
+@pytest.mark.parametrize("way", ["key", "click"])
+async def test_a_tab_is_drawn_for_the_page_before_it_shows(demo_store, make_app, monkeypatch, way):
+    """A key that opens a tab, or a click on its header, draws the current page into it while still hidden,
+    so its first frame shows this page (not the one it showed last), in one layout pass."""
     store, refs = demo_store
     app = make_app(store)
     async with app.run_test(size=SIZE) as pilot:
@@ -295,7 +298,10 @@ async def test_a_tab_is_drawn_for_the_page_before_it_shows(demo_store, make_app,
         pages.focus()
         await pilot.press("down")
         await settle(app, pilot)
-        await pilot.press("2")
+        if way == "key":
+            await pilot.press("2")
+        else:
+            await pilot.click("#--content-tab-revisions")
         await settle(app, pilot)
         assert seen == [("content", pages.current["page_id"])]  # drawn once, while Content was still shown
         assert inspector.active_tab == "revisions"
@@ -336,3 +342,42 @@ def test_a_title_marks_the_words_asked_for_not_letters_of_function_words():
     assert marked("The proof", "the") == ["The"]  # a query of function words only: those are what it asks
     assert marked("Decision: SQLite over JSON files", "why sqlite, json?") == ["SQLite", "JSON"]
     assert "".join(marked("有限乘积保持紧致性的证明", "紧致性")) == "紧致性"
+
+
+@pytest.mark.parametrize("tab", ["2", "4"])
+async def test_the_relations_and_revisions_lists_lay_nothing_out_for_a_page(demo_store, make_app, monkeypatch, tab):
+    """A page shown in the Revisions or Relations tab is a repaint of its lists: no layout pass of the screen
+    unless a list's scrollbar comes or goes (Textual's OptionList asked for one at each set of options, and
+    the relation list's height followed the number of relations)."""
+    from textual.widget import Widget
+
+    from pcp_tui.widgets.graph import GraphView
+    from pcp_tui.widgets.relations import RelationList
+    from pcp_tui.widgets.revisions import HistoryList
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await open_in_tab(app, pilot, refs["chat-conv"], tab)
+        lists = [app.screen.query_one(kind) for kind in (HistoryList, RelationList, GraphView)]
+        asked: list[str] = []
+        refresh = Widget.refresh
+
+        def spying(self, *regions, **kwargs):
+            if kwargs.get("layout") and self in lists:
+                asked.append(type(self).__name__)
+            return refresh(self, *regions, **kwargs)
+
+        monkeypatch.setattr(Widget, "refresh", spying)
+        scrollbars = [(w.show_vertical_scrollbar, w.show_horizontal_scrollbar) for w in lists]
+        toggles = 0
+        pages = page_list(app)
+        pages.focus()
+        for key in ["down"] * 6 + ["up"] * 3:
+            await pilot.press(key)
+            await settle(app, pilot)
+            now = [(w.show_vertical_scrollbar, w.show_horizontal_scrollbar) for w in lists]
+            toggles += sum(a != b for a, b in zip(now, scrollbars, strict=True))
+            scrollbars = now
+        assert len(asked) <= toggles, asked
