@@ -20,10 +20,9 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.visual import Visual, visualize
-from textual.widget import Widget
 from textual.worker import get_current_worker
 
-from .steady import unchanged
+from .steady import set_virtual_size, unchanged
 
 INLINE_LIMIT = 4_000  # characters rendered on the loop at once; longer texts are rendered in a worker thread
 
@@ -130,12 +129,7 @@ class Document(ScrollView, can_focus=True):
 
     def _set(self, strips: list[Strip]) -> None:
         self._strips = strips
-        size = Size(max(0, self._width), len(strips))
-        if size != self.virtual_size:
-            # Not through the reactive (it lays the whole screen out again): the scrollbars are updated here,
-            # and only a scrollbar that comes or goes asks for a layout pass (Textual's Widget._scroll_update).
-            self.set_reactive(Widget.virtual_size, size)
-            self._scroll_update(size)
+        set_virtual_size(self, Size(max(0, self._width), len(strips)))  # (steady.py: no layout pass)
         self.refresh()
 
     def on_resize(self) -> None:

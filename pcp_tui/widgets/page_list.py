@@ -27,7 +27,7 @@ from store import analysis
 
 from ..messages import StoreWorkers
 from ..reading import printable
-from .steady import unchanged
+from .steady import set_virtual_size, unchanged
 
 Fetch = Callable[[str | None], tuple[list[dict], str | None]]
 Piece = tuple[str, Style | None, bool]  # text, its own style (None: the base), a search match
@@ -271,7 +271,9 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
 
     def _update_size(self) -> None:
         lines = len(self.rows) * self.row_height + (1 if self._next is not None or self._loading else 0)
-        self.virtual_size = Size(self.size.width, max(lines, 1))
+        # Not a layout pass of the screen for each window (a search typed key by key lands one per key):
+        # only a scrollbar that comes or goes lays out (steady.py).
+        set_virtual_size(self, Size(self.scrollable_content_region.width, max(lines, 1)))
 
     def watch_cursor(self, old: int, new: int) -> None:
         before = self.scroll_offset.y

@@ -381,3 +381,39 @@ async def test_the_relations_and_revisions_lists_lay_nothing_out_for_a_page(demo
             toggles += sum(a != b for a, b in zip(now, scrollbars, strict=True))
             scrollbars = now
         assert len(asked) <= toggles, asked
+
+
+async def test_a_page_list_window_lays_nothing_out_unless_its_scrollbar_changes(demo_store, make_app, monkeypatch):
+    """A search typed key by key lands a page-list window per key: each is a repaint of the list, not a layout
+    pass of the whole screen (its virtual size was a layout reactive), unless the scrollbar comes or goes. And
+    no horizontal scrollbar ever (it came with the vertical one and took the list's last row)."""
+    from textual.widget import Widget
+
+    from helpers import type_into
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        pages = page_list(app)
+        asked: list[int] = []
+        refresh = Widget.refresh
+
+        def spying(self, *regions, **kwargs):
+            if kwargs.get("layout") and self is pages:
+                asked.append(len(pages.rows))
+            return refresh(self, *regions, **kwargs)
+
+        monkeypatch.setattr(Widget, "refresh", spying)
+        scrollbar, toggles, sizes = pages.show_vertical_scrollbar, 0, set()
+        for query in ("product of compact spaces", "soil moisture"):
+            await type_into(app, pilot, "#search", "")
+            for ch in query:
+                await pilot.press(ch)
+                await settle(app, pilot)
+                sizes.add(pages.virtual_size.height)
+                toggles += pages.show_vertical_scrollbar != scrollbar
+                scrollbar = pages.show_vertical_scrollbar
+        assert len(sizes) > 2  # the windows changed the list's length
+        assert len(asked) <= toggles, asked
+        assert not pages.show_horizontal_scrollbar  # lines are drawn at the list's width (it came with the vertical)
