@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any, Iterable
+
+from rich.cells import cell_len
 
 from store import LIMITS
 from store import chunks as _chunks
@@ -41,6 +45,26 @@ _PICTURES = {c: 0x2400 + c for c in range(0x20) if c not in (9, 10)} | {0x7F: 0x
 def printable(text: str) -> str:
     """`text` safe to draw: its control characters (but tab and newline) as visible symbols (ESC as ␛)."""
     return text.translate(_PICTURES)
+
+
+def shown_path(path: Path | str, width: int = 0) -> str:
+    """A store's path to show on one line: the home folder as `~`, and when it is wider than `width` cells
+    (0: any width) its start cut ("…" then as much of the end as fits, the file name at least)."""
+    text = str(path)
+    home = str(Path.home())
+    if home not in ("", "/") and (text == home or text.startswith(home + os.sep)):
+        text = "~" + text[len(home):]
+    text = printable(text)
+    if width <= 0 or cell_len(text) <= width:
+        return text
+    name = Path(text).name
+    keep = max(width - 1, cell_len(name))
+    tail = ""
+    for ch in reversed(text):  # the end, cell by cell (a wide character counts two)
+        if cell_len(tail) + cell_len(ch) > keep:
+            break
+        tail = ch + tail
+    return "…" + tail if tail != text else text
 
 
 def title_of(envelope: dict) -> str:

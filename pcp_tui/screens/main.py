@@ -7,6 +7,7 @@ from typing import Any, Callable
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from rich.cells import cell_len
 from textual.content import Content
 from textual.widgets import Static
 from textual.timer import Timer
@@ -193,6 +194,9 @@ class MainScreen(CurateActions):
                            quiet=quiet)
         self._show_status()
 
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._show_status)  # the status line's path fits the new width
+
     def _show_status(self) -> None:
         # The count first, then the filters, the search words last: on a narrow pane the line wraps (two
         # lines at most), and what is cut (if anything) is the query, which the search box shows anyway.
@@ -229,8 +233,7 @@ class MainScreen(CurateActions):
             self._shown_status = line
             update_rows(status, line, max_rows=2)  # one or two rows: a layout pass only when that changes
         basket = len(self.app.basket)
-        parts = [str(self.app.store.path) + ("  (demo)" if self.app.demo_mode else "")]
-        parts.append(f"basket {basket} ({self.app.key_display('handoff')})")
+        parts = [f"basket {basket} ({self.app.key_display('handoff')})"]
         sync = self.sync_state
         if sync and (sync["paired"] or sync["peers"] or sync["conflicts"]):  # a store that syncs
             from .sync import when
@@ -243,10 +246,14 @@ class MainScreen(CurateActions):
             parts.append(f"{self.reviews} tombstone recommendation{'s' if self.reviews != 1 else ''} "
                          f"({self.app.key_display('recommendations')})")
         parts.append(f"help {self.app.key_display('help')}")
-        bottom = "  ·  ".join(parts)
+        bar = self.query_one("#status-line", Static)
+        rest = "  ·  " + "  ·  ".join(parts)
+        where = reading.shown_path(self.app.store.path, bar.content_size.width - cell_len(rest)
+                           - (len("  (demo)") if self.app.demo_mode else 0))
+        bottom = where + ("  (demo)" if self.app.demo_mode else "") + rest
         if bottom != self._shown_bottom:  # a repaint at the bottom as well as the top re-renders all between
             self._shown_bottom = bottom
-            self.query_one("#status-line", Static).update(Content(bottom), layout=False)  # one line
+            bar.update(Content(bottom), layout=False)  # one line
 
     def _scope_count(self) -> int | None:
         """What the scope tree counts for the listing's scopes, when the list is comparable (no search, filter)."""

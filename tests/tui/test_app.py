@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.cells import cell_len
 from helpers import page_list, settle, type_into
 from pcp_tui import commands
 from pcp_tui.screens.confirm import ConfirmScreen
@@ -262,3 +263,43 @@ async def test_the_import_screen_shows_the_kept_report_and_imports_agent_session
     assert f"Report {report['import_id']}" in lines
     for entry in report["entries"][:5]:
         assert entry["item"] in lines and entry["outcome"] in lines
+
+
+def test_a_store_path_is_shown_from_home_and_cut_from_its_start(monkeypatch, tmp_path):
+    from pcp_tui.reading import shown_path
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    deep = tmp_path / "a" / "very" / "long" / "folder" / "name" / "pcp" / "store.db"
+    assert shown_path(deep) == "~/a/very/long/folder/name/pcp/store.db"
+    cut = shown_path(deep, 20)
+    assert cut.startswith("…") and cut.endswith("/pcp/store.db") and len(cut) == 20
+    assert shown_path(deep, 5) == "…store.db"  # the file name always
+    assert shown_path("/srv/x\x1b]0;owned\x07.db") == "/srv/x␛]0;owned␇.db"  # never a terminal escape
+    assert shown_path(tmp_path.parent / (tmp_path.name + "-other") / "s.db").startswith("/")  # not "~-other"
+    wide = tmp_path / ("紧致性" * 6) / "s.db"
+    assert cell_len(shown_path(wide, 12)) <= 12
+
+
+async def test_the_status_line_keeps_its_keys_on_a_long_store_path(workdir, fixed_clock, make_app):
+    """At 80x24 a store deep in folders shows the end of its path: the basket, the recommendation and help
+    stay on the line (the path took it all and cut them off)."""
+    from store import Store
+
+    from pcp_tui import demo
+
+    folder = workdir / "a-deep-folder"
+    folder.mkdir(parents=True)
+    store = Store.open(folder / "my-store.db")
+    demo.fill(store)
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        bar = app.screen.query_one("#status-line")
+        text = bar.render().plain
+        assert text.startswith("…") and "my-store.db" in text
+        assert "1 tombstone recommendation (f4)" in text and text.endswith("help f1")
+        assert cell_len(text) <= bar.content_size.width
+        await pilot.resize_terminal(160, 48)
+        await settle(app, pilot)
+        assert str(folder / "my-store.db").replace(str(Path.home()), "~") in bar.render().plain  # room for it all
+    store.close()
