@@ -247,10 +247,13 @@ class MainScreen(CurateActions):
                          f"({self.app.key_display('recommendations')})")
         parts.append(f"help {self.app.key_display('help')}")
         bar = self.query_one("#status-line", Static)
+        width, demo = bar.content_size.width, "  (demo)" if self.app.demo_mode else ""
+        shortest = cell_len(reading.shown_path(self.app.store.path, 1)) + len(demo)  # "…" and the file name
+        if width > 0 and shortest + cell_len("  ·  " + "  ·  ".join(parts)) > width:
+            parts.pop()  # help (F1 and the palette work anyway) before the basket or the recommendations
         rest = "  ·  " + "  ·  ".join(parts)
-        where = reading.shown_path(self.app.store.path, bar.content_size.width - cell_len(rest)
-                           - (len("  (demo)") if self.app.demo_mode else 0))
-        bottom = where + ("  (demo)" if self.app.demo_mode else "") + rest
+        where = reading.shown_path(self.app.store.path, width - cell_len(rest) - len(demo))
+        bottom = where + demo + rest
         if bottom != self._shown_bottom:  # a repaint at the bottom as well as the top re-renders all between
             self._shown_bottom = bottom
             bar.update(Content(bottom), layout=False)  # one line

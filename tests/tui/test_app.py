@@ -282,7 +282,7 @@ def test_a_store_path_is_shown_from_home_and_cut_from_its_start(monkeypatch, tmp
 
 async def test_the_status_line_keeps_its_keys_on_a_long_store_path(workdir, fixed_clock, make_app):
     """At 80x24 a store deep in folders shows the end of its path: the basket, the recommendation and help
-    stay on the line (the path took it all and cut them off)."""
+    stay on the line (the path took it all and cut them off); narrower, help goes before the others."""
     from store import Store
 
     from pcp_tui import demo
@@ -298,6 +298,11 @@ async def test_the_status_line_keeps_its_keys_on_a_long_store_path(workdir, fixe
         text = bar.render().plain
         assert text.startswith("…") and "my-store.db" in text
         assert "1 tombstone recommendation (f4)" in text and text.endswith("help f1")
+        assert cell_len(text) <= bar.content_size.width
+        await pilot.resize_terminal(72, 24)  # too narrow for all of it: help goes first (F1 works anyway)
+        await settle(app, pilot)
+        text = bar.render().plain
+        assert "help" not in text and "1 tombstone recommendation (f4)" in text and "my-store.db" in text
         assert cell_len(text) <= bar.content_size.width
         await pilot.resize_terminal(160, 48)
         await settle(app, pilot)
