@@ -10,13 +10,14 @@ from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.markup import escape
 from textual.dom import DOMNode
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.signal import Signal
 from textual.timer import Timer
 from textual.widgets import Static
 from textual.worker import Worker, get_current_worker
 
-from . import commands, config, theming
+from . import commands, config, reading, theming
 from .collector import TICK, IdleCollector
 from .palette import PcpCommands
 from .messages import BasketChanged, BasketChecked, Progress, StoreActivity, StoreChanged, StoreReady, StoreWorkers
@@ -104,6 +105,14 @@ class PcpApp(StoreWorkers, App[int]):
             problem = config.save_theme(self.config_folder, theme)
             if problem:
                 self.notify(problem, severity="warning")
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every notification as plain text: messages carry titles, relation types and paths a writer chose (a
+        title holding `[@click=app.quit]` would be a live link in the toast, a stored escape sequence would
+        reach the terminal). `markup` is ignored (Widget.notify passes it on; no message here uses it)."""
+        super().notify(reading.printable(str(message)), title=reading.printable(str(title)), severity=severity,
+                       timeout=timeout, markup=False)
 
     def key_display(self, command_id: str) -> str:
         """The keys a command answers to now (the user's keymap applied), for help and labels."""
@@ -269,8 +278,6 @@ class PcpApp(StoreWorkers, App[int]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="basket")
     def _check_basket(self, page_ids: list[str]) -> None:
         from store import NotFound
-
-        from . import reading
 
         found: dict[str, tuple[str, str]] = {}
         for batch in reading.chunks(page_ids):

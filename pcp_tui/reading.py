@@ -47,6 +47,13 @@ def printable(text: str) -> str:
     return text.translate(_PICTURES)
 
 
+def one_line(text: str) -> str:
+    """`text` on one line (every run of white space, newlines too, as one space), safe to draw (`printable`): a
+    label in a list or tree, where a newline would break the line and a stored escape sequence reach the
+    terminal (relation types are any text a writer chose)."""
+    return printable(" ".join(str(text).split()))
+
+
 def shown_path(path: Path | str, width: int = 0) -> str:
     """A store's path to show on one line: the home folder as `~`, and when it is wider than `width` cells
     (0: any width) its start cut ("…" then as much of the end as fits, the file name at least)."""

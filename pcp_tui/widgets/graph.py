@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from ..reading import one_line
 from .steady import SteadyOptionList
 
 ROOT, NODE, EDGE = "bold $graph-root", "$graph-node", "$graph-edge"
@@ -35,15 +36,18 @@ def graph_lines(graph: dict, root: str) -> list[tuple[Content, str | None]]:
                 used.add(rid)
                 children.setdefault(here, []).append((rid, rtype, other, way))
                 queue.append(other)
-    lines: list[tuple[Content, str | None]] = [(Content.styled("◉ " + nodes[root]["title"], ROOT), None)]
+    def title(page: str) -> str:
+        return one_line(nodes[page]["title"])
+
+    lines: list[tuple[Content, str | None]] = [(Content.styled("◉ " + title(root), ROOT), None)]
 
     def walk(page: str, indent: str) -> None:
         kids = children.get(page, [])
         for k, (_rid, rtype, other, way) in enumerate(kids):
             last = k == len(kids) - 1
-            edge = f"─{rtype}─▶ " if way == "out" else f"◀─{rtype}── "
+            edge = f"─{one_line(rtype)}─▶ " if way == "out" else f"◀─{one_line(rtype)}── "
             line = Content.assemble((indent + ("└─" if last else "├─"), EDGE), (edge, EDGE),
-                                    (nodes[other]["title"], NODE))
+                                    (title(other), NODE))
             lines.append((line, other))
             walk(other, indent + ("   " if last else "│  "))
 
@@ -52,8 +56,8 @@ def graph_lines(graph: dict, root: str) -> list[tuple[Content, str | None]]:
     if extra:
         lines.append((Content.styled("also linked:", EDGE), None))
         for _rid, frm, rtype, to in extra:
-            lines.append((Content.assemble(("  " + nodes[frm]["title"], NODE), (f" ─{rtype}─▶ ", EDGE),
-                                           (nodes[to]["title"], NODE)), to))
+            lines.append((Content.assemble(("  " + title(frm), NODE), (f" ─{one_line(rtype)}─▶ ", EDGE),
+                                           (title(to), NODE)), to))
     if graph.get("truncated"):
         lines.append((Content.styled(f"(only the nearest {len(nodes)} pages are drawn)", EDGE), None))
     return lines

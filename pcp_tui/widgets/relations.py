@@ -13,6 +13,7 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from .. import reading
+from ..reading import one_line
 from ..messages import GraphLoaded, StoreWorkers
 from .graph import EDGE, NODE, GraphView
 from .steady import SteadyOptionList, update_rows
@@ -48,13 +49,13 @@ class RelationList(SteadyOptionList):
             for rel in relations.get(direction, []):
                 groups.setdefault(rel["relation_type"], []).append(rel)
             for rtype in sorted(groups):
-                options.append(Option(Content.styled(f"{direction} · {rtype} ({len(groups[rtype])})", "bold"),
+                options.append(Option(Content.styled(f"{direction} · {one_line(rtype)} ({len(groups[rtype])})", "bold"),
                                       disabled=True))
                 for rel in groups[rtype]:
                     other = rel[other_key]
                     n += 1
                     self.relations[f"r{n}:{other}"] = {**rel, "other_title": titles.get(other, other)}
-                    options.append(Option(Content.assemble((f"  {arrow} ", EDGE), (titles.get(other, other), NODE),
+                    options.append(Option(Content.assemble((f"  {arrow} ", EDGE), (one_line(titles.get(other, other)), NODE),
                                                            (f"  {other[-6:]}", "dim")), id=f"r{n}:{other}"))
         if not options:
             options.append(Option("No relations.", disabled=True))
@@ -130,7 +131,7 @@ class RelationsView(StoreWorkers, Vertical):
 
     def _show_controls(self) -> None:
         hops = f"{self.hops} hop" + ("" if self.hops == 1 else "s")
-        kind = escape(self.kind or "every type")
+        kind = escape(one_line(self.kind) if self.kind else "every type")
         markup = (f"Graph [@click=screen.graph_hops][b]{hops}[/b] [dim](h)[/dim][/] · "
                   f"[@click=screen.graph_type][b]{kind}[/b] [dim](g)[/dim][/]")
         if markup != self._controls:  # (the same line for most pages: nothing to draw again)

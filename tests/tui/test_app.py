@@ -308,3 +308,18 @@ async def test_the_status_line_keeps_its_keys_on_a_long_store_path(workdir, fixe
         await settle(app, pilot)
         assert str(folder / "my-store.db").replace(str(Path.home()), "~") in bar.render().plain  # room for it all
     store.close()
+
+
+async def test_notifications_are_plain_text(demo_store, make_app):
+    """A toast carries titles and relation types a writer chose: never markup (a live `@click` link) and never
+    a terminal escape sequence, whichever widget notifies."""
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.screen.notify("Linked “[@click=app.quit]x[/]” ─[b]uses[/b]─▶ \x1b]0;owned\x07.", title="[i]Link\x1b")
+        await settle(app, pilot)
+        (note,) = list(app._notifications)
+        assert note.markup is False
+        assert note.message == "Linked “[@click=app.quit]x[/]” ─[b]uses[/b]─▶ ␛]0;owned␇."
+        assert note.title == "[i]Link␛"

@@ -217,3 +217,29 @@ async def test_graph_depth_and_type_are_keys(demo_store, make_app):
         await pilot.click("#graph-controls", offset=(len("Graph 3 hops (h) · ") + 2, 0))  # on the type: as `g`
         await settle(app, pilot)
         assert "contains (g)" in drawn()[0]
+
+
+async def test_a_hostile_relation_type_is_drawn_as_text_on_one_line(demo_store, make_app):
+    """Relation types are any text a writer chose: markup stays literal, an escape sequence is drawn as
+    symbols, a newline does not break the list, the graph or the graph's line."""
+    store, refs = demo_store
+    bad = "x\x1b]0;owned\x07[b]y[/b][@click=app.quit]z\nnl"
+    store.link_pages(refs["chat-conv"], bad, refs["alpha-bib"])
+    shown = "x␛]0;owned␇[b]y[/b][@click=app.quit]z nl"
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await open_in_tab(app, pilot, refs["chat-conv"], "4")
+        relations = app.screen.query_one(RelationList)
+        prompts = [str(relations.get_option_at_index(i).prompt) for i in range(relations.option_count)]
+        assert f"outgoing · {shown} (1)" in prompts
+        graph = app.screen.query_one(GraphView)
+        lines = [str(graph.get_option_at_index(i).prompt) for i in range(graph.option_count)]
+        assert any(f"─{shown}─▶ Bibliography" in line for line in lines)
+        await pilot.press("g")  # the page's own types first: contains, then this one
+        await pilot.press("g")
+        await settle(app, pilot)
+        controls = app.screen.query_one("#graph-controls").render().plain
+        assert f"· {shown} (g)" in controls and app.is_running
+        for text in prompts + lines + [controls]:
+            assert "\x1b" not in text and "\n" not in text
