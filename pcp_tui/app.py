@@ -286,7 +286,9 @@ class PcpApp(StoreWorkers, App[int]):
             except NotFound:  # every page of the batch was erased
                 continue
             for res in results:
-                if "revision" in res:
+                # A tombstoned page is withdrawn from every handoff bundle (the tombstone dialog says so): it
+                # leaves the basket as an erased one does.
+                if "revision" in res and res["revision"].get("lifecycle_status") != "tombstoned":
                     env = res["revision"]
                     found[env["page_id"]] = (reading.title_of(env), env["namespace"])
         self.post_message(BasketChecked(found))
@@ -294,10 +296,11 @@ class PcpApp(StoreWorkers, App[int]):
     @on(BasketChecked)
     def _basket_checked(self, message: BasketChecked) -> None:
         found, changed = message.found, False
-        kept = []
+        kept, left = [], []
         for item in self.basket:
             if item["page_id"] not in found:
                 changed = True
+                left.append(item["title"])
                 continue
             title, namespace = found[item["page_id"]]
             if (item["title"], item["namespace"]) != (title, namespace):
@@ -308,6 +311,9 @@ class PcpApp(StoreWorkers, App[int]):
             self.basket[:] = kept
             for screen in self.screen_stack:
                 screen.post_message(BasketChanged())
+        if left:
+            self.notify(f"Left the basket (erased or tombstoned): {', '.join(left[:3])}"
+                        + (f" and {len(left) - 3:,} more" if len(left) > 3 else "") + ".", title="Basket")
 
     def forget_pages(self, page_ids: Iterable[str]) -> None:
         """Erased pages leave the basket (nothing erased stays on screen)."""
@@ -333,8 +339,9 @@ class PcpApp(StoreWorkers, App[int]):
         if isinstance(self.screen, HelpScreen):  # F1 again closes the help
             self.screen.dismiss(None)
             return
-        self.push_screen(HelpScreen(getattr(self.screen, "COMMAND_SCOPE", None),
-                                    dialog=isinstance(self.screen, ModalScreen)))
+        title = getattr(self.screen, "title_text", None)
+        self.push_screen(HelpScreen(getattr(self.screen, "COMMAND_SCOPE", None), dialog=isinstance(self.screen, ModalScreen),
+                                    dialog_title=reading.printable(title) if isinstance(title, str) else None))
 
     def action_rights(self) -> None:
         from .screens.rights import RightsScreen

@@ -13,7 +13,7 @@ from .. import commands
 from ..app import PcpApp
 from .confirm import key_hint
 
-TITLES = {"app": "Everywhere", "main": "Pages", "confirm": "Confirmations", "form": "Confirmations with a reason", "delete": "Delete",
+TITLES = {"app": "Everywhere", "main": "Pages", "confirm": "Confirmations", "form": "Dialogs with fields", "delete": "Delete",
           "bulk_delete": "Delete many",
           "revise": "Revise", "link": "Link", "rights": "Your rights", "handoff": "Handoff",
           "reviews": "Reviews", "welcome": "Welcome / import", "sync": "Sync", "help": "Help"}
@@ -26,14 +26,16 @@ class HelpScreen(ModalScreen[None]):
     COMMAND_SCOPE = "help"
     BINDINGS = commands.bindings("help")
 
-    def __init__(self, scope: str | None, *, dialog: bool = False) -> None:
+    def __init__(self, scope: str | None, *, dialog: bool = False, dialog_title: str | None = None) -> None:
         super().__init__()
         self.scope = scope
         self.dialog = dialog  # opened from a dialog: only that dialog's keys (and the app's)
+        self.dialog_title = dialog_title  # that dialog's own title, when it has one
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog full"):
-            title = f"Keys of this dialog: {TITLES.get(self.scope or '', self.scope)}" if self.dialog else "Keys"
+            named = self.dialog_title or TITLES.get(self.scope or "", self.scope)
+            title = f"Keys of this dialog: {named}" if self.dialog else "Keys"
             yield Static(Content.styled(title, "bold"), classes="dialog-title")
             yield Static(Content(
                 "Every action is also in the command palette. Remap a key in keymap.toml beside config.toml, e.g. "

@@ -190,8 +190,9 @@ class MainScreen(CurateActions):
                            empty_note="No pages match.", quiet=quiet)
         else:
             fetch = list_fetch(read, self.scopes, self.status, self.order, self.actor)
-            page_list.load(fetch, keep_page=keep_page, empty_note="No pages here (try the Status filter: f).",
-                           quiet=quiet)
+            hint = (f"the Author filter: {self.app.key_display('actor_filter')}" if self.actor
+                    else f"the Status filter: {self.app.key_display('status_filter')}")
+            page_list.load(fetch, keep_page=keep_page, empty_note=f"No pages here (try {hint}).", quiet=quiet)
         self._show_status()
 
     def on_resize(self) -> None:
@@ -450,6 +451,10 @@ class MainScreen(CurateActions):
         basket = self.app.basket
         if any(b["page_id"] == row["page_id"] for b in basket):
             basket[:] = [b for b in basket if b["page_id"] != row["page_id"]]
+        elif row.get("lifecycle_status") == "tombstoned":
+            self.notify("A tombstoned page is withdrawn from handoff bundles; bring it back first "
+                        f"({self.app.key_display('tombstone')}).", severity="warning", title="Basket")
+            return
         else:
             basket.append({"page_id": row["page_id"], "title": row.get("title") or row["page_id"],
                            "namespace": row.get("namespace", "")})

@@ -103,8 +103,8 @@ class RelationsView(StoreWorkers, Vertical):
         from store import RECOMMENDED_RELATION_TYPES
 
         self.types = found + sorted(set(RECOMMENDED_RELATION_TYPES) - set(found))
-        if self.kind is not None and self.kind not in self.types:
-            self.kind = None
+        if self.kind is not None and self.kind not in found:
+            self.kind = None  # (a page without that type: its whole graph, not an empty one)
         self._show_controls()
         self.reload_graph()
 

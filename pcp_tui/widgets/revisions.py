@@ -101,19 +101,30 @@ class RevisionsView(StoreWorkers, Vertical):
         self._show_controls()
         self._diff(old, new)
 
-    def _label(self, revision_id: str) -> str:
+    def _label(self, revision_id: str, short: bool = False) -> str:
         ids = [r["revision_id"] for r in self.history]
-        return f"#{len(ids) - ids.index(revision_id)} …{revision_id[-6:]}" if revision_id in ids else "?"
+        if revision_id not in ids:
+            return "?"
+        number = f"#{len(ids) - ids.index(revision_id)}"
+        return number if short else f"{number} …{revision_id[-6:]}"
 
     def _show_controls(self) -> None:
         mode = self.query_one(DiffView).layout_mode
         keys = "/".join(b.key for b in HistoryList.BINDINGS if isinstance(b, Binding))  # (f/t in the list)
+        controls = self.query_one("#diff-controls", Static)
         if self.sides is None:
             line = Content("")
         else:
             line = Content.assemble("From ", (self._label(self.sides[0]), "bold"), "  To ",
                                     (self._label(self.sides[1]), "bold"), (f"  {mode} (v) · {keys}", "dim"))
-        self.query_one("#diff-controls", Static).update(line, layout=False)  # one row, always
+            if 0 < controls.content_size.width < line.cell_length:  # narrow: the numbers (the diff names the ids)
+                line = Content.assemble("From ", (self._label(self.sides[0], short=True), "bold"), "  To ",
+                                        (self._label(self.sides[1], short=True), "bold"),
+                                        (f"  {mode} (v) · {keys}", "dim"))
+        controls.update(line, layout=False)  # one row, always
+
+    def on_resize(self) -> None:
+        self._show_controls()
 
     def toggle_layout(self) -> None:
         self.query_one(DiffView).toggle()

@@ -43,6 +43,7 @@ class ScopeTree(Tree[dict]):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("All scopes", data={"kind": "all"}, id=id)
         self.show_root = True
+        self.auto_expand = False  # Enter shows a scope's pages and leaves the tree as it is; space folds
         self.guide_depth = 2
         self.scopes: list[dict] = []
 

@@ -323,3 +323,19 @@ async def test_notifications_are_plain_text(demo_store, make_app):
         assert note.markup is False
         assert note.message == "Linked “[@click=app.quit]x[/]” ─[b]uses[/b]─▶ ␛]0;owned␇."
         assert note.title == "[i]Link␛"
+
+
+async def test_f1_in_a_dialog_is_titled_by_that_dialog(demo_store, make_app):
+    """F1 in the dates dialog said "Confirmations with a reason" (the group of dialogs with fields): it names the
+    dialog it was opened from."""
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        page_list(app).focus()
+        await pilot.press("d")
+        await settle(app, pilot)
+        assert _title(app) == "Filter by date"
+        await pilot.press("f1")
+        await settle(app, pilot)
+        assert isinstance(app.screen, HelpScreen) and _title(app) == "Keys of this dialog: Filter by date"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers import open_in_tab, page_list, settle
+from helpers import open_in_tab, page_list, select_page, settle
 from pcp_tui.widgets.diff import DiffView
 from pcp_tui.widgets.graph import GraphView
 from pcp_tui.widgets.inspector import Inspector
@@ -48,9 +48,11 @@ async def test_scope_selection_sort_status_and_author_filters(demo_store, make_a
         garden = next(n for g in tree.root.children for n in g.children if str(n.label).startswith("project:garden"))
         await pilot.press("ctrl+s")  # focus the scopes
         tree.move_cursor(garden)
+        expanded = garden.is_expanded
         await pilot.press("enter")
         await settle(app, pilot)
         assert {r["namespace"] for r in page_list(app).rows} == {"project:garden", "conversation:claude-watering"}
+        assert garden.is_expanded == expanded  # Enter shows the pages; it does not fold the node (space does)
         await pilot.press("ctrl+l", "o")  # sort by title
         await settle(app, pilot)
         assert titles(app) == sorted(titles(app), key=str.lower)  # case does not split the order
@@ -66,6 +68,10 @@ async def test_scope_selection_sort_status_and_author_filters(demo_store, make_a
         await pilot.press("f", "w", "w")  # active again; written by a model
         await settle(app, pilot)
         assert {r["page_id"] for r in page_list(app).rows} == {refs["alpha-summary"], refs["garden-idea"]}
+        await pilot.press("w", "w")  # by a tool, then by the system: none, and the hint names that filter
+        await settle(app, pilot)
+        assert app.screen.actor == "system" and not page_list(app).rows
+        assert page_list(app).empty_note == "No pages here (try the Author filter: w)."
 
 
 async def test_search_is_debounced_and_highlights_the_match(demo_store, make_app):
@@ -217,6 +223,10 @@ async def test_graph_depth_and_type_are_keys(demo_store, make_app):
         await pilot.click("#graph-controls", offset=(len("Graph 3 hops (h) · ") + 2, 0))  # on the type: as `g`
         await settle(app, pilot)
         assert "contains (g)" in drawn()[0]
+        await select_page(app, pilot, refs["alpha-bib"])  # no "contains" here: its whole graph, not an empty one
+        await settle(app, pilot)
+        controls, nodes = drawn()
+        assert "3 hops (h) · every type (g)" in controls and refs["alpha-proof"] in nodes
 
 
 async def test_a_hostile_relation_type_is_drawn_as_text_on_one_line(demo_store, make_app):
@@ -243,3 +253,21 @@ async def test_a_hostile_relation_type_is_drawn_as_text_on_one_line(demo_store, 
         assert f"· {shown} (g)" in controls and app.is_running
         for text in prompts + lines + [controls]:
             assert "\x1b" not in text and "\n" not in text
+
+
+async def test_the_diff_line_keeps_its_keys_in_a_narrow_inspector(demo_store, make_app):
+    """At 80x24 the line over the diff shows the revision numbers without their ids (the diff's header names
+    them) so the mode and the keys stay visible; wider, the ids come back."""
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await open_in_tab(app, pilot, refs["alpha-outline"], "2")
+        controls = app.screen.query_one("#diff-controls")
+        text = controls.render().plain
+        assert text.startswith("From #2  To #3") and text.endswith("unified (v) · f/t")
+        assert len(text) <= controls.content_size.width
+        await pilot.resize_terminal(160, 48)
+        await settle(app, pilot)
+        text = controls.render().plain
+        assert text.startswith("From #2 …") and "To #3 …" in text and text.endswith("unified (v) · f/t")

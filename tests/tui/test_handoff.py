@@ -91,3 +91,32 @@ async def test_mixed_scopes_warn_and_ask_before_copying(demo_store, make_app):
         await pilot.press("y")
         await settle(app, pilot)
     assert len(store.handoffs(label="Mixed chat")["handoffs"]) == 1
+
+
+async def test_a_tombstoned_page_leaves_the_basket_and_cannot_go_in(demo_store, make_app):
+    """The tombstone dialog says a tombstoned page is withdrawn from every handoff bundle: one tombstoned while
+    in the basket (here or by another process) leaves it with a notice, and `space` on one says why it is not
+    put in."""
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await _basket(app, pilot, refs["alpha-bib"], refs["alpha-proof"])
+        assert len(app.basket) == 2
+        store.tombstone_page(refs["alpha-bib"], "withdrawn in a test")
+        app.announce_change(refs["alpha-bib"], external=True)  # as the store watcher does
+        await settle(app, pilot)
+        assert [b["page_id"] for b in app.basket] == [refs["alpha-proof"]]
+        assert any("Left the basket" in n.message and "Bibliography" in n.message for n in app._notifications)
+        await pilot.press("f")  # status: all, then archived, superseded, tombstoned
+        for _ in range(4):
+            if app.screen.status == "tombstoned":
+                break
+            await pilot.press("f")
+        await settle(app, pilot)
+        assert app.screen.status == "tombstoned"
+        await select_page(app, pilot, refs["alpha-bib"])
+        await pilot.press("space")
+        await settle(app, pilot)
+        assert [b["page_id"] for b in app.basket] == [refs["alpha-proof"]]
+        assert any("withdrawn from handoff bundles" in n.message for n in app._notifications)
