@@ -271,3 +271,26 @@ async def test_the_diff_line_keeps_its_keys_in_a_narrow_inspector(demo_store, ma
         await settle(app, pilot)
         text = controls.render().plain
         assert text.startswith("From #2 …") and "To #3 …" in text and text.endswith("unified (v) · f/t")
+
+
+async def test_a_tab_key_works_with_the_focus_inside_another_tab(demo_store, make_app):
+    """With the Revisions history focused, `3` and `4` left the inspector on Revisions (the hidden pane's focus
+    moved to its next widget, and a pane with focus in it makes itself the active tab again). The new tab shows
+    and takes the focus."""
+    from pcp_tui.widgets.provenance import ProvenanceTree
+    from pcp_tui.widgets.revisions import HistoryList
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        await open_in_tab(app, pilot, refs["alpha-outline"], "2")
+        app.screen.query_one(HistoryList).focus()
+        await settle(app, pilot)
+        inspector = app.screen.query_one(Inspector)
+        await pilot.press("3")
+        await settle(app, pilot)
+        assert inspector.active_tab == "provenance" and isinstance(app.focused, ProvenanceTree)
+        await pilot.press("4")
+        await settle(app, pilot)
+        assert inspector.active_tab == "relations" and isinstance(app.focused, RelationList)

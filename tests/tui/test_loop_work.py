@@ -173,7 +173,7 @@ async def test_the_diff_sides_are_chosen_with_keys_on_the_history(demo_store, ma
         history = view.history
         assert len(history) == 3 and view.sides == (history[1]["revision_id"], history[0]["revision_id"])
         line = str(app.screen.query_one("#diff-controls").render())
-        assert f"From #2 …{history[1]['revision_id'][-6:]}" in line and f"To #3 …{history[0]['revision_id'][-6:]}" in line
+        assert line.startswith("From #2") and "To #3" in line  # (with the ids when there is room: test_browse)
         listing = app.screen.query_one("#history")
         listing.focus()
         listing.highlighted = 2  # the oldest
