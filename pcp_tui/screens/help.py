@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
+from rich.text import Text
 from textual import getters
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -39,21 +41,48 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Content.styled(title, "bold"), classes="dialog-title")
             yield Static(Content(
                 "Every action is also in the command palette. Remap a key in keymap.toml beside config.toml, e.g. "
-                "revise = \"ctrl+e\" (the id is the last column). Lists: ↑/↓ or j/k, PageUp/PageDown, Home/End, "
+                "revise = \"ctrl+e\" (the id is the last column; a narrow screen leaves it out). Lists: ↑/↓ or j/k, "
+                "PageUp/PageDown, Home/End, "
                 "Enter opens; Tab moves between panes. In the Revisions tab's history, Enter compares a revision "
                 "with the one before it, f and t make it the diff's From and To."), classes="dialog-body")
             yield DataTable(id="keys", cursor_type="row", zebra_stripes=True)
             yield Static(key_hint(self.app, [("help.close", "Close")]), classes="dialog-keys")
 
     def on_mount(self) -> None:
+        self.call_after_refresh(self._fill)  # once the table has its width: the descriptions wrap to it
+
+    def _fill(self) -> None:
+        """One row per command; "What it does" takes the width the other columns leave and wraps in it (cut
+        mid-word at 80x24 before). The Id column (what keymap.toml remaps) goes when that would leave it under
+        24 cells; F1's intro says so."""
         table = self.query_one(DataTable)
-        table.add_columns("Where", "Keys", "Command", "What it does", "Id")
         shown = [self.scope] if self.scope and self.scope != "help" else []
         others = [] if self.dialog and shown else [w for w in TITLES if w not in ("app", *shown)]
-        for where in [*shown, "app", *others]:
-            for cmd in (c for c in commands.COMMANDS if c.where == where):
-                table.add_row(TITLES.get(where, where), self.app.key_display(cmd.id), cmd.title, cmd.help, cmd.id)
+        rows = [(TITLES.get(where, where), self.app.key_display(cmd.id), cmd.title, cmd.help, cmd.id)
+                for where in [*shown, "app", *others] for cmd in commands.COMMANDS if cmd.where == where]
+        pad = 2 * table.cell_padding
+        widths = [max(cell_len(str(r[i])) for r in [("Where", "Keys", "Command", "", "Id"), *rows]) for i in range(5)]
+        room = max(0, table.content_region.width - table.styles.scrollbar_size_vertical)  # (room for its scrollbar)
+        what = room - sum(widths[i] + pad for i in (0, 1, 2, 4)) - pad
+        with_ids = what >= 24
+        if not with_ids:
+            what = room - sum(widths[i] + pad for i in (0, 1, 2)) - pad
+        what = max(what, 16)
+        table.clear(columns=True)
+        table.add_column("Where", width=widths[0])
+        table.add_column("Keys", width=widths[1])
+        table.add_column("Command", width=widths[2])
+        table.add_column("What it does", width=what)
+        if with_ids:
+            table.add_column("Id", width=widths[4])
+        for where, keys, title, text, ident in rows:
+            cells = [where, keys, title, Text(text, overflow="fold")] + ([ident] if with_ids else [])
+            table.add_row(*cells, height=None)
         table.focus()
+
+    def on_resize(self) -> None:
+        if self.is_mounted:
+            self.call_after_refresh(self._fill)
 
     def action_close(self) -> None:
         self.dismiss(None)

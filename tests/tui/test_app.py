@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rich.cells import cell_len
 from helpers import page_list, settle, type_into
 from pcp_tui import commands
@@ -339,3 +341,29 @@ async def test_f1_in_a_dialog_is_titled_by_that_dialog(demo_store, make_app):
         await pilot.press("f1")
         await settle(app, pilot)
         assert isinstance(app.screen, HelpScreen) and _title(app) == "Keys of this dialog: Filter by date"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_help_descriptions_wrap_instead_of_being_cut(demo_store, make_app, size):
+    """F1's "What it does" was cut mid-word at 80x24 ("Switch the searc"): it takes the width the other columns
+    leave and wraps; the Id column is left out when it would leave that under 24 cells."""
+    from rich.text import Text
+    from textual.widgets import DataTable
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=size) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f1")
+        await settle(app, pilot)
+        table = app.screen.query_one(DataTable)
+        labels = [c.label.plain for c in table.columns.values()]
+        assert ("Id" in labels) == (size[0] >= 120)
+        what = next(c for c in table.columns.values() if c.label.plain == "What it does")
+        assert table.row_count == sum(1 for c in commands.COMMANDS)
+        for key, row in table.rows.items():
+            text = table.get_row(key)[labels.index("What it does")]
+            lines = Text(text.plain).wrap(app.console, what.width)
+            assert row.height >= len(lines), (text.plain, row.height, what.width)
+        right = sum(c.get_render_width(table) for c in table.columns.values())
+        assert right <= table.scrollable_content_region.width  # nothing scrolls off to the right
