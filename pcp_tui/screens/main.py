@@ -220,7 +220,7 @@ class MainScreen(CurateActions):
             parts.append(" · " + (f"from {after_day}" if after_day else "") + (" " if all(self.dates) else "")
                          + (f"before {before_day}" if before_day else ""))
         if self.query_text.strip():
-            parts.append(f" · search “{self.query_text}” ({self.mode})")
+            parts.append(f" · search ({self.mode}) “{self.query_text}”")  # the mode first: a long query is cut, not it
         else:
             parts.append(" · newest first" if any(self.dates) else f" · by {self.order}")
         chosen, picked = self.selected_count(), ""

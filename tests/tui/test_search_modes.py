@@ -67,3 +67,19 @@ async def test_a_hit_shows_its_date_and_its_highlights(demo_store, make_app):
         assert words == {"tube", "lemma"}
         plain = next(w for w in hit["snippet"].split() if w.isalpha() and w.lower() not in words)
         assert style_of("tube") == style_of("lemma") != style_of(plain)
+
+
+async def test_a_long_question_leaves_the_search_mode_visible_at_80x24(demo_store, make_app):
+    """The list status said `search “…” (text)`: at 80x24 a long question pushed the mode off the pane. The mode
+    comes before the words now, and what is cut (if anything) is the question, which the search box shows."""
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await type_into(app, pilot, "#search", "why is the tube lemma needed for products of compact spaces")
+        await pilot.press("enter", "ctrl+t")
+        await settle(app, pilot)
+        status = app.screen.query_one("#list-status")
+        wrapped = status.render().wrap(status.content_size.width)[: status.size.height]
+        shown = " ".join(line.plain for line in wrapped)
+        assert "search (text)" in shown, shown
