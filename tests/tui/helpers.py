@@ -49,3 +49,8 @@ async def open_in_tab(app, pilot, page_id: str, tab_key: str) -> None:
     await select_page(app, pilot, page_id)
     await pilot.press(tab_key)
     await settle(app, pilot)
+
+
+def prompts(option_list) -> list[str]:
+    """The text of every option of an OptionList (the relation list, the graph, the history), in order."""
+    return [str(option_list.get_option_at_index(i).prompt) for i in range(option_list.option_count)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers import open_in_tab, page_list, select_page, settle
+from helpers import open_in_tab, page_list, prompts, select_page, settle
 from pcp_tui.widgets.diff import DiffView
 from pcp_tui.widgets.graph import GraphView
 from pcp_tui.widgets.inspector import Inspector
@@ -141,10 +141,10 @@ async def test_relations_follow_and_graph(demo_store, make_app):
         await settle(app, pilot)
         await open_in_tab(app, pilot, refs["chat-conv"], "4")
         relations = app.screen.query_one(RelationList)
-        prompts = [str(relations.get_option_at_index(i).prompt) for i in range(relations.option_count)]
-        assert prompts[0].startswith("outgoing · contains (3)")
+        listed = prompts(relations)
+        assert listed[0].startswith("outgoing · contains (3)")
         graph = app.screen.query_one(GraphView)
-        lines = [str(graph.get_option_at_index(i).prompt) for i in range(graph.option_count)]
+        lines = prompts(graph)
         assert lines[0].startswith("◉ ChatGPT")
         assert any("─contains─▶" in line for line in lines)
         assert any("responds_to" in line for line in lines)  # two hops out
@@ -241,17 +241,17 @@ async def test_a_hostile_relation_type_is_drawn_as_text_on_one_line(demo_store, 
         await settle(app, pilot)
         await open_in_tab(app, pilot, refs["chat-conv"], "4")
         relations = app.screen.query_one(RelationList)
-        prompts = [str(relations.get_option_at_index(i).prompt) for i in range(relations.option_count)]
-        assert f"outgoing · {shown} (1)" in prompts
+        listed = prompts(relations)
+        assert f"outgoing · {shown} (1)" in listed
         graph = app.screen.query_one(GraphView)
-        lines = [str(graph.get_option_at_index(i).prompt) for i in range(graph.option_count)]
+        lines = prompts(graph)
         assert any(f"─{shown}─▶ Bibliography" in line for line in lines)
         await pilot.press("g")  # the page's own types first: contains, then this one
         await pilot.press("g")
         await settle(app, pilot)
         controls = app.screen.query_one("#graph-controls").render().plain
         assert f"· {shown} (g)" in controls and app.is_running
-        for text in prompts + lines + [controls]:
+        for text in listed + lines + [controls]:
             assert "\x1b" not in text and "\n" not in text
 
 

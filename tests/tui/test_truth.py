@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import OptionList, Static, Tree
 
-from helpers import page_list, select_page, settle, type_into
+from helpers import page_list, prompts, select_page, settle, type_into
 from pcp_tui.widgets.document import Document
 from pcp_tui.widgets.inspector import TABS, Inspector
 
@@ -21,7 +21,7 @@ def inspector_text(app) -> str:
         elif isinstance(widget, Static):
             parts.append(str(widget.render()))
         elif isinstance(widget, OptionList):
-            parts += [str(widget.get_option_at_index(i).prompt) for i in range(widget.option_count)]
+            parts += prompts(widget)
         elif isinstance(widget, Tree):
             stack = [widget.root]
             while stack:
