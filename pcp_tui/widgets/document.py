@@ -22,7 +22,7 @@ from textual.strip import Strip
 from textual.visual import Visual, visualize
 from textual.worker import get_current_worker
 
-from .steady import set_virtual_size, unchanged
+from .steady import SteadyScrollbars, set_virtual_size
 
 INLINE_LIMIT = 4_000  # characters rendered on the loop at once; longer texts are rendered in a worker thread
 
@@ -34,7 +34,7 @@ class AtWidth:
         self.build = build
 
 
-class Document(ScrollView, can_focus=True):
+class Document(SteadyScrollbars, ScrollView, can_focus=True):
     """Shows one renderable (Markdown, Content, text); `text` is its plain text (what tests and checks read)."""
 
     DEFAULT_CSS = """
@@ -135,11 +135,6 @@ class Document(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         if self._content_width() != self._width:
             self._draw()
-
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
-        if unchanged(self, size, container_size):  # (steady.py) a layout pass elsewhere: nothing to redo here
-            return False
-        return super()._size_updated(size, virtual_size, container_size, layout)
 
     def render_line(self, y: int) -> Strip:
         index = self.scroll_offset.y + y

@@ -27,7 +27,7 @@ from store import analysis
 
 from ..messages import StoreWorkers
 from ..reading import printable
-from .steady import set_virtual_size, unchanged
+from .steady import SteadyScrollbars, set_virtual_size
 
 Fetch = Callable[[str | None], tuple[list[dict], str | None]]
 Piece = tuple[str, Style | None, bool]  # text, its own style (None: the base), a search match
@@ -98,7 +98,7 @@ def match_spans(text: str, query: str) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
-class PageList(StoreWorkers, ScrollView, can_focus=True):
+class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
     """Pages (or search hits) in keyset order; the cursor row is what the inspector shows."""
 
     COMPONENT_CLASSES = {
@@ -318,11 +318,6 @@ class PageList(StoreWorkers, ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self._update_size()
-
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
-        if unchanged(self, size, container_size):  # (steady.py) a layout pass elsewhere: nothing to redo here
-            return False
-        return super()._size_updated(size, virtual_size, container_size, layout)
 
     def on_focus(self) -> None:
         self.refresh()

@@ -112,16 +112,17 @@ class RevisionsView(StoreWorkers, Vertical):
         mode = self.query_one(DiffView).layout_mode
         keys = "/".join(b.key for b in HistoryList.BINDINGS if isinstance(b, Binding))  # (f/t in the list)
         controls = self.query_one("#diff-controls", Static)
-        if self.sides is None:
-            line = Content("")
-        else:
-            line = Content.assemble("From ", (self._label(self.sides[0]), "bold"), "  To ",
-                                    (self._label(self.sides[1]), "bold"), (f"  {mode} (v) · {keys}", "dim"))
-            if 0 < controls.content_size.width < line.cell_length:  # narrow: the numbers (the diff names the ids)
-                line = Content.assemble("From ", (self._label(self.sides[0], short=True), "bold"), "  To ",
-                                        (self._label(self.sides[1], short=True), "bold"),
-                                        (f"  {mode} (v) · {keys}", "dim"))
-        controls.update(line, layout=False)  # one row, always
+        sides = self.sides
+
+        def line(short: bool) -> Content:
+            if sides is None:
+                return Content("")
+            return Content.assemble("From ", (self._label(sides[0], short), "bold"), "  To ",
+                                    (self._label(sides[1], short), "bold"), (f"  {mode} (v) · {keys}", "dim"))
+
+        full = line(short=False)
+        narrow = 0 < controls.content_size.width < full.cell_length  # then the numbers (the diff names the ids)
+        controls.update(line(short=True) if narrow else full, layout=False)  # one row, always
 
     def on_resize(self) -> None:
         self._show_controls()

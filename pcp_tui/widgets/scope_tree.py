@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.binding import Binding
-from textual.geometry import Size
 from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from ..reading import printable
-from .steady import unchanged
+from .steady import SteadyScrollbars
 
 
 def prefix_of(namespace: str) -> str:
@@ -25,7 +24,7 @@ def scope_label(scope: dict) -> Text:
     return text
 
 
-class ScopeTree(Tree[dict]):
+class ScopeTree(SteadyScrollbars, Tree[dict]):
     """Selecting a node asks for its pages: one scope (and its child scopes), a prefix group, or everything."""
 
     BINDINGS = [
@@ -82,11 +81,6 @@ class ScopeTree(Tree[dict]):
             for scope in members:
                 add(group, scope, frozenset())
         self.root.expand()
-
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
-        if unchanged(self, size, container_size):  # (steady.py) a layout pass elsewhere: nothing to redo here
-            return False
-        return super()._size_updated(size, virtual_size, container_size, layout)
 
     def namespaces_under(self, node: TreeNode) -> list[str]:
         """Every scope namespace in this node's subtree."""

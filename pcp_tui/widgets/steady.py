@@ -5,10 +5,12 @@ Textual's ScrollView compares the container size the compositor gives it with on
 the search box) "resizes" every scroll view: its scrollbars repaint and, worse, the region repainted in
 that frame then spans from the scope tree at the left edge to the inspector at the right one, so
 everything between is drawn again (bench/tui_bench.py: a third of a cursor move's drawing). The page
-list, the scope tree, the document and `SteadyOptionList` override `_size_updated` with `unchanged` first.
+list, the scope tree, the document and `SteadyOptionList` take `SteadyScrollbars` first among their bases.
 """
 
 from __future__ import annotations
+
+from typing import cast
 
 from textual.content import Content
 from textual.geometry import Size
@@ -27,6 +29,17 @@ def unchanged(widget: Widget, size: Size, container_size: Size) -> bool:
         return True
     setattr(widget, "_steady_key", key)  # noqa: B010 (an attribute of the widget's own, set once per layout)
     return False
+
+
+class SteadyScrollbars:
+    """Put before a scroll view among a widget's bases: a layout pass that changed nothing about it leaves its
+    scrollbars alone (`unchanged`). A plain mixin, not a Widget: Textual merges the component classes and CSS
+    of the Widget classes among the bases, and one more there hid the Tree's."""
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        if unchanged(cast(Widget, self), size, container_size):  # a layout pass elsewhere: nothing to redo here
+            return False
+        return super()._size_updated(size, virtual_size, container_size, layout)  # type: ignore[misc]
 
 
 def set_virtual_size(widget: Widget, size: Size) -> None:
@@ -53,7 +66,7 @@ def update_rows(widget: Static, text: str | Content, max_rows: int | None = None
     widget.update(content, layout=not same)
 
 
-class SteadyOptionList(OptionList):
+class SteadyOptionList(SteadyScrollbars, OptionList):
     """An OptionList given new options for each page without laying the whole screen out.
 
     Textual's OptionList asks for a layout pass of the screen whenever its options change (its virtual size
@@ -70,8 +83,3 @@ class SteadyOptionList(OptionList):
             self.set_options(options)
         else:
             self.clear_options()  # (set_options with none leaves the old virtual size)
-
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
-        if unchanged(self, size, container_size):  # a layout pass elsewhere: nothing to redo here
-            return False
-        return super()._size_updated(size, virtual_size, container_size, layout)
