@@ -11,9 +11,11 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.markup import escape
 from textual.dom import DOMNode
 from textual.notifications import SeverityLevel
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.signal import Signal
 from textual.timer import Timer
+from textual.content import Content
+from textual.widget import Widget
 from textual.widgets import Static
 from textual.worker import Worker, get_current_worker
 
@@ -28,6 +30,33 @@ READ_OPERATIONS = frozenset({
     "read_pages", "list_scopes", "list_pages", "describe_capabilities", "doctor", "audit_log", "handoffs",
     "search_pages", "export", "plan_delete", "plan_delete_scope", "list_receipts", "list_recommendations", "bundle",
     "verify", "plan_bulk_delete", "bulk_deletion"})
+DIALOG_NOTICE_SECONDS = 6.0  # at least this long a message stays in a dialog
+
+
+class DialogNotice(Static):
+    """One message in a dialog (see dialog_notice)."""
+
+    timer: Timer | None = None
+
+
+def dialog_notice(keys: Static, message: str, title: str, severity: SeverityLevel, seconds: float) -> None:
+    """A message for the open dialog, in a line of its own just above its keys, for `seconds` (a newer one
+    replaces it): what a toast would say, without covering the dialog."""
+    parent = keys.parent
+    assert isinstance(parent, Widget)
+    mark = {"warning": "⚠ ", "error": "✗ "}.get(severity, "")
+    text = Content.assemble((f"{mark}{title}: " if title else mark, "bold"), message)
+    found = parent.query_children(DialogNotice)
+    line = found.first() if found else None
+    if line is None:
+        line = DialogNotice(text)
+        parent.mount(line, before=keys)
+    else:
+        line.update(text)
+        if line.timer is not None:
+            line.timer.stop()
+    line.set_classes(f"dialog-notice -{severity}")
+    line.timer = line.set_timer(seconds, line.remove)
 
 
 class PcpApp(StoreWorkers, App[int]):
@@ -111,8 +140,19 @@ class PcpApp(StoreWorkers, App[int]):
         """Every notification as plain text: messages carry titles, relation types and paths a writer chose (a
         title holding `[@click=app.quit]` would be a live link in the toast, a stored escape sequence would
         reach the terminal). `markup` is ignored (Widget.notify passes it on; no message here uses it)."""
-        super().notify(reading.printable(str(message)), title=reading.printable(str(title)), severity=severity,
-                       timeout=timeout, markup=False)
+        message, title = reading.printable(str(message)), reading.printable(str(title))
+        keys = self.screen.query(".dialog-keys") if isinstance(self.screen, ModalScreen) else None
+        if keys:  # in a dialog: a toast would cover its buttons and keys (at 80x24 it fills the screen)
+            dialog_notice(keys.first(Static), message, title, severity,
+                          max(DIALOG_NOTICE_SECONDS, timeout or self.NOTIFICATION_TIMEOUT))
+            return
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
+    def clear_notifications(self) -> None:
+        """The toasts and a message in the open dialog."""
+        super().clear_notifications()
+        for notice in self.screen.query(DialogNotice):
+            notice.remove()
 
     def key_display(self, command_id: str) -> str:
         """The keys a command answers to now (the user's keymap applied), for help and labels."""

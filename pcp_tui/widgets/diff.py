@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 
 from rich.cells import cell_len
 from textual.content import Content
@@ -15,9 +16,11 @@ REMOVED = "$diff-removed on $diff-removed-background"
 HEADER = "bold $diff-header"
 
 
-def wrap_cells(text: str, width: int) -> list[str]:
-    """`text` in pieces of at most `width` terminal cells (a CJK character takes two), never empty."""
-    text = text.expandtabs(4)
+_RUNS = re.compile(r"\s+|\S+")
+
+
+def cut_cells(text: str, width: int) -> list[str]:
+    """`text` cut into pieces of at most `width` terminal cells (a CJK character takes two), never empty."""
     width = max(2, width)
     pieces: list[str] = []
     piece: list[str] = []
@@ -31,6 +34,35 @@ def wrap_cells(text: str, width: int) -> list[str]:
         used += w
     pieces.append("".join(piece))
     return pieces
+
+
+def wrap_cells(text: str, width: int) -> list[str]:
+    """`text` in lines of at most `width` cells, broken between words; a word wider than a line is cut.
+
+    Spaces stay where they are (a diff shows them): the ones at a break end the line before it, so every
+    continuation starts with a word, never with the tail of one cut in two.
+    """
+    text = text.expandtabs(4)
+    width = max(2, width)
+    lines: list[str] = []
+    line, used = "", 0
+    for run in _RUNS.findall(text):
+        w = cell_len(run)
+        if used + w <= width:
+            line, used = line + run, used + w
+        elif run.isspace():  # spaces at a break: as many as fit end this line, the rest are dropped
+            fit = cut_cells(run, width - used)[0] if used < width else ""
+            lines.append(line + fit)
+            line, used = "", 0
+        else:
+            if line:
+                lines.append(line)
+            *whole, line = cut_cells(run, width)
+            lines += whole
+            used = cell_len(line)
+    if line or not lines:
+        lines.append(line)
+    return lines
 
 
 def pad_cells(text: str, width: int) -> str:
@@ -77,7 +109,7 @@ def side_by_side(old: str, new: str, width: int, old_name: str, new_name: str) -
                          right[k] if k < len(right) else "", ADDED if k < len(right) else ""))
 
     def head(name: str) -> str:
-        return pad_cells(wrap_cells(name, half - 1)[0] + ("…" if cell_len(name) > half - 1 else ""), half)
+        return pad_cells(cut_cells(name, half - 1)[0] + ("…" if cell_len(name) > half - 1 else ""), half)
 
     out = [Content.styled(head(old_name) + " │ " + head(new_name), HEADER)]
     for lt, ls, rt, rs in rows:

@@ -10,7 +10,7 @@ from functools import partial
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.highlight import highlight
 from rich.markdown import Markdown as RichMarkdown
@@ -105,6 +105,17 @@ class InspectorTabs(TabbedContent):
             self._before_show(ContentTab.sans_prefix(event.tab.id))
 
 
+class NotesBox(VerticalScroll):
+    """The page's lifecycle notes: a few lines high, scrolled when a long reason needs more.
+
+    It takes focus (tab, then the arrow keys scroll it) only while it has more than it shows, so it is no
+    extra tab stop on a page whose note fits.
+    """
+
+    def allow_focus(self) -> bool:
+        return self.max_scroll_y > 0
+
+
 class Inspector(StoreWorkers, Vertical):
     """Shows whatever page `show` was last given; every read runs in a worker."""
 
@@ -118,7 +129,8 @@ class Inspector(StoreWorkers, Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("No page selected.", id="inspector-title")
-        yield Static("", id="inspector-notes")  # why it has its status, where it is suppressed (shown when any)
+        with NotesBox(id="inspector-notes"):  # why it has its status, where it is suppressed (shown when any)
+            yield Static("", id="inspector-notes-text")
         with InspectorTabs(self._draw_tab, initial="content", id="tabs"):
             with TabPane("Content", id="content"):
                 yield Document(id="content-view")
@@ -267,13 +279,14 @@ class Inspector(StoreWorkers, Vertical):
     def _show_notes(self, full: dict | None) -> None:
         """The reason for a non-active status (the newest lifecycle step) and the contexts that suppress it."""
         notes = lifecycle_notes(full) if full else None
-        widget = self.query_one("#inspector-notes", Static)
+        box = self.query_one(NotesBox)
         if notes is None:
-            if widget.display:
-                widget.display = False
+            if box.display:
+                box.display = False
             return
-        widget.update(notes)
-        widget.display = True
+        self.query_one("#inspector-notes-text", Static).update(notes)
+        box.scroll_home(animate=False)
+        box.display = True
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         event.stop()

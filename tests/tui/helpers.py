@@ -15,6 +15,15 @@ async def settle(app, pilot, rounds: int = 3) -> None:
         await pilot.pause()
 
 
+def said(app) -> list[str]:
+    """What the app is saying now: its toasts and the notices in an open dialog (which has no toasts, they
+    would cover its keys)."""
+    from pcp_tui.app import DialogNotice
+
+    return [str(n.message) for n in app._notifications] + [
+        str(notice.render()) for screen in app.screen_stack for notice in screen.query(DialogNotice)]
+
+
 def page_list(app) -> PageList:
     return app.screen.query_one(PageList)
 

@@ -7,7 +7,7 @@ import threading
 import pytest
 from store import NotFound
 
-from helpers import page_list, select_page, settle, type_into
+from helpers import page_list, said, select_page, settle, type_into
 from pcp_tui.screens.bulk_delete import BulkDeleteScreen, typed_count
 from pcp_tui.screens.help import HelpScreen
 from pcp_tui.widgets.graph import GraphView
@@ -344,7 +344,7 @@ async def test_a_selection_changed_since_the_plan_is_planned_again(many_pages, m
         await type_into(app, pilot, "#typed", "40")
         await pilot.press("enter", "enter")
         await settle(app, pilot)
-        assert any("not the planned set" in n.message for n in app._notifications)  # the store's conflict
+        assert any("not the planned set" in n for n in said(app))  # the store's conflict
         assert dialog.receipt is None and not dialog.running
         assert dialog.plan["pages"] == 41 and dialog.query_one("#typed").display
         assert "(41)" in str(dialog.query_one("#typed-label").render())

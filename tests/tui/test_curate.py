@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from store import NotFound
 
-from helpers import page_list, select_page, settle, type_into
+from helpers import page_list, said, select_page, settle, type_into
 from pcp_tui.screens.confirm import ConfirmScreen
 from pcp_tui.screens.delete import DeleteScreen
 from pcp_tui.screens.link import LinkScreen
@@ -328,7 +328,7 @@ async def test_an_editor_that_cannot_start_returns_to_the_app_with_a_message(dem
         await settle(app, pilot)
         await select_page(app, pilot, refs["me-reading"])
         draft = head_of(store, refs["me-reading"])["payload"]["content"]
-        for editor, said in (("/nonexistent/pcp-editor --wait", "could not start"),
+        for editor, words in (("/nonexistent/pcp-editor --wait", "could not start"),
                              ("false", "exited with status 1")):
             monkeypatch.setenv("VISUAL", editor)
             events.clear()
@@ -337,7 +337,7 @@ async def test_an_editor_that_cannot_start_returns_to_the_app_with_a_message(dem
             assert events == ["suspended", "resumed"], editor
             assert isinstance(app.screen, ReviseScreen)
             assert app.screen.query_one(Editor).text == draft
-            assert any(said in n.message for n in app._notifications), [n.message for n in app._notifications]
+            assert any(words in n for n in said(app)), said(app)
             await pilot.press("escape")
             await settle(app, pilot)
 
@@ -356,12 +356,12 @@ async def test_revise_without_a_change_writes_nothing_and_an_empty_title_is_refu
         await pilot.press("ctrl+s")
         await settle(app, pilot)
         assert isinstance(app.screen, ReviseScreen)
-        assert any("Nothing changed" in n.message for n in app._notifications)
+        assert any("Nothing changed" in n for n in said(app))
         app.screen.query_one("#title").value = "   "
         await pilot.press("ctrl+s")
         await settle(app, pilot)
         assert isinstance(app.screen, ReviseScreen)
-        assert any("needs its title" in n.message for n in app._notifications)
+        assert any("needs its title" in n for n in said(app))
         await pilot.press("escape")
         await settle(app, pilot)
     assert head_of(store, page)["revision_id"] == before["revision_id"]

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from helpers import open_in_tab, page_list, select_page, settle, type_into
+from textual.geometry import Region
+
+from helpers import open_in_tab, page_list, said, select_page, settle, type_into
 from pcp_tui.screens.confirm import ConfirmScreen
 from pcp_tui.screens.main import MainScreen
 
 SIZE = (120, 40)
-
-
-def said(app) -> list[str]:
-    return [n.message for n in app._notifications]
 
 
 def list_status(app) -> str:
@@ -226,6 +224,29 @@ def test_side_by_side_diff_measures_cjk_in_cells_and_wraps_instead_of_hiding_the
     assert all(cell_len(w) <= 30 for w in wrapped)
 
 
+def test_diffs_wrap_between_words_and_cut_only_a_word_wider_than_the_column():
+    from rich.cells import cell_len
+
+    from pcp_tui.widgets.diff import side_by_side, unified
+
+    old = "Compactness: every open cover of the space has a finite subcover, said the topology notes."
+    new = "Compactness: every open cover of the space has a finite subcover, says the topology chapter."
+    words = set(old.split()) | set(new.split())
+    for width in (24, 31, 40):
+        lines = unified(old, new, "o", "n", width).plain.split("\n")[3:]
+        assert all(cell_len(line) <= width for line in lines)
+        assert {w for line in lines for w in line[1:].split()} <= words, width  # no word cut in two
+        assert " ".join(line[1:] for line in lines if line[0] == "+").split() == new.split()
+        rows = side_by_side(old, new, width * 2, "o", "n").plain.split("\n")[1:]
+        left = [row[:row.index("│")][2:] for row in rows]
+        right = [row[row.index("│") + 1:][2:] for row in rows]
+        assert {w for piece in left + right for w in piece.split()} <= words, width
+        assert " ".join(right).split() == new.split() and " ".join(left).split() == old.split()
+    long_word = "x" * 40
+    pieces = unified("a", long_word, "o", "n", 20).plain.split("\n")[4:]
+    assert [p[0] for p in pieces] == ["+", "+", "+"] and "".join(p[1:].strip() for p in pieces) == long_word
+
+
 async def test_relation_lines_stay_one_line_and_show_in_full_when_highlighted(demo_store, make_app):
     store, refs = demo_store
     app = make_app(store)
@@ -272,18 +293,18 @@ async def test_the_inspector_gives_lifecycle_reasons_marks_suppression_and_names
     app = make_app(store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        notes = app.screen.query_one("#inspector-notes")
+        box, notes = app.screen.query_one("#inspector-notes"), app.screen.query_one("#inspector-notes-text")
         await select_page(app, pilot, refs["alpha-bib"])
-        assert notes.display and "⊘ suppressed in chat:thesis (not needed there)" in str(notes.render())
+        assert box.display and "⊘ suppressed in chat:thesis (not needed there)" in str(notes.render())
         page_list(app).focus()
         await pilot.press("f")  # status all: the tombstoned and archived pages too
         await settle(app, pilot)
         await select_page(app, pilot, refs["alpha-todo"])
         reason = next(op["reason"] for op in __import__("pcp_tui.demo", fromlist=["x"]).demo_operations()
                       if op["op"] == "archive")
-        assert notes.display and f"“{reason}”" in str(notes.render()) and "archived by user:owner" in str(notes.render())
+        assert box.display and f"“{reason}”" in str(notes.render()) and "archived by user:owner" in str(notes.render())
         await select_page(app, pilot, refs["me-prefs"])
-        assert not notes.display  # an active page with nothing to say
+        assert not box.display  # an active page with nothing to say
         await pilot.press("2")
         await settle(app, pilot)
         row = page_list(app).current
@@ -291,3 +312,31 @@ async def test_the_inspector_gives_lifecycle_reasons_marks_suppression_and_names
         assert f"when it happened: {row['sort_time'][:10]}" in note or f"stored: {row['sort_time'][:10]}" in note
         history = app.screen.query_one("#history")
         assert "stored" in str(history.get_option_at_index(0).prompt)
+
+
+async def test_a_long_lifecycle_reason_at_80x24_scrolls_in_its_box_and_a_short_one_is_no_tab_stop(demo_store, make_app):
+    store, refs = demo_store
+    reason = "duplicate of the other proof, tombstoned in the cleanup of old notes; " * 3 + "the last words"
+    store.tombstone_page(refs["alpha-proof"], reason)
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        page_list(app).focus()
+        await pilot.press("f")  # status all: the tombstoned page too
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-proof"])
+        box = app.screen.query_one("#inspector-notes")
+        assert box.display and box.size.height <= 4 and box.max_scroll_y > 0  # more than it shows
+        await pilot.press("tab")
+        assert app.screen.focused is box
+        await pilot.press("end")
+        await pilot.pause()
+        assert box.scroll_y == box.max_scroll_y
+        text = app.screen.query_one("#inspector-notes-text")
+        shown = text.render_lines(Region(0, int(box.scroll_y), text.size.width, box.scrollable_content_region.height))
+        assert "the last words" in " ".join(strip.text for strip in shown)
+        # A page with a short note (the demo archives this one): tab goes past it.
+        await select_page(app, pilot, refs["alpha-todo"])
+        assert box.display and box.max_scroll_y == 0
+        await pilot.press("tab")
+        assert app.screen.focused is not box

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import page_list, settle, type_into
+from helpers import page_list, said, settle, type_into
 from pcp_tui import config
 from pcp_tui.screens.main import MainScreen
 from pcp_tui.screens.sync import SyncScreen
@@ -104,8 +104,9 @@ async def test_a_conflict_is_listed_opened_and_marked_in_the_inspector(workdir, 
         assert not isinstance(app.screen, SyncScreen)
         inspector = app.screen.query_one(Inspector)
         assert inspector.page_id == page
-        notes = inspector.query_one("#inspector-notes")
-        assert notes.display and "conflict: 1 concurrent revision" in notes.render().plain
+        notes = inspector.query_one("#inspector-notes-text")
+        assert inspector.query_one("#inspector-notes").display
+        assert "conflict: 1 concurrent revision" in notes.render().plain
         assert "1 in conflict" in app.screen.query_one("#status-line").render().plain
         # Revising on top resolves it: the note and the count go.
         head = st.read_pages([page])["results"][0]["current_revision_id"]
@@ -220,7 +221,7 @@ async def test_a_wrong_code_is_refused_in_one_line(workdir, make_app):
         await pilot.press("enter")
         await settle(app, pilot, rounds=6)
         assert isinstance(app.screen, SyncScreen) and not app.screen.running
-        assert any("No pairing offer" in str(n.message) for n in app._notifications)
+        assert any("No pairing offer" in n for n in said(app))
         assert "not paired yet" in app.screen.query_one("#sync-state").render().plain
     st.close()
 

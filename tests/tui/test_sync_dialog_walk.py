@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import settle, type_into
+from helpers import said, settle, type_into
 from pcp_tui import config
 from pcp_tui.screens.sync import SyncScreen
 from store import Store
@@ -77,7 +77,7 @@ async def test_a_folder_that_cannot_sync_is_still_shown_as_the_remembered_one(wo
         await settle(app, pilot, rounds=6)
         dialog = app.screen
         assert isinstance(dialog, SyncScreen) and not dialog.running
-        assert any("not a folder" in str(n.message) for n in app._notifications)
+        assert any("not a folder" in n for n in said(app))
         remembered = config.load_settings(workdir / "config").sync_folder
         state = dialog.query_one("#sync-state").render().plain
         assert remembered is None or remembered in state, (remembered, state)
