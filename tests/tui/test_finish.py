@@ -340,3 +340,31 @@ async def test_a_long_lifecycle_reason_at_80x24_scrolls_in_its_box_and_a_short_o
         assert box.display and box.max_scroll_y == 0
         await pilot.press("tab")
         assert app.screen.focused is not box
+
+
+async def test_a_message_in_a_dialog_at_80x24_is_a_line_above_its_keys_not_a_toast_over_them(demo_store, make_app):
+    from pcp_tui.app import DialogNotice
+    from pcp_tui.screens.revise import ReviseScreen
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["me-reading"])
+        await pilot.press("e")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviseScreen)
+        await pilot.press("ctrl+s")  # nothing changed
+        await settle(app, pilot)
+        assert not app._notifications  # no toast
+        notice = app.screen.query_one(DialogNotice)
+        keys = app.screen.query_one(".dialog-keys")
+        buttons = app.screen.query_one(".dialog-buttons")
+        assert "Nothing changed" in str(notice.render())
+        screen = app.screen.region
+        for widget in (notice, keys, buttons):
+            assert screen.contains_region(widget.region), widget
+        assert notice.region.y < keys.region.y and not notice.region.overlaps(buttons.region)
+        app.clear_notifications()
+        await pilot.pause()
+        assert not app.screen.query(DialogNotice)
