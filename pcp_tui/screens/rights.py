@@ -19,6 +19,7 @@ from ..messages import (AuditLoaded, Exported, Progress, ReceiptsLoaded, ScopeDe
                         StoreChanged, StoreWorkers)
 from ..widgets.fields import Field
 from ..widgets.footer import FitFooter
+from ..widgets.tabs import show_tab
 from .confirm import ConfirmScreen
 
 AUDIT_PAGE = 50
@@ -60,7 +61,8 @@ class RightsScreen(StoreWorkers, Screen):
         self.scope_plan: dict | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(Content.styled("Your rights: take everything out, erase a whole scope, see who did what", "bold"),
+        yield Static(Content.assemble(("Your rights: take everything out, erase a whole scope, see who did what", "bold"),
+                                     ("  · tabs 1-4", "dim")),
                      id="rights-title")
         with TabbedContent(initial="export", id="rights-tabs"):
             with TabPane("Export", id="export"):
@@ -359,6 +361,10 @@ class RightsScreen(StoreWorkers, Screen):
                 self._delete_scope(namespace, self.query_one("#scope-reason", Field).value.strip())
 
         self.app.push_screen(screen, answered)
+
+    def action_show_tab(self, tab: str) -> None:
+        """Show one of the four tabs (keys 1-4) with the keys in it: its first field, list or table."""
+        show_tab(self.query_one("#rights-tabs", TabbedContent), tab, focus_into=True)
 
     def action_more_audit(self) -> None:
         if self.audit_cursor:

@@ -16,7 +16,7 @@ from textual.highlight import highlight
 from rich.markdown import Markdown as RichMarkdown
 from textual.widget import Widget
 from textual.widgets import Static, TabbedContent, TabPane, Tabs, Tree
-from textual.widgets._tabbed_content import ContentTab, ContentTabs
+from textual.widgets._tabbed_content import ContentTab
 from textual.worker import get_current_worker
 
 from .. import reading
@@ -25,6 +25,7 @@ from .document import Document
 from .provenance import ProvenanceTree
 from .relations import RelationsView
 from .revisions import RevisionsView
+from .tabs import show_tab
 
 CODE_LANGUAGES = {
     "application/json": "json", "application/javascript": "javascript", "text/javascript": "javascript",
@@ -342,23 +343,7 @@ class Inspector(StoreWorkers, Vertical):
                 # and one render of the pane), and the pane never shows, even for a frame, the page it
                 # showed last time.
                 self._draw_tab(tab)
-            tabs = self.query_one(TabbedContent)
-            focused = self.screen.focused
-            ancestors = focused.ancestors if focused is not None else []
-            pane = next((a for a in ancestors if isinstance(a, TabPane)), None)
-            if pane is not None and pane.id != tab and tabs in ancestors:
-                # Focus inside the pane about to be hidden would go to its next widget, and a pane with focus
-                # in it makes itself the active tab again (Textual's TabPane.Focused): the key did nothing.
-                # The new pane gets the focus instead (its first widget that takes it, once shown).
-                tabs.query_one(ContentTabs).focus()
-                self.call_after_refresh(self._focus_pane, tab)
-            tabs.active = tab
-
-    def _focus_pane(self, tab: str) -> None:
-        pane = self.query_one(f"TabPane#{tab}", TabPane)
-        target = next((w for w in pane.query("*") if w.focusable), None)
-        if target is not None:
-            target.focus()
+            show_tab(self.query_one(TabbedContent), tab)
 
     async def toggle_diff(self) -> None:
         """The Revisions tab, its diff switched between side by side and unified."""

@@ -52,3 +52,38 @@ async def test_a_scope_is_deleted_with_the_keyboard_only(demo_store, make_app, s
         await settle(app, pilot)
     with pytest.raises(NotFound):
         store.read_pages([refs["me-prefs"]])
+
+
+async def test_the_rights_tabs_have_keys_that_help_and_the_palette_name(demo_store, make_app):
+    from textual.widgets import DataTable, SelectionList
+
+    from pcp_tui.screens.help import HelpScreen
+
+    store, _ = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f2")
+        await settle(app, pilot)
+        tabs = app.screen.query_one("#rights-tabs")
+        for key, tab, focused in (("3", "audit", "audit-table"), ("4", "receipts", "receipts-table"),
+                                  ("2", "delete-scope", "scope-choice"), ("1", "export", "export-scopes")):
+            await pilot.press(key)
+            await settle(app, pilot)
+            assert tabs.active == tab and app.screen.focused.id == focused, (key, app.screen.focused)
+        assert isinstance(app.screen.focused, SelectionList)
+        await pilot.press("3")
+        await settle(app, pilot)
+        assert isinstance(app.screen.focused, DataTable)
+        await pilot.press("f1")
+        await settle(app, pilot)
+        assert isinstance(app.screen, HelpScreen)
+        table = app.screen.query_one("#keys")
+        rows = [" ".join(str(c) for c in table.get_row_at(i)) for i in range(table.row_count)]
+        assert any("Audit log tab" in row and "3" in row for row in rows), rows
+        await pilot.press("escape")
+        await settle(app, pilot)
+        from pcp_tui.palette import PcpCommands  # the palette's search, on this screen
+
+        hits = [hit.text async for hit in PcpCommands(app.screen).search("audit")]
+        assert "Audit log tab" in hits, hits
