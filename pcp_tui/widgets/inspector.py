@@ -36,6 +36,11 @@ CODE_LANGUAGES = {
 TABS = ("content", "revisions", "provenance", "relations", "facets", "raw")
 TAB_TITLES = {"content": "Content", "revisions": "Revisions", "provenance": "Provenance", "relations": "Relations",
               "facets": "Facets", "raw": "Raw"}
+# Where the six titles do not fit, the three long ones are shortened, and where those do not fit either, the tabs
+# lose a cell of padding (the `-tight-tabs` class): every tab stays in sight, and the tab bar never scrolls
+# sideways (each of its scrolls was a repaint of the whole screen, 40 ms at a million pages).
+SHORT_TITLES = {"revisions": "Revs", "provenance": "Prov", "relations": "Rels"}
+TAB_PADDING = 2  # cells of padding around each title (Textual's Tab: padding 0 1)
 LAZY_TABS_AFTER = 0.2  # seconds after mount the hidden tabs' widgets start to be mounted (after first paint)
 LAZY_TAB_GAP = 0.05  # seconds between two of them (each its own frame)
 LAZY_TAB_STARTING = 3.0  # seconds after mount during which they are mounted whatever the keys (the app starting)
@@ -127,6 +132,7 @@ class Inspector(StoreWorkers, Vertical):
         self._stale: set[str] = set()  # tabs not yet drawn for this page
         self._mounted: set[str] = {"content"}  # tabs whose widgets are mounted (see compose)
         self._mounting: dict[str, asyncio.Event] = {}  # tabs being mounted: set once they are
+        self._tab_form = "full"  # the tab titles as drawn: full, short, or short with less padding (tight)
 
     def compose(self) -> ComposeResult:
         yield Static("No page selected.", id="inspector-title")
@@ -142,7 +148,27 @@ class Inspector(StoreWorkers, Vertical):
 
     def on_mount(self) -> None:
         self._mounted_at = time.monotonic()
+        self._fit_tab_titles()
         self.set_timer(LAZY_TABS_AFTER, self._mount_next_tab)
+
+    def on_resize(self) -> None:
+        self._fit_tab_titles()
+
+    def _fit_tab_titles(self) -> None:
+        width = self.size.width
+        if width <= 0:
+            return
+        full = sum(len(title) + TAB_PADDING for title in TAB_TITLES.values())
+        short = {tab: SHORT_TITLES.get(tab, title) for tab, title in TAB_TITLES.items()}
+        form = "full" if width >= full else "short" if width >= sum(len(t) + TAB_PADDING for t in short.values()) \
+            else "tight"
+        if form == self._tab_form:
+            return
+        self._tab_form = form
+        tabs = self.query_one(TabbedContent)
+        for tab in TABS:
+            tabs.get_tab(tab).label = TAB_TITLES[tab] if form == "full" else short[tab]
+        self.set_class(form == "tight", "-tight-tabs")
 
     @staticmethod
     def _tab_widgets(tab: str) -> list[Widget]:

@@ -417,3 +417,25 @@ async def test_a_page_list_window_lays_nothing_out_unless_its_scrollbar_changes(
         assert len(sizes) > 2  # the windows changed the list's length
         assert len(asked) <= toggles, asked
         assert not pages.show_horizontal_scrollbar  # lines are drawn at the list's width (it came with the vertical)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (160, 48)])
+async def test_every_inspector_tab_is_in_sight_and_switching_never_scrolls_the_tab_bar(demo_store, make_app, size):
+    """Six titles wider than the tab bar scrolled it sideways at each switch (a tab out of sight at 80x24, and
+    each scroll a repaint of the whole screen)."""
+    store, _ = demo_store
+    app = make_app(store)
+    async with app.run_test(size=size) as pilot:
+        await settle(app, pilot)
+        inspector = app.screen.query_one(Inspector)
+        bar = inspector.query_one("#tabs-scroll")
+        page_list(app).focus()
+        for key in "2461351":
+            await pilot.press(key)
+            await settle(app, pilot)
+            assert bar.scroll_x == 0 and bar.max_scroll_x == 0, (size, key)
+            for tab in TABS:
+                header = inspector.query_one(f"#--content-tab-{tab}")
+                assert bar.region.contains_region(header.region), (size, tab, header.region, bar.region)
+        titles = [str(inspector.query_one(f"#--content-tab-{tab}").label) for tab in TABS]
+        assert (titles[1] == "Revisions") == (size[0] >= 160), titles  # full titles where they fit
