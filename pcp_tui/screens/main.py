@@ -201,35 +201,13 @@ class MainScreen(CurateActions):
     def _show_status(self) -> None:
         # The count first, then the filters, the search words last: on a narrow pane the line wraps (two
         # lines at most), and what is cut (if anything) is the query, which the search box shows anyway.
-        author = self.actor or "anyone"
-        parts = []
-        if self.listed is not None:
-            count, complete = self.listed
-            held = self._scope_count()
-            if not complete:
-                parts.append(f" · {count:,}+ pages")
-            elif held is not None and self.status == "active" and count < held:
-                parts.append(f" · {count:,} of {held:,} pages")  # the others are archived or superseded
-            elif held is not None and self.status == "all" and count > held:
-                parts.append(f" · {count:,} pages ({held:,} + {count - held:,} tombstoned)")
-            else:
-                parts.append(f" · {reading.counted(count, 'page')}")
-        parts.append(f" · status {self.status} · by {author}")
-        after_day, before_day = self.dates
-        if any(self.dates):
-            parts.append(" · " + (f"from {after_day}" if after_day else "") + (" " if all(self.dates) else "")
-                         + (f"before {before_day}" if before_day else ""))
-        if self.query_text.strip():
-            parts.append(f" · search ({self.mode}) “{self.query_text}”")  # the mode first: a long query is cut, not it
-        else:
-            parts.append(" · newest first" if any(self.dates) else f" · by {self.order}")
-        chosen, picked = self.selected_count(), ""
-        if chosen:  # before the filters: on a narrow pane it is the search words that are cut, never this
-            keys = f"{self.app.key_display('delete')} deletes, {self.app.key_display('clear_selection')} clears"
-            what = "every match" if self.matching is not None else "selected"
-            picked = f" · ✓ {chosen:,} {what} ({keys})"
         status = self.query_one("#list-status", Static)
-        line = Content.assemble((reading.printable(self.scope_label), "bold"), *([(picked, "bold")] if picked else []), *parts)
+        width = status.content_size.width
+        line = self._status_line(compact=False)
+        # The search words may be cut (the search box shows them); when what comes before them takes more than
+        # the two rows, the short form, so the filters and the order stay in sight.
+        if width > 0 and len(self._status_line(compact=False, words=False).wrap(width)) > 2:
+            line = self._status_line(compact=True)
         if line != self._shown_status:  # each page-list window reports its count: repaint only what changed
             self._shown_status = line
             update_rows(status, line, max_rows=2)  # one or two rows: a layout pass only when that changes
@@ -258,6 +236,43 @@ class MainScreen(CurateActions):
         if bottom != self._shown_bottom:  # a repaint at the bottom as well as the top re-renders all between
             self._shown_bottom = bottom
             bar.update(Content(bottom), layout=False)  # one line
+
+    def _status_line(self, *, compact: bool, words: bool = True) -> Content:
+        """The scope, the count, the filters, the order or the search. Compact (when the full form takes more
+        than the two rows the line has): only the filters that are set (no "status active", no "by anyone"),
+        and the tombstoned count shorter."""
+        parts = []
+        if self.listed is not None:
+            count, complete = self.listed
+            held = self._scope_count()
+            if not complete:
+                parts.append(f" · {count:,}+ pages")
+            elif held is not None and self.status == "active" and count < held:
+                parts.append(f" · {count:,} of {held:,} pages")  # the others are archived or superseded
+            elif held is not None and self.status == "all" and count > held:
+                parts.append(f" · {count:,} pages, {count - held:,} tombstoned" if compact
+                             else f" · {count:,} pages ({held:,} + {count - held:,} tombstoned)")
+            else:
+                parts.append(f" · {reading.counted(count, 'page')}")
+        if not compact or self.status != "active":  # the short form names only the filters that are set
+            parts.append(f" · status {self.status}")
+        if self.actor or not compact:
+            parts.append(f" · by {self.actor or 'anyone'}")
+        after_day, before_day = self.dates
+        if any(self.dates):
+            parts.append(" · " + (f"from {after_day}" if after_day else "") + (" " if all(self.dates) else "")
+                         + (f"before {before_day}" if before_day else ""))
+        if self.query_text.strip():
+            parts.append(f" · search ({self.mode}) “{self.query_text if words else ''}”")  # a long query is cut, not the mode
+        else:
+            parts.append(" · newest first" if any(self.dates) else f" · by {self.order}")
+        chosen, picked = self.selected_count(), ""
+        if chosen:  # before the filters: on a narrow pane it is the search words that are cut, never this
+            keys = f"{self.app.key_display('delete')} deletes, {self.app.key_display('clear_selection')} clears"
+            what = "every match" if self.matching is not None else "selected"
+            picked = f" · ✓ {chosen:,} {what} ({keys})"
+        return Content.assemble((reading.printable(self.scope_label), "bold"), *([(picked, "bold")] if picked else []),
+                                *parts)
 
     def _scope_count(self) -> int | None:
         """What the scope tree counts for the listing's scopes, when the list is comparable (no search, filter)."""

@@ -28,7 +28,8 @@ async def test_status_all_lists_tombstoned_pages_too(demo_store, make_app):
         assert refs["alpha-wrong-lemma"] in ids  # the tombstoned one
         assert refs["alpha-todo"] in ids  # the archived one
         assert len(ids) == len(refs)
-        assert "22 pages (21 + 1 tombstoned)" in list_status(app)
+        # (the short form where the long one, "22 pages (21 + 1 tombstoned)", would take more than two rows)
+        assert "22 pages (21 + 1 tombstoned)" in list_status(app) or "22 pages, 1 tombstoned" in list_status(app)
         await type_into(app, pilot, "#search", "metrisable")
         await pilot.press("enter")
         await settle(app, pilot)
@@ -101,7 +102,7 @@ async def test_date_filter_keeps_what_happened_between_the_days(demo_store, make
         await pilot.press("enter")
         await settle(app, pilot)
         assert all((r.get("date") or "")[:10] >= cut for r in page_list(app).rows)
-        assert f"from {cut}" in list_status(app) and "by anyone" in list_status(app)
+        assert f"from {cut}" in list_status(app) and "search (auto)" in list_status(app)
         assert not app.screen.set_dates("last tuesday", "")  # not a date: said, nothing changes
         await pilot.pause()
         assert any("RFC 3339" in m for m in said(app))
@@ -368,3 +369,27 @@ async def test_a_message_in_a_dialog_at_80x24_is_a_line_above_its_keys_not_a_toa
         app.clear_notifications()
         await pilot.pause()
         assert not app.screen.query(DialogNotice)
+
+
+async def test_the_list_status_at_80x24_keeps_the_filters_and_the_order_in_its_two_rows(demo_store, make_app):
+    store, _ = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        page_list(app).focus()
+        await pilot.press("f")  # status all: the count says how many are tombstoned
+        await settle(app, pilot)
+        status = app.screen.query_one("#list-status")
+        shown = " ".join(strip.text for strip in status.render_lines(status.content_region.reset_offset))
+        assert status.size.height <= 2 and "status all" in shown and "by recent" in shown, shown
+        assert "1 tombstoned" in shown, shown
+        await pilot.press("f")  # archived: the long form fits
+        await settle(app, pilot)
+        shown = " ".join(strip.text for strip in status.render_lines(status.content_region.reset_offset))
+        assert "by anyone" in shown and "by recent" in shown, shown
+        await pilot.press("w")  # an author filter: always named, in the short form too
+        await settle(app, pilot)
+        await pilot.press("f", "f", "f", "f")  # archived -> superseded, tombstoned, active, all
+        await settle(app, pilot)
+        shown = " ".join(strip.text for strip in status.render_lines(status.content_region.reset_offset))
+        assert "status all" in shown and f"by {app.screen.actor}" in shown, shown
