@@ -61,11 +61,10 @@ class RightsScreen(StoreWorkers, Screen):
         self.scope_plan: dict | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(Content.assemble(("Your rights: take everything out, erase a whole scope, see who did what", "bold"),
-                                     ("  · tabs 1-4", "dim")),
+        yield Static(Content.styled("Your rights: take everything out, erase a whole scope, see who did what", "bold"),
                      id="rights-title")
         with TabbedContent(initial="export", id="rights-tabs"):
-            with TabPane("Export", id="export"):
+            with TabPane("1 Export", id="export"):
                 with Form():
                     yield Label("Scopes to export (choose none for everything)")
                     yield SelectionList[str](id="export-scopes")
@@ -78,7 +77,7 @@ class RightsScreen(StoreWorkers, Screen):
                     yield Button("Export", id="export-run", variant="primary")
                     yield ProgressBar(id="export-progress", show_eta=False)
                     yield Static("", id="export-result")
-            with TabPane("Delete a scope", id="delete-scope"):
+            with TabPane("2 Delete a scope", id="delete-scope"):
                 with Form():
                     yield Label("Scope to erase, with every page in it")
                     yield Select([], id="scope-choice", prompt="choose a scope")
@@ -90,11 +89,11 @@ class RightsScreen(StoreWorkers, Screen):
                     yield Button("Delete this scope for good", id="scope-run", variant="error", disabled=True)
                     yield ProgressBar(id="scope-progress", show_eta=False)
                     yield Static("", id="scope-result")
-            with TabPane("Audit log", id="audit"):
+            with TabPane("3 Audit log", id="audit"):
                 yield DataTable(id="audit-table", cursor_type="row", zebra_stripes=True)
                 yield Static("", id="audit-detail", classes="detail")  # the highlighted event in full
                 yield Static("", id="audit-note")
-            with TabPane("Receipts", id="receipts"):
+            with TabPane("4 Receipts", id="receipts"):
                 yield DataTable(id="receipts-table", cursor_type="row")
         yield FitFooter(compact=True)
 

@@ -87,3 +87,19 @@ async def test_the_rights_tabs_have_keys_that_help_and_the_palette_name(demo_sto
 
         hits = [hit.text async for hit in PcpCommands(app.screen).search("audit")]
         assert "Audit log tab" in hits, hits
+
+
+async def test_the_rights_tab_titles_carry_their_keys_at_80x24(demo_store, make_app):
+    store, _ = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f2")
+        await settle(app, pilot)
+        bar = app.screen.query_one("#rights-tabs #tabs-scroll")
+        titles = []
+        for tab in ("export", "delete-scope", "audit", "receipts"):
+            header = app.screen.query_one(f"#rights-tabs #--content-tab-{tab}")
+            assert bar.region.contains_region(header.region), tab
+            titles.append(str(header.label))
+        assert [t.split()[0] for t in titles] == ["1", "2", "3", "4"], titles
