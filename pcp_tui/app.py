@@ -379,7 +379,10 @@ class PcpApp(StoreWorkers, App[int]):
         if isinstance(self.screen, HelpScreen):  # F1 again closes the help
             self.screen.dismiss(None)
             return
-        title = getattr(self.screen, "title_text", None)
+        from textual.command import CommandPalette
+
+        title = "Command palette" if isinstance(self.screen, CommandPalette) else getattr(self.screen, "title_text",
+                                                                                           None)
         self.push_screen(HelpScreen(getattr(self.screen, "COMMAND_SCOPE", None), dialog=isinstance(self.screen, ModalScreen),
                                     dialog_title=reading.printable(title) if isinstance(title, str) else None))
 

@@ -36,7 +36,7 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog full"):
-            named = self.dialog_title or TITLES.get(self.scope or "", self.scope)
+            named = self.dialog_title or TITLES.get(self.scope or "", self.scope) or "this one"
             title = f"Keys of this dialog: {named}" if self.dialog else "Keys"
             yield Static(Content.styled(title, "bold"), classes="dialog-title")
             yield Static(Content(

@@ -342,6 +342,16 @@ async def test_f1_in_a_dialog_is_titled_by_that_dialog(demo_store, make_app):
         await settle(app, pilot)
         assert isinstance(app.screen, HelpScreen) and _title(app) == "Keys of this dialog: Filter by date"
 
+        await pilot.press("escape")
+        await settle(app, pilot)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        await pilot.press("ctrl+p")  # the command palette: no title of its own ("Keys of this dialog: None")
+        await settle(app, pilot)
+        await pilot.press("f1")
+        await settle(app, pilot)
+        assert isinstance(app.screen, HelpScreen) and _title(app) == "Keys of this dialog: Command palette"
+
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
 async def test_help_descriptions_wrap_instead_of_being_cut(demo_store, make_app, size):

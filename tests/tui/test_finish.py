@@ -393,3 +393,24 @@ async def test_the_list_status_at_80x24_keeps_the_filters_and_the_order_in_its_t
         await settle(app, pilot)
         shown = " ".join(strip.text for strip in status.render_lines(status.content_region.reset_offset))
         assert "status all" in shown and f"by {app.screen.actor}" in shown, shown
+
+
+async def test_a_toast_from_before_a_dialog_opened_does_not_cover_it(demo_store, make_app):
+    from pcp_tui.screens.revise import ReviseScreen
+    from textual.widgets._toast import Toast
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["me-reading"])
+        app.notify("A message from the main screen that is still up when the dialog opens.", timeout=30)
+        await settle(app, pilot)
+        assert any(t.visible for t in app.screen.query(Toast))  # on the main screen it shows
+        await pilot.press("e")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviseScreen)
+        assert app.screen.query(Toast) and not any(t.visible for t in app.screen.query(Toast))
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert any(t.visible for t in app.screen.query(Toast))  # and again after it
