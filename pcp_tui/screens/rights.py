@@ -231,6 +231,19 @@ class RightsScreen(StoreWorkers, Screen):
                 lambda yes: self._start_export(target, create=True) if yes else self.query_one(
                     "#export-result", Static).update("Not exported: the folder does not exist. Check the path."))
             return
+        markdown = self.query_one("#export-format", Select).value == "markdown"
+        # An earlier export (or anything else) is never replaced without asking. (A folder where a JSON Lines
+        # file should go is not replaced at all: the export fails and says so.)
+        if target.is_file() or (markdown and target.is_dir() and any(target.iterdir())):
+            what = "folder" if target.is_dir() else "file"
+            self.app.push_screen(ConfirmScreen(
+                f"Replace the {what}?",
+                f"{target} already exists. Write this export over it?" + (
+                    "\n\nFiles in it with the names the export writes are replaced." if what == "folder" else ""),
+                confirm_label="Replace", danger=True),
+                lambda yes: self._start_export(target, create=False) if yes else self.query_one(
+                    "#export-result", Static).update(f"Not exported: {target} is left as it was. Choose another path."))
+            return
         self._start_export(target, create=bool(missing))
 
     def _start_export(self, target: Path, create: bool) -> None:

@@ -195,3 +195,29 @@ async def test_a_failed_export_stops_the_progress_and_says_why(demo_store, make_
         shown = str(app.screen.query_one("#export-result").render())
         assert "Exporting" not in shown and "Export failed" in shown
         assert not app.screen.query_one("#export-progress").display
+
+
+async def test_an_existing_file_is_replaced_only_when_asked(demo_store, make_app, workdir):
+    store, refs = demo_store
+    app = make_app(store)
+    out = workdir / "earlier.jsonl"
+    out.write_text("an earlier export I want to keep\n", encoding="utf-8")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f2")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#export-path", str(out))
+        await pilot.press("ctrl+x")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert str(out) in str(app.screen.query_one(".dialog-body").render())
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert "Not exported" in str(app.screen.query_one("#export-result").render())
+        assert out.read_text(encoding="utf-8") == "an earlier export I want to keep\n"
+        await pilot.press("ctrl+x")
+        await settle(app, pilot)
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert "Exported" in str(app.screen.query_one("#export-result").render())
+    assert json.loads(out.read_text(encoding="utf-8").splitlines()[0])["kind"] == "pcp.export.v1"
