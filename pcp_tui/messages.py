@@ -182,9 +182,10 @@ class AuditLoaded(Message):
 
 @dataclass
 class ReceiptsLoaded(Message):
-    """Every deletion receipt."""
+    """Every deletion receipt, and the bulk deletions recorded but not finished."""
 
     receipts: list[Data]
+    stopped: list[Data]
 
 
 @dataclass

@@ -55,7 +55,7 @@ from .sync import sync_with as _sync_with
 from .sync.folder import Folder
 from .titles import page_title, shown_title
 from .types import (
-    Actor, AuditEvent, AuditLog, BulkDeletePlan, BulkDeleteReceipt, BulkPage, BulkWriteResult, BundleCut,
+    Actor, AuditEvent, AuditLog, BulkDeletePlan, BulkDeleteReceipt, StoppedBulkDeletion, StoppedBulkDeletions, BulkPage, BulkWriteResult, BundleCut,
     BundleEntry, BundleResult, BundleWarning, Capabilities,
     CapabilityFlags, CopyResult, DeletePlan, DoctorReport, EraserPlan, ErasurePlan, ErrorInfo, ExportCounts,
     ExportFileRef, ExportResult, FtsState, Handoff, HandoffList, HandoffRef, HistoryEntry, Hit, LifecycleStep, PageLifecycle, SuppressionNote, ImportExportResult,
@@ -128,6 +128,7 @@ class Store:
         self.begin_bulk_delete = bulk.begin_bulk_delete
         self.resume_bulk_delete = bulk.resume_bulk_delete
         self.bulk_deletion = bulk.bulk_deletion
+        self.stopped_bulk_deletions = bulk.stopped_bulk_deletions
         # export and import
         self.export = exports.export
         self.import_export = exports.import_export
@@ -223,7 +224,7 @@ __all__ = [
     "PROTOCOL_VERSION", "PageRef", "PcpError", "Progress", "RECOMMENDED_RELATION_TYPES", "SEARCH_MODES", "Store",
     "StoreContext", "UNTITLED", "Unsupported", "chunks", "default_path", "page_title", "shown_title",
     # the result types (store/types.py)
-    "Actor", "AuditEvent", "AuditLog", "BulkDeletePlan", "BulkDeleteReceipt", "BulkPage", "BulkWriteResult",
+    "Actor", "AuditEvent", "AuditLog", "BulkDeletePlan", "BulkDeleteReceipt", "StoppedBulkDeletion", "StoppedBulkDeletions", "BulkPage", "BulkWriteResult",
     "BundleCut", "BundleEntry", "BundleResult",
     "BundleWarning", "Capabilities", "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan",
     "ErasurePlan", "ErrorInfo", "ExportCounts", "ExportFileRef", "ExportResult", "FtsState", "Handoff",

@@ -38,7 +38,7 @@ from .index import FTS_TABLE
 from .search import FILTER_KEYS as SEARCH_FILTER_KEYS
 from .search import SearchOps
 from .titles import shown_title
-from .types import BulkDeletePlan, BulkDeleteReceipt, BulkPage, ExportFileRef
+from .types import BulkDeletePlan, BulkDeleteReceipt, BulkPage, ExportFileRef, StoppedBulkDeletions
 
 FILTER_KEYS = frozenset({
     "scopes", "query", "mode", "lifecycle_status", "actor_types", "media_types", "observed_after", "observed_before",
@@ -376,6 +376,21 @@ class BulkDeleteOps(Part):
             "updated_at": row.updated_at, "actor": {"actor_type": row.actor_type, "actor_id": row.actor_id},
             "reason": row.reason,
         }
+
+    @operation("stopped_bulk_deletions")
+    def stopped_bulk_deletions(self, call: Call, limit: int = 20) -> StoppedBulkDeletions:
+        """Bulk deletions recorded and not finished, newest first (ids and counts only; `resume_bulk_delete`
+        continues one): the app's Receipts tab lists them beside the receipts of finished ones."""
+        self._owner()
+        m = self._m
+        rows = (m.BulkDeletion.select(m.BulkDeletion.receipt_id, m.BulkDeletion.state, m.BulkDeletion.completed,
+                                      m.BulkDeletion.total, m.BulkDeletion.created_at, m.BulkDeletion.updated_at,
+                                      m.BulkDeletion.reason)
+                .where(m.BulkDeletion.state != "complete").order_by(m.BulkDeletion.id.desc())
+                .limit(max(1, min(int(limit), 100))))
+        return {"deletions": [
+            {"receipt_id": r.receipt_id, "state": r.state, "pages_done": r.completed, "pages": r.total,
+             "created_at": r.created_at, "updated_at": r.updated_at, "reason": r.reason} for r in rows]}
 
     @operation("bulk_deletion")
     def bulk_deletion(self, call: Call, receipt_id: str) -> BulkDeleteReceipt:

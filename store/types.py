@@ -523,6 +523,22 @@ class BulkDeletePlan(TypedDict):
     digest: str  # of the exact sorted page-id set; bulk_delete needs it
 
 
+class StoppedBulkDeletion(TypedDict):
+    """A bulk deletion recorded but not finished (stopped between batches, or cut off): how far it got."""
+
+    receipt_id: str
+    state: str  # pending
+    pages_done: int
+    pages: int
+    created_at: str
+    updated_at: str
+    reason: str
+
+
+class StoppedBulkDeletions(TypedDict):
+    deletions: list[StoppedBulkDeletion]
+
+
 class BulkDeleteReceipt(TypedDict):
     """A bulk deletion's receipt: recorded before anything is erased, updated per batch (ids and counts only)."""
 
@@ -731,7 +747,7 @@ class UpgradeResult(TypedDict):
 
 __all__ = [
     "UpgradeResult", "UpgradeStatus", "SyncApplied", "SyncPeer", "SyncResult", "SyncStatus", "FolderRead", "FolderSyncResult", "PairOffer",
-    "RefusedFile",
+    "RefusedFile", "StoppedBulkDeletion", "StoppedBulkDeletions",
         "Actor", "AuditEvent", "AuditLog", "BulkDeletePlan", "BulkDeleteReceipt", "BulkPage", "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult",
     "BundleWarning", "Capabilities", "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan",
     "ErasurePlan", "ErrorInfo", "ExportCounts", "ExportFileRef", "ExportResult", "FtsState", "Handoff", "HandoffList", "HandoffRef",

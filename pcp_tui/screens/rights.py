@@ -94,6 +94,7 @@ class RightsScreen(StoreWorkers, Screen):
                 yield Static("", id="audit-detail", classes="detail")  # the highlighted event in full
                 yield Static("", id="audit-note")
             with TabPane("4 Receipts", id="receipts"):
+                yield Static("", id="stopped-deletions")  # bulk deletions not finished (shown when any)
                 yield DataTable(id="receipts-table", cursor_type="row")
         yield FitFooter(compact=True)
 
@@ -137,7 +138,8 @@ class RightsScreen(StoreWorkers, Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="rights-receipts")
     def _load_receipts(self) -> None:
-        self.post_message(ReceiptsLoaded(self.app.store.list_receipts()["receipts"]))
+        self.post_message(ReceiptsLoaded(self.app.store.list_receipts()["receipts"],
+                                         self.app.store.stopped_bulk_deletions()["deletions"]))
 
     @on(ScopesLoaded)
     def _show_scopes(self, message: ScopesLoaded) -> None:
@@ -199,6 +201,14 @@ class RightsScreen(StoreWorkers, Screen):
         for r in receipts:
             table.add_row(r["receipt_id"], r["created_at"][:19], r.get("namespace") or "", len(r["page_ids"]),
                           len(r["revision_ids"]), r.get("wal_erasure", "done"), r["reason"])
+        lines = [Content.assemble(("Stopped before the end: ", "bold $warning"), f"{d['receipt_id']}, "
+                                  f"{d['pages_done']:,} of {d['pages']:,} pages erased (last batch "
+                                  f"{d['updated_at'][:16].replace('T', ' ')}). `pcp delete --resume {d['receipt_id']}` "
+                                  "erases the rest of the recorded set.")
+                 for d in message.stopped]
+        stopped = self.query_one("#stopped-deletions", Static)
+        stopped.update(Content("\n").join(lines) if lines else "")
+        stopped.display = bool(lines)
 
     # --- export ---
 

@@ -160,6 +160,9 @@ def test_results_match_their_declared_types(store, tmp_path):
     started = st.begin_bulk_delete(flt, "bulk", bulk_plan["digest"], batch_size=2)
     _conforms(started, st, "begin_bulk_delete")
     _conforms(st.bulk_deletion(started["receipt_id"]), st, "bulk_deletion")
+    stopped = st.stopped_bulk_deletions()
+    _conforms(stopped, st, "stopped_bulk_deletions")
+    assert [d["receipt_id"] for d in stopped["deletions"]] == [started["receipt_id"]]
     _conforms(st.resume_bulk_delete(started["receipt_id"]), st, "resume_bulk_delete")
     st.write_page("project:typed", content="bulk victim again")
     _conforms(st.bulk_delete(flt, "bulk", st.plan_bulk_delete(flt)["digest"]), st, "bulk_delete")

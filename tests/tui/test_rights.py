@@ -221,3 +221,26 @@ async def test_an_existing_file_is_replaced_only_when_asked(demo_store, make_app
         await settle(app, pilot)
         assert "Exported" in str(app.screen.query_one("#export-result").render())
     assert json.loads(out.read_text(encoding="utf-8").splitlines()[0])["kind"] == "pcp.export.v1"
+
+
+async def test_a_stopped_bulk_deletion_is_listed_with_the_receipts_until_it_is_finished(demo_store, make_app):
+    store, refs = demo_store
+    flt = {"scopes": ["project:garden"]}
+    started = store.begin_bulk_delete(flt, "stopped in a test", store.plan_bulk_delete(flt)["digest"], batch_size=2)
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f2")
+        await settle(app, pilot)
+        await pilot.press("4")
+        await settle(app, pilot)
+        stopped = app.screen.query_one("#stopped-deletions")
+        shown = str(stopped.render())
+        assert stopped.display and started["receipt_id"] in shown and f"0 of {started['pages']:,} pages" in shown
+        assert f"pcp delete --resume {started['receipt_id']}" in shown
+        store.resume_bulk_delete(started["receipt_id"])
+        app.announce_change(None)
+        await settle(app, pilot)
+        assert not stopped.display
+        table = app.screen.query_one("#receipts-table")
+        assert started["receipt_id"] in [table.get_row_at(i)[0] for i in range(table.row_count)]
