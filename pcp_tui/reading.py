@@ -88,10 +88,12 @@ def title_of(envelope: dict) -> str:
     return printable(refs[0]["uri"] if refs else envelope.get("page_id", ""))
 
 
-def titles(store: Any, page_ids: Iterable[str]) -> dict[str, str]:
-    """Titles of pages (those the session may see; others are left out)."""
+def titles(store: Any, page_ids: Iterable[str], *, marked: bool = False) -> dict[str, str]:
+    """Titles of pages (those the session may see; others are left out). `marked`: a page that is not active
+    says so after its title (`… (tombstoned)`), as the relation list and the graph show them."""
     wanted = list(dict.fromkeys(page_ids))
     out: dict[str, str] = {}
+    status: dict[str, str] = {}
     for batch in chunks(wanted):
         try:
             results = store.read_pages(batch, projections=("manifest",))["results"]
@@ -101,9 +103,14 @@ def titles(store: Any, page_ids: Iterable[str]) -> dict[str, str]:
             if "revision" in res:
                 env = res["revision"]
                 out[env["page_id"]] = title_of(env)
+                status[env["page_id"]] = env.get("lifecycle_status", "active")
     for pid in [p for p in wanted if p in out and not out[p]]:
         env = store.read_pages([pid], max_chars=200)["results"][0].get("revision", {})
         out[pid] = title_of(env)
+    if marked:
+        for pid, state in status.items():
+            if state != "active":
+                out[pid] = f"{out[pid]} ({state})"
     return out
 
 
@@ -114,7 +121,7 @@ def load_page(store: Any, page_id: str) -> dict:
     relations = full.get("relations") or {"outgoing": [], "incoming": []}
     others = [r["to_page_id"] for r in relations["outgoing"]] + [r["from_page_id"] for r in relations["incoming"]]
     inputs = [i for e in full["revision"].get("provenance", []) for i in e.get("input_revision_ids", [])]
-    return {"page_id": page_id, "full": full, "raw": raw, "titles": titles(store, others),
+    return {"page_id": page_id, "full": full, "raw": raw, "titles": titles(store, others, marked=True),
             "input_titles": revision_titles(store, inputs)}
 
 
@@ -161,7 +168,7 @@ def neighbourhood(store: Any, root: str, hops: int, types: set[str] | None = Non
         if not frontier:
             break
     kept = [e for e in edges.values() if e[1] in nodes and e[3] in nodes]
-    names = titles(store, list(nodes))
+    names = titles(store, list(nodes), marked=True)
     for pid, node in nodes.items():
         node["title"] = names.get(pid, pid)
     return {"nodes": nodes, "edges": kept, "truncated": truncated}

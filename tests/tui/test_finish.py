@@ -414,3 +414,20 @@ async def test_a_toast_from_before_a_dialog_opened_does_not_cover_it(demo_store,
         await pilot.press("escape")
         await settle(app, pilot)
         assert any(t.visible for t in app.screen.query(Toast))  # and again after it
+
+
+async def test_a_neighbour_that_is_not_active_says_so_in_the_relations_and_the_graph(demo_store, make_app):
+    from helpers import prompts
+
+    store, refs = demo_store  # the demo tombstones the wrong lemma, which the proof contradicts
+    app = make_app(store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        await open_in_tab(app, pilot, refs["alpha-proof"], "4")
+        lemma = refs["alpha-wrong-lemma"][-6:]
+        relations = [p for p in prompts(app.screen.query_one("#relation-list")) if lemma in p]
+        assert relations and all("(tombstoned)" in p for p in relations), relations
+        graph = [p for p in prompts(app.screen.query_one("#graph")) if "Lemma" in p]
+        assert graph and all("(tombstoned)" in p for p in graph), graph
+        assert not any("(tombstoned)" in p for p in prompts(app.screen.query_one("#relation-list"))
+                       if lemma not in p)
