@@ -217,6 +217,7 @@ class CurateActions(StoreWorkers, Screen[None]):
             for page_id in receipt.get("page_ids", []):
                 self.query_one(PageList).remove_row(page_id)
             self.app.forget_pages(receipt.get("page_ids", []))
+            self.query_one(Inspector).forget(set(receipt.get("page_ids", [])))
             self.notify(f"Erased; receipt {receipt['receipt_id']}.", title="Deleted")
             self.app.announce_change(None, removed=True)
 

@@ -607,6 +607,7 @@ class MainScreen(CurateActions):
         self.matching = None  # what is left of it (after a stop) is recorded in the receipt, for a resume
         self._show_selection()
         self.app.forget_pages(erased)
+        self.query_one(Inspector).forget(gone)
         if receipt["state"] == "complete":
             self.notify(f"Erased {reading.counted(len(erased), 'page')}; receipt {receipt['receipt_id']}.",
                         title="Deleted")

@@ -244,6 +244,12 @@ class Inspector(StoreWorkers, Vertical):
             if tab in self._mounted:
                 self.query_one(f"#{tab}-text", Document).show("", "")
 
+    def forget(self, page_ids: set[str]) -> None:
+        """Pages erased here: if this is one of them, nothing is read back (the read could only fail, and each
+        failure would be one more line in the owner's audit log); the inspector clears."""
+        if self.page_id in page_ids:
+            self.clear()
+
     def reload(self) -> None:
         if self.page_id:
             self._load(self.page_id)

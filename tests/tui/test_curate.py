@@ -399,3 +399,25 @@ async def test_unlink_and_unsuppress_from_the_app(demo_store, make_app):
     ids_now = {r["relation_id"] for d in ("outgoing", "incoming") for r in now[d]}
     assert gone["relation_id"] not in ids_now and len(outgoing) >= 1
     assert page in {h["page_id"] for h in store.search_pages("tube lemma", context_id="chat-9", limit=50)["hits"]}
+
+
+async def test_a_delete_leaves_no_failed_read_of_the_erased_page_in_the_audit_log(demo_store, make_app):
+    """The inspector read the page it showed back after erasing it: a `read_pages … failed (not_found)` line in
+    the owner's audit log for every delete."""
+    store, refs = demo_store
+    page = refs["alpha-bib"]
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, page)
+        await pilot.press("D")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#typed", page[-6:])
+        app.screen.query_one("#confirm").focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert page_list(app).current["page_id"] != page
+    failed = [e for e in store.audit_log(limit=50)["events"] if e.get("decision") != "allowed"]
+    assert not failed, failed
