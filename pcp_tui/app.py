@@ -443,7 +443,7 @@ class PcpApp(StoreWorkers, App[int]):
             for mode, what in MODE_HELP.items():
                 yield SystemCommand(f"Search mode: {mode}", f"Search {what}", partial(screen.set_search_mode, mode))
         for name in sorted(set(self.theme_names)):
-            remembered = "for this visit (the demo remembers nothing)" if self.demo_mode else "remembered"
+            remembered = "for this visit: the demo remembers nothing" if self.demo_mode else "remembered"
             yield SystemCommand(f"Theme: {name}", f"Use this theme ({remembered})", partial(setattr, self, "theme", name))
 
     async def _run_command(self, target: Any, action: str) -> None:
