@@ -37,6 +37,7 @@ class DialogNotice(Static):
     """One message in a dialog (see dialog_notice)."""
 
     timer: Timer | None = None
+    gone = False  # being removed (a key was pressed): a new message takes a new line
 
 
 def dialog_notice(keys: Static, message: str, title: str, severity: SeverityLevel, seconds: float) -> None:
@@ -46,8 +47,7 @@ def dialog_notice(keys: Static, message: str, title: str, severity: SeverityLeve
     assert isinstance(parent, Widget)
     mark = {"warning": "⚠ ", "error": "✗ "}.get(severity, "")
     text = Content.assemble((f"{mark}{title}: " if title else mark, "bold"), message)
-    found = parent.query_children(DialogNotice)
-    line = found.first() if found else None
+    line = next((n for n in parent.query_children(DialogNotice) if not n.gone), None)
     if line is None:
         line = DialogNotice(text)
         parent.mount(line, before=keys)
@@ -223,6 +223,12 @@ class PcpApp(StoreWorkers, App[int]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):
             self.collector.input()
+        if isinstance(event, (events.Key, events.MouseDown)) and isinstance(self.screen, ModalScreen):
+            # A dialog's message is about what was done last: the next key or click starts afresh (a
+            # pairing that worked must not stand under "not paired" until a timer ends).
+            for notice in self.screen.query(DialogNotice):
+                notice.gone = True
+                notice.remove()
         await super().on_event(event)
 
     def start_reads(self) -> None:

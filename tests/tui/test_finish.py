@@ -431,3 +431,26 @@ async def test_a_neighbour_that_is_not_active_says_so_in_the_relations_and_the_g
         assert graph and all("(tombstoned)" in p for p in graph), graph
         assert not any("(tombstoned)" in p for p in prompts(app.screen.query_one("#relation-list"))
                        if lemma not in p)
+
+
+async def test_a_dialog_message_goes_at_the_next_key(demo_store, make_app):
+    from pcp_tui.app import DialogNotice
+    from pcp_tui.screens.revise import ReviseScreen
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["me-reading"])
+        await pilot.press("e")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviseScreen)
+        await pilot.press("ctrl+s")  # nothing changed: said in the dialog
+        await settle(app, pilot)
+        assert app.screen.query(DialogNotice)
+        await pilot.press("end")  # the next key: what it said was about the last one
+        await settle(app, pilot)
+        assert not app.screen.query(DialogNotice)
+        await pilot.press("ctrl+s")  # and it says it again for this one
+        await settle(app, pilot)
+        assert "Nothing changed" in str(app.screen.query_one(DialogNotice).render())
