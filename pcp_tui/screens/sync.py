@@ -275,6 +275,12 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
     # --- the sync itself ---
 
     def _start(self, folder: str, code: str | None = None) -> None:
+        if code is None and self.status is not None and not self.status["paired"]:
+            # (The store's own sentence names the command line; here the keys of this dialog do it.)
+            self.notify(f"This store is not paired yet: offer a code here ({self._key('sync.pair')}) and type it on "
+                        f"your other machine ({self._key('sync.join')} there), or type here ({self._key('sync.join')}) "
+                        "the code your other machine offers.", title="Not paired", severity="warning")
+            return
         self.running = True
         self.query_one("#sync-running").display = True
         self.query_one("#sync-phase", Static).update(f"Syncing through {folder}…")

@@ -332,3 +332,23 @@ async def test_the_dialog_names_the_keys_in_use_a_keymap_changes_them(workdir, m
         code = app.screen.query_one("#sync-code").render().plain
         assert "Pairing code" in code and "(f9, then ^u;" in code, code
     st.close()
+
+
+@pytest.mark.asyncio
+async def test_sync_now_on_a_store_not_paired_says_which_keys_pair_it(workdir, make_app):
+    folder = workdir / "shared"
+    folder.mkdir()
+    config.save_sync_folder(workdir / "config", str(folder))
+    st = Store.open(Path("lonely.db"))
+    app = make_app(st)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f7")
+        await settle(app, pilot)
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert isinstance(app.screen, SyncScreen) and not app.screen.running
+        message = " ".join(said(app))
+        assert "not paired yet" in message and "^o" in message and "^t" in message, message
+        assert "--pair" not in message  # the store's sentence names the command line, not this dialog's keys
+    st.close()
