@@ -341,7 +341,9 @@ class ImportReportLoaded(Message):
 
 @dataclass
 class ImportFailed(Message):
-    """An import raised; the error itself reaches the user through StoreWorkers."""
+    """An import raised: `error` is its one-line message, which the import screen shows as its result."""
+
+    error: str
 
 
 @dataclass
