@@ -315,6 +315,13 @@ class Copied(Message):
 
 
 @dataclass
+class NothingNew(Message):
+    """copy_continue found nothing new for the chat since its last copy: news, not a failure (its sentence)."""
+
+    sentence: str
+
+
+@dataclass
 class LedgerLoaded(Message):
     """handoffs answered, for one page or (page_id None) for every handoff."""
 
