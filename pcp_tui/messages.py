@@ -316,6 +316,13 @@ class Copied(Message):
 
 
 @dataclass
+class NothingNew(Message):
+    """copy_continue found nothing new for the chat since its last copy: news, not a failure (its sentence)."""
+
+    sentence: str
+
+
+@dataclass
 class LedgerLoaded(Message):
     """handoffs answered, for one page or (page_id None) for every handoff."""
 
@@ -342,7 +349,9 @@ class ImportReportLoaded(Message):
 
 @dataclass
 class ImportFailed(Message):
-    """An import raised; the error itself reaches the user through StoreWorkers."""
+    """An import raised: `error` is its one-line message, which the import screen shows as its result."""
+
+    error: str
 
 
 @dataclass

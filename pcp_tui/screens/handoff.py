@@ -14,7 +14,7 @@ from textual.widgets.option_list import Option
 
 from .. import commands
 from ..reading import counted
-from ..messages import BasketChanged, BundleBuilt, Copied, LedgerLoaded, StoreChanged, StoreWorkers
+from ..messages import BasketChanged, BundleBuilt, Copied, LedgerLoaded, NothingNew, StoreChanged, StoreWorkers
 from ..widgets.fields import Field
 from ..widgets.footer import FitFooter
 from .confirm import ConfirmScreen
@@ -79,13 +79,14 @@ class HandoffScreen(StoreWorkers, Screen):
         yield Static(Content.styled("Handoff: carry pages into a chat", "bold"), id="handoff-title")
         with Horizontal(id="handoff-panes"):
             with Vertical(id="basket-pane"):
-                yield Label("Basket (space on the page list adds pages)")
+                yield Label("Basket (space adds a page)", id="basket-label")
                 yield OptionList(id="basket")
                 yield Label("Chat label")
                 yield Field(placeholder="Claude: thesis chapter 3", id="label")
                 yield Label("Token budget (optional)")
                 yield Field(placeholder="e.g. 4000", id="budget", restrict=r"[0-9]*")
-                yield Static("", id="copy-result")
+                with VerticalScroll(id="copy-scroll"):  # a long result scrolls; the basket keeps its rows
+                    yield Static("", id="copy-result")
             with TabbedContent(initial="preview", id="handoff-tabs"):
                 with TabPane("Preview", id="preview"):
                     with VerticalScroll():
@@ -205,7 +206,15 @@ class HandoffScreen(StoreWorkers, Screen):
     def _copy(self, label: str, ids: list[str], budget: int | None, continuing: bool) -> None:
         store, clip = self.app.store, tui_clipboard(self.app, getattr(self.app, "use_pyperclip", True))
         if continuing:
-            result = store.copy_continue(label, ids=ids, max_tokens=budget, clipboard=clip)
+            from store import Invalid
+
+            try:
+                result = store.copy_continue(label, ids=ids, max_tokens=budget, clipboard=clip)
+            except Invalid as error:
+                if not error.message.startswith("Nothing new"):
+                    raise
+                self.post_message(NothingNew(error.message))  # news about the chat, not an invalid request
+                return
         else:
             result = store.copy(ids=ids, label=label, max_tokens=budget, clipboard=clip)
         self.post_message(Copied(result))
@@ -235,6 +244,11 @@ class HandoffScreen(StoreWorkers, Screen):
         self.notify(f"For “{result['label']}”: {copy_sentence(result['clipboard'])} File: {result.get('file')}",
                     title="Handoff", timeout=8)
         self.app.announce_change()  # the ledger (here and wherever it shows) reloads through it
+
+    @on(NothingNew)
+    def _show_nothing_new(self, message: NothingNew) -> None:
+        message.stop()  # the copy result shown (if any) stays: it is still what the chat was handed
+        self.notify(message.sentence, title="Continue chat", severity="information")
 
     @on(LedgerLoaded)
     def _show_ledger(self, message: LedgerLoaded) -> None:

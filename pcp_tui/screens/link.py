@@ -87,6 +87,8 @@ class LinkScreen(StoreWorkers, ModalScreen["dict | None"]):
         hits.add_options([Option(Content.assemble(h["title"] or h["page_id"], (f"  {h['namespace']}", "dim")),
                                  id=h["page_id"]) for h in message.hits] or [Option("No pages found.",
                                                                                     disabled=True)])
+        if message.hits:  # the first result is the one Enter picks (as the keys line says), no Down needed first
+            hits.highlighted = 0
 
     @on(Linked)
     def _linked(self, message: Linked) -> None:

@@ -14,6 +14,7 @@ from textual.widgets import Button, Label, ProgressBar, Select, Static
 
 from .. import commands
 from ..messages import ImportFailed, Imported, ImportReportLoaded, Progress, StoreEmptiness, StoreWorkers
+from ..reading import counted, one_line
 from ..widgets.fields import Field
 from ..widgets.footer import FitFooter
 
@@ -41,7 +42,7 @@ def report_lines(report: dict) -> str:
     for e in entries[:REPORT_LINES]:
         where = f"{e['file']}: " if e.get("file") else ""
         page = f" → {e.get('title') or ''} ({e['page_id']})" if e.get("page_id") else ""
-        counts = ", ".join(f"{v} {k}" for k, v in (e.get("counts") or {}).items() if v)
+        counts = ", ".join(counted(v, "page") + f" {k}" for k, v in (e.get("counts") or {}).items() if v)
         why = f" — {e['reason']}" if e.get("reason") else ""
         lines.append(f"  {e['outcome']:<9} {where}{e['item']}{page}{f' [{counts}]' if counts else ''}{why}")
     if len(entries) > REPORT_LINES:
@@ -49,14 +50,38 @@ def report_lines(report: dict) -> str:
     return "\n".join(lines)
 
 
+# What an import counted, each with its noun (`1 conversation`, `21 pages created`), in the order shown.
+COUNTS = (("conversations", "conversation", ""), ("messages", "message", ""), ("notes", "note", ""),
+          ("events", "event", ""), ("created", "page", " created"), ("unchanged", "page", " unchanged"),
+          ("revised", "page", " revised"), ("relations", "relation", ""))
+
+
+def _records(added: dict[str, int]) -> str:
+    """A pcp export's records added, by kind: `1 page, 3 revisions, 2 lifecycle events`."""
+    def plural(kind: str) -> str:
+        return kind[:-1] + "ies" if kind.endswith("y") else kind + "s"
+
+    return ", ".join(counted(n, kind.replace("_", " "), plural(kind.replace("_", " ")))
+                     for kind, n in sorted(added.items()) if n)
+
+
 def report_text(report: dict) -> str:
-    keys = ("conversations", "messages", "notes", "events", "created", "unchanged", "revised", "relations")
-    counts = ", ".join(f"{report[k]} {k}" for k in keys if report.get(k))
+    if "added" in report:  # a pcp export: records by kind, not conversations
+        return f"Imported {report.get('path', 'the export')}: {_records(report['added']) or 'nothing new'}."
+    counts = ", ".join(counted(report[k], noun) + after for k, noun, after in COUNTS if report.get(k))
     skipped = report.get("skipped") or []
     more = f"; skipped {len(skipped)}: " + "; ".join(f"{s['item']} ({s['reason']})" for s in skipped[:3]) if skipped else ""
     kept = f"\nThe full report (per file and conversation): pcp import-report {report['import_id']}" \
         if report.get("import_id") else ""
     return f"Imported: {counts or 'nothing new'}{more}.{kept}"
+
+
+def failure(error: BaseException) -> str:
+    """An import's error as the one line the screen shows (the store's own sentence where it has one)."""
+    from store import PcpError
+
+    text = error.message if isinstance(error, PcpError) else f"{type(error).__name__}: {error}"
+    return one_line(text)
 
 
 class WelcomeScreen(StoreWorkers, Screen):
@@ -160,9 +185,12 @@ class WelcomeScreen(StoreWorkers, Screen):
                 if importer is None:
                     raise RuntimeError(f"This pcp has no {source} importer.")
                 report = importer(store, path, namespace=namespace, progress=progress).to_dict()
-        except BaseException:
-            self.post_message(ImportFailed())
-            raise  # reported by the Worker.StateChanged handler
+        except Exception as error:  # said on the screen, in the result (a toast would cover the buttons)
+            self.post_message(ImportFailed(failure(error)))
+            return
+        except BaseException as error:
+            self.post_message(ImportFailed(failure(error)))
+            raise
         self.post_message(Imported(report))
         if report.get("import_id"):
             self.post_message(ImportReportLoaded(store.import_report(report["import_id"])))
@@ -174,7 +202,11 @@ class WelcomeScreen(StoreWorkers, Screen):
     def _import_failed(self, message: ImportFailed) -> None:
         message.stop()
         self.query_one("#import", Button).disabled = False
-        self.query_one("#result", Static).update("The import did not finish; see the message.")
+        self.query_one("#progress", ProgressBar).display = False  # nothing runs any more
+        self.query_one("#result", Static).update(Content.assemble(("The import did not finish: ", "bold"),
+                                                                  (message.error, "$error")))
+        # The message may take a few rows: on a short screen, keep the buttons in view below it.
+        self.call_after_refresh(self.query_one("#welcome").scroll_end, animate=False)
 
     @on(Imported)
     def _imported(self, message: Imported) -> None:

@@ -212,6 +212,34 @@ async def test_link_to_a_page_picked_by_search(demo_store, make_app):
     assert [(r["relation_type"], r["to_page_id"]) for r in rels["outgoing"]] == [("related_to", refs["alpha-bib"])]
 
 
+async def test_link_enter_in_the_results_picks_the_first_at_80x24(demo_store, make_app):
+    """The keys line says Enter in the results picks a page: when the results land the first is highlighted, so
+    Enter (search), Enter (pick) chooses it, with no Down first."""
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["me-reading"])
+        await pilot.press("l")
+        await settle(app, pilot)
+        assert "Enter in the results picks a page" in str(app.screen.query_one(".dialog-keys").render())
+        await type_into(app, pilot, "#find", "tube")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        hits = app.screen.query_one("#hits")
+        assert hits.option_count >= 1 and hits.get_option_at_index(0).id
+        first = hits.get_option_at_index(0).id
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert "Link to:" in str(app.screen.query_one("#chosen").render()), str(app.screen.query_one("#chosen").render())
+        assert first in str(app.screen.query_one("#chosen").render())
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, LinkScreen)
+    rels = store.read_pages([refs["me-reading"]], projections=("relations",))["results"][0]["relations"]
+    assert [(r["relation_type"], r["to_page_id"]) for r in rels["outgoing"]] == [("related_to", first)]
+
+
 async def test_cancelled_delete_changes_nothing(demo_store, make_app):
     store, refs = demo_store
     app = make_app(store)

@@ -120,3 +120,78 @@ async def test_a_tombstoned_page_leaves_the_basket_and_cannot_go_in(demo_store, 
         await settle(app, pilot)
         assert [b["page_id"] for b in app.basket] == [refs["alpha-proof"]]
         assert any("withdrawn from handoff bundles" in n.message for n in app._notifications)
+
+
+def _lines(widget) -> list[str]:
+    """The text of a widget's rows as drawn at its size (wrapped as on screen)."""
+    from textual.geometry import Region
+
+    return [strip.text for strip in widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))]
+
+
+async def test_the_basket_label_fits_at_80_and_160_columns(demo_store, make_app):
+    store, _ = demo_store
+    for size in ((80, 24), (160, 48)):
+        app = make_app(store)
+        async with app.run_test(size=size) as pilot:
+            await settle(app, pilot)
+            await pilot.press("f3")
+            await settle(app, pilot)
+            label = app.screen.query_one("#basket-label")
+            drawn = " ".join(line.strip() for line in _lines(label))
+            assert drawn.startswith("Basket (") and drawn.endswith(")"), (size, drawn)
+            assert app.screen.query_one("#basket-pane").region.contains_region(label.region), size
+
+
+async def test_after_a_copy_at_80x24_the_basket_stays_in_sight_and_the_result_reads_in_full(demo_store, make_app):
+    from textual.widgets import Static
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await _basket(app, pilot, refs["alpha-outline"])
+        await pilot.press("f3")
+        await settle(app, pilot)
+        await pilot.press("ctrl+b")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#label", "Claude: thesis")
+        await pilot.press("ctrl+y")
+        await settle(app, pilot)
+        screen = app.screen
+        handoff = store.handoffs(label="Claude: thesis")["handoffs"][0]
+        basket = screen.query_one("#basket")
+        assert basket.content_region.height >= 3, basket.content_region  # a few rows of the list, not 0
+        assert screen.region.contains_region(basket.region)
+        assert any("1. Thesis outline" in line for line in _lines(basket))
+        result = screen.query_one("#copy-result", Static)
+        drawn = _lines(result)
+        width = result.size.width
+        # Every word that fits the width is on one line (ids are not broken); the whole result is laid out.
+        for word in str(result.render()).split():
+            if len(word) <= width:
+                assert any(word in line for line in drawn), (word, drawn)
+        assert handoff["handoff_id"] + ":" in " ".join(drawn) and "nothing confirms it did." in " ".join(drawn)
+        scroll = screen.query_one("#copy-scroll")  # what does not fit scrolls, within the screen
+        assert screen.region.contains_region(scroll.region) and scroll.region.height >= 3, scroll.region
+        scroll.scroll_end(animate=False)
+        await pilot.pause()
+        assert result.region.bottom <= scroll.region.bottom, (result.region, scroll.region)
+
+
+async def test_continue_with_nothing_new_is_news_not_an_invalid_request(demo_store, make_app):
+    store, refs = demo_store
+    store.copy(ids=[refs["garden-readme"]], label="ChatGPT: garden")
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await _basket(app, pilot, refs["garden-readme"])  # what the chat already holds
+        await pilot.press("f3")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#label", "ChatGPT: garden")
+        await pilot.press("ctrl+o")
+        await settle(app, pilot)
+        toasts = list(app._notifications)
+    assert [(n.title, n.severity) for n in toasts] == [("Continue chat", "information")], toasts
+    assert toasts[0].message.startswith("Nothing new for 'ChatGPT: garden' since its last copy")
+    assert len(store.handoffs(label="ChatGPT: garden")["handoffs"]) == 1
