@@ -149,7 +149,7 @@ class ScopeTree(SteadyScrollbars, Tree[dict]):
 
 
 def detail(data: dict) -> Content:
-    """The highlighted node in full, in three lines: what it is, what choosing it lists, its newest activity."""
+    """The highlighted node in full, in three lines: what it is, what choosing it lists, its last activity."""
     kind, count = data.get("kind"), data.get("count", 0)
     scopes = data.get("scopes", 0)
     if kind == "all":
@@ -164,7 +164,7 @@ def detail(data: dict) -> Content:
                             f"\nlast active {when}" if when else "\nno activity yet")
 
 
-DETAIL_ROWS = 6  # the detail line's rows at most (app.tcss: #scope-detail's max-height, its border included)
+DETAIL_ROWS = 6  # the detail line's rows at most (app.tcss: #scope-detail's max-height 7 is its border and these)
 
 
 class ScopePane(Vertical):
@@ -176,8 +176,15 @@ class ScopePane(Vertical):
 
     def on_scope_tree_highlighted(self, message: ScopeTree.Highlighted) -> None:
         message.stop()
+        self.show_detail(message.node)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.show_detail)  # (shown again at the new width: its rows as wrapped there)
+
+    def show_detail(self, node: TreeNode | None = None) -> None:
+        """The detail line shows `node` (by default the cursor's node, or the root)."""
         tree = self.query_one(ScopeTree)
-        node = message.node or tree.cursor_node or tree.root
+        node = node or tree.cursor_node or tree.root
         shown = self.query_one("#scope-detail", Static)
         text = detail(node.data or {})
         # Four rows for every node whose name takes two at most: a cursor move repaints the line and lays

@@ -80,7 +80,8 @@ async def test_moving_in_the_tree_is_no_layout_pass_of_the_screen(demo_store, ma
     """The detail line keeps its rows from node to node (names that fit): a cursor move repaints it, and lays
     nothing out (steady.update_rows)."""
     store, refs = demo_store
-    for size in ((160, 48), (120, 40)):  # (at 120 columns the conversation scopes' names take two rows)
+    for size in ((160, 48), (120, 40), (80, 24)):  # (at 120 and 80 columns the conversation scopes' names take
+        # two rows; at 80 ctrl+s shows the folded sidebar: the line is drawn again at its width)
         app = make_app(store)
         async with app.run_test(size=size) as pilot:
             await settle(app, pilot)
