@@ -21,7 +21,7 @@ from ..widgets.graph import GraphView
 from ..widgets.inspector import Inspector
 from ..widgets.page_list import PageList
 from ..widgets.relations import RelationList
-from ..widgets.scope_tree import ScopeTree
+from ..widgets.scope_tree import ScopePane, ScopeTree
 from ..widgets.steady import update_rows
 from ..widgets.footer import FitFooter
 from .curate import CurateActions
@@ -105,7 +105,7 @@ class MainScreen(CurateActions):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
-            yield ScopeTree(id="scopes")
+            yield ScopePane(id="scope-pane")  # the tree (#scopes) and the highlighted node in full
             with Vertical(id="pages-pane"):
                 yield Field(placeholder="Search (/) · auto", id="search")
                 yield Static("", id="list-status").with_tooltip(

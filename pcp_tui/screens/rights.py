@@ -152,7 +152,10 @@ class RightsScreen(StoreWorkers, Screen):
         listing.add_options([(label, ns, ns in chosen) for label, ns in choices])
         select = self.query_one("#scope-choice", Select)
         picked = select.value
-        select.set_options(choices)
+        # The scope counts leave tombstoned pages out, and erasing the scope erases them too (its plan counts
+        # them): the picker says which pages its count is, the plan below says every page erased.
+        select.set_options([(f"{s['namespace']}  ({counted(s['page_count'], 'page')}, tombstoned not counted)",
+                             s["namespace"]) for s in scopes])
         if isinstance(picked, str) and any(ns == picked for _, ns in choices):
             with select.prevent(Select.Changed):
                 select.value = picked  # still there: keep the choice and its plan

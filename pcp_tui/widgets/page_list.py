@@ -16,6 +16,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events, work
 from textual.binding import Binding
+from textual.content import Content
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -96,6 +97,11 @@ def match_spans(text: str, query: str) -> list[tuple[int, int]]:
             if not any(s < m.end() and m.start() < e for s, e in spans):
                 spans.append((m.start(), m.end()))
     return sorted(spans)
+
+
+def note_lines(note: str, width: int) -> list[str]:
+    """A note wrapped at word ends to `width` cells (a word longer than that is cut into pieces)."""
+    return [line.plain.rstrip() for line in Content(note).wrap(max(width, 1))] or [""]
 
 
 class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
@@ -336,9 +342,10 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
         line = y + self.scroll_offset.y
         index, sub = divmod(line, self.row_height)
         if index >= len(self.rows):
-            if not self.rows and line == 0:
-                note = "Loading…" if self._loading else self.empty_note
-                return self._line([(" " + note, self._style("page-list--note"), False)], width, None, True)
+            if not self.rows:  # the note on as many lines as it takes (a hint cut at 80x24 hid its key)
+                note = note_lines("Loading…" if self._loading else self.empty_note, width - 1)
+                if line < len(note):
+                    return self._line([(" " + note[line], self._style("page-list--note"), False)], width, None, True)
             if index == len(self.rows) and sub == 0 and (self._next is not None or self._loading):
                 self.call_later(self._maybe_more)
                 return self._line([(" loading more…", self._style("page-list--note"), False)], width, None, True)
