@@ -97,6 +97,8 @@ class RelationsView(StoreWorkers, Vertical):
                     Content((prompt.plain if isinstance(prompt, Content) else str(prompt)).strip()))
 
     def show(self, page_id: str, relations: dict, titles: dict[str, str]) -> None:
+        if page_id != self.page_id:  # the line shown in full was another page's: it goes with that page
+            update_rows(self.query_one("#relation-detail", Static), "")
         self.page_id = page_id
         self.query_one(RelationList).show_relations(relations, titles)
         found = sorted({r["relation_type"] for d in ("outgoing", "incoming") for r in relations.get(d, [])})

@@ -454,3 +454,21 @@ async def test_a_dialog_message_goes_at_the_next_key(demo_store, make_app):
         await pilot.press("ctrl+s")  # and it says it again for this one
         await settle(app, pilot)
         assert "Nothing changed" in str(app.screen.query_one(DialogNotice).render())
+
+
+async def test_the_relation_shown_in_full_goes_with_its_page(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await open_in_tab(app, pilot, refs["alpha-proof"], "4")
+        relations = app.screen.query_one("#relation-list")
+        relations.focus()
+        await pilot.press("down")
+        await settle(app, pilot)
+        detail = app.screen.query_one("#relation-detail")
+        shown = str(detail.render())
+        assert shown.strip()
+        await select_page(app, pilot, refs["me-prefs"])  # a page without relations
+        assert app.screen.query_one("Inspector").page_id == refs["me-prefs"]
+        assert not str(detail.render()).strip(), str(detail.render())
