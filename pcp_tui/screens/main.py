@@ -97,6 +97,8 @@ class MainScreen(CurateActions):
         self._timer: Timer | None = None
         self._deferred: Timer | None = None  # the loads that wait for the first window (on_mount)
         self._shown_status: Content | None = None
+        self._status_rows = 2  # rows the list status may take (a third when the short form needs it)
+        self._status_remeasure = False  # a measure once the list status is laid out is asked for
         self._shown_bottom: str | None = None  # the status line's text on screen
         # The selection for deleting many pages at once (apart from the handoff basket): pages marked one by
         # one (id -> title, in the order marked), or every page matching the search and filters of `matching`.
@@ -203,14 +205,22 @@ class MainScreen(CurateActions):
         # lines at most), and what is cut (if anything) is the query, which the search box shows anyway.
         status = self.query_one("#list-status", Static)
         width = status.content_size.width
-        line = self._status_line(compact=False)
+        if width <= 0 and not self._status_remeasure:  # not laid out yet: measured again once it is (the
+            self._status_remeasure = True  # form depends on the width, and the same state must read the same)
+            self.call_after_refresh(self._remeasure_status)
+        line, rows = self._status_line(compact=False), 2
         # The search words may be cut (the search box shows them); when what comes before them takes more than
-        # the two rows, the short form, so the filters and the order stay in sight.
+        # the two rows, the short form, so the filters and the order stay in sight, in a third row if need be.
         if width > 0 and len(self._status_line(compact=False, words=False).wrap(width)) > 2:
             line = self._status_line(compact=True)
+            rows = 3 if len(self._status_line(compact=True, words=False).wrap(width)) > 2 else 2
+        if rows != self._status_rows:
+            self._status_rows = rows
+            status.styles.max_height = rows
+            self._shown_status = None
         if line != self._shown_status:  # each page-list window reports its count: repaint only what changed
             self._shown_status = line
-            update_rows(status, line, max_rows=2)  # one or two rows: a layout pass only when that changes
+            update_rows(status, line, max_rows=rows)  # a layout pass only when its rows change
         basket = len(self.app.basket)
         parts = [f"basket {basket} ({self.app.key_display('handoff')})"]
         sync = self.sync_state
@@ -236,6 +246,12 @@ class MainScreen(CurateActions):
         if bottom != self._shown_bottom:  # a repaint at the bottom as well as the top re-renders all between
             self._shown_bottom = bottom
             bar.update(Content(bottom), layout=False)  # one line
+
+    def _remeasure_status(self) -> None:
+        self._status_remeasure = False
+        if self.query_one("#list-status", Static).content_size.width > 0:
+            self._shown_status = None
+            self._show_status()
 
     def _status_line(self, *, compact: bool, words: bool = True) -> Content:
         """The scope, the count, the filters, the order or the search. Compact (when the full form takes more

@@ -472,3 +472,29 @@ async def test_the_relation_shown_in_full_goes_with_its_page(demo_store, make_ap
         await select_page(app, pilot, refs["me-prefs"])  # a page without relations
         assert app.screen.query_one("Inspector").page_id == refs["me-prefs"]
         assert not str(detail.render()).strip(), str(detail.render())
+
+
+async def test_the_list_status_reads_the_same_for_the_same_state_and_takes_a_third_row_when_it_must(demo_store,
+                                                                                                   make_app):
+    store, _ = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        status = app.screen.query_one("#list-status")
+
+        def shown() -> str:
+            return " ".join(s.text.strip() for s in status.render_lines(status.content_region.reset_offset))
+
+        first = shown()
+        page_list(app).focus()
+        for _ in range(4):  # the sort goes round and comes back
+            await pilot.press("o")
+            await settle(app, pilot)
+        assert shown() == first, (first, shown())
+        await pilot.press("f")  # status all, an author, and a selection: the short form needs three rows
+        await pilot.press("w")
+        await pilot.press("m")
+        await settle(app, pilot)
+        text = shown()
+        assert "status all" in text and f"by {app.screen.actor}" in text and "by recent" in text, text
+        assert status.size.height <= 3
