@@ -197,8 +197,9 @@ class HandoffOps(HandoffPart):
             return bd.fit_entries(sources, first_n, max_tokens, fixed)
         except bd.BudgetTooSmall as exc:
             raise LimitExceeded(
-                f"A budget of {exc.budget:,} tokens cannot hold even a reference line for each of the "
-                f"{len(sources)} entries; it needs at least {exc.needed:,}."
+                f"A budget of {exc.budget:,} token{'s' if exc.budget != 1 else ''} cannot hold even a reference "
+                + (f"line for each of the {len(sources):,} entries" if len(sources) != 1 else "line for its entry")
+                + f"; it needs at least {exc.needed:,}."
             ) from None
 
     def _compose_first(self, selected: list[Selected], handed_at: str, max_tokens: int | None) -> tuple[str, Composed]:

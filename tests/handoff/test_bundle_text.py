@@ -246,3 +246,14 @@ def test_model_clients_cannot_bundle_copy_list_or_verify(store):
             call()
         assert err.value.code == "forbidden"
     assert store.handoffs()["handoffs"] == []
+
+
+def test_a_budget_too_small_is_said_in_the_right_number(store):
+    one = store.write_page("user:me", content="# One\n\nsome text")["page_id"]
+    two = store.write_page("user:me", content="# Two\n\nmore text")["page_id"]
+    with pytest.raises(PcpError) as single:
+        store.bundle([one], max_tokens=1)
+    assert "A budget of 1 token cannot hold even a reference line for its entry;" in single.value.message
+    with pytest.raises(PcpError) as several:
+        store.bundle([one, two], max_tokens=2)
+    assert "A budget of 2 tokens cannot hold even a reference line for each of the 2 entries;" in several.value.message
