@@ -8,6 +8,8 @@ a field moves to the next field (in the last one it confirms, never cancels).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
@@ -40,9 +42,11 @@ class ConfirmScreen(ModalScreen[bool]):
     YES, NO = "confirm.yes", "confirm.no"
 
     def __init__(self, title: str, body: str | Content, *, confirm_label: str = "Yes", danger: bool = True,
-                 fields: list[tuple[str, str, str]] | None = None, optional: bool = False) -> None:
+                 fields: list[tuple[str, str, str]] | None = None, optional: bool = False,
+                 check: Callable[[dict[str, str]], str | None] | None = None) -> None:
         super().__init__()
         self.optional = optional  # fields may be left empty (a filter with no limit)
+        self.check = check  # what is wrong with the answers (said in the dialog, which stays open), or None
         self.title_text, self.body = title, body
         self.confirm_label, self.danger = confirm_label, danger
         self.fields = fields or []  # (name, label, default value)
@@ -76,6 +80,10 @@ class ConfirmScreen(ModalScreen[bool]):
         self.answers = self.values
         if yes and not self.optional and any(not v.strip() for v in self.answers.values()):
             self.notify("Fill in every field first.", severity="warning")
+            return
+        problem = self.check(self.answers) if yes and self.check is not None else None
+        if problem:
+            self.notify(problem, severity="warning")
             return
         self.dismiss(yes)
 

@@ -77,6 +77,20 @@ def search_fetch(read: Callable[..., Any], query: str, mode: str, scopes: list[s
     return fetch
 
 
+def date_problem(after_day: str, before_day: str) -> str | None:
+    """What is wrong with a date filter's two days (the store's own sentence), or None."""
+    from store import ids
+    from store.errors import PcpError
+
+    try:
+        for value in (after_day, before_day):
+            if value.strip():
+                ids.parse_time(value.strip(), "date")
+    except PcpError as error:
+        return error.message
+    return None
+
+
 class MainScreen(CurateActions):
     """Browse and curate."""
 
@@ -432,7 +446,8 @@ class MainScreen(CurateActions):
             "list are these. Days as YYYY-MM-DD (or a full RFC 3339 time); leave a field empty for no limit, "
             "both empty to show every date.",
             confirm_label="Filter", danger=False, optional=True,
-            fields=[("after", "On or after", self.dates[0]), ("before", "Before", self.dates[1])])
+            fields=[("after", "On or after", self.dates[0]), ("before", "Before", self.dates[1])],
+            check=lambda answers: date_problem(answers["after"], answers["before"]))
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -442,15 +457,9 @@ class MainScreen(CurateActions):
 
     def set_dates(self, after_day: str, before_day: str) -> bool:
         """Check and apply a date filter; False (and a message) when a date is not one."""
-        from store import ids
-        from store.errors import PcpError
-
-        try:
-            for value in (after_day, before_day):
-                if value.strip():
-                    ids.parse_time(value.strip(), "date")
-        except PcpError as error:
-            self.notify(error.message, title="Dates", severity="warning")
+        problem = date_problem(after_day, before_day)
+        if problem:
+            self.notify(problem, title="Dates", severity="warning")
             return False
         self.dates = (after_day.strip(), before_day.strip())
         self.reload_pages()

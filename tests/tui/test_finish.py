@@ -498,3 +498,27 @@ async def test_the_list_status_reads_the_same_for_the_same_state_and_takes_a_thi
         text = shown()
         assert "status all" in text and f"by {app.screen.actor}" in text and "by recent" in text, text
         assert status.size.height <= 3
+
+
+async def test_a_date_that_is_not_one_keeps_the_date_dialog_open_with_what_was_typed(demo_store, make_app):
+    from pcp_tui.app import DialogNotice
+    from pcp_tui.screens.confirm import FormScreen
+
+    store, _ = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        page_list(app).focus()
+        await pilot.press("d")
+        await settle(app, pilot)
+        assert isinstance(app.screen, FormScreen)
+        await pilot.press(*"2026-13-45")
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert isinstance(app.screen, FormScreen)  # still open, the text still there
+        assert app.screen.query_one("#field-after").value == "2026-13-45"
+        assert "2026-13-45" in str(app.screen.query_one(DialogNotice).render())
+        app.screen.query_one("#field-after").value = "2026-03-01"
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, FormScreen) and app.screen.dates == ("2026-03-01", "")
