@@ -215,8 +215,9 @@ class MainScreen(CurateActions):
         self.call_after_refresh(self._show_status)  # the status line's path fits the new width
 
     def _show_status(self) -> None:
-        # The count first, then the filters, the search words last: on a narrow pane the line wraps (two
-        # lines at most), and what is cut (if anything) is the query, which the search box shows anyway.
+        # The count first, then the filters, the search words last: on a narrow pane the line wraps (two rows,
+        # three when even the short form needs them), and what is cut (if anything) is the query, which the
+        # search box shows anyway.
         status = self.query_one("#list-status", Static)
         width = status.content_size.width
         if width <= 0 and not self._status_remeasure:  # not laid out yet: measured again once it is (the
