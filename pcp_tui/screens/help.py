@@ -58,8 +58,11 @@ class HelpScreen(ModalScreen[None]):
         table = self.query_one(DataTable)
         shown = [self.scope] if self.scope and self.scope != "help" else []
         others = [] if self.dialog and shown else [w for w in TITLES if w not in ("app", *shown)]
+        # In a dialog only the app's keys that reach it are listed (priority ones: help, the palette, quit); f2
+        # and the like do nothing there.
         rows = [(TITLES.get(where, where), self.app.key_display(cmd.id), cmd.title, cmd.help, cmd.id)
-                for where in [*shown, "app", *others] for cmd in commands.COMMANDS if cmd.where == where]
+                for where in [*shown, "app", *others] for cmd in commands.COMMANDS if cmd.where == where
+                and not (self.dialog and where == "app" and not cmd.priority)]
         pad = 2 * table.cell_padding
         widths = [max(cell_len(str(r[i])) for r in [("Where", "Keys", "Command", "", "Id"), *rows]) for i in range(5)]
         room = max(0, table.content_region.width - table.styles.scrollbar_size_vertical)  # (room for its scrollbar)

@@ -301,7 +301,7 @@ class MainScreen(CurateActions):
         if chosen:  # before the filters: on a narrow pane it is the search words that are cut, never this
             keys = f"{self.app.key_display('delete')} deletes, {self.app.key_display('clear_selection')} clears"
             what = "every match" if self.matching is not None else "selected"
-            picked = f" · ✓ {chosen:,} {what} ({keys})"
+            picked = f" · ✓ {chosen:,} {what}" + ("" if compact else f" ({keys})")  # (the footer has the keys)
         return Content.assemble((reading.printable(self.scope_label), "bold"), *([(picked, "bold")] if picked else []),
                                 *parts)
 
@@ -417,6 +417,7 @@ class MainScreen(CurateActions):
         tree = self.query_one(ScopeTree)
         if not shown and tree.has_focus:
             self.query_one(PageList).focus()
+        self.call_after_refresh(self._remeasure_status)  # the list's pane changed width: its status line too
 
     def action_focus_pages(self) -> None:
         self.query_one(PageList).focus()

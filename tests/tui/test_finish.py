@@ -522,3 +522,47 @@ async def test_a_date_that_is_not_one_keeps_the_date_dialog_open_with_what_was_t
         await pilot.press("ctrl+s")
         await settle(app, pilot)
         assert not isinstance(app.screen, FormScreen) and app.screen.dates == ("2026-03-01", "")
+
+
+async def test_showing_the_sidebar_measures_the_list_status_again(demo_store, make_app):
+    store, _ = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        status = app.screen.query_one("#list-status")
+
+        def shown() -> str:
+            return " ".join(s.text.strip() for s in status.render_lines(status.content_region.reset_offset))
+
+        page_list(app).focus()
+        await pilot.press("ctrl+b")  # the sidebar: the list's pane narrower
+        await settle(app, pilot)
+        narrow = shown()
+        assert "by recent" in narrow, narrow
+        await pilot.press("o", "o")
+        await settle(app, pilot)
+        assert shown() == narrow
+        await pilot.press("ctrl+b")
+        await settle(app, pilot)
+        wide = shown()
+        await pilot.press("o", "o")
+        await settle(app, pilot)
+        assert shown() == wide
+
+
+async def test_f1_in_a_dialog_lists_only_the_app_keys_that_work_there(demo_store, make_app):
+    from pcp_tui.screens.help import HelpScreen
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["me-reading"])
+        await pilot.press("e")
+        await settle(app, pilot)
+        await pilot.press("f1")
+        await settle(app, pilot)
+        assert isinstance(app.screen, HelpScreen)
+        table = app.screen.query_one("#keys")
+        keys = {str(table.get_row_at(i)[1]) for i in range(table.row_count)}
+        assert "f1" in keys and "f2" not in keys and "f3" not in keys, keys
