@@ -147,16 +147,20 @@ class WelcomeScreen(StoreWorkers, Screen):
         self.query_one("#welcome-title", Static).update(title)
         self.query_one("#welcome-intro", Static).update(intro)
 
+    def _say(self, text: str) -> None:
+        """Why nothing was imported, in the result line (a toast would cover the buttons at 80x24)."""
+        self.query_one("#result", Static).update(Content.styled(f"⚠ {text}", "$warning"))
+        self.call_after_refresh(self.query_one("#welcome").scroll_end, animate=False)
+
     def action_run_import(self) -> None:
         path = self.query_one("#path", Field).value.strip()
         source = self.query_one("#source", Select).value
         namespace = self.query_one("#namespace", Field).value.strip() or None
         if not path and source not in AGENTS:
-            self.notify("Give the path of the file or folder to import.", severity="warning")
+            self._say("Give the path of the file or folder to import.")
             return
         if namespace and source in AGENTS:
-            self.notify("Agent sessions go into their project's scope; leave the namespace empty.",
-                        severity="warning")
+            self._say("Agent sessions go into their project's scope; leave the namespace empty.")
             return
         self.query_one("#report-lines").display = False
         bar = self.query_one("#progress", ProgressBar)

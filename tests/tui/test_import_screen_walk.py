@@ -157,3 +157,23 @@ async def settle_on_import_screen(app, pilot) -> None:
     await settle(app, pilot)
     await pilot.press("f5")
     await settle(app, pilot)
+
+
+async def test_an_import_without_a_path_says_so_on_the_screen_not_in_a_toast_over_its_buttons(empty_store, make_app):
+    from helpers import settle
+
+    app = make_app(empty_store)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f5")
+        await settle(app, pilot)
+        app.screen.query_one("#path").value = ""
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        screen = app.screen
+        result = screen.query_one("#result")
+        assert "Give the path of the file or folder to import." in str(result.render())
+        assert screen.region.contains_region(result.region)
+        assert list(app._notifications) == []
+        for button in screen.query(Button):
+            assert screen.region.contains_region(button.region), (button.id, button.region)
