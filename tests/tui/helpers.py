@@ -24,6 +24,11 @@ def said(app) -> list[str]:
         str(notice.render()) for screen in app.screen_stack for notice in screen.query(DialogNotice)]
 
 
+def drawn(widget) -> str:
+    """A widget's rows as drawn (what fits its height; a cut row is not there), joined by spaces."""
+    return " ".join(strip.text.strip() for strip in widget.render_lines(widget.content_region.reset_offset))
+
+
 def page_list(app) -> PageList:
     return app.screen.query_one(PageList)
 

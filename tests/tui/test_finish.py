@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.geometry import Region
 
-from helpers import open_in_tab, page_list, said, select_page, settle, type_into
+from helpers import drawn, open_in_tab, page_list, said, select_page, settle, type_into
 from pcp_tui.screens.confirm import ConfirmScreen
 from pcp_tui.screens.main import MainScreen
 
@@ -380,18 +380,18 @@ async def test_the_list_status_at_80x24_keeps_the_filters_and_the_order_in_its_t
         await pilot.press("f")  # status all: the count says how many are tombstoned
         await settle(app, pilot)
         status = app.screen.query_one("#list-status")
-        shown = " ".join(strip.text for strip in status.render_lines(status.content_region.reset_offset))
+        shown = drawn(status)
         assert status.size.height <= 2 and "status all" in shown and "by recent" in shown, shown
         assert "1 tombstoned" in shown, shown
         await pilot.press("f")  # archived: the long form fits
         await settle(app, pilot)
-        shown = " ".join(strip.text for strip in status.render_lines(status.content_region.reset_offset))
+        shown = drawn(status)
         assert "by anyone" in shown and "by recent" in shown, shown
         await pilot.press("w")  # an author filter: always named, in the short form too
         await settle(app, pilot)
         await pilot.press("f", "f", "f", "f")  # archived -> superseded, tombstoned, active, all
         await settle(app, pilot)
-        shown = " ".join(strip.text for strip in status.render_lines(status.content_region.reset_offset))
+        shown = drawn(status)
         assert "status all" in shown and f"by {app.screen.actor}" in shown, shown
 
 
@@ -483,7 +483,7 @@ async def test_the_list_status_reads_the_same_for_the_same_state_and_takes_a_thi
         status = app.screen.query_one("#list-status")
 
         def shown() -> str:
-            return " ".join(s.text.strip() for s in status.render_lines(status.content_region.reset_offset))
+            return drawn(status)
 
         first = shown()
         page_list(app).focus()
@@ -532,7 +532,7 @@ async def test_showing_the_sidebar_measures_the_list_status_again(demo_store, ma
         status = app.screen.query_one("#list-status")
 
         def shown() -> str:
-            return " ".join(s.text.strip() for s in status.render_lines(status.content_region.reset_offset))
+            return drawn(status)
 
         page_list(app).focus()
         await pilot.press("ctrl+b")  # the sidebar: the list's pane narrower
