@@ -83,12 +83,10 @@ class RelationsView(StoreWorkers, Vertical):
 
     def compose(self) -> ComposeResult:
         yield RelationList(id="relation-list")
-        yield Static("", id="graph-controls")
+        self._controls = self._controls_markup()
+        yield Static(Content.from_markup(self._controls), id="graph-controls")
         yield GraphView(id="graph")
         yield Static("", id="relation-detail", classes="detail")  # the highlighted line in full
-
-    def on_mount(self) -> None:
-        self._show_controls()
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
@@ -131,11 +129,14 @@ class RelationsView(StoreWorkers, Vertical):
         self._show_controls()
         self.reload_graph()
 
-    def _show_controls(self) -> None:
+    def _controls_markup(self) -> str:
         hops = f"{self.hops} hop" + ("" if self.hops == 1 else "s")
         kind = escape(one_line(self.kind) if self.kind else "every type")
-        markup = (f"Graph [@click=screen.graph_hops][b]{hops}[/b] [dim](h)[/dim][/] · "
-                  f"[@click=screen.graph_type][b]{kind}[/b] [dim](g)[/dim][/]")
+        return (f"Graph [@click=screen.graph_hops][b]{hops}[/b] [dim](h)[/dim][/] · "
+                f"[@click=screen.graph_type][b]{kind}[/b] [dim](g)[/dim][/]")
+
+    def _show_controls(self) -> None:
+        markup = self._controls_markup()
         if markup != self._controls:  # (the same line for most pages: nothing to draw again)
             self._controls = markup
             self.query_one("#graph-controls", Static).update(Content.from_markup(markup), layout=False)  # one row
