@@ -40,7 +40,15 @@ class DialogNotice(Static):
     gone = False  # being removed (a key was pressed): a new message takes a new line
 
 
-def dialog_notice(keys: Static, message: str, title: str, severity: SeverityLevel, seconds: float) -> None:
+def notice_anchor(screen: Screen) -> Widget | None:
+    """What a message on this screen goes above, if it is drawn like a dialog: a dialog's keys line, or what a
+    full screen drawn like one names in NOTICE_ABOVE (the import screen: its buttons). None: a toast."""
+    selector = getattr(screen, "NOTICE_ABOVE", ".dialog-keys" if isinstance(screen, ModalScreen) else None)
+    found = screen.query(selector) if selector else None
+    return found.first() if found else None
+
+
+def dialog_notice(keys: Widget, message: str, title: str, severity: SeverityLevel, seconds: float) -> None:
     """A message for the open dialog, in a line of its own just above its keys, for `seconds` (a newer one
     replaces it): what a toast would say, without covering the dialog."""
     parent = keys.parent
@@ -57,6 +65,7 @@ def dialog_notice(keys: Static, message: str, title: str, severity: SeverityLeve
             line.timer.stop()
     line.set_classes(f"dialog-notice -{severity}")
     line.timer = line.set_timer(seconds, line.remove)
+    line.call_after_refresh(line.scroll_visible, animate=False)  # (a dialog scrolled up at 80x24: in sight)
 
 
 class PcpApp(StoreWorkers, App[int]):
@@ -141,9 +150,9 @@ class PcpApp(StoreWorkers, App[int]):
         title holding `[@click=app.quit]` would be a live link in the toast, a stored escape sequence would
         reach the terminal). `markup` is ignored (Widget.notify passes it on; no message here uses it)."""
         message, title = reading.printable(str(message)), reading.printable(str(title))
-        keys = self.screen.query(".dialog-keys") if isinstance(self.screen, ModalScreen) else None
-        if keys:  # in a dialog: a toast would cover its buttons and keys (at 80x24 it fills the screen)
-            dialog_notice(keys.first(Static), message, title, severity,
+        keys = notice_anchor(self.screen)
+        if keys is not None:  # in a dialog: a toast would cover its buttons and keys (at 80x24 it fills the screen)
+            dialog_notice(keys, message, title, severity,
                           max(DIALOG_NOTICE_SECONDS, timeout or self.NOTIFICATION_TIMEOUT))
             return
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
@@ -223,7 +232,7 @@ class PcpApp(StoreWorkers, App[int]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):
             self.collector.input()
-        if isinstance(event, (events.Key, events.MouseDown)) and isinstance(self.screen, ModalScreen):
+        if isinstance(event, (events.Key, events.MouseDown)) and notice_anchor(self.screen) is not None:
             # A dialog's message is about what was done last: the next key or click starts afresh (a
             # pairing that worked must not stand under "not paired" until a timer ends).
             for notice in self.screen.query(DialogNotice):

@@ -88,6 +88,7 @@ class WelcomeScreen(StoreWorkers, Screen):
     """First run (or F5): bring history in, or look at the demo first."""
 
     COMMAND_SCOPE = "welcome"
+    NOTICE_ABOVE = ".dialog-buttons"  # drawn like a dialog: a message is a line above its buttons (app.notify)
     BINDINGS = commands.bindings("welcome")
 
     def __init__(self, first_run: bool = True) -> None:

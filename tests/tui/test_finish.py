@@ -566,3 +566,36 @@ async def test_f1_in_a_dialog_lists_only_the_app_keys_that_work_there(demo_store
         table = app.screen.query_one("#keys")
         keys = {str(table.get_row_at(i)[1]) for i in range(table.row_count)}
         assert "f1" in keys and "f2" not in keys and "f3" not in keys, keys
+
+
+async def test_the_import_screen_at_80x24_keeps_toasts_off_its_buttons(demo_store, make_app):
+    """F5 a moment after a copy on the handoff screen: its toast (8 s) covered the Import button. The import
+    screen is a full screen drawn like a dialog: a toast from before is hidden while it is up, and a message
+    while it is up is a line above its buttons."""
+    from pcp_tui.app import DialogNotice
+    from pcp_tui.screens.welcome import WelcomeScreen
+    from textual.widgets._toast import Toast
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(app, pilot)
+        app.notify("For “GPT chat A”: sent to the terminal (OSC 52). File: /tmp/somewhere/handoff.md", timeout=8)
+        await settle(app, pilot)
+        assert any(t.visible for t in app.screen.query(Toast))
+        await pilot.press("f5")
+        await settle(app, pilot)
+        assert isinstance(app.screen, WelcomeScreen)
+        assert not any(t.visible for t in app.screen.query(Toast))
+        app.notify("Something from elsewhere while the import screen is up.", severity="warning")
+        await settle(app, pilot)
+        notice = app.screen.query_one(DialogNotice)
+        buttons = app.screen.query_one(".dialog-buttons")
+        assert "from elsewhere" in str(notice.render())
+        assert app.screen.region.contains_region(notice.region) and app.screen.region.contains_region(buttons.region)
+        assert notice.region.y < buttons.region.y and not notice.region.overlaps(buttons.region)
+        await pilot.press("a")  # the next key: the message goes
+        await settle(app, pilot)
+        assert not app.screen.query(DialogNotice)
+        await pilot.press("escape")
+        await settle(app, pilot)
