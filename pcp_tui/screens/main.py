@@ -427,6 +427,11 @@ class MainScreen(CurateActions):
         self.reload_pages()
 
     def action_cycle_order(self) -> None:
+        if self.query_text.strip() or any(self.dates):  # (the order the status line says: it would not change)
+            what = "Search results are ranked by relevance" if self.query_text.strip() else \
+                "With a date filter the pages are listed newest first"
+            self.notify(f"{what}; the order (o) applies to the page list without them.")
+            return
         self.order = ORDERS[(ORDERS.index(self.order) + 1) % len(ORDERS)]
         self.reload_pages()
 

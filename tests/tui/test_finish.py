@@ -599,3 +599,41 @@ async def test_the_import_screen_at_80x24_keeps_toasts_off_its_buttons(demo_stor
         assert not app.screen.query(DialogNotice)
         await pilot.press("escape")
         await settle(app, pilot)
+
+
+async def test_o_with_a_search_or_a_date_filter_says_why_the_order_does_not_change(demo_store, make_app):
+    """The order does not apply to search hits (relevance) or a date filter (newest first): `o` changed an order
+    the status line did not show, and `o o` sent the cursor to the top."""
+    store, _ = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await settle(app, pilot)
+        await type_into(app, pilot, "#search", "compact")
+        await pilot.pause(0.4)
+        await settle(app, pilot)
+        page_list(app).focus()
+        await pilot.press("down")
+        await settle(app, pilot)
+        cursor, order = page_list(app).cursor, app.screen.order
+        assert cursor == 1
+        await pilot.press("o")
+        await settle(app, pilot)
+        assert app.screen.order == order and page_list(app).cursor == cursor
+        assert any("ranked by relevance" in s for s in said(app)), said(app)
+        app.screen.query_one("#search").value = ""
+        await pilot.pause(0.4)
+        await settle(app, pilot)
+        assert not app.screen.query_text
+        app.screen.dates = ("2026-01-01", "")
+        app.screen.reload_pages()
+        await settle(app, pilot)
+        page_list(app).focus()
+        await pilot.press("o")
+        await settle(app, pilot)
+        assert app.screen.order == order and any("newest first" in s for s in said(app))
+        app.screen.dates = ("", "")
+        app.screen.reload_pages()
+        await settle(app, pilot)
+        await pilot.press("o")
+        await settle(app, pilot)
+        assert app.screen.order != order  # and without them it orders the list
