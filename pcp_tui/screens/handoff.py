@@ -99,7 +99,7 @@ class HandoffScreen(StoreWorkers, Screen):
         yield FitFooter(compact=True)
 
     def on_mount(self) -> None:
-        self.query_one("#ledger-table", DataTable).add_columns("when", "chat", "handoff", "kind", "entries", "tokens")
+        self.query_one("#ledger-table", DataTable).add_columns("when", "chat", "handoff", "kind", "new entries", "tokens")  # (a continuation carries only what changed)
         self._show_basket()
         self._ledger(None)
         self.app.subscribe_store_changes(self)

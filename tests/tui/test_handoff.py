@@ -48,7 +48,11 @@ async def test_copy_puts_the_bundle_on_the_clipboard_and_records_the_ledger(demo
         basket.highlighted = 1
         await settle(app, pilot)
         assert "Chats that saw" in str(app.screen.query_one("#ledger-note").render())
-        assert app.screen.query_one("#ledger-table").row_count == 1
+        table = app.screen.query_one("#ledger-table")
+        assert table.row_count == 1
+        # a continuation carries only what changed since: the count is of new entries (a page sent in an earlier
+        # handoff of the chat is in the delete plan's "handoffs touched", not in this column)
+        assert [str(c.label) for c in table.columns.values()][4] == "new entries"
 
 
 async def test_continue_a_chat_copies_only_the_continuation(demo_store, make_app):
