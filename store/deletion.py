@@ -249,8 +249,8 @@ class DeletionOps(Part):
         marks = ",".join("?" * len(part))
         self._erase_extra(part, erased)
         rev_rows = db.execute_sql(
-            f"SELECT r.id, r.revision_id, p.page_id FROM revision r JOIN page p ON p.id = r.page_id "
-            f"WHERE r.page_id IN ({marks})", part
+            f"SELECT r.id, r.revision_id, p.page_id, COALESCE(length(CAST(r.content AS BLOB)), 0) FROM revision r "
+            f"JOIN page p ON p.id = r.page_id WHERE r.page_id IN ({marks})", part
         ).fetchall()
         index.remove_revisions(db.cursor(), self._salt, [r[0] for r in rev_rows], count=count)
         # A supersedes link from an erased page no longer hides its target.
@@ -262,18 +262,28 @@ class DeletionOps(Part):
             f"AND actor_type != 'model' AND from_page_id IN ({marks}))",
             (*part, *part),
         )
+        # What went is counted as it goes (the receipt's counts; a bulk deletion adds them up batch by batch,
+        # a relation between two batches counted once, by the batch that erased it).
+        gone = {"relations": 0, "suppressions": 0, "lifecycle_events": 0}
         for table, where in (
             ("retraction", f"relation_id IN (SELECT id FROM relation WHERE from_page_id IN ({marks}) OR to_page_id IN ({marks}))"),
             ("relation", f"from_page_id IN ({marks}) OR to_page_id IN ({marks})"),
         ):
-            db.execute_sql(f"DELETE FROM {table} WHERE {where}", (*part, *part))
+            rows = db.execute_sql(f"DELETE FROM {table} WHERE {where}", (*part, *part)).rowcount
+            if table == "relation":
+                gone["relations"] = rows
         for table in ("provenance_input", "suppression", "lifecycle_event", "recommendation", "idempotency", "source_page"):
-            db.execute_sql(f"DELETE FROM {table} WHERE page_id IN ({marks})", part)
+            rows = db.execute_sql(f"DELETE FROM {table} WHERE page_id IN ({marks})", part).rowcount
+            if table in ("suppression", "lifecycle_event"):
+                gone[f"{table}s"] = rows
+        gone["bytes"] = sum(r[3] for r in rev_rows)
+        for key, n in gone.items():
+            erased[key] = erased.get(key, 0) + n
         db.execute_sql(f"DELETE FROM revision WHERE page_id IN ({marks})", part)
         db.execute_sql(f"DELETE FROM page WHERE id IN ({marks})", part)
         if rev_rows:
             self._m.DeletedRevision.insert_many(
-                [{"revision_id": rev_id, "page_id": pid, "receipt_id": receipt_id} for _, rev_id, pid in rev_rows]
+                [{"revision_id": rev_id, "page_id": pid, "receipt_id": receipt_id} for _, rev_id, pid, _ in rev_rows]
             ).execute()
         return len(rev_rows)
 

@@ -51,10 +51,14 @@ def plan_text(plan: dict, titles: dict[str, str]) -> Content:
     return Content("\n".join(lines))
 
 
+COUNTS_ORDER = ("pages", "revisions", "relations", "suppressions", "lifecycle_events", "handoff_entries", "bytes")
+
+
 def counts_text(counts: dict[str, int]) -> str:
     """A receipt's counts in words, each noun in the right number: `1 page, 2 revisions, 1 handoff entry`."""
     words = []
-    for key, n in counts.items():
+    first = {key: i for i, key in enumerate(COUNTS_ORDER)}  # (a receipt read back has its counts sorted by name)
+    for key, n in sorted(counts.items(), key=lambda item: first.get(item[0], len(first))):
         if not n:
             continue
         plural = key.replace("_", " ")

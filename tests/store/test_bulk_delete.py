@@ -285,3 +285,26 @@ def test_a_store_written_before_bulk_deletion_migrates(db_path):
         receipt = st.bulk_delete(flt, "after the upgrade", st.plan_bulk_delete(flt)["digest"])
         assert receipt["completed"] == "1/1"
         assert any(e.get("receipt_id") == receipt["receipt_id"] for e in h.all_audit(st))
+
+
+def test_the_receipt_counts_what_the_plan_showed_relations_suppressions_and_bytes_across_batches(store):
+    """The plan shows relations, suppressions and bytes; the receipt said only pages and revisions."""
+    written = [h.write(store, "project:c", f"note {i} " + "x" * i) for i in range(7)]
+    pages = [w["page_id"] for w in written]
+    keep = h.write(store, "project:keep", "a page that stays")["page_id"]
+    for a, b in zip(pages[:-1], pages[1:], strict=True):  # a chain: each link between two batches of 3 is counted once
+        store.link_pages(a, "references", b)
+    store.link_pages(keep, "references", pages[0])  # from a page that stays: it goes with the erased one
+    store.revise_page(pages[2], written[2]["revision_id"], content="note 2, revised")
+    store.archive_page(pages[3], "old")
+    store.suppress_pages([pages[4]], "ctx_1", "not here")
+    flt = {"scopes": ["project:c"]}
+    plan = store.plan_bulk_delete(flt)
+    assert plan["relations"] == 7 and plan["suppressions"] == 1
+    receipt = store.bulk_delete(flt, "counted", plan["digest"], batch_size=3)
+    counts = receipt["counts"]
+    assert counts["pages"] == 7 and counts["revisions"] == plan["revisions"] == 8
+    assert counts["relations"] == plan["relations"] and counts["suppressions"] == plan["suppressions"]
+    assert counts["bytes"] == plan["bytes"] and counts["lifecycle_events"] >= 1
+    listed = next(r for r in store.list_receipts()["receipts"] if r["receipt_id"] == receipt["receipt_id"])
+    assert listed["counts"] == counts

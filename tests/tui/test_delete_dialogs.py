@@ -126,3 +126,12 @@ async def test_the_short_id_may_be_typed_in_lower_case(demo_store, make_app):
         await type_into(app, pilot, "#typed", "zzzzzz")  # another id still does not confirm
         await settle(app, pilot)
         assert dialog.query_one("#confirm").disabled is True
+
+
+def test_a_receipts_counts_read_pages_first_in_words_whatever_order_they_come_in():
+    from pcp_tui.screens.delete import counts_text
+
+    read_back = {"bytes": 1234, "handoff_entries": 1, "lifecycle_events": 0, "pages": 7, "relations": 7,
+                 "revisions": 8, "suppressions": 1, "export_temp_files": 2}  # sorted by name, as stored
+    assert counts_text(read_back) == ("7 pages, 8 revisions, 7 relations, 1 suppression, 1 handoff entry, "
+                                      "1,234 bytes, 2 export temp files")
