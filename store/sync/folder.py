@@ -373,12 +373,17 @@ class Folder:
         existing = self._files(own)
         seq = max([int(out.get("seq", 0)), *existing]) + 1
         compact = bool(existing) and (out.get("epoch") != epoch or out.get("chain") != keys["chain"])
+        # A folder that does not hold this store's last file (a new folder, another one synced through since, the
+        # files taken away) gets all of it, in a base file: a file of what is new since would leave its readers
+        # without what went elsewhere, or waiting for a file that is not there. (So syncing through two folders
+        # in turn writes the whole store each time; one folder per set of machines is the cheap way.)
+        full = compact or int(out.get("seq", 0)) not in existing
         with self.db.atomic():
             upto = records.top_marks(self.db)
-            since: dict[str, int] = {} if compact or not out.get("marks") else records.lowered(self.db, out["marks"])
-            skip = {} if compact else self.ops.foreign_ranges()
+            since: dict[str, int] = {} if full or not out.get("marks") else records.lowered(self.db, out["marks"])
+            skip = {} if full else self.ops.foreign_ranges()
             news = any(r["kind"] != "scope" for r in records.changes(self.db, self.ops.owner_id, since, upto, skip))
-        if not compact and existing and not out.get("pending") and not news:
+        if not full and not out.get("pending") and not news:
             self._set_meta(OUT, {**out, "marks": upto})  # nothing of this store's own since its last file
             return
         revoked = [{"kind": "unpair", "store": s} for s in sorted(self.ops.revoked())]
@@ -388,12 +393,12 @@ class Folder:
             # has not written its files here yet): nothing of this store's is written until it has caught up.
             return
         header = dumps({"format": FORMAT, "version": VERSION, "store": mine, "seq": seq, "epoch": epoch,
-                        "chain": keys["chain"], "base": compact or not existing, "written_at": ids.now()}).encode()
+                        "chain": keys["chain"], "base": full, "written_at": ids.now()}).encode()
         target = own / f"{seq:08d}.pcs"
         with self.db.atomic():  # one snapshot of this store while its records stream into the file
             recs = records.changes(self.db, self.ops.owner_id, since, upto, skip)
             _write_atomic(target, lambda fh: _seal(fh, header, _file_key(key, mine, seq), _chain(recs, revoked)))
-        if compact:
+        if full:  # (the base file replaces this store's files before it here)
             for old_seq, path in existing.items():
                 if old_seq < seq:
                     try:

@@ -298,3 +298,43 @@ def test_a_rowid_freed_by_a_delete_and_given_again_still_travels_through_the_fol
     with Store.open(b) as st:
         assert h.read1(st, mine["page_id"])
     assert export_lines(a, tmp_path / "1") == export_lines(b, tmp_path / "2")
+
+
+def a_id(path: Path) -> str:
+    with Store.open(path) as st:
+        return st.sync.store_id
+
+
+def _texts(path: Path) -> set[str]:
+    with Store.open(path) as st:
+        return {h.content_of(st, p["page_id"]) for p in st.list_pages(limit=100)["pages"]}
+
+
+def test_another_folder_gets_the_whole_store_and_so_does_the_first_one_again(stores, tmp_path):
+    """Switching folders (the app's ctrl+f) wrote only what was new since the last file, written in the other
+    folder: a store paired in the new folder never got the pages written before the switch, and back in the
+    first one a missing file stalled every reader there. A folder that lacks this store's last file gets all of
+    it (a base file)."""
+    x, y = tmp_path / "x", tmp_path / "y"
+    a, b, c = stores(3)
+    with Store.open(a) as st:
+        for i in range(3):
+            st.write_page("notes:n", content=f"before the switch {i}")
+        code_x = st.sync_pair(x)["code"]
+    assert run(a, x)["wrote"]
+    with Store.open(a) as st:
+        st.write_page("notes:n", content="after the switch")
+        code_y = st.sync_pair(y)["code"]
+    with Store.open(b) as st:
+        st.sync_join(y, code_y)
+    assert run(a, y)["wrote"]
+    run(b, y)
+    everything = {f"before the switch {i}" for i in range(3)} | {"after the switch"}
+    assert _texts(b) == everything  # the new folder's peer has the pages from before the switch too
+    with Store.open(c) as st:
+        st.sync_join(x, code_x)
+    assert run(a, x)["wrote"]  # back in the first folder: what went to the other one is written here too
+    run(c, x)
+    assert _texts(c) == everything
+    assert run(a, x)["wrote"] is None  # nothing new: not written again
+    assert sorted(f.name for f in (x / a_id(a)).iterdir()) == ["00000003.pcs"]  # the base replaced file 1
