@@ -564,10 +564,10 @@ def _delete(st: Any, args: argparse.Namespace) -> Any:
         started = st.begin_bulk_delete(_bulk_filter(args), args.reason, args.plan_digest,
                                        **_given(batch_size=args.batch_size))
         receipt_id = started["receipt_id"]
-    return _erase_in_batches(st, args, receipt_id)
+    return _erase_in_batches(st, args, receipt_id, first=args.resume is None)
 
 
-def _erase_in_batches(st: Any, args: argparse.Namespace, receipt_id: str) -> Any:
+def _erase_in_batches(st: Any, args: argparse.Namespace, receipt_id: str, first: bool) -> Any:
     """Run a recorded bulk deletion with a bar on stderr; Ctrl-C stops it between batches (whole pages only).
 
     A second Ctrl-C stops at once: the batch under way is rolled back, so whole pages only still holds."""
@@ -593,7 +593,8 @@ def _erase_in_batches(st: Any, args: argparse.Namespace, receipt_id: str) -> Any
                     raise KeyboardInterrupt
 
             try:
-                return st.resume_bulk_delete(receipt_id, progress=progress)
+                run = st.run_bulk_delete if first else st.resume_bulk_delete  # (a resume is audited as one)
+                return run(receipt_id, progress=progress)
             except KeyboardInterrupt:
                 status = st.bulk_deletion(receipt_id)
                 raise KeyboardInterrupt(

@@ -126,6 +126,7 @@ class Store:
         self.plan_bulk_delete = bulk.plan_bulk_delete
         self.bulk_delete = bulk.bulk_delete
         self.begin_bulk_delete = bulk.begin_bulk_delete
+        self.run_bulk_delete = bulk.run_bulk_delete
         self.resume_bulk_delete = bulk.resume_bulk_delete
         self.bulk_deletion = bulk.bulk_deletion
         self.stopped_bulk_deletions = bulk.stopped_bulk_deletions

@@ -238,6 +238,15 @@ class BulkDeleteOps(Part):
         call.counts.update({"pages": len(page_ids)})
         return self._receipt(self._row(receipt_id))
 
+    def run_bulk_delete(self, receipt_id: str, progress: Progress | None = None) -> BulkDeleteReceipt:
+        """Erase a bulk deletion begin_bulk_delete has just recorded: its first run, so no resume event (the
+        audit log showed a resume nobody asked for). Refused once it has erased anything: that is a resume."""
+        self._owner()
+        row = self._row(receipt_id)
+        if row.completed or row.state == "complete":
+            raise Conflict(f"Bulk deletion {row.receipt_id} has already started; resume it (resume_bulk_delete).")
+        return self._run(row.receipt_id, progress)
+
     def resume_bulk_delete(self, receipt_id: str, progress: Progress | None = None) -> BulkDeleteReceipt:
         """Continue a recorded bulk deletion from where it stopped (the recorded set, never the filter)."""
         self._resume_event(receipt_id)

@@ -9,7 +9,7 @@ receipt keeps the rest: ctrl+r here (or `pcp delete --resume DEL_ID`) continues 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -46,9 +46,9 @@ def bulk_plan_text(plan: dict, label: str) -> Content:
         f"Erases {reading.counted(pages, 'page')}: {reading.counted(plan['revisions'], 'revision')}, "
         f"{reading.counted(plan['relations'], 'relation')}, {reading.counted(plan['suppressions'], 'suppression')}, "
         f"{reading.counted(plan['bytes'], 'byte')} of content.",
-        "Nothing of them stays in the database, its WAL, its index or the handoff copies; one receipt without "
-        "content is kept.",
     ]
+    # Which pages first, then what touches them, then what holds for every deletion (at 80x24 the body shows
+    # six rows: the pages must be among them).
     first = plan.get("first_pages", [])[:FIRST]
     if first:
         lines.append(f"First {len(first)} of {pages:,} by id:" if pages > len(first) else "Pages:")
@@ -63,6 +63,8 @@ def bulk_plan_text(plan: dict, label: str) -> Content:
         derived = plan["derived_pages"]
         lines.append(f"{reading.counted(derived, 'page')} derived from them {'stays' if derived == 1 else 'stay'} "
                      "(not selected).")
+    lines.append("Nothing of them stays in the database, its WAL, its index or the handoff copies; one receipt "
+                 "without content is kept.")
     lines.append("Erased in batches: Esc stops after the current batch (whole pages only), and the rest can be "
                  "resumed.")
     return Content("\n".join(lines))
@@ -100,9 +102,13 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason):
     BINDINGS = commands.bindings("bulk_delete")
     batch_size: int | None = None  # pages per batch; None: the store's own (tests make batches small)
 
-    def __init__(self, filters: dict[str, Any], label: str, titles: dict[str, str] | None = None) -> None:
+    def __init__(self, filters: dict[str, Any], label: str, titles: dict[str, str] | None = None,
+                 follow: Callable[[dict, bool], None] | None = None) -> None:
         super().__init__()
         self.filters, self.label = filters, label
+        # Told when the erasure starts (False) and when it ends or stops (True), with the receipt: the screen
+        # under the dialog shows what is true while the receipt is still up.
+        self.follow = follow
         self.titles: dict[str, str] = dict(titles or {})
         self.plan: dict | None = None
         self.receipt: dict | None = None  # once recorded: how far it got
@@ -157,13 +163,13 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason):
         store = self.app.store
         sized = {} if self.batch_size is None else {"batch_size": self.batch_size}
         started = store.begin_bulk_delete(self.filters, reason, digest, **sized)
-        self._run(started)
+        self._run(started, first=True)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="bulk-delete")
     def _resume(self, receipt_id: str) -> None:
-        self._run(self.app.store.bulk_deletion(receipt_id))
+        self._run(self.app.store.bulk_deletion(receipt_id), first=False)
 
-    def _run(self, started: dict) -> None:
+    def _run(self, started: dict, first: bool) -> None:
         """Erase the recorded set (in the worker): titles first, while the pages still have them."""
         store = self.app.store
         receipt_id = started["receipt_id"]
@@ -176,7 +182,8 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason):
                 raise Stopped  # between two batches: the batch before is committed whole
 
         try:
-            receipt = store.resume_bulk_delete(receipt_id, progress=progress)
+            run = store.run_bulk_delete if first else store.resume_bulk_delete  # (a resume is audited as one)
+            receipt = run(receipt_id, progress=progress)
         except Stopped:
             self.post_message(BulkFinished(store.bulk_deletion(receipt_id), True))
             return
@@ -232,6 +239,8 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason):
         message.stop()
         self.receipt = message.receipt
         self.titles.update(message.titles)
+        if self.follow is not None:
+            self.follow(message.receipt, False)
         bar = self.query_one("#bulk-progress", ProgressBar)
         bar.update(total=message.receipt["pages"], progress=message.receipt["pages_done"])
         self._show_status(message.receipt["pages_done"], message.receipt["pages"])
@@ -254,6 +263,8 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason):
         self.running = False
         self.receipt = receipt = message.receipt
         self.stopped = message.stopped and receipt["state"] != "complete"
+        if self.follow is not None:
+            self.follow(receipt, True)
         self._stop.clear()
         self.query_one("#plan", Static).update(bulk_receipt_text(receipt, self.titles, self.stopped))
         body = self.query_one("#delete-body", VerticalScroll)

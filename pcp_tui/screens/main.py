@@ -619,15 +619,21 @@ class MainScreen(CurateActions):
         from .bulk_delete import BulkDeleteScreen
 
         if self.matching is not None:
-            screen = BulkDeleteScreen(dict(self.matching.filters), self.matching.label)
+            screen = BulkDeleteScreen(dict(self.matching.filters), self.matching.label, follow=self._bulk_erasing)
         else:
             label = f"{reading.counted(len(self.selection), 'page')} selected one by one"
-            screen = BulkDeleteScreen({"page_ids": list(self.selection)}, label, dict(self.selection))
+            screen = BulkDeleteScreen({"page_ids": list(self.selection)}, label, dict(self.selection),
+                                      follow=self._bulk_erasing)
         self.app.push_screen(screen, self._after_bulk_delete)
 
-    def _after_bulk_delete(self, receipt: dict | None) -> None:
-        """Erased pages leave the selection, the list, the basket and every view (StoreChanged)."""
-        if not receipt:
+    def _bulk_erasing(self, receipt: dict, finished: bool) -> None:
+        """While the bulk-delete dialog is up. Erasing starts: a page of the set in the inspector is let go now
+        (read back once erased, each would leave a failed read in the audit log). It ends or stops: the erased
+        pages leave the selection, the list, the basket and every view (StoreChanged), under the receipt."""
+        inspector = self.query_one(Inspector)
+        if not finished:
+            if inspector.page_id in set(receipt["page_ids"][receipt["pages_done"]:]):
+                inspector.forget({inspector.page_id})
             return
         erased = receipt["page_ids"][:receipt["pages_done"]]
         page_list = self.query_one(PageList)
@@ -639,15 +645,21 @@ class MainScreen(CurateActions):
         self.matching = None  # what is left of it (after a stop) is recorded in the receipt, for a resume
         self._show_selection()
         self.app.forget_pages(erased)
-        self.query_one(Inspector).forget(gone)
+        inspector.forget(gone)
+        if erased:
+            self.app.announce_change(None, removed=True)
+
+    def _after_bulk_delete(self, receipt: dict | None) -> None:
+        """The dialog closed: what it did, in a toast (the views followed it while it was up)."""
+        if not receipt:
+            return
+        erased = receipt["page_ids"][:receipt["pages_done"]]
         if receipt["state"] == "complete":
             self.notify(f"Erased {reading.counted(len(erased), 'page')}; receipt {receipt['receipt_id']}.",
                         title="Deleted")
         else:
             self.notify(f"Stopped after {len(erased):,} of {receipt['pages']:,} pages; `pcp delete --resume "
                         f"{receipt['receipt_id']}` continues it.", title="Deleted", severity="warning", timeout=10)
-        if erased:
-            self.app.announce_change(None, removed=True)
 
     def action_tab(self, tab: str) -> None:
         self.query_one(Inspector).switch_tab(tab)

@@ -308,3 +308,15 @@ def test_the_receipt_counts_what_the_plan_showed_relations_suppressions_and_byte
     assert counts["bytes"] == plan["bytes"] and counts["lifecycle_events"] >= 1
     listed = next(r for r in store.list_receipts()["receipts"] if r["receipt_id"] == receipt["receipt_id"])
     assert listed["counts"] == counts
+
+
+def test_the_first_run_is_not_audited_as_a_resume_and_cannot_run_twice(store):
+    pages = [h.write(store, "project:f", f"draft {i}")["page_id"] for i in range(5)]
+    flt = {"scopes": ["project:f"]}
+    started = store.begin_bulk_delete(flt, "drafts", store.plan_bulk_delete(flt)["digest"], batch_size=2)
+    done = store.run_bulk_delete(started["receipt_id"])
+    assert done["state"] == "complete" and all(_gone(store, p) for p in pages)
+    ops = [e["operation"] for e in h.all_audit(store) if e.get("receipt_id") == started["receipt_id"]]
+    assert sorted(ops) == ["bulk_delete_complete", "bulk_delete_start"]
+    with raises_code("conflict"):
+        store.run_bulk_delete(started["receipt_id"])  # it ran: a second run is a resume

@@ -222,7 +222,7 @@ async def test_escape_stops_between_batches_and_resume_finishes(many_pages, make
     monkeypatch.setattr(BulkDeleteScreen, "batch_size", 5)
     # The first batch's report waits until the test has pressed Escape: a stop in the middle, every run.
     reached, go = threading.Event(), threading.Event()
-    resume = store.resume_bulk_delete
+    run = store.run_bulk_delete  # the first run (a resume after a stop is not held)
 
     def held(receipt_id, progress=None):
         def report(done, total, unit="pages", /):
@@ -231,9 +231,9 @@ async def test_escape_stops_between_batches_and_resume_finishes(many_pages, make
                 go.wait(10)
             progress(done, total, unit)
 
-        return resume(receipt_id, progress=report)
+        return run(receipt_id, progress=report)
 
-    monkeypatch.setattr(store, "resume_bulk_delete", held)
+    monkeypatch.setattr(store, "run_bulk_delete", held)
     app = make_app(store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
@@ -286,7 +286,7 @@ async def test_closing_a_stopped_deletion_removes_what_was_erased(many_pages, ma
     flat = [p["page_id"] for p in store.list_pages(scopes=["project:old-flat"], limit=100)["pages"]]
     monkeypatch.setattr(BulkDeleteScreen, "batch_size", 5)
     reached, go = threading.Event(), threading.Event()
-    resume = store.resume_bulk_delete
+    run = store.run_bulk_delete  # the first run (a resume after a stop is not held)
 
     def held(receipt_id, progress=None):
         def report(done, total, unit="pages", /):
@@ -295,9 +295,9 @@ async def test_closing_a_stopped_deletion_removes_what_was_erased(many_pages, ma
                 go.wait(10)
             progress(done, total, unit)
 
-        return resume(receipt_id, progress=report)
+        return run(receipt_id, progress=report)
 
-    monkeypatch.setattr(store, "resume_bulk_delete", held)
+    monkeypatch.setattr(store, "run_bulk_delete", held)
     app = make_app(store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
@@ -393,3 +393,42 @@ async def test_at_80x24_the_filter_line_keeps_the_count_with_a_selection(demo_st
         shown = "".join(strip.text for strip in widget.render_lines(Region(0, 0, *widget.size)))
         count = len(page_list(app).rows)
         assert "every match" in shown and f"{count} page" in shown, shown
+
+
+async def test_the_screen_under_the_receipt_is_true_and_the_audit_log_has_only_what_was_done(demo_store, make_app):
+    """At 160x48 the main screen shows around the receipt: it said "✓ 2 selected" for erased pages until the
+    dialog closed. The inspector read its erased page back (a failed read_pages in the owner's audit log), and
+    the first run was logged as a resume nobody asked for."""
+    store, refs = demo_store
+    chosen = [refs["alpha-bib"], refs["me-reading"]]
+    app = make_app(store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        for page in chosen:
+            await select_page(app, pilot, page)
+            await pilot.press("m")
+        await select_page(app, pilot, refs["me-reading"])  # one of the set in the inspector
+        mark = store.audit_log(limit=1)["events"][0]["event_id"]
+        await pilot.press("D")
+        await settle(app, pilot)
+        dialog = app.screen
+        await type_into(app, pilot, "#typed", "2")
+        await pilot.press("enter", "enter")
+        await settle(app, pilot)
+        await pilot.pause(1.5)  # the store watcher's tick: a change it reports must not read an erased page back
+        await settle(app, pilot)
+        assert app.screen is dialog and dialog.receipt["state"] == "complete"  # the receipt is still up
+        main = app.screen_stack[-2]
+        assert main.selection == {} and "selected" not in str(main.query_one("#list-status").render())
+        assert not {r["page_id"] for r in main.query_one("#pages").rows} & set(chosen)
+        assert main.query_one(Inspector).page_id not in chosen
+        events = []
+        for event in store.audit_log(limit=100)["events"]:
+            if event["event_id"] == mark:
+                break
+            events.append(event)
+        ops = [e["operation"] for e in events]
+        assert "bulk_delete_resume" not in ops and "bulk_delete_complete" in ops, ops
+        assert not [e for e in events if e["decision"] == "failed"], events
+        await pilot.press("escape")
+        await settle(app, pilot)
