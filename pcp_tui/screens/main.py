@@ -632,8 +632,9 @@ class MainScreen(CurateActions):
         pages leave the selection, the list, the basket and every view (StoreChanged), under the receipt."""
         inspector = self.query_one(Inspector)
         if not finished:
-            if inspector.page_id in set(receipt["page_ids"][receipt["pages_done"]:]):
-                inspector.forget({inspector.page_id})
+            shown = inspector.page_id
+            if shown is not None and shown in set(receipt["page_ids"][receipt["pages_done"]:]):
+                inspector.forget({shown})
             return
         erased = receipt["page_ids"][:receipt["pages_done"]]
         page_list = self.query_one(PageList)
