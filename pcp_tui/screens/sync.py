@@ -64,6 +64,15 @@ def summary(result: dict) -> str:
     return "; ".join(parts) + "."
 
 
+class ConflictTable(DataTable):
+    """The pages with conflicts; Enter on an empty table goes on to the dialog's Open (which says there is none)."""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "select_cursor" and not self.row_count:
+            return False
+        return super().check_action(action, parameters)
+
+
 class SyncScreen(StoreWorkers, ModalScreen[None]):
     """Sync state, the pages with conflicts (Enter opens one), sync now, pick the folder, pair.
 
@@ -103,7 +112,7 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
                 yield Static("", id="sync-phase")
                 yield ProgressBar(id="sync-bar", show_eta=False)
             yield Static("", id="sync-conflicts-title")
-            yield DataTable(id="sync-conflicts", cursor_type="row")
+            yield ConflictTable(id="sync-conflicts", cursor_type="row")
             yield Static(key_hint(self.app, [("sync.run", "Sync now"), ("sync.folder", "Folder"),
                                              ("sync.pair", "Offer pairing"), ("sync.join", "Type a code"),
                                              ("sync.open", "Open"), ("sync.back", "Close"), ("help", "Keys")]),
@@ -341,6 +350,7 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
     def action_open(self) -> None:
         row = self.query_one(DataTable).cursor_row
         if not 0 <= row < len(self.rows):
+            self.notify("No pages with conflicts to open.", title="Sync")
             return
         page_id = self.rows[row][0]
         self._leave()

@@ -43,6 +43,20 @@ async def type_folder(app, pilot, path: Path | str) -> None:
 
 
 @pytest.mark.asyncio
+async def test_enter_with_no_conflicts_says_there_is_none(workdir, make_app):
+    st = Store.open(Path("a.db"))
+    app = make_app(st)
+    async with app.run_test(size=(80, 24)) as pilot:
+        dialog = await open_dialog(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.screen is dialog
+        assert any("No pages with conflicts to open." in n for n in said(app)), said(app)
+        assert not app._notifications  # said in the dialog, not in a toast over it
+    st.close()
+
+
+@pytest.mark.asyncio
 async def test_a_one_field_form_left_empty_asks_for_the_field(workdir, make_app):
     folder = workdir / "syncdir"
     folder.mkdir()
