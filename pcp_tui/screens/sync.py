@@ -6,6 +6,7 @@ with a progress bar; afterwards every view reloads (StoreChanged). The demo stor
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from textual import on, work
@@ -17,7 +18,7 @@ from textual.widgets import DataTable, ProgressBar, Static
 
 from .. import commands, config, reading
 from ..messages import OpenPage, PairOffered, Progress, StoreChanged, StoreWorkers, Synced, SyncFailed, SyncStateLoaded
-from .confirm import FormScreen, key_hint, key_of
+from .confirm import ConfirmScreen, FormScreen, key_hint, key_of
 
 
 def load_state(store: Any) -> tuple[dict, dict[str, tuple[str, str]]]:
@@ -62,6 +63,23 @@ def summary(result: dict) -> str:
     if result["refused"]:
         parts.append(f"{reading.counted(len(result['refused']), 'file')} refused: {result['refused'][0]['reason']}")
     return "; ".join(parts) + "."
+
+
+def folder_problem(text: str) -> str | None:
+    """What is wrong with a path typed as the sync folder (said in the form, which stays open), or None.
+
+    A folder that does not exist yet is no problem here when its parent does: the dialog asks before creating it."""
+    path = Path(text).expanduser()
+    if path.is_dir():
+        return None
+    if path.exists():
+        return f"{path} is a file, not a folder: type the folder your stores share."
+    parent = path.parent
+    if parent.exists() and not parent.is_dir():
+        return f"No folder {path}: {parent} is a file, not a folder. Check the path."
+    if not parent.exists():
+        return f"No folder {path}, and {parent} does not exist either: check the path (is the drive plugged in?)"
+    return None
 
 
 class ConflictTable(DataTable):
@@ -197,24 +215,49 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         if self.app.demo_mode:
             self.notify("The demo store does not sync with your stores.", title="Sync", severity="warning")
             return
-        screen = FormScreen(
-            "The sync folder",
+        self._ask_folder(
             "The folder your stores share: a USB stick, or a folder Syncthing, Dropbox or the like already syncs. "
             "This store writes only its own sealed change files there. It is remembered in config.toml.",
-            confirm_label="Sync" if then_sync else "Use it", danger=False,
-            fields=[("folder", "Folder", self.folder or "")])
+            "Sync" if then_sync else "Use it", self.folder or "",
+            self._start if then_sync else lambda chosen: self._load())
+
+    def _ask_folder(self, body: str, confirm_label: str, typed: str, then: Any) -> None:
+        """Ask for the sync folder; a file or a path whose parent is missing is refused in the form, a folder not
+        there yet is created once the user says so; then remember it and run then(folder)."""
+        screen = FormScreen("The sync folder", body, confirm_label=confirm_label, danger=False,
+                            fields=[("folder", "Folder", typed)],
+                            check=lambda answers: folder_problem(answers["folder"].strip()))
+
+        def use(chosen: str) -> None:
+            problem = config.save_sync_folder(self.app.config_folder, chosen)
+            if problem:
+                self.notify(problem, title="Sync", severity="warning")
+            then(chosen)
 
         def answered(yes: bool | None) -> None:
             if not yes:
                 return
             chosen = screen.answers["folder"].strip()
-            problem = config.save_sync_folder(self.app.config_folder, chosen)
-            if problem:
-                self.notify(problem, title="Sync", severity="warning")
-            if then_sync:
-                self._start(chosen)
-            else:
-                self._load()
+            path = Path(chosen).expanduser()
+            if path.is_dir():
+                use(chosen)
+                return
+
+            def create(yes: bool | None) -> None:
+                if not yes:  # back to the form with what was typed (a typo is fixed there)
+                    self._ask_folder(body, confirm_label, chosen, then)
+                    return
+                try:
+                    path.mkdir(mode=0o700, exist_ok=True)
+                except OSError as exc:
+                    self.notify(f"The folder {path} could not be created ({exc.strerror or exc}).", title="Sync",
+                                severity="error")
+                    return
+                use(chosen)
+
+            self.app.push_screen(ConfirmScreen(
+                "Create the folder?", f"Create the folder {path}? It does not exist yet; {path.parent} does.",
+                confirm_label="Create it", danger=False), create)
 
         self.app.push_screen(screen, answered)
 
@@ -229,18 +272,7 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         if folder:
             then(folder)
             return
-        screen = FormScreen("The sync folder", "The folder your stores share; it is remembered in config.toml.",
-                            confirm_label="Use it", danger=False, fields=[("folder", "Folder", "")])
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                chosen = screen.answers["folder"].strip()
-                problem = config.save_sync_folder(self.app.config_folder, chosen)
-                if problem:
-                    self.notify(problem, title="Sync", severity="warning")
-                then(chosen)
-
-        self.app.push_screen(screen, answered)
+        self._ask_folder("The folder your stores share; it is remembered in config.toml.", "Use it", "", then)
 
     def action_pair(self) -> None:
         if not self.running:

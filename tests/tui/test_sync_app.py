@@ -178,6 +178,10 @@ async def test_pairing_in_the_app_offer_a_code_and_type_it_on_the_other_store(wo
         await type_into(app, pilot, "#field-folder", str(folder))
         await pilot.press("enter")
         await settle(app, pilot)
+        assert f"Create the folder {folder}?" in app.screen.query_one(".dialog-body").render().plain
+        await pilot.press("y")  # it does not exist yet (its parent does): created once the user says so
+        await settle(app, pilot)
+        assert folder.is_dir()
         shown = app.screen.query_one("#sync-code").render().plain
         assert "Pairing code: " in shown and "paired" in app.screen.query_one("#sync-state").render().plain
         code = shown.split("Pairing code: ", 1)[1].split()[0]

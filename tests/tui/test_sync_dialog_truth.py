@@ -9,8 +9,9 @@ import pytest
 
 from helpers import said, settle, type_into
 from pcp_tui import config
-from pcp_tui.screens.confirm import FormScreen
+from pcp_tui.screens.confirm import ConfirmScreen, FormScreen
 from pcp_tui.screens.sync import SyncScreen
+from pcp_tui.widgets.fields import Field
 from store import Store
 
 
@@ -40,6 +41,73 @@ async def type_folder(app, pilot, path: Path | str) -> None:
     await type_into(app, pilot, "#field-folder", str(path))
     await pilot.press("enter")
     await settle(app, pilot)
+
+
+@pytest.mark.asyncio
+async def test_ctrl_f_refuses_a_file_in_the_form(workdir, make_app):
+    folder = workdir / "syncdir"
+    folder.mkdir()
+    config.save_sync_folder(workdir / "config", str(folder))
+    a_file = workdir / "notes.txt"
+    a_file.write_text("mine")
+    st = Store.open(Path("a.db"))
+    app = make_app(st)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_dialog(app, pilot)
+        await pilot.press("ctrl+f")
+        await settle(app, pilot)
+        await type_folder(app, pilot, a_file)
+        assert isinstance(app.screen, FormScreen)
+        assert app.screen.query_one("#field-folder", Field).value == str(a_file)
+        assert any(f"{a_file} is a file, not a folder" in n for n in said(app)), said(app)
+        assert config.load_settings(workdir / "config").sync_folder == str(folder)
+    st.close()
+
+
+@pytest.mark.asyncio
+async def test_a_folder_whose_parent_is_missing_is_refused_and_nothing_is_created(workdir, make_app):
+    unplugged = workdir / "media" / "usb" / "pcp"
+    st = Store.open(Path("a.db"))
+    app = make_app(st)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_dialog(app, pilot)
+        await pilot.press("ctrl+f")
+        await settle(app, pilot)
+        await type_folder(app, pilot, unplugged)
+        assert isinstance(app.screen, FormScreen)  # open still, no question to create anything
+        assert app.screen.query_one("#field-folder", Field).value == str(unplugged)
+        message = " ".join(said(app))
+        assert f"No folder {unplugged}, and {unplugged.parent} does not exist either" in message, message
+        assert "is the drive plugged in?" in message
+        assert not (workdir / "media").exists()
+        assert config.load_settings(workdir / "config").sync_folder is None
+    st.close()
+
+
+@pytest.mark.asyncio
+async def test_a_missing_last_folder_is_created_only_when_the_user_says_so(workdir, make_app):
+    new = workdir / "shared"
+    st = Store.open(Path("a.db"))
+    app = make_app(st)
+    async with app.run_test(size=(80, 24)) as pilot:
+        dialog = await open_dialog(app, pilot)
+        await pilot.press("ctrl+f")
+        await settle(app, pilot)
+        await type_folder(app, pilot, new)
+        assert type(app.screen) is ConfirmScreen  # a yes/no question, y / n / escape
+        assert f"Create the folder {new}?" in app.screen.query_one(".dialog-body").render().plain
+        await pilot.press("n")  # no: back to the form with what was typed
+        await settle(app, pilot)
+        assert isinstance(app.screen, FormScreen)
+        assert app.screen.query_one("#field-folder", Field).value == str(new)
+        assert not new.exists() and config.load_settings(workdir / "config").sync_folder is None
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert app.screen is dialog and new.is_dir()
+        assert config.load_settings(workdir / "config").sync_folder == str(new)
+    st.close()
 
 
 @pytest.mark.asyncio
