@@ -6,6 +6,8 @@ with a progress bar; afterwards every view reloads (StoreChanged). The demo stor
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, ProgressBar, Static
 
@@ -82,6 +85,32 @@ def folder_problem(text: str) -> str | None:
     return None
 
 
+def pairing_state(status: dict, *, offer_taken: bool) -> str:
+    """How this store stands among the owner's stores, after its id on the state line.
+
+    The store says only whether it holds a folder key ("paired"), which an offer gives it as well as a join; with
+    no peer yet, the dialog tells them apart by what it did itself, and otherwise takes it for an offer."""
+    if not status["paired"]:
+        return "not paired yet"
+    peers = status["peers"]
+    active = [p for p in peers if not p["revoked"]]
+    if active:
+        return f"paired with {reading.counted(len(active), 'store')}"
+    if peers:
+        return "paired, but the one store it knew is unpaired" if len(peers) == 1 else \
+            f"paired, but the {len(peers)} stores it knew are unpaired"
+    if offer_taken:
+        return "a store took the code; it is listed here once it has synced and this store has"
+    return "offered a code, no store has joined yet"
+
+
+@dataclass
+class OfferTaken(Message):
+    """The offer file of the code on screen is gone from the folder: a store joined with it (it works once)."""
+
+    offer: str  # its path
+
+
 class ConflictTable(DataTable):
     """The pages with conflicts; Enter on an empty table goes on to the dialog's Open (which says there is none)."""
 
@@ -115,6 +144,8 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         self.rows: list[tuple[str, str, str]] = []  # page id, title, namespace of each page in conflict
         self.running = False
         self.took_pages = False  # a sync brought pages in (an empty store's welcome screen gives way to the pages)
+        self.offer: dict | None = None  # the pairing code on screen: code, offer (its file), folder, peers before it
+        self.offer_taken = False  # a store joined with the last code shown (its offer file went)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog full"):
@@ -154,17 +185,40 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sync-state")
     def _load(self) -> None:
+        offer = self.offer  # (only read here)
         status, pages = load_state(self.app.store)
+        if offer is not None and not os.path.exists(offer["offer"]):  # a join takes the offer file away
+            self.post_message(OfferTaken(offer["offer"]))
         self.post_message(SyncStateLoaded(status, pages))
+
+    @on(OfferTaken)
+    def _offer_taken(self, message: OfferTaken) -> None:
+        message.stop()
+        if self.offer is not None and self.offer["offer"] == message.offer:
+            self._clear_code(taken=True)
+
+    def _clear_code(self, taken: bool = False) -> None:
+        """The code on screen no longer pairs anything (used, or offered through another folder): it goes."""
+        self.offer = None
+        self.offer_taken = taken
+        code = self.query_one("#sync-code", Static)
+        code.update("")
+        code.display = False
 
     @on(SyncStateLoaded)
     def _state_loaded(self, message: SyncStateLoaded) -> None:
         message.stop()
         self.status = status = message.status
         folder = self.folder
+        if self.offer is not None:
+            if folder != self.offer["folder"]:
+                self._clear_code()
+            elif {p["store_id"] for p in status["peers"]} - self.offer["peers"]:
+                self._clear_code(taken=True)  # a store new since the offer: it joined with the code
         lines = [Content.assemble(("Folder: ", "bold"), folder or f"none yet ({self._key('sync.run')} asks for it)"),
-                 Content.assemble(("This store: ", "bold"), status["store_id"] or "no id until its first sync or pairing",
-                                  "  paired" if status["paired"] else "  not paired yet"),
+                 Content.assemble(("This store: ", "bold"),
+                                  status["store_id"] or "no id yet (given at its first sync or pairing)",
+                                  " · ", pairing_state(status, offer_taken=self.offer_taken)),
                  Content.assemble(("Last sync: ", "bold"), when(status["last_sync"]))]
         peers = status["peers"]
         room = 3 if self.has_class("-short") else 5  # peer lines that fit (#sync-state's max-height less 3)
@@ -280,11 +334,15 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sync-pair")
     def _pair(self, folder: str) -> None:
-        self.post_message(PairOffered(dict(self.app.store.sync_pair(folder))))
+        offer = dict(self.app.store.sync_pair(folder))
+        # The stores known now: one that shows up later joined with this code (which then pairs nothing more).
+        peers = {p["store_id"] for p in self.app.store.sync_status()["peers"]}
+        self.post_message(PairOffered({**offer, "folder": folder, "peers": peers}))
 
     @on(PairOffered)
     def _offered(self, message: PairOffered) -> None:
         message.stop()
+        self.offer, self.offer_taken = message.offer, False
         code = self.query_one("#sync-code", Static)
         code.update(Content.assemble(("Pairing code: ", "bold"), (message.offer["code"], "bold $accent"),
                                      f"\nType it on the other machine ({self._key('sync')}, then "

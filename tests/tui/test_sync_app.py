@@ -183,7 +183,8 @@ async def test_pairing_in_the_app_offer_a_code_and_type_it_on_the_other_store(wo
         await settle(app, pilot)
         assert folder.is_dir()
         shown = app.screen.query_one("#sync-code").render().plain
-        assert "Pairing code: " in shown and "paired" in app.screen.query_one("#sync-state").render().plain
+        state = app.screen.query_one("#sync-state").render().plain
+        assert "Pairing code: " in shown and " · offered a code, no store has joined yet" in state, state
         code = shown.split("Pairing code: ", 1)[1].split()[0]
         await pilot.press("ctrl+s")  # a's first file, for b to read
         await settle(app, pilot, rounds=6)
@@ -199,7 +200,7 @@ async def test_pairing_in_the_app_offer_a_code_and_type_it_on_the_other_store(wo
         await type_into(app, pilot, "#field-code", code)
         await pilot.press("enter")
         await settle(app, pilot, rounds=6)
-        assert "  paired" in app.screen.query_one("#sync-state").render().plain
+        assert " · paired with 1 store" in app.screen.query_one("#sync-state").render().plain
         await pilot.press("escape")
         await settle(app, pilot)
         assert [r["title"] for r in page_list(app).rows] == ["Ferry times"]

@@ -44,6 +44,93 @@ async def type_folder(app, pilot, path: Path | str) -> None:
 
 
 @pytest.mark.asyncio
+async def test_the_code_goes_when_the_folder_changes(workdir, make_app):
+    first, second = workdir / "usb", workdir / "dropbox"
+    first.mkdir()
+    second.mkdir()
+    config.save_sync_folder(workdir / "config", str(first))
+    one_page(Path("a.db"))
+    st = Store.open(Path("a.db"))
+    app = make_app(st)
+    async with app.run_test(size=(80, 24)) as pilot:
+        dialog = await open_dialog(app, pilot)
+        await pilot.press("ctrl+o")
+        await settle(app, pilot)
+        assert "Pairing code: " in code_shown(dialog)
+        await pilot.press("ctrl+f")  # the code belongs to the offer in the first folder
+        await settle(app, pilot)
+        await type_folder(app, pilot, second)
+        assert app.screen is dialog and str(second) in state(dialog)
+        assert code_shown(dialog) == ""
+    st.close()
+
+
+@pytest.mark.asyncio
+async def test_the_code_goes_once_a_store_joined_with_it(workdir, make_app):
+    folder = workdir / "syncdir"
+    folder.mkdir()
+    config.save_sync_folder(workdir / "config", str(folder))
+    one_page(Path("a.db"))
+    st = Store.open(Path("a.db"))
+    app = make_app(st)
+    async with app.run_test(size=(80, 24)) as pilot:
+        dialog = await open_dialog(app, pilot)
+        await pilot.press("ctrl+o")
+        await settle(app, pilot)
+        code = code_shown(dialog).split("Pairing code: ", 1)[1].split()[0]
+        with Store.open(Path("b.db")) as other:  # the other machine types it (and has not synced yet)
+            other.sync_join(folder, code)
+        app.announce_change()  # any reload of the dialog sees the offer gone from the folder
+        await settle(app, pilot)
+        assert code_shown(dialog) == ""
+        assert " · a store took the code" in state(dialog), state(dialog)
+    st.close()
+
+
+@pytest.mark.asyncio
+async def test_the_code_goes_when_a_sync_shows_the_store_that_joined(workdir, make_app):
+    folder = workdir / "syncdir"
+    folder.mkdir()
+    config.save_sync_folder(workdir / "config", str(folder))
+    one_page(Path("a.db"))
+    st = Store.open(Path("a.db"))
+    app = make_app(st)
+    async with app.run_test(size=(80, 24)) as pilot:
+        dialog = await open_dialog(app, pilot)
+        await pilot.press("ctrl+o")
+        await settle(app, pilot)
+        code = code_shown(dialog).split("Pairing code: ", 1)[1].split()[0]
+        with Store.open(Path("b.db")) as other:
+            other.sync_join(folder, code)
+            other.sync_folder(folder)
+            joined = other.sync_status()["store_id"]
+        await pilot.press("ctrl+s")
+        await settle(app, pilot, rounds=6)
+        assert joined in state(dialog)  # the peer line
+        assert code_shown(dialog) == ""
+        assert " · paired with 1 store" in state(dialog), state(dialog)
+    st.close()
+
+
+@pytest.mark.asyncio
+async def test_the_state_line_says_offered_paired_or_not_paired_in_words(workdir, make_app):
+    folder = workdir / "syncdir"
+    folder.mkdir()
+    config.save_sync_folder(workdir / "config", str(folder))
+    one_page(Path("a.db"))
+    st = Store.open(Path("a.db"))
+    app = make_app(st)
+    async with app.run_test(size=(80, 24)) as pilot:
+        dialog = await open_dialog(app, pilot)
+        assert "This store: no id yet (given at its first sync or pairing) · not paired yet" in state(dialog)
+        await pilot.press("ctrl+o")
+        await settle(app, pilot)
+        store_id = st.sync_status()["store_id"]
+        assert f"This store: {store_id} · offered a code, no store has joined yet" in state(dialog), state(dialog)
+    st.close()
+
+
+@pytest.mark.asyncio
 async def test_ctrl_f_refuses_a_file_in_the_form(workdir, make_app):
     folder = workdir / "syncdir"
     folder.mkdir()
