@@ -17,6 +17,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
+from textual.widget import AwaitMount
 from textual.widgets import DataTable, ProgressBar, Static
 
 from .. import commands, config, reading
@@ -85,7 +86,7 @@ def folder_problem(text: str) -> str | None:
     return None
 
 
-def pairing_state(status: dict, *, offer_taken: bool) -> str:
+def pairing_state(status: dict, *, offer_taken: bool, joined: bool) -> str:
     """How this store stands among the owner's stores, after its id on the state line.
 
     The store says only whether it holds a folder key ("paired"), which an offer gives it as well as a join; with
@@ -99,6 +100,8 @@ def pairing_state(status: dict, *, offer_taken: bool) -> str:
     if peers:
         return "paired, but the one store it knew is unpaired" if len(peers) == 1 else \
             f"paired, but the {len(peers)} stores it knew are unpaired"
+    if joined:
+        return "paired with a code; the other store has written no changes yet"
     if offer_taken:
         return "a store took the code; it is listed here once it has synced and this store has"
     return "offered a code, no store has joined yet"
@@ -109,6 +112,22 @@ class OfferTaken(Message):
     """The offer file of the code on screen is gone from the folder: a store joined with it (it works once)."""
 
     offer: str  # its path
+
+
+@dataclass
+class Joined(Message):
+    """sync_join answered (the sync goes on in the same worker)."""
+
+    result: dict
+
+
+@dataclass
+class JoinRefused(Message):
+    """sync_join refused the typed code: the prompt opens again with it, and says why."""
+
+    folder: str
+    code: str
+    problem: str
 
 
 class ConflictTable(DataTable):
@@ -146,6 +165,8 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         self.took_pages = False  # a sync brought pages in (an empty store's welcome screen gives way to the pages)
         self.offer: dict | None = None  # the pairing code on screen: code, offer (its file), folder, peers before it
         self.offer_taken = False  # a store joined with the last code shown (its offer file went)
+        self.joined = False  # this dialog paired the store with a typed code
+        self.paired_note = ""  # what the join said, for the notice of the sync that follows it
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog full"):
@@ -218,7 +239,7 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         lines = [Content.assemble(("Folder: ", "bold"), folder or f"none yet ({self._key('sync.run')} asks for it)"),
                  Content.assemble(("This store: ", "bold"),
                                   status["store_id"] or "no id yet (given at its first sync or pairing)",
-                                  " · ", pairing_state(status, offer_taken=self.offer_taken)),
+                                  " · ", pairing_state(status, offer_taken=self.offer_taken, joined=self.joined)),
                  Content.assemble(("Last sync: ", "bold"), when(status["last_sync"]))]
         peers = status["peers"]
         room = 3 if self.has_class("-short") else 5  # peer lines that fit (#sync-state's max-height less 3)
@@ -354,22 +375,40 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
     def action_join(self) -> None:
         if self.running:
             return
+        self._with_folder(self._ask_code)
 
-        def ask(folder: str) -> None:
-            screen = FormScreen(
-                "Pair with another store",
-                f"Type the code your other store showed ({self._key('sync')}, {self._key('sync.pair')} there; or "
-                f"`pcp sync DIR --pair`). Folder: "
-                f"{folder}. An empty store takes the other store's owner; then this store syncs.",
-                confirm_label="Pair and sync", danger=False, fields=[("code", "Code", "")])
+    def _ask_code(self, folder: str, typed: str = "") -> AwaitMount:
+        screen = FormScreen(
+            "Pair with another store",
+            f"Type the code your other store showed ({self._key('sync')}, {self._key('sync.pair')} there; or "
+            f"`pcp sync DIR --pair`). Folder: "
+            f"{folder}. An empty store takes the other store's owner; then this store syncs.",
+            confirm_label="Pair and sync", danger=False, fields=[("code", "Code", typed)])
 
-            def answered(yes: bool | None) -> None:
-                if yes:
-                    self._start(folder, code=screen.answers["code"].strip())
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._start(folder, code=screen.answers["code"].strip())
 
-            self.app.push_screen(screen, answered)
+        return self.app.push_screen(screen, answered)
 
-        self._with_folder(ask)
+    @on(Joined)
+    def _joined(self, message: Joined) -> None:
+        message.stop()
+        joined = message.result
+        self.joined = True
+        # (The CLI's sentence; the sync's own follows it in one notice, which a second one would replace.)
+        self.paired_note = f"Paired with {joined['paired_with']}" + (
+            " (this store took its owner)." if joined["adopted_owner"] else ".")
+        self.notify(f"{self.paired_note} Syncing…", title="Paired")
+        self._load()
+
+    @on(JoinRefused)
+    async def _join_refused(self, message: JoinRefused) -> None:
+        """The prompt again with the code as typed, saying why it did not pair (a typo is fixed there)."""
+        message.stop()
+        self._finished()
+        await self._ask_code(message.folder, message.code)  # mounted: the notice goes above its keys
+        self.app.notify(message.problem, title="Not paired", severity="error")
 
     # --- the sync itself ---
 
@@ -391,9 +430,16 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         def report(done: int, total: int, what: str) -> None:
             self.post_message(Progress("sync", done, total, what))
 
+        from store import PcpError
+
         try:
             if code is not None:
-                self.app.store.sync_join(folder, code)
+                try:
+                    joined = self.app.store.sync_join(folder, code)
+                except PcpError as exc:  # a wrong or used code: said in the prompt, typed again there
+                    self.post_message(JoinRefused(folder, code, exc.message))
+                    return
+                self.post_message(Joined(dict(joined)))
             result = self.app.store.sync_folder(folder, progress=report)
         except Exception:
             self.post_message(SyncFailed())
@@ -417,7 +463,9 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         self._finished()
         result = message.result
         self.took_pages = self.took_pages or any(r["added"].get("page") for r in result["read"])
-        self.notify(summary(result), title="Synced", timeout=8,
+        title = "Paired and synced" if self.paired_note else "Synced"
+        said, self.paired_note = f"{self.paired_note} {summary(result)}".lstrip(), ""
+        self.notify(said, title=title, timeout=8,
                     severity="warning" if result["deleted_while_revised"] or result["refused"] else "information")
         # Every view reloads (the list shows the other stores' pages); this dialog too, through it.
         self.app.announce_change(removed=bool(result["erased_pages"]))

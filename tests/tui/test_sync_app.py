@@ -9,9 +9,12 @@ import pytest
 
 from helpers import page_list, said, settle, type_into
 from pcp_tui import config
+from pcp_tui.app import DialogNotice
+from pcp_tui.screens.confirm import FormScreen
 from pcp_tui.screens.main import MainScreen
 from pcp_tui.screens.sync import SyncScreen
 from pcp_tui.screens.welcome import WelcomeScreen
+from pcp_tui.widgets.fields import Field
 from pcp_tui.widgets.inspector import Inspector
 from store import Store
 
@@ -225,8 +228,14 @@ async def test_a_wrong_code_is_refused_in_one_line(workdir, make_app):
         await type_into(app, pilot, "#field-code", "AAAA-BBBB-CCCC-DDDD-EEEE-FFFF-GG")
         await pilot.press("enter")
         await settle(app, pilot, rounds=6)
+        # The prompt again, with the code as typed and why it did not pair, in a line above its keys.
+        assert isinstance(app.screen, FormScreen)
+        assert app.screen.query_one("#field-code", Field).value == "AAAA-BBBB-CCCC-DDDD-EEEE-FFFF-GG"
+        assert any("No pairing offer" in str(n.render()) for n in app.screen.query(DialogNotice))
+        assert not app._notifications  # no toast over the prompt
+        await pilot.press("escape")
+        await settle(app, pilot)
         assert isinstance(app.screen, SyncScreen) and not app.screen.running
-        assert any("No pairing offer" in n for n in said(app))
         assert "not paired yet" in app.screen.query_one("#sync-state").render().plain
     st.close()
 

@@ -43,6 +43,9 @@ async def type_folder(app, pilot, path: Path | str) -> None:
     await settle(app, pilot)
 
 
+# --- 1. a pairing code only while it can pair ---
+
+
 @pytest.mark.asyncio
 async def test_the_code_goes_when_the_folder_changes(workdir, make_app):
     first, second = workdir / "usb", workdir / "dropbox"
@@ -112,6 +115,9 @@ async def test_the_code_goes_when_a_sync_shows_the_store_that_joined(workdir, ma
     st.close()
 
 
+# --- 2. the state line ---
+
+
 @pytest.mark.asyncio
 async def test_the_state_line_says_offered_paired_or_not_paired_in_words(workdir, make_app):
     folder = workdir / "syncdir"
@@ -128,6 +134,9 @@ async def test_the_state_line_says_offered_paired_or_not_paired_in_words(workdir
         store_id = st.sync_status()["store_id"]
         assert f"This store: {store_id} · offered a code, no store has joined yet" in state(dialog), state(dialog)
     st.close()
+
+
+# --- 3, 4. the folder checked when it is typed ---
 
 
 @pytest.mark.asyncio
@@ -197,6 +206,9 @@ async def test_a_missing_last_folder_is_created_only_when_the_user_says_so(workd
     st.close()
 
 
+# --- 5, 6, 7. an answer to every key ---
+
+
 @pytest.mark.asyncio
 async def test_enter_with_no_conflicts_says_there_is_none(workdir, make_app):
     st = Store.open(Path("a.db"))
@@ -208,6 +220,31 @@ async def test_enter_with_no_conflicts_says_there_is_none(workdir, make_app):
         assert app.screen is dialog
         assert any("No pages with conflicts to open." in n for n in said(app)), said(app)
         assert not app._notifications  # said in the dialog, not in a toast over it
+    st.close()
+
+
+@pytest.mark.asyncio
+async def test_a_code_that_works_says_it_paired_then_what_the_sync_did(workdir, make_app):
+    folder = workdir / "syncdir"
+    with Store.open(Path("a.db")) as other:
+        other.write_page("notes:travel", content="# Ferry times\nThe morning ferry leaves at 7:40.")
+        code = other.sync_pair(folder)["code"]
+        other.sync_folder(folder)
+        offered_by = other.sync_status()["store_id"]
+    config.save_sync_folder(workdir / "config", str(folder))
+    st = Store.open(Path("b.db"))
+    app = make_app(st)
+    async with app.run_test(size=(80, 24)) as pilot:
+        dialog = await open_dialog(app, pilot)
+        await pilot.press("ctrl+t")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#field-code", code)
+        await pilot.press("enter")
+        await settle(app, pilot, rounds=6)
+        assert app.screen is dialog and not dialog.running
+        message = " ".join(said(app))
+        assert f"Paired with {offered_by} (this store took its owner). Took in 1 new page" in message, message
+        assert " · paired with 1 store" in state(dialog)
     st.close()
 
 
