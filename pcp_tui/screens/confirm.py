@@ -79,7 +79,8 @@ class ConfirmScreen(ModalScreen[bool]):
     def action_answer(self, yes: bool) -> None:
         self.answers = self.values
         if yes and not self.optional and any(not v.strip() for v in self.answers.values()):
-            self.notify("Fill in every field first.", severity="warning")
+            self.notify("Fill in the field first." if len(self.fields) == 1 else "Fill in every field first.",
+                        severity="warning")
             return
         problem = self.check(self.answers) if yes and self.check is not None else None
         if problem:

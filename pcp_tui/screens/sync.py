@@ -6,18 +6,23 @@ with a progress bar; afterwards every view reloads (StoreChanged). The demo stor
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.screen import ModalScreen
+from textual.widget import AwaitMount
 from textual.widgets import DataTable, ProgressBar, Static
 
 from .. import commands, config, reading
 from ..messages import OpenPage, PairOffered, Progress, StoreChanged, StoreWorkers, Synced, SyncFailed, SyncStateLoaded
-from .confirm import FormScreen, key_hint, key_of
+from .confirm import ConfirmScreen, FormScreen, key_hint, key_of
 
 
 def load_state(store: Any) -> tuple[dict, dict[str, tuple[str, str]]]:
@@ -64,6 +69,76 @@ def summary(result: dict) -> str:
     return "; ".join(parts) + "."
 
 
+def folder_problem(text: str) -> str | None:
+    """What is wrong with a path typed as the sync folder (said in the form, which stays open), or None.
+
+    A folder that does not exist yet is no problem here when its parent does: the dialog asks before creating it."""
+    path = Path(text).expanduser()
+    if path.is_dir():
+        return None
+    if path.exists():
+        return f"{path} is a file, not a folder: type the folder your stores share."
+    parent = path.parent
+    if parent.exists() and not parent.is_dir():
+        return f"No folder {path}: {parent} is a file, not a folder. Check the path."
+    if not parent.exists():
+        return f"No folder {path}, and {parent} does not exist either: check the path (is the drive plugged in?)"
+    return None
+
+
+def pairing_state(status: dict, *, offer_taken: bool, joined: bool) -> str:
+    """How this store stands among the owner's stores, after its id on the state line.
+
+    The store says only whether it holds a folder key ("paired"), which an offer gives it as well as a join; with
+    no peer yet, the dialog tells them apart by what it did itself, and otherwise takes it for an offer."""
+    if not status["paired"]:
+        return "not paired yet"
+    peers = status["peers"]
+    active = [p for p in peers if not p["revoked"]]
+    if active:
+        return f"paired with {reading.counted(len(active), 'store')}"
+    if peers:
+        return "paired, but the one store it knew is unpaired" if len(peers) == 1 else \
+            f"paired, but the {len(peers)} stores it knew are unpaired"
+    if joined:
+        return "paired with a code; the other store has written no changes yet"
+    if offer_taken:
+        return "a store took the code; it is listed here once it has synced and this store has"
+    return "offered a code, no store has joined yet"
+
+
+@dataclass
+class OfferTaken(Message):
+    """The offer file of the code on screen is gone from the folder: a store joined with it (it works once)."""
+
+    offer: str  # its path
+
+
+@dataclass
+class Joined(Message):
+    """sync_join answered (the sync goes on in the same worker)."""
+
+    result: dict
+
+
+@dataclass
+class JoinRefused(Message):
+    """sync_join refused the typed code: the prompt opens again with it, and says why."""
+
+    folder: str
+    code: str
+    problem: str
+
+
+class ConflictTable(DataTable):
+    """The pages with conflicts; Enter on an empty table goes on to the dialog's Open (which says there is none)."""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "select_cursor" and not self.row_count:
+            return False
+        return super().check_action(action, parameters)
+
+
 class SyncScreen(StoreWorkers, ModalScreen[None]):
     """Sync state, the pages with conflicts (Enter opens one), sync now, pick the folder, pair.
 
@@ -88,6 +163,10 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         self.rows: list[tuple[str, str, str]] = []  # page id, title, namespace of each page in conflict
         self.running = False
         self.took_pages = False  # a sync brought pages in (an empty store's welcome screen gives way to the pages)
+        self.offer: dict | None = None  # the pairing code on screen: code, offer (its file), folder, peers before it
+        self.offer_taken = False  # a store joined with the last code shown (its offer file went)
+        self.joined = False  # this dialog paired the store with a typed code
+        self.paired_note = ""  # what the join said, for the notice of the sync that follows it
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog full"):
@@ -103,7 +182,7 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
                 yield Static("", id="sync-phase")
                 yield ProgressBar(id="sync-bar", show_eta=False)
             yield Static("", id="sync-conflicts-title")
-            yield DataTable(id="sync-conflicts", cursor_type="row")
+            yield ConflictTable(id="sync-conflicts", cursor_type="row")
             yield Static(key_hint(self.app, [("sync.run", "Sync now"), ("sync.folder", "Folder"),
                                              ("sync.pair", "Offer pairing"), ("sync.join", "Type a code"),
                                              ("sync.open", "Open"), ("sync.back", "Close"), ("help", "Keys")]),
@@ -127,17 +206,40 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sync-state")
     def _load(self) -> None:
+        offer = self.offer  # (only read here)
         status, pages = load_state(self.app.store)
+        if offer is not None and not os.path.exists(offer["offer"]):  # a join takes the offer file away
+            self.post_message(OfferTaken(offer["offer"]))
         self.post_message(SyncStateLoaded(status, pages))
+
+    @on(OfferTaken)
+    def _offer_taken(self, message: OfferTaken) -> None:
+        message.stop()
+        if self.offer is not None and self.offer["offer"] == message.offer:
+            self._clear_code(taken=True)
+
+    def _clear_code(self, taken: bool = False) -> None:
+        """The code on screen no longer pairs anything (used, or offered through another folder): it goes."""
+        self.offer = None
+        self.offer_taken = taken
+        code = self.query_one("#sync-code", Static)
+        code.update("")
+        code.display = False
 
     @on(SyncStateLoaded)
     def _state_loaded(self, message: SyncStateLoaded) -> None:
         message.stop()
         self.status = status = message.status
         folder = self.folder
+        if self.offer is not None:
+            if folder != self.offer["folder"]:
+                self._clear_code()
+            elif {p["store_id"] for p in status["peers"]} - self.offer["peers"]:
+                self._clear_code(taken=True)  # a store new since the offer: it joined with the code
         lines = [Content.assemble(("Folder: ", "bold"), folder or f"none yet ({self._key('sync.run')} asks for it)"),
-                 Content.assemble(("This store: ", "bold"), status["store_id"] or "no id until its first sync or pairing",
-                                  "  paired" if status["paired"] else "  not paired yet"),
+                 Content.assemble(("This store: ", "bold"),
+                                  status["store_id"] or "no id yet (given at its first sync or pairing)",
+                                  " · ", pairing_state(status, offer_taken=self.offer_taken, joined=self.joined)),
                  Content.assemble(("Last sync: ", "bold"), when(status["last_sync"]))]
         peers = status["peers"]
         room = 3 if self.has_class("-short") else 5  # peer lines that fit (#sync-state's max-height less 3)
@@ -188,24 +290,49 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         if self.app.demo_mode:
             self.notify("The demo store does not sync with your stores.", title="Sync", severity="warning")
             return
-        screen = FormScreen(
-            "The sync folder",
+        self._ask_folder(
             "The folder your stores share: a USB stick, or a folder Syncthing, Dropbox or the like already syncs. "
             "This store writes only its own sealed change files there. It is remembered in config.toml.",
-            confirm_label="Sync" if then_sync else "Use it", danger=False,
-            fields=[("folder", "Folder", self.folder or "")])
+            "Sync" if then_sync else "Use it", self.folder or "",
+            self._start if then_sync else lambda chosen: self._load())
+
+    def _ask_folder(self, body: str, confirm_label: str, typed: str, then: Any) -> None:
+        """Ask for the sync folder; a file or a path whose parent is missing is refused in the form, a folder not
+        there yet is created once the user says so; then remember it and run then(folder)."""
+        screen = FormScreen("The sync folder", body, confirm_label=confirm_label, danger=False,
+                            fields=[("folder", "Folder", typed)],
+                            check=lambda answers: folder_problem(answers["folder"].strip()))
+
+        def use(chosen: str) -> None:
+            problem = config.save_sync_folder(self.app.config_folder, chosen)
+            if problem:
+                self.notify(problem, title="Sync", severity="warning")
+            then(chosen)
 
         def answered(yes: bool | None) -> None:
             if not yes:
                 return
             chosen = screen.answers["folder"].strip()
-            problem = config.save_sync_folder(self.app.config_folder, chosen)
-            if problem:
-                self.notify(problem, title="Sync", severity="warning")
-            if then_sync:
-                self._start(chosen)
-            else:
-                self._load()
+            path = Path(chosen).expanduser()
+            if path.is_dir():
+                use(chosen)
+                return
+
+            def create(yes: bool | None) -> None:
+                if not yes:  # back to the form with what was typed (a typo is fixed there)
+                    self._ask_folder(body, confirm_label, chosen, then)
+                    return
+                try:
+                    path.mkdir(mode=0o700, exist_ok=True)
+                except OSError as exc:
+                    self.notify(f"The folder {path} could not be created ({exc.strerror or exc}).", title="Sync",
+                                severity="error")
+                    return
+                use(chosen)
+
+            self.app.push_screen(ConfirmScreen(
+                "Create the folder?", f"Create the folder {path}? It does not exist yet; {path.parent} does.",
+                confirm_label="Create it", danger=False), create)
 
         self.app.push_screen(screen, answered)
 
@@ -220,18 +347,7 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         if folder:
             then(folder)
             return
-        screen = FormScreen("The sync folder", "The folder your stores share; it is remembered in config.toml.",
-                            confirm_label="Use it", danger=False, fields=[("folder", "Folder", "")])
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                chosen = screen.answers["folder"].strip()
-                problem = config.save_sync_folder(self.app.config_folder, chosen)
-                if problem:
-                    self.notify(problem, title="Sync", severity="warning")
-                then(chosen)
-
-        self.app.push_screen(screen, answered)
+        self._ask_folder("The folder your stores share; it is remembered in config.toml.", "Use it", "", then)
 
     def action_pair(self) -> None:
         if not self.running:
@@ -239,11 +355,15 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sync-pair")
     def _pair(self, folder: str) -> None:
-        self.post_message(PairOffered(dict(self.app.store.sync_pair(folder))))
+        offer = dict(self.app.store.sync_pair(folder))
+        # The stores known now: one that shows up later joined with this code (which then pairs nothing more).
+        peers = {p["store_id"] for p in self.app.store.sync_status()["peers"]}
+        self.post_message(PairOffered({**offer, "folder": folder, "peers": peers}))
 
     @on(PairOffered)
     def _offered(self, message: PairOffered) -> None:
         message.stop()
+        self.offer, self.offer_taken = message.offer, False
         code = self.query_one("#sync-code", Static)
         code.update(Content.assemble(("Pairing code: ", "bold"), (message.offer["code"], "bold $accent"),
                                      f"\nType it on the other machine ({self._key('sync')}, then "
@@ -255,22 +375,40 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
     def action_join(self) -> None:
         if self.running:
             return
+        self._with_folder(self._ask_code)
 
-        def ask(folder: str) -> None:
-            screen = FormScreen(
-                "Pair with another store",
-                f"Type the code your other store showed ({self._key('sync')}, {self._key('sync.pair')} there; or "
-                f"`pcp sync DIR --pair`). Folder: "
-                f"{folder}. An empty store takes the other store's owner; then this store syncs.",
-                confirm_label="Pair and sync", danger=False, fields=[("code", "Code", "")])
+    def _ask_code(self, folder: str, typed: str = "") -> AwaitMount:
+        screen = FormScreen(
+            "Pair with another store",
+            f"Type the code your other store showed ({self._key('sync')}, {self._key('sync.pair')} there; or "
+            f"`pcp sync DIR --pair`). Folder: "
+            f"{folder}. An empty store takes the other store's owner; then this store syncs.",
+            confirm_label="Pair and sync", danger=False, fields=[("code", "Code", typed)])
 
-            def answered(yes: bool | None) -> None:
-                if yes:
-                    self._start(folder, code=screen.answers["code"].strip())
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._start(folder, code=screen.answers["code"].strip())
 
-            self.app.push_screen(screen, answered)
+        return self.app.push_screen(screen, answered)
 
-        self._with_folder(ask)
+    @on(Joined)
+    def _joined(self, message: Joined) -> None:
+        message.stop()
+        joined = message.result
+        self.joined = True
+        # (The CLI's sentence; the sync's own follows it in one notice, which a second one would replace.)
+        self.paired_note = f"Paired with {joined['paired_with']}" + (
+            " (this store took its owner)." if joined["adopted_owner"] else ".")
+        self.notify(f"{self.paired_note} Syncing…", title="Paired")
+        self._load()
+
+    @on(JoinRefused)
+    async def _join_refused(self, message: JoinRefused) -> None:
+        """The prompt again with the code as typed, saying why it did not pair (a typo is fixed there)."""
+        message.stop()
+        self._finished()
+        await self._ask_code(message.folder, message.code)  # mounted: the notice goes above its keys
+        self.app.notify(message.problem, title="Not paired", severity="error")
 
     # --- the sync itself ---
 
@@ -292,9 +430,16 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         def report(done: int, total: int, what: str) -> None:
             self.post_message(Progress("sync", done, total, what))
 
+        from store import PcpError
+
         try:
             if code is not None:
-                self.app.store.sync_join(folder, code)
+                try:
+                    joined = self.app.store.sync_join(folder, code)
+                except PcpError as exc:  # a wrong or used code: said in the prompt, typed again there
+                    self.post_message(JoinRefused(folder, code, exc.message))
+                    return
+                self.post_message(Joined(dict(joined)))
             result = self.app.store.sync_folder(folder, progress=report)
         except Exception:
             self.post_message(SyncFailed())
@@ -318,7 +463,9 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         self._finished()
         result = message.result
         self.took_pages = self.took_pages or any(r["added"].get("page") for r in result["read"])
-        self.notify(summary(result), title="Synced", timeout=8,
+        title = "Paired and synced" if self.paired_note else "Synced"
+        said, self.paired_note = f"{self.paired_note} {summary(result)}".lstrip(), ""
+        self.notify(said, title=title, timeout=8,
                     severity="warning" if result["deleted_while_revised"] or result["refused"] else "information")
         # Every view reloads (the list shows the other stores' pages); this dialog too, through it.
         self.app.announce_change(removed=bool(result["erased_pages"]))
@@ -341,6 +488,7 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
     def action_open(self) -> None:
         row = self.query_one(DataTable).cursor_row
         if not 0 <= row < len(self.rows):
+            self.notify("No pages with conflicts to open.", title="Sync")
             return
         page_id = self.rows[row][0]
         self._leave()

@@ -9,9 +9,12 @@ import pytest
 
 from helpers import page_list, said, settle, type_into
 from pcp_tui import config
+from pcp_tui.app import DialogNotice
+from pcp_tui.screens.confirm import FormScreen
 from pcp_tui.screens.main import MainScreen
 from pcp_tui.screens.sync import SyncScreen
 from pcp_tui.screens.welcome import WelcomeScreen
+from pcp_tui.widgets.fields import Field
 from pcp_tui.widgets.inspector import Inspector
 from store import Store
 
@@ -178,8 +181,13 @@ async def test_pairing_in_the_app_offer_a_code_and_type_it_on_the_other_store(wo
         await type_into(app, pilot, "#field-folder", str(folder))
         await pilot.press("enter")
         await settle(app, pilot)
+        assert f"Create the folder {folder}?" in app.screen.query_one(".dialog-body").render().plain
+        await pilot.press("y")  # it does not exist yet (its parent does): created once the user says so
+        await settle(app, pilot)
+        assert folder.is_dir()
         shown = app.screen.query_one("#sync-code").render().plain
-        assert "Pairing code: " in shown and "paired" in app.screen.query_one("#sync-state").render().plain
+        state = app.screen.query_one("#sync-state").render().plain
+        assert "Pairing code: " in shown and " · offered a code, no store has joined yet" in state, state
         code = shown.split("Pairing code: ", 1)[1].split()[0]
         await pilot.press("ctrl+s")  # a's first file, for b to read
         await settle(app, pilot, rounds=6)
@@ -195,7 +203,7 @@ async def test_pairing_in_the_app_offer_a_code_and_type_it_on_the_other_store(wo
         await type_into(app, pilot, "#field-code", code)
         await pilot.press("enter")
         await settle(app, pilot, rounds=6)
-        assert "  paired" in app.screen.query_one("#sync-state").render().plain
+        assert " · paired with 1 store" in app.screen.query_one("#sync-state").render().plain
         await pilot.press("escape")
         await settle(app, pilot)
         assert [r["title"] for r in page_list(app).rows] == ["Ferry times"]
@@ -220,8 +228,14 @@ async def test_a_wrong_code_is_refused_in_one_line(workdir, make_app):
         await type_into(app, pilot, "#field-code", "AAAA-BBBB-CCCC-DDDD-EEEE-FFFF-GG")
         await pilot.press("enter")
         await settle(app, pilot, rounds=6)
+        # The prompt again, with the code as typed and why it did not pair, in a line above its keys.
+        assert isinstance(app.screen, FormScreen)
+        assert app.screen.query_one("#field-code", Field).value == "AAAA-BBBB-CCCC-DDDD-EEEE-FFFF-GG"
+        assert any("No pairing offer" in str(n.render()) for n in app.screen.query(DialogNotice))
+        assert not app._notifications  # no toast over the prompt
+        await pilot.press("escape")
+        await settle(app, pilot)
         assert isinstance(app.screen, SyncScreen) and not app.screen.running
-        assert any("No pairing offer" in n for n in said(app))
         assert "not paired yet" in app.screen.query_one("#sync-state").render().plain
     st.close()
 

@@ -8,7 +8,9 @@ import pytest
 
 from helpers import said, settle, type_into
 from pcp_tui import config
+from pcp_tui.screens.confirm import FormScreen
 from pcp_tui.screens.sync import SyncScreen
+from pcp_tui.widgets.fields import Field
 from store import Store
 
 
@@ -60,7 +62,7 @@ async def test_the_keys_stay_on_screen_at_80x24_with_peers_and_a_pairing_code(wo
 
 
 @pytest.mark.asyncio
-async def test_a_folder_that_cannot_sync_is_still_shown_as_the_remembered_one(workdir, make_app):
+async def test_a_file_typed_as_the_folder_is_refused_in_the_form(workdir, make_app):
     a, folder = crowded(workdir)
     not_a_folder = workdir / "notes.txt"
     not_a_folder.write_text("mine")
@@ -75,12 +77,15 @@ async def test_a_folder_that_cannot_sync_is_still_shown_as_the_remembered_one(wo
         await type_into(app, pilot, "#field-folder", str(not_a_folder))
         await pilot.press("enter")
         await settle(app, pilot, rounds=6)
+        form = app.screen
+        assert isinstance(form, FormScreen)  # open still, with what was typed
+        assert form.query_one("#field-folder", Field).value == str(not_a_folder)
+        assert any("is a file, not a folder" in n for n in said(app))
+        assert config.load_settings(workdir / "config").sync_folder is None  # not remembered
+        await pilot.press("escape")
+        await settle(app, pilot)
         dialog = app.screen
         assert isinstance(dialog, SyncScreen) and not dialog.running
-        assert any("not a folder" in n for n in said(app))
-        remembered = config.load_settings(workdir / "config").sync_folder
-        state = dialog.query_one("#sync-state").render().plain
-        assert remembered is None or remembered in state, (remembered, state)
-        assert "none yet" not in state or remembered is None
+        assert "none yet" in dialog.query_one("#sync-state").render().plain
     assert not_a_folder.read_text() == "mine"
     st.close()
