@@ -294,3 +294,30 @@ async def test_a_tab_key_works_with_the_focus_inside_another_tab(demo_store, mak
         await pilot.press("4")
         await settle(app, pilot)
         assert inspector.active_tab == "relations" and isinstance(app.focused, RelationList)
+
+
+async def test_a_graph_of_a_type_the_page_has_none_of_says_so_and_no_page_has_no_graph_line(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await open_in_tab(app, pilot, refs["chat-conv"], "4")
+        view = app.screen.query_one("RelationsView")
+        relations = store.read_pages([refs["chat-conv"]], projections=("relations",))["results"][0]["relations"]
+        found = {r["relation_type"] for d in ("outgoing", "incoming") for r in relations[d]}
+        missing = next(t for t in view.types if t not in found)
+        page_list(app).focus()
+        while view.kind != missing:
+            await pilot.press("g")
+        await settle(app, pilot)
+        lines = prompts(app.screen.query_one(GraphView))
+        assert lines[0].startswith("◉ ChatGPT") and lines[1:] == [f"No “{missing}” relations within 2 hops."], lines
+        controls = app.screen.query_one("#graph-controls")
+        assert "2 hops (h)" in str(controls.render())
+        await pilot.press("w", "w", "w", "w")  # written by the system: no page, nothing selected
+        await settle(app, pilot)
+        assert not page_list(app).rows and app.screen.query_one(Inspector).page is None
+        assert str(controls.render()).strip() == "" and not prompts(app.screen.query_one(GraphView))
+        await pilot.press("w")  # every author again: the first page is shown, and its graph line with it
+        await settle(app, pilot)
+        assert page_list(app).rows and "2 hops (h)" in str(controls.render())
