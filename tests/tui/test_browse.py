@@ -112,6 +112,8 @@ async def test_revisions_tab_diffs_any_two_revisions(demo_store, make_app):
         history.focus()
         history.highlighted = 2  # the oldest revision: compare it with itself (no earlier one)
         await pilot.press("enter")
+        await settle(app, pilot)
+        assert diff.drawn_text.strip() == "The two revisions have the same content."  # not two copies of it
         await pilot.press("v")  # back to unified
         await settle(app, pilot)
         assert diff.layout_mode == "unified" and "same content" in diff.drawn_text
@@ -257,7 +259,8 @@ async def test_a_hostile_relation_type_is_drawn_as_text_on_one_line(demo_store, 
 
 async def test_the_diff_line_keeps_its_keys_in_a_narrow_inspector(demo_store, make_app):
     """At 80x24 the line over the diff shows the revision numbers without their ids (the diff's header names
-    them) so the mode and the keys stay visible; wider, the ids come back."""
+    them), in its short form in either mode (side-by-side cut the keys), so the mode and the keys stay visible;
+    wider, the ids come back."""
     store, refs = demo_store
     app = make_app(store)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -265,8 +268,14 @@ async def test_the_diff_line_keeps_its_keys_in_a_narrow_inspector(demo_store, ma
         await open_in_tab(app, pilot, refs["alpha-outline"], "2")
         controls = app.screen.query_one("#diff-controls")
         text = controls.render().plain
-        assert text.startswith("From #2  To #3") and text.endswith("unified (v) · f/t")
+        assert text == "From #2 To #3 · unified (v) · f/t"
         assert len(text) <= controls.content_size.width
+        await pilot.press("v")
+        await settle(app, pilot)
+        text = controls.render().plain
+        assert text == "From #2 To #3 · side (v) · f/t" and len(text) <= controls.content_size.width
+        await pilot.press("v")
+        await settle(app, pilot)
         await pilot.resize_terminal(160, 48)
         await settle(app, pilot)
         text = controls.render().plain
