@@ -46,8 +46,8 @@ def bulk_plan_text(plan: dict, label: str) -> Content:
         f"Erases {reading.counted(pages, 'page')}: {reading.counted(plan['revisions'], 'revision')}, "
         f"{reading.counted(plan['relations'], 'relation')}, {reading.counted(plan['suppressions'], 'suppression')}, "
         f"{reading.counted(plan['bytes'], 'byte')} of content.",
-        "Nothing of them stays in the database, its WAL, its index or the handoff copies; one receipt without "
-        "content is kept.",
+        f"Nothing of {'it' if pages == 1 else 'them'} stays in the database, its WAL, its index or the handoff "
+        "copies; one receipt without content is kept.",
     ]
     first = plan.get("first_pages", [])[:FIRST]
     if first:

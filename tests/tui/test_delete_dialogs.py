@@ -63,6 +63,8 @@ async def test_the_bulk_receipt_of_one_page_says_one_page(demo_store, make_app):
         await settle(app, pilot)
         dialog = app.screen
         assert isinstance(dialog, BulkDeleteScreen)
+        plan = text_of(dialog, "#plan")
+        assert "Erases 1 page:" in plan and "Nothing of it stays" in plan and "of them" not in plan, plan
         await pilot.press("1", "enter", "enter")
         await settle(app, pilot)
         assert dialog.receipt is not None and dialog.receipt["state"] == "complete"
