@@ -197,5 +197,5 @@ async def test_continue_with_nothing_new_is_news_not_an_invalid_request(demo_sto
         await settle(app, pilot)
         toasts = list(app._notifications)
     assert [(n.title, n.severity) for n in toasts] == [("Continue chat", "information")], toasts
-    assert toasts[0].message.startswith("Nothing new for 'ChatGPT: garden' since its last copy")
+    assert toasts[0].message.startswith("Nothing new for “ChatGPT: garden” since its last copy")
     assert len(store.handoffs(label="ChatGPT: garden")["handoffs"]) == 1
