@@ -136,7 +136,7 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason):
             pairs.append(("bulk_delete.resume", "Resume"))
         hint = key_hint(self.app, [*pairs, ("help", "Keys")])
         if phase == "ready":
-            hint += Content.styled("  · Enter in the reason deletes once the number is typed", "dim")
+            hint += Content.styled(" · Enter in the reason deletes once the number is typed", "dim")
         return hint
 
     def on_mount(self) -> None:
