@@ -152,6 +152,10 @@ COMMANDS: tuple[Command, ...] = (
     Command("handoff.clear", "ctrl+w", "Empty basket", "Take every page out of the basket", "clear", "handoff",
             footer=False),
     Command("handoff.back", "escape", "Back", "Back to the pages", "back", "handoff"),
+    Command("handoff.tab_preview", "1", "Preview tab", "Show the Preview tab (the bundle's size, tokens and text)",
+            "show_tab('preview')", "handoff", footer=False),
+    Command("handoff.tab_ledger", "2", "Ledger tab", "Show the Ledger tab: the chats handed each basket page",
+            "show_tab('ledger')", "handoff", footer=False),
     # reviews of model recommendations
     Command("reviews.tombstone", "t", "Tombstone", "Tombstone the recommended page (asks first)", "tombstone",
             "reviews"),

@@ -436,7 +436,8 @@ class ProvenanceLoaded(Message):
 
 @dataclass
 class GraphLoaded(Message):
-    """The relation neighbourhood of a page."""
+    """The relation neighbourhood of a page; `empty` is what to say under the page when nothing is linked to it."""
 
     page_id: str
     graph: Data
+    empty: str = ""

@@ -21,7 +21,7 @@ from . import ids as idmod
 from .constants import chunks as _chunks
 from .core import Call, StoreContext, dumps, named_rows, operation
 from .errors import Conflict, Invalid, LimitExceeded, NotFound, not_found, shown
-from .handoff_ledger import HandoffPart, _label, _write_private
+from .handoff_ledger import HandoffPart, _label, _quoted, _write_private
 from . import validate as v
 from .reads import effective_status
 from .search import SearchOps
@@ -253,7 +253,7 @@ class HandoffOps(HandoffPart):
         m = self._m
         earlier = m.Handoff.select(m.Handoff.handoff_id).where(m.Handoff.label == name).first()
         if earlier is not None:
-            raise Conflict(f"The chat {name!r} already has handoffs (latest {earlier.handoff_id}); "
+            raise Conflict(f"The chat {_quoted(name)} already has handoffs (latest {earlier.handoff_id}); "
                            "continue it with --continue, or give a new label.")
         selected = self._select(call, ids, query, scopes)
         if not selected:
@@ -278,7 +278,7 @@ class HandoffOps(HandoffPart):
         m = self._m
         prev = m.Handoff.select().where(m.Handoff.label == name).order_by(m.Handoff.id.desc()).first()
         if prev is None:
-            raise NotFound(f"No chat is labelled {name!r}; start one with pcp copy --label.")
+            raise NotFound(f"No chat is labelled {_quoted(name)}; start one with pcp copy --label.")
         old_pack = ContextPack.from_bytes(prev.pack.encode("utf-8"))
         old_body = old_pack.content
         rows = list(m.HandoffEntry.select().where(m.HandoffEntry.handoff == prev.id).order_by(m.HandoffEntry.n))
@@ -291,7 +291,7 @@ class HandoffOps(HandoffPart):
                 held.add(sel.source.revision_id)
                 added.append(sel)
         if not added and not disregard:
-            raise Invalid(f"Nothing new for {name!r} since its last copy {prev.handoff_id}: no new ids, and no "
+            raise Invalid(f"Nothing new for {_quoted(name)} since its last copy {prev.handoff_id}: no new ids, and no "
                           "page it holds was revised, withdrawn or erased.")
         first_n = max(r.n for r in rows) + 1
         for item in disregard:

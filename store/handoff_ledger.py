@@ -49,6 +49,12 @@ def _label(value: Any) -> str:
     return label
 
 
+def _quoted(label: str) -> str:
+    """A chat label in a message, in curly quotes as the app writes titles and labels: `“Claude: thesis”` (a
+    character that does not print is written as its escape, as repr() did)."""
+    return "“" + "".join(c if c.isprintable() else repr(c)[1:-1] for c in label) + "”"
+
+
 class HandoffPart(Part):
     """What the handoff operations and the ledger share: the export permission and the copies' folder."""
 

@@ -63,8 +63,8 @@ def bulk_plan_text(plan: dict, label: str) -> Content:
         derived = plan["derived_pages"]
         lines.append(f"{reading.counted(derived, 'page')} derived from them {'stays' if derived == 1 else 'stay'} "
                      "(not selected).")
-    lines.append("Nothing of them stays in the database, its WAL, its index or the handoff copies; one receipt "
-                 "without content is kept.")
+    lines.append(f"Nothing of {'it' if pages == 1 else 'them'} stays in the database, its WAL, its index or the "
+                 "handoff copies; one receipt without content is kept.")
     lines.append("Erased in batches: Esc stops after the current batch (whole pages only), and the rest can be "
                  "resumed.")
     return Content("\n".join(lines))
@@ -142,7 +142,7 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason):
             pairs.append(("bulk_delete.resume", "Resume"))
         hint = key_hint(self.app, [*pairs, ("help", "Keys")])
         if phase == "ready":
-            hint += Content.styled("  · Enter in the reason deletes once the number is typed", "dim")
+            hint += Content.styled(" · Enter in the reason deletes once the number is typed", "dim")
         return hint
 
     def on_mount(self) -> None:

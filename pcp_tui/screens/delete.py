@@ -128,10 +128,13 @@ class DeleteScreen(StoreWorkers, TypedThenReason):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel", variant="default")
                 yield Button("Delete for good", id="confirm", variant="error", disabled=True)
-            yield Static(key_hint(self.app, [("delete.cascade", "Cascade"), ("delete.cancel", "Cancel"),
-                                             ("help", "Keys")])
-                         + Content.styled("  · Enter in the reason deletes once the id is typed", "dim"),
-                         classes="dialog-keys", id="delete-keys")
+            yield Static(self._keys(cascade=False), classes="dialog-keys", id="delete-keys")
+
+    def _keys(self, cascade: bool) -> Content:
+        """The dialog's key line; ctrl+k is there only when the plan has pages to cascade to."""
+        pairs = [("delete.cascade", "Cascade")] if cascade else []
+        return (key_hint(self.app, [*pairs, ("delete.cancel", "Cancel"), ("help", "Keys")])
+                + Content.styled(" · Enter in the reason deletes once the id is typed", "dim"))
 
     def on_mount(self) -> None:
         self.query_one("#typed", Field).focus()  # typing starts in the field, never on a button
@@ -154,6 +157,7 @@ class DeleteScreen(StoreWorkers, TypedThenReason):
         self.query_one("#plan", Static).update(plan_text(plan, message.titles))
         cascade = self.query_one("#cascade", Checkbox)
         cascade.disabled = not (plan.get("derived_pages") or plan.get("cascade"))
+        self.query_one("#delete-keys", Static).update(self._keys(cascade=not cascade.disabled))
         self._check_ready()
 
     @on(PageDeleted)
@@ -189,7 +193,11 @@ class DeleteScreen(StoreWorkers, TypedThenReason):
 
     def action_toggle_cascade(self) -> None:
         box = self.query_one("#cascade", Checkbox)
-        if not box.disabled and self.receipt is None:
+        if self.receipt is not None or self.plan is None:
+            return  # (after the deed, or while the plan is being made: the box is not there to toggle)
+        if box.disabled:
+            self.app.notify("Nothing is derived from this page: there is nothing to cascade to.")
+        else:
             box.toggle()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

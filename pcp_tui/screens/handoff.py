@@ -17,6 +17,7 @@ from ..reading import counted
 from ..messages import BasketChanged, BundleBuilt, Copied, LedgerLoaded, NothingNew, StoreChanged, StoreWorkers
 from ..widgets.fields import Field
 from ..widgets.footer import FitFooter
+from ..widgets.tabs import show_tab
 from .confirm import ConfirmScreen
 
 
@@ -88,12 +89,12 @@ class HandoffScreen(StoreWorkers, Screen):
                 with VerticalScroll(id="copy-scroll"):  # a long result scrolls; the basket keeps its rows
                     yield Static("", id="copy-result")
             with TabbedContent(initial="preview", id="handoff-tabs"):
-                with TabPane("Preview", id="preview"):
+                with TabPane("1 Preview", id="preview"):
                     with VerticalScroll():
                         yield Static("Preview the bundle to see its size, tokens, warnings and cuts.",
                                      id="preview-summary")
                         yield Static("", id="preview-text")
-                with TabPane("Ledger", id="ledger"):
+                with TabPane("2 Ledger", id="ledger"):
                     yield Static("", id="ledger-note")
                     yield DataTable(id="ledger-table", cursor_type="row")
         yield FitFooter(compact=True)
@@ -266,6 +267,10 @@ class HandoffScreen(StoreWorkers, Screen):
         for h in ledger["handoffs"]:
             table.add_row(h["created_at"][:16], h["label"], h["handoff_id"],
                           "continuation" if h.get("continuation_of") else "bundle", len(h["entries"]), h["tokens"])
+
+    def action_show_tab(self, tab: str) -> None:
+        """Show the Preview or the Ledger tab (keys 1 and 2) with the focus in it."""
+        show_tab(self.query_one("#handoff-tabs", TabbedContent), tab, focus_into=True)
 
     def action_back(self) -> None:
         self.app.pop_screen()

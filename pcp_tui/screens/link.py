@@ -48,7 +48,7 @@ class LinkScreen(StoreWorkers, ModalScreen["dict | None"]):
                 yield Button("Link", id="save", variant="primary", disabled=True)
             yield Static(key_hint(self.app, [("link.find", "Find"), ("link.save", "Link"), ("link.cancel", "Cancel"),
                                              ("help", "Keys")])
-                         + Content.styled("  · Enter in the results picks a page", "dim"), classes="dialog-keys")
+                         + Content.styled(" · Enter in the results picks a page", "dim"), classes="dialog-keys")
 
     def on_mount(self) -> None:
         self.query_one("#find", Field).focus()

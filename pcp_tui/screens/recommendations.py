@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Static
 from .. import commands, reading
 from ..messages import OpenPage, RecommendationsLoaded, StoreChanged, StoreWorkers, Tombstoned
 from .confirm import ConfirmScreen, FormScreen, key_hint
+from .curate import lifecycle_sentence
 
 
 class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
@@ -83,10 +84,11 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
     @on(Tombstoned)
     def _tombstoned(self, message: Tombstoned) -> None:
         message.stop()
+        name = message.result.get("title") or message.result["page_id"]  # the page's title, as elsewhere
         if message.result.get("action") == "supersedes":
-            self.notify(f"Confirmed: {message.result['page_id']} is superseded.", title="Supersedes")
+            self.notify(f"Confirmed: “{name}” is superseded.", title="Supersedes")
         else:
-            self.notify(f"Tombstoned {message.result['page_id']}.", title="Tombstone")
+            self.notify(lifecycle_sentence("tombstone", name, "tombstoned"), title="Tombstone")
         self.app.announce_change(message.result["page_id"])  # this list reloads through it too
 
     @on(StoreChanged)
@@ -117,13 +119,13 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._tombstone(rec["page_id"], screen.answers["reason"])
+                self._tombstone(rec["page_id"], screen.answers["reason"], rec["title"])
 
         self.app.push_screen(screen, answered)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="reviews-tombstone")
-    def _tombstone(self, page_id: str, reason: str) -> None:
-        self.post_message(Tombstoned(self.app.store.tombstone_page(page_id, reason)))
+    def _tombstone(self, page_id: str, reason: str, title: str) -> None:
+        self.post_message(Tombstoned({**self.app.store.tombstone_page(page_id, reason), "title": title}))
 
     def action_confirm(self) -> None:
         rec = self._current()
@@ -138,14 +140,14 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._confirm(rec["from_page_id"], rec["page_id"])
+                self._confirm(rec["from_page_id"], rec["page_id"], rec["title"])
 
         self.app.push_screen(screen, answered)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="reviews-confirm")
-    def _confirm(self, from_page_id: str, page_id: str) -> None:
+    def _confirm(self, from_page_id: str, page_id: str, title: str) -> None:
         self.app.store.link_pages(from_page_id, "supersedes", page_id)
-        self.post_message(Tombstoned({"page_id": page_id, "action": "supersedes"}))
+        self.post_message(Tombstoned({"page_id": page_id, "action": "supersedes", "title": title}))
 
     def action_back(self) -> None:
         self.dismiss(None)

@@ -391,6 +391,17 @@ class RightsScreen(StoreWorkers, Screen):
         """Show one of the four tabs (keys 1-4) with the keys in it: its first field, list or table."""
         show_tab(self.query_one("#rights-tabs", TabbedContent), tab, focus_into=True)
 
+    TAB_ACTIONS = {"export": "export", "more_audit": "audit"}  # a tab's own keys: shown and working on it only
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        tab = self.TAB_ACTIONS.get(action)
+        tabs = self.query("#rights-tabs")  # (none before the screen is composed)
+        return tab is None or not tabs or tabs.first(TabbedContent).active == tab
+
+    @on(TabbedContent.TabActivated, "#rights-tabs")
+    def _tab_shown(self) -> None:
+        self.refresh_bindings()  # the footer shows the keys of this tab
+
     def action_more_audit(self) -> None:
         if self.audit_cursor:
             self._load_audit(self.audit_cursor)

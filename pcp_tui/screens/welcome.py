@@ -208,7 +208,7 @@ class WelcomeScreen(StoreWorkers, Screen):
         message.stop()
         self.query_one("#import", Button).disabled = False
         self.query_one("#progress", ProgressBar).display = False  # nothing runs any more
-        self.query_one("#result", Static).update(Content.assemble(("The import did not finish: ", "bold"),
+        self.query_one("#result", Static).update(Content.assemble(("The import failed: ", "bold"),
                                                                   (message.error, "$error")))
         # The message may take a few rows: on a short screen, keep the buttons in view below it.
         self.call_after_refresh(self.query_one("#welcome").scroll_end, animate=False)

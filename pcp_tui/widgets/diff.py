@@ -17,6 +17,7 @@ HEADER = "bold $diff-header"
 
 
 _RUNS = re.compile(r"\s+|\S+")
+SAME = "The two revisions have the same content."
 
 
 def cut_cells(text: str, width: int) -> list[str]:
@@ -74,7 +75,7 @@ def unified(old: str, new: str, old_name: str, new_name: str, width: int | None 
     """The unified diff of two texts as styled content; with `width`, long lines wrap and keep their marker."""
     lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), old_name, new_name, lineterm="", n=3))
     if not lines:
-        return Content("The two revisions have the same content.")
+        return Content(SAME)
     out: list[Content] = []
     for line in lines:
         if line.startswith(("+++", "---", "@@")):
@@ -98,6 +99,8 @@ def side_by_side(old: str, new: str, width: int, old_name: str, new_name: str) -
     """
     half = max(10, (width - 3) // 2)
     a, b = old.splitlines(), new.splitlines()
+    if a == b:  # (as the unified diff says it: two copies of the same text side by side say nothing)
+        return Content(SAME)
     rows: list[tuple[str, str, str, str]] = []  # left text, left style, right text, right style
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag == "equal":

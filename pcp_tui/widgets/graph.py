@@ -19,8 +19,9 @@ from .steady import SteadyOptionList
 ROOT, NODE, EDGE = "bold $graph-root", "$graph-node", "$graph-edge"
 
 
-def graph_lines(graph: dict, root: str) -> list[tuple[Content, str | None]]:
-    """(line, page id to follow or None) for a neighbourhood from reading.neighbourhood."""
+def graph_lines(graph: dict, root: str, empty: str = "") -> list[tuple[Content, str | None]]:
+    """(line, page id to follow or None) for a neighbourhood from reading.neighbourhood; `empty` is said
+    under the root when no relation was drawn (e.g. `No “contains” relations within 2 hops.`)."""
     nodes, edges = graph["nodes"], graph["edges"]
     adjacent: dict[str, list[tuple[str, str, str, str]]] = {}
     for rid, frm, rtype, to in edges:
@@ -52,6 +53,8 @@ def graph_lines(graph: dict, root: str) -> list[tuple[Content, str | None]]:
             walk(other, indent + ("   " if last else "│  "))
 
     walk(root, "")
+    if not edges and empty:
+        lines.append((Content.styled(empty, "dim"), None))
     extra = [e for e in edges if e[0] not in used]
     if extra:
         lines.append((Content.styled("also linked:", EDGE), None))
@@ -71,9 +74,9 @@ class GraphView(SteadyOptionList):
             super().__init__()
             self.page_id = page_id
 
-    def show_graph(self, graph: dict, root: str) -> None:
+    def show_graph(self, graph: dict, root: str, empty: str = "") -> None:
         options = []
-        for n, (line, target) in enumerate(graph_lines(graph, root)):
+        for n, (line, target) in enumerate(graph_lines(graph, root, empty)):
             options.append(Option(line, id=f"g{n}:{target}" if target else None, disabled=target is None))
         self.replace_options(options)
 

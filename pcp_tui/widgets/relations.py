@@ -115,6 +115,8 @@ class RelationsView(StoreWorkers, Vertical):
         self.query_one(RelationList).relations = {}
         self.query_one(GraphView).replace_options([])
         update_rows(self.query_one("#relation-detail", Static), "")
+        self._controls = ""  # (no graph, so no line about it: the next page draws it again)
+        self.query_one("#graph-controls", Static).update("", layout=False)
 
     def next_hops(self) -> None:
         """`h`: the graph one hop deeper, from the deepest back to one."""
@@ -149,11 +151,13 @@ class RelationsView(StoreWorkers, Vertical):
     @work(thread=True, exclusive=True, exit_on_error=False, group="graph")
     def _graph(self, page_id: str, hops: int, types: set[str] | None) -> None:
         graph = reading.neighbourhood(self.app.store, page_id, hops, types)
+        kinds = " ".join(f"“{one_line(t)}”" for t in sorted(types or ()))
+        empty = f"No {kinds + ' ' if kinds else ''}relations within {hops} hop{'' if hops == 1 else 's'}."
         if not get_current_worker().is_cancelled:
-            self.post_message(GraphLoaded(page_id, graph))
+            self.post_message(GraphLoaded(page_id, graph, empty))
 
     @on(GraphLoaded)
     def _graph_loaded(self, message: GraphLoaded) -> None:
         if message.page_id == self.page_id:
             message.stop()
-            self.query_one(GraphView).show_graph(message.graph, message.page_id)
+            self.query_one(GraphView).show_graph(message.graph, message.page_id, message.empty)

@@ -35,6 +35,9 @@ def dates_note(history: list[dict], observed_at: str | None) -> str:
     return f"The list shows when it was stored: {history[0]['created_at'][:10]} (no observed time)."
 
 
+COMPACT_MODES = {"side-by-side": "side"}  # the diff modes' words in the narrowest line over the diff
+
+
 class HistoryList(SteadyOptionList):
     """The page's revisions, newest first: Enter compares one with the one before it, `f` and `t` make it
     the From or the To side of the diff."""
@@ -114,15 +117,22 @@ class RevisionsView(StoreWorkers, Vertical):
         controls = self.query_one("#diff-controls", Static)
         sides = self.sides
 
-        def line(short: bool) -> Content:
+        def line(form: str, mode: str) -> Content:
+            """`ids`: `From #2 …ABC123  To #3 …DEF456  unified (v) · f/t`; `numbers`: without the ids (the diff's
+            header names them); `compact`: `From #2 To #3 · side (v) · f/t`."""
             if sides is None:
                 return Content("")
-            return Content.assemble("From ", (self._label(sides[0], short), "bold"), "  To ",
-                                    (self._label(sides[1], short), "bold"), (f"  {mode} (v) · {keys}", "dim"))
+            old, new = (self._label(side, short=form != "ids") for side in sides)
+            if form == "compact":
+                return Content.assemble("From ", (old, "bold"), " To ", (new, "bold"),
+                                        (f" · {COMPACT_MODES.get(mode, mode)} (v) · {keys}", "dim"))
+            return Content.assemble("From ", (old, "bold"), "  To ", (new, "bold"), (f"  {mode} (v) · {keys}", "dim"))
 
-        full = line(short=False)
-        narrow = 0 < controls.content_size.width < full.cell_length  # then the numbers (the diff names the ids)
-        controls.update(line(short=True) if narrow else full, layout=False)  # one row, always
+        width = controls.content_size.width
+        # The form that fits in either mode, so `v` changes the mode's word only, never the line's shape.
+        form = next((f for f in ("ids", "numbers") if width <= 0 or
+                     max(line(f, m).cell_length for m in ("unified", "side-by-side")) <= width), "compact")
+        controls.update(line(form, mode), layout=False)  # one row, always
 
     def on_resize(self) -> None:
         self._show_controls()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rich.cells import cell_len
-from helpers import page_list, settle, type_into
+from helpers import page_list, said, settle, type_into
 from pcp_tui import commands
 from pcp_tui.screens.confirm import ConfirmScreen
 from pcp_tui.screens.help import HelpScreen
@@ -124,6 +124,7 @@ async def test_reviews_list_recommendations_and_tombstone_after_asking(demo_stor
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("ctrl+s")  # the dialog takes a reason, so it confirms with ctrl+s, not y
         await settle(app, pilot)
+        assert any("Tombstoned “Idea: soil moisture sensor”" in m for m in said(app)), said(app)  # not its id
     head = store.read_pages([refs["garden-idea"]], projections=("manifest",))["results"][0]["revision"]
     assert head["lifecycle_status"] == "tombstoned"
 

@@ -112,6 +112,8 @@ async def test_revisions_tab_diffs_any_two_revisions(demo_store, make_app):
         history.focus()
         history.highlighted = 2  # the oldest revision: compare it with itself (no earlier one)
         await pilot.press("enter")
+        await settle(app, pilot)
+        assert diff.drawn_text.strip() == "The two revisions have the same content."  # not two copies of it
         await pilot.press("v")  # back to unified
         await settle(app, pilot)
         assert diff.layout_mode == "unified" and "same content" in diff.drawn_text
@@ -257,7 +259,8 @@ async def test_a_hostile_relation_type_is_drawn_as_text_on_one_line(demo_store, 
 
 async def test_the_diff_line_keeps_its_keys_in_a_narrow_inspector(demo_store, make_app):
     """At 80x24 the line over the diff shows the revision numbers without their ids (the diff's header names
-    them) so the mode and the keys stay visible; wider, the ids come back."""
+    them), in its short form in either mode (side-by-side cut the keys), so the mode and the keys stay visible;
+    wider, the ids come back."""
     store, refs = demo_store
     app = make_app(store)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -265,8 +268,14 @@ async def test_the_diff_line_keeps_its_keys_in_a_narrow_inspector(demo_store, ma
         await open_in_tab(app, pilot, refs["alpha-outline"], "2")
         controls = app.screen.query_one("#diff-controls")
         text = controls.render().plain
-        assert text.startswith("From #2  To #3") and text.endswith("unified (v) · f/t")
+        assert text == "From #2 To #3 · unified (v) · f/t"
         assert len(text) <= controls.content_size.width
+        await pilot.press("v")
+        await settle(app, pilot)
+        text = controls.render().plain
+        assert text == "From #2 To #3 · side (v) · f/t" and len(text) <= controls.content_size.width
+        await pilot.press("v")
+        await settle(app, pilot)
         await pilot.resize_terminal(160, 48)
         await settle(app, pilot)
         text = controls.render().plain
@@ -294,3 +303,30 @@ async def test_a_tab_key_works_with_the_focus_inside_another_tab(demo_store, mak
         await pilot.press("4")
         await settle(app, pilot)
         assert inspector.active_tab == "relations" and isinstance(app.focused, RelationList)
+
+
+async def test_a_graph_of_a_type_the_page_has_none_of_says_so_and_no_page_has_no_graph_line(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await open_in_tab(app, pilot, refs["chat-conv"], "4")
+        view = app.screen.query_one("RelationsView")
+        relations = store.read_pages([refs["chat-conv"]], projections=("relations",))["results"][0]["relations"]
+        found = {r["relation_type"] for d in ("outgoing", "incoming") for r in relations[d]}
+        missing = next(t for t in view.types if t not in found)
+        page_list(app).focus()
+        while view.kind != missing:
+            await pilot.press("g")
+        await settle(app, pilot)
+        lines = prompts(app.screen.query_one(GraphView))
+        assert lines[0].startswith("◉ ChatGPT") and lines[1:] == [f"No “{missing}” relations within 2 hops."], lines
+        controls = app.screen.query_one("#graph-controls")
+        assert "2 hops (h)" in str(controls.render())
+        await pilot.press("w", "w", "w", "w")  # written by the system: no page, nothing selected
+        await settle(app, pilot)
+        assert not page_list(app).rows and app.screen.query_one(Inspector).page is None
+        assert str(controls.render()).strip() == "" and not prompts(app.screen.query_one(GraphView))
+        await pilot.press("w")  # every author again: the first page is shown, and its graph line with it
+        await settle(app, pilot)
+        assert page_list(app).rows and "2 hops (h)" in str(controls.render())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from store import NotFound
 
-from helpers import select_page, settle, type_into
+from helpers import said, select_page, settle, type_into
 from pcp_tui.screens.bulk_delete import BulkDeleteScreen
 from pcp_tui.screens.delete import DeleteScreen
 
@@ -32,7 +32,7 @@ async def test_the_single_delete_receipt_counts_in_the_right_number_and_shows_it
     app = make_app(store)
     async with app.run_test(size=SMALL) as pilot:
         dialog = await open_delete(app, pilot, page)
-        assert "Cascade" in text_of(dialog, ".dialog-keys")
+        assert "Enter in the reason" in text_of(dialog, ".dialog-keys")
         await pilot.press(*page[-6:], "enter", "enter")
         await settle(app, pilot)
         assert dialog.receipt is not None
@@ -63,6 +63,8 @@ async def test_the_bulk_receipt_of_one_page_says_one_page(demo_store, make_app):
         await settle(app, pilot)
         dialog = app.screen
         assert isinstance(dialog, BulkDeleteScreen)
+        plan = text_of(dialog, "#plan")
+        assert "Erases 1 page:" in plan and "Nothing of it stays" in plan and "of them" not in plan, plan
         await pilot.press("1", "enter", "enter")
         await settle(app, pilot)
         assert dialog.receipt is not None and dialog.receipt["state"] == "complete"
@@ -135,3 +137,23 @@ def test_a_receipts_counts_read_pages_first_in_words_whatever_order_they_come_in
                  "revisions": 8, "suppressions": 1, "export_temp_files": 2}  # sorted by name, as stored
     assert counts_text(read_back) == ("7 pages, 8 revisions, 7 relations, 1 suppression, 1 handoff entry, "
                                       "1,234 bytes, 2 export temp files")
+
+
+async def test_cascade_is_offered_only_when_a_page_derives_from_this_one(demo_store, make_app):
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SMALL) as pilot:
+        dialog = await open_delete(app, pilot, refs["alpha-bib"])  # nothing is derived from it
+        assert "Cascade" not in text_of(dialog, ".dialog-keys")
+        await pilot.press("ctrl+k")
+        await settle(app, pilot)
+        assert "Nothing is derived from this page: there is nothing to cascade to." in said(app)
+        assert not dialog.query_one("#cascade").value
+        await pilot.press("escape")
+        await settle(app, pilot)
+        dialog = await open_delete(app, pilot, refs["alpha-proof"])  # its summary is derived from it
+        assert "Cascade" in text_of(dialog, ".dialog-keys")
+        await pilot.press("ctrl+k")
+        await settle(app, pilot)
+        assert dialog.query_one("#cascade").value
+        assert not any("nothing to cascade" in m for m in said(app))

@@ -185,7 +185,8 @@ async def test_every_dialog_shows_its_keys_and_f1_there_shows_them(demo_store, m
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         await select_page(app, pilot, refs["alpha-bib"])
-        for key, keys in (("a", "^s"), ("e", "^e"), ("l", "^f"), ("D", "^k"), ("f4", "⏎ Open")):
+        # (alpha-bib: nothing is derived from it, so the delete dialog offers no ^k Cascade)
+        for key, keys in (("a", "^s"), ("e", "^e"), ("l", "^f"), ("D", "Enter in the reason"), ("f4", "⏎ Open")):
             await pilot.press(key)
             await settle(app, pilot)
             dialog = app.screen
@@ -637,3 +638,21 @@ async def test_o_with_a_search_or_a_date_filter_says_why_the_order_does_not_chan
         await pilot.press("o")
         await settle(app, pilot)
         assert app.screen.order != order  # and without them it orders the list
+
+
+async def test_a_dialogs_key_line_has_one_space_before_its_dots(demo_store, make_app):
+    """`f1 Keys  · Enter in the reason …`: the sentence after a dialog's keys had two spaces before its dot."""
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        for keys in (["D"], ["l"], ["m", "D"]):  # delete, link, bulk delete
+            await select_page(app, pilot, refs["alpha-proof"])
+            await pilot.press(*keys)
+            await settle(app, pilot)
+            line = str(app.screen.query_one(".dialog-keys").render())
+            assert "Keys · " in line and "  ·" not in line, (keys, line)
+            await pilot.press("escape")
+            await settle(app, pilot)
+            if keys == ["m", "D"]:
+                await pilot.press("escape")  # (the selection)

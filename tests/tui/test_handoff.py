@@ -197,5 +197,40 @@ async def test_continue_with_nothing_new_is_news_not_an_invalid_request(demo_sto
         await settle(app, pilot)
         toasts = list(app._notifications)
     assert [(n.title, n.severity) for n in toasts] == [("Continue chat", "information")], toasts
-    assert toasts[0].message.startswith("Nothing new for 'ChatGPT: garden' since its last copy")
+    assert toasts[0].message.startswith("Nothing new for “ChatGPT: garden” since its last copy")
     assert len(store.handoffs(label="ChatGPT: garden")["handoffs"]) == 1
+
+
+async def test_the_handoff_tabs_have_keys_that_help_and_the_palette_name(demo_store, make_app):
+    """The Ledger tab was reachable only by Tab to the tab bar, then Right; F1 listed nothing for it."""
+    from pcp_tui.palette import PcpCommands
+    from pcp_tui.screens.help import HelpScreen
+
+    store, refs = demo_store
+    store.copy(ids=[refs["garden-readme"]], label="ChatGPT: garden")
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await _basket(app, pilot, refs["garden-readme"])
+        await pilot.press("f3")
+        await settle(app, pilot)
+        tabs = app.screen.query_one("#handoff-tabs")
+        titles = [str(app.screen.query_one(f"#handoff-tabs #--content-tab-{t}").label) for t in ("preview", "ledger")]
+        assert titles == ["1 Preview", "2 Ledger"], titles
+        await pilot.press("2")
+        await settle(app, pilot)
+        assert tabs.active == "ledger" and app.screen.focused.id == "ledger-table", app.screen.focused
+        await pilot.press("1")
+        await settle(app, pilot)
+        assert tabs.active == "preview" and app.screen.focused in tabs.get_pane("preview").query("*")
+        await pilot.press("f1")
+        await settle(app, pilot)
+        assert isinstance(app.screen, HelpScreen)
+        table = app.screen.query_one("#keys")
+        rows = [" ".join(str(c) for c in table.get_row_at(i)) for i in range(table.row_count)]
+        assert any("Ledger tab" in row and "2" in row for row in rows), rows
+        assert any("Preview tab" in row and "1" in row for row in rows), rows
+        await pilot.press("escape")
+        await settle(app, pilot)
+        hits = [hit.text async for hit in PcpCommands(app.screen).search("ledger")]
+        assert "Ledger tab" in hits, hits

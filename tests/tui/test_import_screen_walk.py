@@ -119,7 +119,7 @@ def _failure_is_on_the_screen(app, reason: str) -> None:
     screen = app.screen
     result = screen.query_one("#result")
     shown = str(result.render())
-    assert shown.startswith("The import did not finish: ") and reason in shown, shown
+    assert shown.startswith("The import failed: ") and reason in shown, shown
     assert screen.region.contains_region(result.region), result.region
     assert result.region.height >= len(result.render_lines(result.region.reset_offset)), result.region
     assert not screen.query_one("#progress", ProgressBar).display  # stopped, not animating "--%"

@@ -103,3 +103,28 @@ async def test_the_rights_tab_titles_carry_their_keys_at_80x24(demo_store, make_
             assert bar.region.contains_region(header.region), tab
             titles.append(str(header.label))
         assert [t.split()[0] for t in titles] == ["1", "2", "3", "4"], titles
+
+
+async def test_a_rights_tab_shows_only_its_own_keys_in_the_footer(demo_store, make_app):
+    """On Delete a scope the footer still said `^x Export ^n More audit`: keys of the other tabs."""
+    from textual.widgets._footer import FooterKey
+
+    store, _ = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f2")
+        await settle(app, pilot)
+
+        def footer() -> set[str]:
+            return {k.description for k in app.screen.query(FooterKey)}
+
+        for key, shown, hidden in (("1", {"Export"}, {"More audit"}), ("2", set(), {"Export", "More audit"}),
+                                   ("3", {"More audit"}, {"Export"}), ("4", set(), {"Export", "More audit"})):
+            await pilot.press(key)
+            await settle(app, pilot)
+            assert shown <= footer() and not hidden & footer(), (key, footer())
+        await pilot.press("ctrl+x")  # Export's key on the Receipts tab: nothing is exported
+        await settle(app, pilot)
+        assert app.screen.query_one("#rights-tabs").active == "receipts"
+        assert "Exported" not in str(app.screen.query_one("#export-result").render())
