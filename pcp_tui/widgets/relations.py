@@ -83,8 +83,8 @@ class RelationsView(StoreWorkers, Vertical):
 
     def compose(self) -> ComposeResult:
         yield RelationList(id="relation-list")
-        self._controls = self._controls_markup()
-        yield Static(Content.from_markup(self._controls), id="graph-controls")
+        self._controls = ""  # no page yet: no graph, so no line about it (show draws it)
+        yield Static("", id="graph-controls")
         yield GraphView(id="graph")
         yield Static("", id="relation-detail", classes="detail")  # the highlighted line in full
 
