@@ -209,17 +209,25 @@ class CurateActions(StoreWorkers, Screen[None]):
     def action_delete(self) -> None:
         env = self._selected_envelope()
         if env is not None:
-            self.app.push_screen(DeleteScreen(env["page_id"], reading.title_of(env)),
+            self.app.push_screen(DeleteScreen(env["page_id"], reading.title_of(env), follow=self._deleting),
                                  self._after_delete)
 
+    def _deleting(self, page_ids: list[str], receipt: dict | None) -> None:
+        """While the delete dialog is up: the pages about to go are let go of (no receipt yet), then, erased,
+        they leave the list and every view (StoreChanged)."""
+        if receipt is None:
+            self.query_one(Inspector).withhold(set(page_ids))
+            return
+        self.query_one(Inspector).withhold(set())
+        for page_id in page_ids:
+            self.query_one(PageList).remove_row(page_id)
+        self.app.forget_pages(page_ids)
+        self.app.announce_change(None, removed=True)
+
     def _after_delete(self, receipt: dict | None) -> None:
+        self.query_one(Inspector).withhold(set())  # (a delete that failed: its page is shown again)
         if receipt:
-            for page_id in receipt.get("page_ids", []):
-                self.query_one(PageList).remove_row(page_id)
-            self.app.forget_pages(receipt.get("page_ids", []))
-            self.query_one(Inspector).forget(set(receipt.get("page_ids", [])))
             self.notify(f"Erased; receipt {receipt['receipt_id']}.", title="Deleted")
-            self.app.announce_change(None, removed=True)
 
     @on(LifecycleChanged)
     def _lifecycle_changed(self, message: LifecycleChanged) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -107,9 +109,13 @@ class DeleteScreen(StoreWorkers, TypedThenReason):
     COMMAND_SCOPE = "delete"
     BINDINGS = commands.bindings("delete")
 
-    def __init__(self, page_id: str, title: str) -> None:
+    def __init__(self, page_id: str, title: str, follow: Callable[[list[str], dict | None], None] | None = None) -> None:
         super().__init__()
         self.page_id, self.page_title = page_id, title
+        # Told the pages about to go (no receipt yet) and then the receipt: the screen under the dialog lets go
+        # of them before they go (a change noticed meanwhile would read an erased page back: a failed read in
+        # the audit log) and shows what is true while the receipt is up.
+        self.follow = follow
         self.plan: dict | None = None
         self.receipt: dict | None = None
 
@@ -164,6 +170,8 @@ class DeleteScreen(StoreWorkers, TypedThenReason):
     def _show_receipt(self, message: PageDeleted) -> None:
         message.stop()
         self.receipt = receipt = message.receipt
+        if self.follow is not None:
+            self.follow(list(receipt.get("page_ids", [])), receipt)
         self.query_one("#plan", Static).update(receipt_text(receipt))
         for selector in ("#cascade", "#typed-label", "#typed", "#confirm", "Label"):
             for widget in self.query(selector):
@@ -204,6 +212,8 @@ class DeleteScreen(StoreWorkers, TypedThenReason):
         event.stop()
         if event.button.id == "confirm" and not event.button.disabled:
             event.button.disabled = True
+            if self.follow is not None:
+                self.follow(list((self.plan or {}).get("pages", [self.page_id])), None)
             self._delete(self.query_one("#reason", Field).value.strip(), self.query_one("#cascade", Checkbox).value)
         elif event.button.id == "cancel":
             self.action_cancel()

@@ -627,15 +627,14 @@ class MainScreen(CurateActions):
         self.app.push_screen(screen, self._after_bulk_delete)
 
     def _bulk_erasing(self, receipt: dict, finished: bool) -> None:
-        """While the bulk-delete dialog is up. Erasing starts: a page of the set in the inspector is let go now
-        (read back once erased, each would leave a failed read in the audit log). It ends or stops: the erased
+        """While the bulk-delete dialog is up. Erasing starts: no page of the set is shown in the inspector until
+        it ends (read back once erased, each would leave a failed read in the audit log). It ends or stops: the erased
         pages leave the selection, the list, the basket and every view (StoreChanged), under the receipt."""
         inspector = self.query_one(Inspector)
         if not finished:
-            shown = inspector.page_id
-            if shown is not None and shown in set(receipt["page_ids"][receipt["pages_done"]:]):
-                inspector.forget({shown})
+            inspector.withhold(set(receipt["page_ids"][receipt["pages_done"]:]))
             return
+        inspector.withhold(set())  # (after a stop, the pages left are shown again)
         erased = receipt["page_ids"][:receipt["pages_done"]]
         page_list = self.query_one(PageList)
         gone = set(erased)
@@ -652,6 +651,7 @@ class MainScreen(CurateActions):
 
     def _after_bulk_delete(self, receipt: dict | None) -> None:
         """The dialog closed: what it did, in a toast (the views followed it while it was up)."""
+        self.query_one(Inspector).withhold(set())  # (an erasure that failed: its pages are shown again)
         if not receipt:
             return
         erased = receipt["page_ids"][:receipt["pages_done"]]

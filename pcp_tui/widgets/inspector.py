@@ -128,6 +128,7 @@ class Inspector(StoreWorkers, Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.page_id: str | None = None
+        self.withheld: set[str] = set()  # pages a deletion under way is erasing (withhold)
         self.page: dict | None = None  # the last load_page result
         self._stale: set[str] = set()  # tabs not yet drawn for this page
         self._mounted: set[str] = {"content"}  # tabs whose widgets are mounted (see compose)
@@ -220,6 +221,8 @@ class Inspector(StoreWorkers, Vertical):
     # --- loading ---
 
     def show(self, page_id: str | None) -> None:
+        if page_id in self.withheld:
+            page_id = None  # being erased: not read (it could only fail once gone, and each failure is audited)
         self.page_id = page_id
         if page_id is None:
             self.clear()
@@ -243,6 +246,11 @@ class Inspector(StoreWorkers, Vertical):
         for tab in ("facets", "raw"):
             if tab in self._mounted:
                 self.query_one(f"#{tab}-text", Document).show("", "")
+
+    def withhold(self, page_ids: set[str]) -> None:
+        """Pages a deletion under way is erasing: none of them is shown or read until it ends (withhold(set()))."""
+        self.withheld = set(page_ids)
+        self.forget(self.withheld)
 
     def forget(self, page_ids: set[str]) -> None:
         """Pages erased here: if this is one of them, nothing is read back (the read could only fail, and each

@@ -449,3 +449,43 @@ async def test_a_delete_leaves_no_failed_read_of_the_erased_page_in_the_audit_lo
         assert page_list(app).current["page_id"] != page
     failed = [e for e in store.audit_log(limit=50)["events"] if e.get("decision") != "allowed"]
     assert not failed, failed
+
+
+@pytest.mark.parametrize("how", ["one", "bulk"])
+async def test_a_change_noticed_while_a_delete_runs_reads_no_erased_page_back(demo_store, make_app, monkeypatch, how):
+    """The store watcher noticed the delete (about once a second) while the dialog was still up and the
+    inspector read its erased page back: a `read_pages … failed (not_found)` in the audit log (tmux walk)."""
+    store, refs = demo_store
+    page = refs["alpha-bib"]
+    app = make_app(store)
+    name = "delete_page" if how == "one" else "run_bulk_delete"
+    real = getattr(store, name)
+
+    def noticed(*args, **kwargs):
+        done = real(*args, **kwargs)
+        app.call_from_thread(app.announce_change, None, True, external=True)  # the watcher, right after
+        return done
+
+    monkeypatch.setattr(store, name, noticed)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, page)
+        if how == "bulk":
+            await pilot.press("m")
+            await select_page(app, pilot, page)
+        mark = store.audit_log(limit=1)["events"][0]["event_id"]
+        await pilot.press("D")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#typed", page[-6:] if how == "one" else "1")
+        app.screen.query_one("#confirm").focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.screen.receipt is not None  # the receipt is up
+        await pilot.press("escape")
+        await settle(app, pilot)
+    events = []
+    for event in store.audit_log(limit=100)["events"]:
+        if event["event_id"] == mark:
+            break
+        events.append(event)
+    assert not [e for e in events if e["decision"] != "allowed"], events
