@@ -438,9 +438,11 @@ class PcpApp(StoreWorkers, App[int]):
     def action_demo(self) -> None:
         from . import demo
 
-        if not self.demo_mode:
-            self.notify("Opening the demo store; your own store is not touched.", title="Demo")
-            self.switch_store(demo.demo_path(), demo=True)
+        if self.demo_mode:
+            self.notify("This is the demo store already; `pcp` opens your own.", title="Demo")
+            return
+        self.notify("Opening the demo store; your own store is not touched.", title="Demo")
+        self.switch_store(demo.demo_path(), demo=True)
 
     # --- the command palette: every command of this screen and the app, plus themes ---
 

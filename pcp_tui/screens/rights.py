@@ -175,6 +175,7 @@ class RightsScreen(StoreWorkers, Screen):
                           ", ".join(e["scopes"]), e["decision"] + (f" ({e['error_code']})" if e["error_code"] else ""),
                           counts, f"{e['duration_ms']:.1f}")
         self.audit_cursor = page["next_cursor"]
+        self.refresh_bindings()  # (^n More audit only while there is more)
         more = f"; {self.app.key_display('rights.more')} loads more" if self.audit_cursor else "; that is all"
         self.query_one("#audit-note", Static).update(f"{counted(table.row_count, 'event')}, newest first{more}.")
 
@@ -395,6 +396,8 @@ class RightsScreen(StoreWorkers, Screen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         tab = self.TAB_ACTIONS.get(action)
+        if action == "more_audit" and not self.audit_cursor:
+            return False  # ("that is all": no key for more)
         tabs = self.query("#rights-tabs")  # (none before the screen is composed)
         return tab is None or not tabs or tabs.first(TabbedContent).active == tab
 

@@ -18,6 +18,7 @@ HEADER = "bold $diff-header"
 
 _RUNS = re.compile(r"\s+|\S+")
 SAME = "The two revisions have the same content."
+ITSELF = "From and To are the same revision: f and t in the history choose others."
 
 
 def cut_cells(text: str, width: int) -> list[str]:
@@ -147,6 +148,11 @@ class DiffView(Document):
 
     def on_mount(self) -> None:
         self.clear()
+
+    def show_itself(self) -> None:
+        """One revision against itself (f and t on the same one, or Enter on the first one)."""
+        self._texts = None
+        self.show(Content(ITSELF), ITSELF)
 
     def show_diff(self, old: str, new: str, old_name: str, new_name: str) -> None:
         self._texts = (printable(old), printable(new), old_name, new_name)

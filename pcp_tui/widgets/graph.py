@@ -21,7 +21,7 @@ ROOT, NODE, EDGE = "bold $graph-root", "$graph-node", "$graph-edge"
 
 def graph_lines(graph: dict, root: str, empty: str = "") -> list[tuple[Content, str | None]]:
     """(line, page id to follow or None) for a neighbourhood from reading.neighbourhood; `empty` is said
-    under the root when no relation was drawn (e.g. `No “contains” relations within 2 hops.`)."""
+    under the root when no relation was drawn (e.g. `No “contains” within 2 hops.`)."""
     nodes, edges = graph["nodes"], graph["edges"]
     adjacent: dict[str, list[tuple[str, str, str, str]]] = {}
     for rid, frm, rtype, to in edges:

@@ -168,5 +168,8 @@ class RevisionsView(StoreWorkers, Vertical):
         message.stop()
         if not {message.old_id, message.new_id} <= {r["revision_id"] for r in self.history}:
             return  # an answer for a page no longer shown
+        if message.old_id == message.new_id:
+            self.query_one(DiffView).show_itself()
+            return
         self.query_one(DiffView).show_diff(message.old_text, message.new_text, f"…{message.old_id[-6:]}",
                                       f"…{message.new_id[-6:]}")

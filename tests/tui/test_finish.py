@@ -656,3 +656,17 @@ async def test_a_dialogs_key_line_has_one_space_before_its_dots(demo_store, make
             await settle(app, pilot)
             if keys == ["m", "D"]:
                 await pilot.press("escape")  # (the selection)
+
+
+async def test_opening_the_demo_from_the_demo_says_so(demo_store, make_app):
+    """f5's ctrl+d ("Open the demo") in the demo did nothing and said nothing."""
+    store, _ = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(app, pilot)
+        app.demo_mode = True
+        await pilot.press("f5")
+        await settle(app, pilot)
+        await pilot.press("ctrl+d")
+        await settle(app, pilot)
+        assert any("demo store already" in s for s in said(app)), said(app)

@@ -98,6 +98,11 @@ async def test_audit_log_is_paged(demo_store, make_app):
         await pilot.press("3", "ctrl+n")  # (a key of the Audit log tab: it works there)
         await settle(app, pilot)
         assert table.row_count == 100
+        while app.screen.audit_cursor:
+            await pilot.press("ctrl+n")
+            await settle(app, pilot)
+        assert "that is all" in str(app.screen.query_one("#audit-note").render())
+        assert app.screen.check_action("more_audit", ()) is False  # no "^n More audit" once there is no more
         await pilot.press("escape")
         await settle(app, pilot)
         assert not isinstance(app.screen, RightsScreen)
