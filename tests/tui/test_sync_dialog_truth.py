@@ -28,6 +28,23 @@ async def open_dialog(app, pilot) -> SyncScreen:
     return app.screen
 
 
+def a_store_with_its_folder(workdir: Path, *, page: bool = True) -> tuple[Store, Path]:
+    """Store a.db (with one page), its sync folder made and remembered."""
+    folder = workdir / "syncdir"
+    folder.mkdir()
+    config.save_sync_folder(workdir / "config", str(folder))
+    if page:
+        one_page(Path("a.db"))
+    return Store.open(Path("a.db")), folder
+
+
+async def offer_a_code(app, pilot, dialog: SyncScreen) -> str:
+    """ctrl+o: the code the dialog shows."""
+    await pilot.press("ctrl+o")
+    await settle(app, pilot)
+    return code_shown(dialog).split("Pairing code: ", 1)[1].split()[0]
+
+
 def code_shown(dialog: SyncScreen) -> str:
     code = dialog.query_one("#sync-code")
     return code.render().plain if code.display else ""
@@ -70,17 +87,11 @@ async def test_the_code_goes_when_the_folder_changes(workdir, make_app):
 
 @pytest.mark.asyncio
 async def test_the_code_goes_once_a_store_joined_with_it(workdir, make_app):
-    folder = workdir / "syncdir"
-    folder.mkdir()
-    config.save_sync_folder(workdir / "config", str(folder))
-    one_page(Path("a.db"))
-    st = Store.open(Path("a.db"))
+    st, folder = a_store_with_its_folder(workdir)
     app = make_app(st)
     async with app.run_test(size=(80, 24)) as pilot:
         dialog = await open_dialog(app, pilot)
-        await pilot.press("ctrl+o")
-        await settle(app, pilot)
-        code = code_shown(dialog).split("Pairing code: ", 1)[1].split()[0]
+        code = await offer_a_code(app, pilot, dialog)
         with Store.open(Path("b.db")) as other:  # the other machine types it (and has not synced yet)
             other.sync_join(folder, code)
         app.announce_change()  # any reload of the dialog sees the offer gone from the folder
@@ -92,17 +103,11 @@ async def test_the_code_goes_once_a_store_joined_with_it(workdir, make_app):
 
 @pytest.mark.asyncio
 async def test_the_code_goes_when_a_sync_shows_the_store_that_joined(workdir, make_app):
-    folder = workdir / "syncdir"
-    folder.mkdir()
-    config.save_sync_folder(workdir / "config", str(folder))
-    one_page(Path("a.db"))
-    st = Store.open(Path("a.db"))
+    st, folder = a_store_with_its_folder(workdir)
     app = make_app(st)
     async with app.run_test(size=(80, 24)) as pilot:
         dialog = await open_dialog(app, pilot)
-        await pilot.press("ctrl+o")
-        await settle(app, pilot)
-        code = code_shown(dialog).split("Pairing code: ", 1)[1].split()[0]
+        code = await offer_a_code(app, pilot, dialog)
         with Store.open(Path("b.db")) as other:
             other.sync_join(folder, code)
             other.sync_folder(folder)
@@ -120,11 +125,7 @@ async def test_the_code_goes_when_a_sync_shows_the_store_that_joined(workdir, ma
 
 @pytest.mark.asyncio
 async def test_the_state_line_says_offered_paired_or_not_paired_in_words(workdir, make_app):
-    folder = workdir / "syncdir"
-    folder.mkdir()
-    config.save_sync_folder(workdir / "config", str(folder))
-    one_page(Path("a.db"))
-    st = Store.open(Path("a.db"))
+    st, folder = a_store_with_its_folder(workdir)
     app = make_app(st)
     async with app.run_test(size=(80, 24)) as pilot:
         dialog = await open_dialog(app, pilot)
@@ -141,12 +142,9 @@ async def test_the_state_line_says_offered_paired_or_not_paired_in_words(workdir
 
 @pytest.mark.asyncio
 async def test_ctrl_f_refuses_a_file_in_the_form(workdir, make_app):
-    folder = workdir / "syncdir"
-    folder.mkdir()
-    config.save_sync_folder(workdir / "config", str(folder))
+    st, folder = a_store_with_its_folder(workdir, page=False)
     a_file = workdir / "notes.txt"
     a_file.write_text("mine")
-    st = Store.open(Path("a.db"))
     app = make_app(st)
     async with app.run_test(size=(80, 24)) as pilot:
         await open_dialog(app, pilot)
@@ -250,10 +248,7 @@ async def test_a_code_that_works_says_it_paired_then_what_the_sync_did(workdir, 
 
 @pytest.mark.asyncio
 async def test_a_one_field_form_left_empty_asks_for_the_field(workdir, make_app):
-    folder = workdir / "syncdir"
-    folder.mkdir()
-    config.save_sync_folder(workdir / "config", str(folder))
-    st = Store.open(Path("a.db"))
+    st, folder = a_store_with_its_folder(workdir, page=False)
     app = make_app(st)
     async with app.run_test(size=(80, 24)) as pilot:
         await open_dialog(app, pilot)
