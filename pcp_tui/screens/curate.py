@@ -215,10 +215,9 @@ class CurateActions(StoreWorkers, Screen[None]):
     def _deleting(self, page_ids: list[str], receipt: dict | None) -> None:
         """While the delete dialog is up: the pages about to go are let go of (no receipt yet), then, erased,
         they leave the list and every view (StoreChanged)."""
+        self.query_one(Inspector).withhold(set(page_ids))  # (until the dialog closes: removed rows move the cursor)
         if receipt is None:
-            self.query_one(Inspector).withhold(set(page_ids))
             return
-        self.query_one(Inspector).withhold(set())
         for page_id in page_ids:
             self.query_one(PageList).remove_row(page_id)
         self.app.forget_pages(page_ids)

@@ -634,8 +634,10 @@ class MainScreen(CurateActions):
         if not finished:
             inspector.withhold(set(receipt["page_ids"][receipt["pages_done"]:]))
             return
-        inspector.withhold(set())  # (after a stop, the pages left are shown again)
         erased = receipt["page_ids"][:receipt["pages_done"]]
+        # Still withheld: the erased pages (each row removed below makes the list highlight its next row, which
+        # may be one of them until its own turn); after a stop, the pages left are shown again.
+        inspector.withhold(set(erased))
         page_list = self.query_one(PageList)
         gone = set(erased)
         for page_id in gone & {r["page_id"] for r in page_list.rows}:

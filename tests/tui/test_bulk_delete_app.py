@@ -432,3 +432,40 @@ async def test_the_screen_under_the_receipt_is_true_and_the_audit_log_has_only_w
         assert not [e for e in events if e["decision"] == "failed"], events
         await pilot.press("escape")
         await settle(app, pilot)
+
+
+async def test_removing_the_erased_rows_never_shows_one_of_them_again(demo_store, make_app):
+    """Each erased row removed from the list makes it highlight its next row, which could be another erased page
+    not removed yet: the inspector read it back (a failed read_pages in the audit log, tmux walk with M)."""
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        rows = [r["page_id"] for r in page_list(app).rows]
+        chosen = rows[:4]  # adjacent, the cursor on the first
+        for page in chosen:
+            await select_page(app, pilot, page)
+            await pilot.press("m")
+        await select_page(app, pilot, chosen[0])
+        await pilot.press("4")
+        await settle(app, pilot)
+        shown: list[str | None] = []
+        inspector = app.screen.query_one(Inspector)
+        real = inspector._load
+        monkey = lambda page_id: (shown.append(page_id), real(page_id))[1]  # noqa: E731
+        inspector._load = monkey
+        mark = store.audit_log(limit=1)["events"][0]["event_id"]
+        await pilot.press("D")
+        await settle(app, pilot)
+        await type_into(app, pilot, "#typed", "4")
+        await pilot.press("enter", "enter")
+        await settle(app, pilot)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert not set(shown) & set(chosen), shown  # no erased page is loaded, not even for a moment
+    events = []
+    for event in store.audit_log(limit=100)["events"]:
+        if event["event_id"] == mark:
+            break
+        events.append(event)
+    assert not [e for e in events if e["decision"] != "allowed"], events
