@@ -102,8 +102,8 @@ class RightsScreen(StoreWorkers, Screen):
         for bar in self.query(ProgressBar):
             bar.display = False
         self.query_one("#export-path", Field).value = default_export_path(self.app.store.path, "jsonl")
-        self.query_one("#audit-table", DataTable).add_columns("time", "principal", "operation", "scopes", "decision",
-                                                              "counts", "ms")
+        self.query_one("#audit-table", DataTable).add_columns("time", "decision", "operation", "principal", "scopes",
+                                                              "counts", "ms")  # (decision in sight at 80x24)
         self.query_one("#receipts-table", DataTable).add_columns("receipt", "time", "scope", "pages", "revisions",
                                                                  "WAL erasure", "reason")
         self._load_scopes()
@@ -171,8 +171,8 @@ class RightsScreen(StoreWorkers, Screen):
         self.audit_events += page["events"]
         for e in page["events"]:
             counts = ", ".join(f"{k} {v}" for k, v in e["counts"].items())
-            table.add_row(e["time"][:19], f"{e['principal_type']}:{e['principal_id']}", e["operation"],
-                          ", ".join(e["scopes"]), e["decision"] + (f" ({e['error_code']})" if e["error_code"] else ""),
+            table.add_row(e["time"][:19], e["decision"] + (f" ({e['error_code']})" if e["error_code"] else ""),
+                          e["operation"], f"{e['principal_type']}:{e['principal_id']}", ", ".join(e["scopes"]),
                           counts, f"{e['duration_ms']:.1f}")
         self.audit_cursor = page["next_cursor"]
         self.refresh_bindings()  # (^n More audit only while there is more)

@@ -19,6 +19,7 @@ HEADER = "bold $diff-header"
 _RUNS = re.compile(r"\s+|\S+")
 SAME = "The two revisions have the same content."
 ITSELF = "From and To are the same revision: f and t in the history choose others."
+ONLY_ONE = "This page has one revision: nothing to compare yet."
 
 
 def cut_cells(text: str, width: int) -> list[str]:
@@ -149,10 +150,12 @@ class DiffView(Document):
     def on_mount(self) -> None:
         self.clear()
 
-    def show_itself(self) -> None:
-        """One revision against itself (f and t on the same one, or Enter on the first one)."""
+    def show_itself(self, only: bool = False) -> None:
+        """One revision against itself (f and t on the same one, or Enter on the first one; `only`: the page has
+        no other)."""
         self._texts = None
-        self.show(Content(ITSELF), ITSELF)
+        said = ONLY_ONE if only else ITSELF
+        self.show(Content(said), said)
 
     def show_diff(self, old: str, new: str, old_name: str, new_name: str) -> None:
         self._texts = (printable(old), printable(new), old_name, new_name)

@@ -56,6 +56,9 @@ class HistoryList(SteadyOptionList):
         option = self.highlighted_option
         if option is not None and option.id is not None:
             self.post_message(self.Picked(side, option.id))
+        elif self.option_count:  # (nothing highlighted yet: the key would do nothing, silently)
+            self.app.notify(f"Highlight a revision first (↑/↓), then {'f' if side == 'from' else 't'} makes it the "
+                            f"{'From' if side == 'from' else 'To'} side.")
 
 
 class RevisionsView(StoreWorkers, Vertical):
@@ -169,7 +172,7 @@ class RevisionsView(StoreWorkers, Vertical):
         if not {message.old_id, message.new_id} <= {r["revision_id"] for r in self.history}:
             return  # an answer for a page no longer shown
         if message.old_id == message.new_id:
-            self.query_one(DiffView).show_itself()
+            self.query_one(DiffView).show_itself(only=len(self.history) == 1)
             return
         self.query_one(DiffView).show_diff(message.old_text, message.new_text, f"…{message.old_id[-6:]}",
                                       f"…{message.new_id[-6:]}")

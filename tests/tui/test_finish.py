@@ -670,3 +670,36 @@ async def test_opening_the_demo_from_the_demo_says_so(demo_store, make_app):
         await pilot.press("ctrl+d")
         await settle(app, pilot)
         assert any("demo store already" in s for s in said(app)), said(app)
+
+
+async def test_the_history_keys_and_the_audit_log_say_what_a_narrow_screen_would_hide(demo_store, make_app):
+    """f/t with no revision highlighted did nothing and said nothing; a page of one revision was told to choose
+    others; at 80x24 the audit log's decision column was out of sight (failed rows looked allowed)."""
+    from pcp_tui.widgets.diff import ONLY_ONE, DiffView
+    from textual.widgets import DataTable
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(app, pilot)
+        await open_in_tab(app, pilot, refs["alpha-outline"], "2")
+        history = app.screen.query_one("#history")
+        history.focus()
+        history.highlighted = None
+        await pilot.press("f")
+        await settle(app, pilot)
+        assert any("Highlight a revision first" in s for s in said(app)), said(app)
+        one = store.write_page("notes:one", content="a page of one revision")["page_id"]
+        app.announce_change()
+        await settle(app, pilot)
+        await open_in_tab(app, pilot, one, "2")
+        await settle(app, pilot)
+        assert " ".join(app.screen.query_one(DiffView).drawn_text.split()) == ONLY_ONE
+        await pilot.press("f2")
+        await settle(app, pilot)
+        await pilot.press("3")
+        await settle(app, pilot)
+        table = app.screen.query_one("#audit-table", DataTable)
+        labels = [str(c.label) for c in table.columns.values()]
+        assert labels[:2] == ["time", "decision"], labels
+        assert sum(c.get_render_width(table) for c in list(table.columns.values())[:2]) < 80
