@@ -248,7 +248,7 @@ class Inspector(StoreWorkers, Vertical):
                 self.query_one(f"#{tab}-text", Document).show("", "")
 
     def withhold(self, page_ids: set[str]) -> None:
-        """Pages a deletion under way is erasing: none of them is shown or read until it ends (withhold(set()))."""
+        """Pages a deletion is erasing: none of them is shown or read until its dialog closes (withhold(set()))."""
         self.withheld = set(page_ids)
         self.forget(self.withheld)
 
