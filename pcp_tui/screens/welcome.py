@@ -99,6 +99,10 @@ class WelcomeScreen(StoreWorkers, Screen):
     def _intro(self, empty: bool) -> tuple[Content, Content]:
         """The title and the intro: a welcome for an empty store, an import for one with pages."""
         path = getattr(self.app.store, "path", "")
+        if getattr(self.app, "demo_mode", False):  # (no "look around the demo": this is it)
+            return Content.styled(IMPORT, "bold"), Content(
+                f"Import into the demo store: {path}\nTry an import here; your own store is not touched (`pcp` "
+                "opens it).")
         if empty:
             return Content.styled(WELCOME, "bold"), Content(
                 f"This store is empty: {path}\nBring your chat history and notes in, or look around the demo store "
@@ -132,6 +136,7 @@ class WelcomeScreen(StoreWorkers, Screen):
         self.query_one("#progress", ProgressBar).display = False
         self.query_one("#report-lines").display = False
         self.query_one("#path", Field).focus()
+        self.query_one("#demo", Button).display = not getattr(self.app, "demo_mode", False)
         if not self.first_run:  # F5: the store may have been emptied since it opened
             self._check_empty()
 

@@ -161,9 +161,9 @@ class DiffView(Document):
         self._texts = (printable(old), printable(new), old_name, new_name)
         self._draw_diff()
 
-    def clear(self) -> None:
+    def clear(self, said: str = EMPTY) -> None:
         self._texts = None
-        self.show(Content(self.EMPTY), self.EMPTY)
+        self.show(Content(said), said)
 
     def toggle(self) -> str:
         self.layout_mode = "side-by-side" if self.layout_mode == "unified" else "unified"

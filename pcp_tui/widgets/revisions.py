@@ -99,7 +99,7 @@ class RevisionsView(StoreWorkers, Vertical):
         update_rows(self.query_one("#dates-note", Static), "")
         self.query_one(HistoryList).replace_options([])
         self._show_controls()
-        self.query_one(DiffView).clear()
+        self.query_one(DiffView).clear("No page selected.")
 
     def compare(self, old: str, new: str) -> None:
         """Show the diff from `old` to `new` (revision ids of the page shown)."""

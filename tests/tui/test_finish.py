@@ -703,3 +703,25 @@ async def test_the_history_keys_and_the_audit_log_say_what_a_narrow_screen_would
         labels = [str(c.label) for c in table.columns.values()]
         assert labels[:2] == ["time", "decision"], labels
         assert sum(c.get_render_width(table) for c in list(table.columns.values())[:2]) < 80
+
+
+async def test_no_page_and_the_demos_own_import_screen_say_what_is_so(demo_store, make_app):
+    """With no page selected the Revisions tab still said "Choose two revisions to compare."; in the demo, f5
+    offered "Open the demo" and said "(your store is left alone)" of the demo store."""
+    from pcp_tui.widgets.diff import DiffView
+    from textual.widgets import Button
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await open_in_tab(app, pilot, refs["alpha-outline"], "2")
+        app.screen.query_one("Inspector").show(None)
+        await settle(app, pilot)
+        assert app.screen.query_one(DiffView).drawn_text.strip() == "No page selected."
+        app.demo_mode = True
+        await pilot.press("f5")
+        await settle(app, pilot)
+        assert not app.screen.query_one("#demo", Button).display
+        intro = str(app.screen.query_one("#welcome-intro").render())
+        assert "Import into the demo store" in intro and "look around the demo" not in intro, intro
