@@ -435,6 +435,11 @@ class PcpApp(StoreWorkers, App[int]):
         if self.store is not None and not isinstance(self.screen, SyncScreen):
             self.push_screen(SyncScreen())
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "demo" and self.demo_mode:
+            return False  # (in the demo: no "^d Demo" in the footer; the palette still finds it and says why)
+        return True
+
     def action_demo(self) -> None:
         from . import demo
 
