@@ -646,8 +646,7 @@ class MainScreen(CurateActions):
             self.selection.pop(page_id, None)
         self.matching = None  # what is left of it (after a stop) is recorded in the receipt, for a resume
         self._show_selection()
-        self.app.forget_pages(erased)
-        inspector.forget(gone)
+        self.app.forget_pages(erased)  # (the inspector let go of them above: withhold)
         if erased:
             self.app.announce_change(None, removed=True)
 

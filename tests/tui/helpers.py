@@ -24,6 +24,16 @@ def said(app) -> list[str]:
         str(notice.render()) for screen in app.screen_stack for notice in screen.query(DialogNotice)]
 
 
+def audit_since(store, mark: str) -> list[dict]:
+    """The owner's audit events newer than the event `mark` (an event_id), newest first."""
+    events = []
+    for event in store.audit_log(limit=100)["events"]:
+        if event["event_id"] == mark:
+            break
+        events.append(event)
+    return events
+
+
 def drawn(widget) -> str:
     """A widget's rows as drawn (what fits its height; a cut row is not there), joined by spaces."""
     return " ".join(strip.text.strip() for strip in widget.render_lines(widget.content_region.reset_offset))

@@ -7,7 +7,7 @@ import threading
 import pytest
 from store import NotFound
 
-from helpers import page_list, said, select_page, settle, type_into
+from helpers import audit_since, page_list, said, select_page, settle, type_into
 from pcp_tui.screens.bulk_delete import BulkDeleteScreen, typed_count
 from pcp_tui.screens.help import HelpScreen
 from pcp_tui.widgets.graph import GraphView
@@ -422,11 +422,7 @@ async def test_the_screen_under_the_receipt_is_true_and_the_audit_log_has_only_w
         assert main.selection == {} and "selected" not in str(main.query_one("#list-status").render())
         assert not {r["page_id"] for r in main.query_one("#pages").rows} & set(chosen)
         assert main.query_one(Inspector).page_id not in chosen
-        events = []
-        for event in store.audit_log(limit=100)["events"]:
-            if event["event_id"] == mark:
-                break
-            events.append(event)
+        events = audit_since(store, mark)
         ops = [e["operation"] for e in events]
         assert "bulk_delete_resume" not in ops and "bulk_delete_complete" in ops, ops
         assert not [e for e in events if e["decision"] == "failed"], events
@@ -463,9 +459,5 @@ async def test_removing_the_erased_rows_never_shows_one_of_them_again(demo_store
         await pilot.press("escape")
         await settle(app, pilot)
         assert not set(shown) & set(chosen), shown  # no erased page is loaded, not even for a moment
-    events = []
-    for event in store.audit_log(limit=100)["events"]:
-        if event["event_id"] == mark:
-            break
-        events.append(event)
+    events = audit_since(store, mark)
     assert not [e for e in events if e["decision"] != "allowed"], events

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from store import NotFound
 
-from helpers import page_list, said, select_page, settle, type_into
+from helpers import audit_since, page_list, said, select_page, settle, type_into
 from pcp_tui.screens.confirm import ConfirmScreen
 from pcp_tui.screens.delete import DeleteScreen
 from pcp_tui.screens.link import LinkScreen
@@ -483,9 +483,5 @@ async def test_a_change_noticed_while_a_delete_runs_reads_no_erased_page_back(de
         assert app.screen.receipt is not None  # the receipt is up
         await pilot.press("escape")
         await settle(app, pilot)
-    events = []
-    for event in store.audit_log(limit=100)["events"]:
-        if event["event_id"] == mark:
-            break
-        events.append(event)
+    events = audit_since(store, mark)
     assert not [e for e in events if e["decision"] != "allowed"], events
