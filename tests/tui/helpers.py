@@ -2,7 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from time import monotonic
+
 from pcp_tui.widgets.page_list import PageList
+
+# How long a condition may take to come true before a test fails: generous, because a loaded machine is slow,
+# and never spent by a test that passes (the wait ends as soon as the condition holds).
+WAIT_LIMIT = 30.0
+
+
+async def until(pilot, condition: Callable[[], object], what: str = "", limit: float = WAIT_LIMIT) -> None:
+    """Let the app run until `condition()` is true; fail, naming `what`, if it is not true within `limit` s.
+
+    The one wait of the app tests: never a number of pauses or a fixed sleep (both race a loaded machine).
+    """
+    deadline = monotonic() + limit
+    while not condition():
+        if monotonic() > deadline:
+            raise AssertionError(f"waited {limit:.0f} s for {what or 'a condition'}, in vain")
+        await pilot.pause(0.01)  # wait-helper: the app runs between two looks at the condition
 
 
 async def settle(app, pilot, rounds: int = 3) -> None:
