@@ -27,7 +27,7 @@ from typing import Any
 
 import peewee as pw
 
-from . import analysis, ids
+from . import analysis, ids, stops
 from . import validate as v
 from .constants import LIFECYCLE_STATUSES, Progress
 from .core import Call, Part, StoreContext, dumps, operation
@@ -282,6 +282,7 @@ class BulkDeleteOps(Part):
             while done < total:
                 started = time.monotonic()
                 done, dealt = self._batch(receipt_id, page_ids, size)
+                stops.reached("bulk-delete-batched")
                 took = time.monotonic() - started
                 held += took
                 if dealt:
@@ -327,6 +328,7 @@ class BulkDeleteOps(Part):
             done = row.completed + len(part)
             m.BulkDeletion.update(completed=done, counts=dumps(counts), updated_at=ids.now()).where(
                 m.BulkDeletion.id == row.id).execute()
+            stops.reached("bulk-delete-batch")  # tests stop here: the batch erased, not committed
         return int(done), len(part)
 
     @operation("bulk_delete_complete", write=True)

@@ -21,7 +21,7 @@ from . import ids
 from . import validate as v
 from .constants import DERIVATION_TYPES
 from .core import Call, Part, StoreContext, dumps
-from . import index
+from . import index, stops
 from .errors import Invalid
 from .titles import page_title
 from .writes import WriteOps
@@ -380,6 +380,7 @@ class ImportOps(Part):
             return  # SQLite rolled it back itself (disk full, I/O error): the error is on its way
         if commit:
             batch.__exit__(None, None, None)
+            stops.reached("import-group")
         else:  # a stop part way (an error, ^C): the group's units go, earlier groups stay
             batch.__exit__(RuntimeError, RuntimeError("import stopped"), None)
 
@@ -409,6 +410,7 @@ class ImportOps(Part):
                 unit = ImportUnit(self._writes, call, tool, rules)
                 yield unit
                 unit.flush()
+                stops.reached("import-unit")  # tests stop here: the unit written, not committed
                 call.counts.update({k: n for k, n in unit.counts.items() if n})
                 self._append_audit(call, "allowed", started)
         finally:

@@ -68,30 +68,44 @@ def all_relation_types(results: list[dict]) -> set[str]:
 
 
 def kill_mid_import(db: Path, module: str, function: str, source: Path, namespace_like: str,
-                    sessions_first: int = 3) -> dict[str, int]:
-    """Run `store.adapters.<module>.<function>(Store.open(db), source)` in a child process, SIGKILL it once
-    `sessions_first` sessions have landed, and return the pages per session scope left behind."""
+                    stop_unit: int = 6) -> dict[str, int]:
+    """Run `store.adapters.<module>.<function>(Store.open(db), source)` in a child process that SIGKILLs itself
+    half-way through its `stop_unit`-th import unit (a stop point: no race with the child); return the pages per
+    session scope left behind.
+
+    The child commits every unit on its own (BATCH_SECONDS = 0), so exactly the units before the stop point are
+    in (an agent import's first units make the source's scope, then each new project's scope before its first
+    session: with one project, unit 6 is the fourth session)."""
     import os
-    import signal
     import subprocess
     import sys
-    import time
 
     repo = Path(__file__).resolve().parents[2]
-    code = (f"from store import Store; from store.adapters.{module} import {function}\n"
+    code = (f"import store.importing; store.importing.BATCH_SECONDS = 0\n"
+            f"from store import Store; from store.adapters.{module} import {function}\n"
             f"st = Store.open({str(db)!r}); {function}(st, {str(source)!r})")
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)})
-    deadline = time.monotonic() + 120
-    try:
-        while time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.02)
-            if len(pages_per_scope(db, namespace_like)) >= sessions_first:
-                proc.send_signal(signal.SIGKILL)
-                break
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
+    stop = f"import-unit:{stop_unit}"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(repo), "PCP_TEST_STOP": stop})
+    assert proc.returncode == -9, proc.stderr.decode()  # stopped by its own SIGKILL, not finished
+    return pages_per_scope(db, namespace_like)
+
+
+def import_in_one_group_killed(db: Path, module: str, function: str, source: Path, namespace_like: str,
+                               at_unit: int = 6) -> dict[str, int]:
+    """The same import with its default grouping of units into transactions, SIGKILLed at the `at_unit`-th unit,
+    all of them in the first group (BATCH_SECONDS large): nothing of the group is left."""
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    code = (f"import store.importing; store.importing.BATCH_SECONDS = 3600\n"
+            f"from store import Store; from store.adapters.{module} import {function}\n"
+            f"st = Store.open({str(db)!r}); {function}(st, {str(source)!r})")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(repo), "PCP_TEST_STOP": f"import-unit:{at_unit}"})
+    assert proc.returncode == -9, proc.stderr.decode()
     return pages_per_scope(db, namespace_like)
 
 

@@ -8,6 +8,8 @@ written here in its documented shape.
 
 from __future__ import annotations
 
+import pytest
+
 import json
 from pathlib import Path
 
@@ -206,6 +208,7 @@ def test_the_2025_format_without_an_envelope(store, tmp_path):
     assert any("brand_new_item" in s["item"] for s in report.skipped)
 
 
+@pytest.mark.slow
 def test_sigkill_mid_import_leaves_whole_sessions_only(tmp_path):
     folder = tmp_path / "sessions"
     folder.mkdir()
@@ -216,7 +219,9 @@ def test_sigkill_mid_import_leaves_whole_sessions_only(tmp_path):
         sid = f"00000000-0000-7000-8000-{n:012d}"
         (folder / f"rollout-2026-05-11T00-00-00-{sid}.jsonl").write_text(
             body.replace(TUI, sid).replace("/Users/Sample_User/repos", f"/Users/u/p{n}"))
-    after = h.kill_mid_import(tmp_path / "kill.db", "codex", "import_codex", folder, "agent:codex:%:%")
-    assert after and len(after) < 120, "the import finished before it could be killed"
-    assert set(after.values()) == {16}  # each session is whole: its page and its 15 messages
+    # Each session is in a project of its own: units are the source's scope, then a project's and its session's.
+    after = h.kill_mid_import(tmp_path / "kill.db", "codex", "import_codex", folder, "agent:codex:%:%", stop_unit=9)
+    assert len(after) == 3 and set(after.values()) == {16}  # three whole sessions: a page and its 15 messages
+    grouped = h.import_in_one_group_killed(tmp_path / "group.db", "codex", "import_codex", folder, "agent:codex:%:%")
+    assert grouped == {}  # a stop inside a group of units leaves none of the group
 

@@ -11,7 +11,6 @@ import signal
 from peewee import sqlite3  # the store's SQLite: two libraries in one process break each other's locks
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -121,8 +120,11 @@ def _ten_thousand(db: Path) -> None:
         st.link_pages(a["page_id"], "related_to", b["page_id"])
 
 
-def _pcp(db: Path, *args: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if k != "PCP_DB"}
+def _pcp(db: Path, *args: str, stop: str = "") -> subprocess.Popen[str]:
+    """`pcp --db DB ARGS` in a child; `stop` is where it stops itself (store/stops.py), if anywhere."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PCP_DB", "PCP_TEST_STOP")}
+    if stop:
+        env["PCP_TEST_STOP"] = stop
     return subprocess.Popen([sys.executable, "-m", "pcp_tui.cli", "--db", str(db), *args], cwd=REPO, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -136,17 +138,6 @@ def _completed(db: Path) -> tuple[str, int] | None:
     finally:
         con.close()
     return (row[0], row[1]) if row else None
-
-
-def _wait_for_batches(proc: subprocess.Popen[str], db: Path, pages: int) -> tuple[str, int]:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        got = _completed(db)
-        if got and got[1] >= pages:
-            return got
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.005)
-    raise AssertionError("the deletion made no progress")
 
 
 def _end_state(db: Path) -> dict[str, Any]:
@@ -194,6 +185,7 @@ def _plan_digest(db: Path) -> str:
     return str(plan["digest"])
 
 
+@pytest.mark.slow
 def test_sigkill_mid_delete_then_resume_ends_like_an_uninterrupted_run(big_store, tmp_path):
     reference, killed = _copy(big_store, tmp_path / "ref"), _copy(big_store, tmp_path / "kill")
     digest = _plan_digest(reference)
@@ -203,12 +195,11 @@ def test_sigkill_mid_delete_then_resume_ends_like_an_uninterrupted_run(big_store
     assert whole.returncode == 0, err
     assert json.loads(out)["completed"] == "1000/1000"
 
-    proc = _pcp(killed, "--json", "delete", *erase)
-    receipt_id, _ = _wait_for_batches(proc, killed, 30)
-    proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=60)
+    proc = _pcp(killed, "--json", "delete", *erase, stop="bulk-delete-batch:4")  # killed inside the 4th batch
+    proc.communicate(timeout=300)
+    assert proc.returncode == -signal.SIGKILL
     receipt_id, completed = _completed(killed) or ("", 0)
-    assert 30 <= completed < 1000 and completed % 10 == 0  # batches are whole: committed or not at all
+    assert completed == 30  # batches are whole: three committed, the fourth not at all
     con = sqlite3.connect(f"file:{killed}?mode=ro", uri=True)
     try:
         left = con.execute("SELECT COUNT(*) FROM page").fetchone()[0]
@@ -223,17 +214,17 @@ def test_sigkill_mid_delete_then_resume_ends_like_an_uninterrupted_run(big_store
     assert _end_state(killed) == _end_state(reference)
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_between_batches_and_says_how_to_resume(big_store, tmp_path):
     db = _copy(big_store, tmp_path / "int")
     digest = _plan_digest(db)
-    proc = _pcp(db, "delete", *FILTER, "--yes", "--reason", "old", "--plan-digest", digest, "--batch-size", "10")
-    receipt_id, _ = _wait_for_batches(proc, db, 20)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    proc = _pcp(db, "delete", *FILTER, "--yes", "--reason", "old", "--plan-digest", digest, "--batch-size", "10",
+                stop="bulk-delete-batched:2!INT")  # Ctrl-C once the second batch has committed
+    out, err = proc.communicate(timeout=300)
     assert proc.returncode == 130, err
+    receipt_id, completed = _completed(db) or ("", 0)
+    assert completed == 20
     assert f"pcp delete --resume {receipt_id}" in err and "whole pages only" in err and "Traceback" not in err
-    _, completed = _completed(db) or ("", 0)
-    assert completed % 10 == 0 and 20 <= completed < 1000
     resumed = _pcp(db, "delete", "--resume", receipt_id)
     out, err = resumed.communicate(timeout=300)
     assert resumed.returncode == 0 and "Deleted 1,000 of 1,000 pages" in out, err
