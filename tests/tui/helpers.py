@@ -5,14 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from time import monotonic
 
+from waits import WAIT_LIMIT
+
 from pcp_tui.widgets.page_list import PageList
 
-# How long a condition may take to come true before a test fails: generous, because a loaded machine is slow,
-# and never spent by a test that passes (the wait ends as soon as the condition holds).
-WAIT_LIMIT = 30.0
 
-
-async def until(pilot, condition: Callable[[], object], what: str = "", limit: float = WAIT_LIMIT) -> None:
+async def until(pilot, condition: Callable[[], object], what: str = "", limit: float = WAIT_LIMIT) -> bool:
     """Let the app run until `condition()` is true; fail, naming `what`, if it is not true within `limit` s.
 
     The one wait of the app tests: never a number of pauses or a fixed sleep (both race a loaded machine).
@@ -22,16 +20,30 @@ async def until(pilot, condition: Callable[[], object], what: str = "", limit: f
         if monotonic() > deadline:
             raise AssertionError(f"waited {limit:.0f} s for {what or 'a condition'}, in vain")
         await pilot.pause(0.01)  # wait-helper: the app runs between two looks at the condition
+    return True
 
 
-async def settle(app, pilot, rounds: int = 3) -> None:
-    """Let workers finish and their answers land (answers may start new workers)."""
-    for _ in range(rounds):
-        # The store watcher runs until the app ends: wait for every other worker.
+async def settle(app, pilot, limit: float = WAIT_LIMIT, failures_ok: bool = False) -> None:
+    """Let workers finish and their answers land, until no worker is left (answers may start new workers).
+
+    The store watcher runs until the app ends: every other worker is waited for. A worker that failed fails
+    the test, unless `failures_ok` (a test of how the app reports a failure)."""
+    from textual.worker import WorkerFailed
+
+    deadline = monotonic() + limit
+    while True:
         others = [w for w in app.workers if w.group != "watch"]
         if others:  # (an empty list would mean "every worker" to wait_for_complete)
-            await app.workers.wait_for_complete(others)
-        await pilot.pause()
+            try:
+                await app.workers.wait_for_complete(others)
+            except WorkerFailed:
+                if not failures_ok:
+                    raise
+        await pilot.pause()  # wait-helper: every message queued so far is handled (no time passes on purpose)
+        if not any(w.group != "watch" for w in app.workers):
+            return
+        if monotonic() > deadline:
+            raise AssertionError(f"waited {limit:.0f} s for the app's workers to settle, in vain")
 
 
 def said(app) -> list[str]:
@@ -81,7 +93,7 @@ async def type_into(app, pilot, selector: str, text: str) -> None:
     """Focus a field and type into it, key by key."""
     widget = app.screen.query_one(selector)
     widget.focus()
-    await pilot.pause()
+    await until(pilot, lambda: widget.has_focus, f"{selector} to take the focus")
     if hasattr(widget, "value"):
         widget.value = ""
     await pilot.press(*text)

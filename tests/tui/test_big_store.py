@@ -4,6 +4,8 @@ How fast it opens is measured by bench/tui_bench.py (its first-window budget), n
 
 from __future__ import annotations
 
+import pytest
+
 from helpers import page_list, settle
 from pcp_tui.widgets.inspector import Inspector
 from pcp_tui.widgets.scope_tree import ScopeTree
@@ -11,6 +13,7 @@ from pcp_tui.widgets.scope_tree import ScopeTree
 SIZE = (120, 40)
 
 
+@pytest.mark.slow
 async def test_opens_and_navigates_100k_pages_by_windows(big_store_path, workdir):
     from store import Store
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers import open_in_tab, page_list, prompts, select_page, settle
+from helpers import open_in_tab, page_list, prompts, select_page, settle, until
 from pcp_tui.widgets.diff import ITSELF, SAME, DiffView, side_by_side, unified
 from pcp_tui.widgets.graph import GraphView
 from pcp_tui.widgets.inspector import Inspector
@@ -82,7 +82,7 @@ async def test_search_is_debounced_and_highlights_the_match(demo_store, make_app
         await pilot.press("slash")
         assert app.focused.id == "search"
         await pilot.press(*"紧致性")
-        await pilot.pause(0.5)  # the debounce
+        await until(pilot, lambda: page_list(app).search_query == "紧致性", "the search after its debounce")
         await settle(app, pilot)
         rows = page_list(app).rows
         assert refs["alpha-proof"] in {r["page_id"] for r in rows}

@@ -7,7 +7,7 @@ import threading
 import pytest
 from store import NotFound
 
-from helpers import audit_since, page_list, said, select_page, settle, type_into
+from helpers import audit_since, page_list, said, select_page, settle, type_into, until
 from pcp_tui.screens.bulk_delete import BulkDeleteScreen, typed_count
 from pcp_tui.screens.help import HelpScreen
 from pcp_tui.widgets.graph import GraphView
@@ -250,10 +250,9 @@ async def test_escape_stops_between_batches_and_resume_finishes(many_pages, make
         dialog = app.screen
         await type_into(app, pilot, "#typed", "40")
         await pilot.press("enter", "enter")
-        while not reached.is_set():
-            await pilot.pause(0.01)
-        await pilot.pause()
-        assert dialog.running and str(dialog.query_one("#cancel").label) == "Stop"
+        await until(pilot, reached.is_set, "the first batch to start")
+        await until(pilot, lambda: dialog.running and str(dialog.query_one("#cancel").label) == "Stop",
+                    "the Stop button while the deletion runs")
         await pilot.press("escape")  # stop after this batch
         assert dialog.running  # the dialog stays until the batch is done
         go.set()
@@ -313,8 +312,7 @@ async def test_closing_a_stopped_deletion_removes_what_was_erased(many_pages, ma
         await settle(app, pilot)
         await type_into(app, pilot, "#typed", "8")
         await pilot.press("enter", "enter")
-        while not reached.is_set():
-            await pilot.pause(0.01)
+        await until(pilot, reached.is_set, "the first batch to start")
         await pilot.press("escape")
         go.set()
         await settle(app, pilot)
@@ -415,7 +413,9 @@ async def test_the_screen_under_the_receipt_is_true_and_the_audit_log_has_only_w
         await type_into(app, pilot, "#typed", "2")
         await pilot.press("enter", "enter")
         await settle(app, pilot)
-        await pilot.pause(1.5)  # the store watcher's tick: a change it reports must not read an erased page back
+        # What the store watcher's tick does when it sees the deletion (the watcher itself is off in tests): the
+        # change it reports must not read an erased page back.
+        app.announce_change(external=True)
         await settle(app, pilot)
         assert app.screen is dialog and dialog.receipt["state"] == "complete"  # the receipt is still up
         main = app.screen_stack[-2]

@@ -6,6 +6,8 @@ import gc
 
 import pytest
 
+from helpers import until
+
 from pcp_tui import collector
 from pcp_tui.collector import IdleCollector
 
@@ -129,8 +131,8 @@ async def test_the_app_hands_full_collections_to_its_collector_and_back(tmp_path
     store.write_page("project:x", content="one page")
     app = PcpApp(tmp_path / "s.db", store=store, config_folder=tmp_path / "config", use_pyperclip=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause(0.3)
-        assert app.collector.running and gc.get_threshold()[2] == collector.OUT_OF_REACH
+        await until(pilot, lambda: app.collector.running and gc.get_threshold()[2] == collector.OUT_OF_REACH,
+                    "the collector to take the full collections")
         last = app.collector.last_input
         await pilot.press("down")
         assert app.collector.last_input > last  # keys count as input

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from store import NotFound
 
-from helpers import said, select_page, settle, type_into
+from helpers import said, select_page, settle, type_into, until
 from pcp_tui.screens.bulk_delete import BulkDeleteScreen
 from pcp_tui.screens.delete import DeleteScreen
 
@@ -105,8 +105,8 @@ async def test_the_bulk_receipt_at_80x24_uses_the_room_the_fields_left(demo_stor
         assert isinstance(dialog, BulkDeleteScreen)
         await pilot.press("3", "enter", "enter")
         await settle(app, pilot)
-        await pilot.pause()
-        assert dialog.receipt is not None and dialog.receipt["state"] == "complete"
+        await until(pilot, lambda: dialog.receipt is not None and dialog.receipt["state"] == "complete",
+                    "the deletion's receipt")
         body = dialog.query_one("#delete-body")
         lines = text_of(dialog, "#plan").splitlines()
         assert body.region.height >= len(lines), (body.region, lines)  # every erased page on screen, no scrolling

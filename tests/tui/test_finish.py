@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.geometry import Region
 
-from helpers import drawn, open_in_tab, page_list, said, select_page, settle, type_into
+from helpers import drawn, open_in_tab, page_list, said, select_page, settle, type_into, until
 from pcp_tui.screens.confirm import ConfirmScreen
 from pcp_tui.screens.main import MainScreen
 
@@ -104,8 +104,7 @@ async def test_date_filter_keeps_what_happened_between_the_days(demo_store, make
         assert all((r.get("date") or "")[:10] >= cut for r in page_list(app).rows)
         assert f"from {cut}" in list_status(app) and "search (auto)" in list_status(app)
         assert not app.screen.set_dates("last tuesday", "")  # not a date: said, nothing changes
-        await pilot.pause()
-        assert any("RFC 3339" in m for m in said(app))
+        await until(pilot, lambda: any("RFC 3339" in m for m in said(app)), "the date refused on screen")
         assert app.screen.dates == (cut, "")
 
 
@@ -144,7 +143,7 @@ async def test_the_demo_never_writes_the_users_config(demo_store, workdir):
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         app.theme = "pcp-light"  # as the palette's "Theme: pcp-light" does
-        await pilot.pause()
+        await settle(app, pilot)
         assert app.theme == "pcp-light"
     assert not (config / "config.toml").exists()
     assert not config.exists() or not any(config.iterdir())
@@ -332,8 +331,7 @@ async def test_a_long_lifecycle_reason_at_80x24_scrolls_in_its_box_and_a_short_o
         await pilot.press("tab")
         assert app.screen.focused is box
         await pilot.press("end")
-        await pilot.pause()
-        assert box.scroll_y == box.max_scroll_y
+        await until(pilot, lambda: box.scroll_y == box.max_scroll_y, "the notes scrolled to their end")
         text = app.screen.query_one("#inspector-notes-text")
         shown = text.render_lines(Region(0, int(box.scroll_y), text.size.width, box.scrollable_content_region.height))
         assert "the last words" in " ".join(strip.text for strip in shown)
@@ -368,8 +366,7 @@ async def test_a_message_in_a_dialog_at_80x24_is_a_line_above_its_keys_not_a_toa
             assert screen.contains_region(widget.region), widget
         assert notice.region.y < keys.region.y and not notice.region.overlaps(buttons.region)
         app.clear_notifications()
-        await pilot.pause()
-        assert not app.screen.query(DialogNotice)
+        await until(pilot, lambda: not app.screen.query(DialogNotice), "the notice to go")
 
 
 async def test_the_list_status_at_80x24_keeps_the_filters_and_the_order_in_its_two_rows(demo_store, make_app):
@@ -610,7 +607,7 @@ async def test_o_with_a_search_or_a_date_filter_says_why_the_order_does_not_chan
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await settle(app, pilot)
         await type_into(app, pilot, "#search", "compact")
-        await pilot.pause(0.4)
+        await until(pilot, lambda: page_list(app).search_query == "compact", "the search after its debounce")
         await settle(app, pilot)
         page_list(app).focus()
         await pilot.press("down")
@@ -622,7 +619,7 @@ async def test_o_with_a_search_or_a_date_filter_says_why_the_order_does_not_chan
         assert app.screen.order == order and page_list(app).cursor == cursor
         assert any("ranked by relevance" in s for s in said(app)), said(app)
         app.screen.query_one("#search").value = ""
-        await pilot.pause(0.4)
+        await until(pilot, lambda: not page_list(app).search_query, "the list after the search is emptied")
         await settle(app, pilot)
         assert not app.screen.query_text
         app.screen.dates = ("2026-01-01", "")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers import page_list, select_page, settle, type_into
+from helpers import page_list, select_page, settle, type_into, until
 from pcp_tui.screens.confirm import ConfirmScreen
 from pcp_tui.screens.handoff import HandoffScreen
 
@@ -179,8 +179,7 @@ async def test_after_a_copy_at_80x24_the_basket_stays_in_sight_and_the_result_re
         scroll = screen.query_one("#copy-scroll")  # what does not fit scrolls, within the screen
         assert screen.region.contains_region(scroll.region) and scroll.region.height >= 3, scroll.region
         scroll.scroll_end(animate=False)
-        await pilot.pause()
-        assert result.region.bottom <= scroll.region.bottom, (result.region, scroll.region)
+        await until(pilot, lambda: result.region.bottom <= scroll.region.bottom, "the result scrolled into sight")
 
 
 async def test_continue_with_nothing_new_is_news_not_an_invalid_request(demo_store, make_app):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from helpers import settle, until
 from textual.widgets import Button
 
 
 async def test_the_import_screen_fits_80_columns(empty_store, make_app):
     app = make_app(empty_store)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await settle(app, pilot)
         screen = app.screen
         box = screen.query_one("#welcome")
         assert box.region.right <= 80, box.region  # the border and the buttons are on screen, not past column 80
@@ -33,7 +34,7 @@ async def test_after_an_import_at_80x24_its_result_and_the_way_on_are_on_screen(
         await type_into(app, pilot, "#path", str(project))
         await pilot.press("ctrl+s")
         await settle(app, pilot)
-        await pilot.pause(0.2)
+        await until(pilot, lambda: screen.focused is screen.query_one("#back"), "the way on focused after the import")
         visible = screen.region
         back = screen.query_one("#back")
         assert visible.contains_region(back.region) and back.region.height >= 1, back.region
@@ -109,7 +110,8 @@ async def _failed_import(app, pilot, source: str, path: str) -> None:
     await type_into(app, pilot, "#path", path)
     await pilot.press("ctrl+s")
     await settle(app, pilot)
-    await pilot.pause(0.2)
+    await until(pilot, lambda: str(app.screen.query_one("#result").render()).startswith("The import failed: "),
+                "the failure on the screen")
 
 
 def _failure_is_on_the_screen(app, reason: str) -> None:
@@ -133,7 +135,7 @@ async def test_a_failed_import_keeps_its_reason_on_the_screen_at_80x24(empty_sto
     async with app.run_test(size=(80, 24)) as pilot:
         await _failed_import(app, pilot, "chatgpt", "/tmp/nonexist_qa/foo.json")
         _failure_is_on_the_screen(app, "/tmp/nonexist_qa/foo.json: no such file.")
-        await pilot.pause(0.3)
+        await settle(app, pilot)
         _failure_is_on_the_screen(app, "no such file.")  # it stays (until the next import)
 
 

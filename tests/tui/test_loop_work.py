@@ -11,7 +11,7 @@ from functools import partial
 
 import pytest
 
-from helpers import open_in_tab, page_list, select_page, settle
+from helpers import open_in_tab, page_list, select_page, settle, until
 from rich.cells import cell_len
 from pcp_tui.widgets import inspector as inspector_module
 from pcp_tui.widgets.inspector import TABS, Inspector
@@ -41,8 +41,7 @@ async def test_hidden_tabs_are_mounted_after_first_paint_one_by_one(demo_store, 
         app.collector.last_input -= inspector_module.LAZY_TAB_QUIET
         await inspector._mount_next_tab()
         assert [t for t in TABS if inspector.tab_ready(t)] == ["content", "revisions", "provenance"]
-        await pilot.pause(len(TABS) * (inspector_module.LAZY_TAB_GAP + 0.2))
-        assert all(inspector.tab_ready(t) for t in TABS)
+        await until(pilot, lambda: all(inspector.tab_ready(t) for t in TABS), "every tab mounted")
         await pilot.press("2")  # mounted while the page was shown: drawn when opened
         await settle(app, pilot)
         assert app.screen.query_one("#history").option_count == len(inspector.page["full"]["history"])
@@ -130,15 +129,14 @@ async def test_a_long_page_is_rendered_off_the_loop_and_drawn_by_the_window(demo
         assert view.show_vertical_scrollbar  # the scrollbar came with the long text (no layout pass otherwise)
         view.focus()
         await pilot.press("end")  # the keyboard scrolls it, as it did the scroll container before
-        await pilot.pause()
-        assert "The end." in view.render_line(view.size.height - 1).text
+        await until(pilot, lambda: "The end." in view.render_line(view.size.height - 1).text, "the last line drawn")
         # a newer page shown while the long one is still rendering: the late render is dropped
         view.show(partial(inspector_module.markdown, body), body)
         view.show("A short one.", "A short one.")
         await settle(app, pilot)
         assert view.drawn_lines == ["A short one."]
-        await pilot.pause()
-        assert not view.show_vertical_scrollbar and view.virtual_size.height == 1
+        await until(pilot, lambda: not view.show_vertical_scrollbar and view.virtual_size.height == 1,
+                    "the scrollbar gone with the long text")
         del long_id
 
 
@@ -285,8 +283,7 @@ async def test_a_tab_is_drawn_for_the_page_before_it_shows(demo_store, make_app,
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         inspector = app.screen.query_one(Inspector)
-        await pilot.pause(len(TABS) * (inspector_module.LAZY_TAB_GAP + 0.2))
-        assert all(inspector.tab_ready(t) for t in TABS)
+        await until(pilot, lambda: all(inspector.tab_ready(t) for t in TABS), "every tab mounted")
         seen: list[tuple[str, str]] = []
         show = RevisionsView.show
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from pathlib import Path
 
 import pytest
@@ -15,15 +14,13 @@ from store import NotFound, Store
 from pcp_tui import reads as reads_module
 from pcp_tui.reads import Reads, Superseded
 
-from helpers import page_list, settle
+from helpers import page_list, settle, until
+from waits import wait_for
 
 
-def wait_ready(reads: Reads, seconds: float = 60.0) -> None:
+def wait_ready(reads: Reads) -> None:
     """Wait for the child to open the store (a bounded wait, not a timed assertion)."""
-    deadline = time.monotonic() + seconds
-    while not reads.offloaded and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert reads.offloaded, "the reader child did not start"
+    wait_for(lambda: reads.offloaded, "the reader child to start")
 
 
 @pytest.fixture
@@ -147,10 +144,7 @@ async def test_the_app_reads_through_the_child_and_survives_its_death(demo_store
     app.reads_min_bytes = 0
     async with app.run_test() as pilot:
         await settle(app, pilot)
-        deadline = time.monotonic() + 60
-        while not (app.reads is not None and app.reads.offloaded) and time.monotonic() < deadline:
-            await pilot.pause(0.05)
-        assert app.reads.offloaded
+        await until(pilot, lambda: app.reads is not None and app.reads.offloaded, "the reader child to start")
         from pcp_tui.widgets.inspector import Inspector
 
         pages = page_list(app)
@@ -208,10 +202,7 @@ def test_the_child_ends_when_the_app_process_dies(small_store):
         except OSError:
             return False
 
-    deadline = time.monotonic() + 30
-    while alive() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not alive()
+    wait_for(lambda: not alive(), "the reader child to end with the app's process")
 
 
 async def test_a_superseded_window_or_page_is_dropped_without_a_word(demo_store, make_app):

@@ -61,7 +61,7 @@ async def test_delete_a_whole_scope_with_typed_confirmation(demo_store, make_app
         await pilot.press("f2")
         await settle(app, pilot)
         app.screen.query_one("#rights-tabs").active = "delete-scope"
-        await pilot.pause()
+        await settle(app, pilot)
         app.screen.query_one("#scope-choice").value = "user:me"
         await settle(app, pilot)
         assert "2 pages" in str(app.screen.query_one("#scope-plan").render())
@@ -143,7 +143,7 @@ async def test_scope_delete_asks_a_second_time_and_no_erases_nothing(demo_store,
         await pilot.press("f2")
         await settle(app, pilot)
         app.screen.query_one("#rights-tabs").active = "delete-scope"
-        await pilot.pause()
+        await settle(app, pilot)
         app.screen.query_one("#scope-choice").value = "user:me"
         await settle(app, pilot)
         await type_into(app, pilot, "#scope-typed", "user:me")

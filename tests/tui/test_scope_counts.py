@@ -79,7 +79,7 @@ async def test_a_scope_tree_whose_parents_form_a_cycle_still_shows_every_scope_o
             {"namespace": "loop:a", "parent": "loop:b", "page_count": 2, "last_activity": "2026-01-02T00:00:00Z"},
             {"namespace": "loop:b", "parent": "loop:a", "page_count": 3, "last_activity": "2026-01-03T00:00:00Z"}]
         tree.show_scopes(rows)
-        await pilot.pause()
+        await settle(app, pilot)
         names = [n.data["namespace"] for n in every_node(tree) if n.data["kind"] == "scope"]
         assert sorted(names) == sorted(r["namespace"] for r in rows)
         assert shown_count(tree.root) == 26 == sum(shown_count(g) for g in tree.root.children)

@@ -41,7 +41,7 @@ async def test_the_highlighted_scope_is_shown_in_full_under_the_tree(demo_store,
             assert tree.has_focus and screen.contains_region(detail.region) and detail.region.height >= 4
             for node in every_node(tree):
                 tree.move_cursor(node)
-                await pilot.pause()
+                await settle(app, pilot)
                 data = node.data
                 text = "".join(line.strip() for line in drawn(detail))  # (a long name wraps: its pieces follow each other)
                 if data["kind"] == "scope":
@@ -56,7 +56,7 @@ async def test_the_highlighted_scope_is_shown_in_full_under_the_tree(demo_store,
                 assert newest[:10] in text, (size, text)
             alpha = next(n for n in every_node(tree) if n.data.get("namespace") == "project:alpha")
             tree.move_cursor(alpha)
-            await pilot.pause()
+            await settle(app, pilot)
             assert "11 pages (7 its own)" in "".join(drawn(detail))  # its pages and those of the scope under it
             if size == (160, 48):
                 lines = drawn(tree)
@@ -92,7 +92,7 @@ async def test_moving_in_the_tree_is_no_layout_pass_of_the_screen(demo_store, ma
             seen = set()
             for _ in range(9):
                 await pilot.press("down")
-                await pilot.pause()
+                await settle(app, pilot)
                 seen.add(str(detail.render()))
                 assert any(line.strip().startswith("last active") for line in drawn(detail))  # the date in sight
             assert len(seen) == 9 and layouts == [], size

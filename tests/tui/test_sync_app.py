@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import page_list, said, settle, type_into
+from helpers import page_list, said, settle, type_into, until
 from pcp_tui import config
 from pcp_tui.app import DialogNotice
 from pcp_tui.screens.confirm import FormScreen
@@ -56,7 +56,7 @@ async def sync_now(app, pilot) -> None:
     await settle(app, pilot)
     assert isinstance(app.screen, SyncScreen)
     await pilot.press("ctrl+s")
-    await settle(app, pilot, rounds=6)
+    await settle(app, pilot)
 
 
 @pytest.mark.asyncio
@@ -74,7 +74,7 @@ async def test_first_sync_asks_the_folder_then_the_list_shows_the_other_stores_p
         await settle(app, pilot)
         await type_into(app, pilot, "#field-folder", str(folder))
         await pilot.press("enter")
-        await settle(app, pilot, rounds=6)
+        await settle(app, pilot)
         assert isinstance(app.screen, SyncScreen) and not app.screen.running
         state = app.screen.query_one("#sync-state").render().plain
         assert str(folder) in state and "Last sync: never" not in state
@@ -147,16 +147,14 @@ async def test_progress_bar_shows_while_the_worker_syncs(workdir, make_app, monk
         await pilot.press("f7")
         await settle(app, pilot)
         await pilot.press("ctrl+s")
-        for _ in range(100):
-            await pilot.pause(0.02)
-            if reached.is_set() and "Checking change files" in app.screen.query_one("#sync-phase").render().plain:
-                break
+        await until(pilot, lambda: reached.is_set() and "Checking change files" in app.screen.query_one(
+            "#sync-phase").render().plain, "the sync's first phase on screen")
         screen = app.screen
         assert screen.running and screen.query_one("#sync-running").display
         await pilot.press("escape")  # not while it runs
         assert app.screen is screen
         release.set()
-        await settle(app, pilot, rounds=6)
+        await settle(app, pilot)
         assert not screen.running and not screen.query_one("#sync-running").display
         await pilot.press("escape")
         await settle(app, pilot)
@@ -190,7 +188,7 @@ async def test_pairing_in_the_app_offer_a_code_and_type_it_on_the_other_store(wo
         assert "Pairing code: " in shown and " · offered a code, no store has joined yet" in state, state
         code = shown.split("Pairing code: ", 1)[1].split()[0]
         await pilot.press("ctrl+s")  # a's first file, for b to read
-        await settle(app, pilot, rounds=6)
+        await settle(app, pilot)
     st.close()
     st = Store.open(b)
     app = make_app(st)
@@ -202,7 +200,7 @@ async def test_pairing_in_the_app_offer_a_code_and_type_it_on_the_other_store(wo
         await settle(app, pilot)
         await type_into(app, pilot, "#field-code", code)
         await pilot.press("enter")
-        await settle(app, pilot, rounds=6)
+        await settle(app, pilot)
         assert " · paired with 1 store" in app.screen.query_one("#sync-state").render().plain
         await pilot.press("escape")
         await settle(app, pilot)
@@ -227,7 +225,7 @@ async def test_a_wrong_code_is_refused_in_one_line(workdir, make_app):
         await settle(app, pilot)
         await type_into(app, pilot, "#field-code", "AAAA-BBBB-CCCC-DDDD-EEEE-FFFF-GG")
         await pilot.press("enter")
-        await settle(app, pilot, rounds=6)
+        await settle(app, pilot)
         # The prompt again, with the code as typed and why it did not pair, in a line above its keys.
         assert isinstance(app.screen, FormScreen)
         assert app.screen.query_one("#field-code", Field).value == "AAAA-BBBB-CCCC-DDDD-EEEE-FFFF-GG"
@@ -313,10 +311,8 @@ async def test_a_cli_sync_that_only_wrote_shows_as_the_last_sync(workdir, make_a
         assert "Last sync: 2026-05-01 09:15" in state, state
         monkeypatch.setattr(ids, "now", lambda: "2026-05-02T10:30:00.000Z")
         assert main(["--db", "a.db", "sync", str(folder)]) == 0  # again, nothing new at all, the dialog open
-        for _ in range(100):
-            if "Last sync: 2026-05-02 10:30" in app.screen.query_one("#sync-state").render().plain:
-                break
-            await pilot.pause(0.05)
+        await until(pilot, lambda: "Last sync: 2026-05-02 10:30" in app.screen.query_one("#sync-state").render().plain,
+                    "the dialog to show the CLI's sync")
         assert "Last sync: 2026-05-02 10:30" in app.screen.query_one("#sync-state").render().plain
     st.close()
 

@@ -113,7 +113,7 @@ async def test_the_code_goes_when_a_sync_shows_the_store_that_joined(workdir, ma
             other.sync_folder(folder)
             joined = other.sync_status()["store_id"]
         await pilot.press("ctrl+s")
-        await settle(app, pilot, rounds=6)
+        await settle(app, pilot)
         assert joined in state(dialog)  # the peer line
         assert code_shown(dialog) == ""
         assert " · paired with 1 store" in state(dialog), state(dialog)
@@ -238,7 +238,7 @@ async def test_a_code_that_works_says_it_paired_then_what_the_sync_did(workdir, 
         await settle(app, pilot)
         await type_into(app, pilot, "#field-code", code)
         await pilot.press("enter")
-        await settle(app, pilot, rounds=6)
+        await settle(app, pilot)
         assert app.screen is dialog and not dialog.running
         message = " ".join(said(app))
         assert f"Paired with {offered_by} (this store took its owner). Took in 1 new page" in message, message

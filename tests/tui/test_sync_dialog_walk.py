@@ -76,7 +76,7 @@ async def test_a_file_typed_as_the_folder_is_refused_in_the_form(workdir, make_a
         await settle(app, pilot)
         await type_into(app, pilot, "#field-folder", str(not_a_folder))
         await pilot.press("enter")
-        await settle(app, pilot, rounds=6)
+        await settle(app, pilot)
         form = app.screen
         assert isinstance(form, FormScreen)  # open still, with what was typed
         assert form.query_one("#field-folder", Field).value == str(not_a_folder)

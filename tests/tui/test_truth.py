@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import OptionList, Static, Tree
 
-from helpers import page_list, prompts, select_page, settle, type_into
+from helpers import page_list, prompts, select_page, settle, type_into, until
 from pcp_tui.widgets.document import Document
 from pcp_tui.widgets.inspector import TABS, Inspector
 
@@ -79,15 +79,6 @@ async def test_an_erased_page_leaves_every_tab_and_the_basket(demo_store, make_a
         assert page_list(app).rows == [] and app.basket == []
         text = inspector_text(app)
         assert page not in text and "Reading list" not in text, text
-
-
-async def until(pilot, condition, rounds: int = 200) -> bool:
-    """Let the app run until condition() holds (the watcher looks every 0.05 s here); False if it never does."""
-    for _ in range(rounds):
-        if condition():
-            return True
-        await pilot.pause(0.05)
-    return condition()
 
 
 async def test_another_process_writing_shows_up_in_the_list_and_the_tree(demo_store, make_app):
@@ -184,8 +175,7 @@ async def test_at_80x24_the_tree_folds_away_and_the_delete_dialog_shows_the_id_a
         tree = app.screen.query_one(ScopeTree)
         assert not tree.display and page_list(app).size.width >= 30
         await pilot.press("ctrl+b")
-        await pilot.pause()
-        assert tree.display
+        await until(pilot, lambda: tree.display, "the tree shown")
         await pilot.press("ctrl+b")
         await select_page(app, pilot, page)
         await pilot.press("D")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from helpers import settle, until
 from textual.widgets import Static
-from textual.worker import WorkerFailed
 
 from pcp_tui.app import PcpApp
 
@@ -16,15 +16,8 @@ async def test_a_store_file_that_is_not_a_database_is_reported_once(workdir):
     app = PcpApp(bad, config_folder=workdir / "config", theme="pcp-dark", cursor_blink=False, use_pyperclip=False,
                  watch_interval=0)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        for _ in range(100):  # the opening worker may not have started when the first wait returns
-            try:
-                await app.workers.wait_for_complete()
-            except WorkerFailed:
-                pass
-            await pilot.pause(0.05)
-            if any(n.severity == "error" for n in app._notifications):
-                break
-        await pilot.pause(0.2)  # a second notification, if any, would land by now
+        await until(pilot, lambda: any(n.severity == "error" for n in app._notifications), "the error on screen")
+        await settle(app, pilot, failures_ok=True)  # every worker done, every message handled: no second one comes
         errors = [n for n in app._notifications if n.severity == "error"]
         assert len(errors) == 1, [(n.title, n.message) for n in errors]
         assert "not-a-store.db" in errors[0].message
@@ -46,12 +39,7 @@ async def test_a_failing_store_call_on_a_screen_is_reported_once(demo_store, mak
     monkeypatch.setattr(store, "list_recommendations", refuse)
     app = make_app(store)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        for _ in range(3):
-            try:
-                await app.workers.wait_for_complete()
-            except WorkerFailed:
-                pass
-            await pilot.pause()
+        await settle(app, pilot, failures_ok=True)
         assert isinstance(app.screen, MainScreen)
         errors = [n for n in app._notifications if n.severity == "error"]
         assert [(n.title, n.message) for n in errors] == [("Invalid", "the recommendations are unavailable")]
