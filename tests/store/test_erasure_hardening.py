@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import random
 
 import pcpstore_helpers as h
@@ -122,6 +124,7 @@ def _category_text(chars: list[str], rng: random.Random, base: str) -> str:
     return " ".join(words)
 
 
+@pytest.mark.slow
 def test_erasure_holds_for_every_unicode_category(db_path):
     from store import Store
 

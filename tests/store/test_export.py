@@ -138,6 +138,7 @@ def test_markdown_export_writes_a_folder_per_scope(tmp_path):
     assert text.startswith("---\npage_id: ") and "Revised text." in text
 
 
+@pytest.mark.slow
 def test_export_memory_does_not_grow_with_the_store(tmp_path):
     """Export streams: peak memory for 20,000 revisions stays close to that for 2,000."""
     script = textwrap.dedent(

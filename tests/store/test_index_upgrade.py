@@ -147,6 +147,7 @@ KILLER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_an_upgrade_killed_mid_way_resumes_and_ends_identical(schema1_db, tmp_path):
     reference = tmp_path / "reference.db"
     shutil.copyfile(schema1_db, reference)
