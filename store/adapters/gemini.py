@@ -197,6 +197,7 @@ def _sessions(mains: list[_Replay], subs: dict[str, list[_Replay]]) -> Iterator[
         injected: dict[str, str] = {}  # id -> why, of turns Gemini CLI wrote itself (never a user page)
         for replay, sub in [(r, False), *[(s, True) for s in subs.get(r.session_id, [])]]:
             skipped.update(replay.skipped)
+            injected.update((mid, "a notice Gemini CLI showed") for mid in sorted(replay.notices))
             messages = _messages(replay, skipped, injected)
             key = f"{SOURCE}:session:{r.session_id}" + (f":agent:{replay.session_id}" if sub else "")
             threads.append(AgentThread(key=key, title=title_from(messages), created_at=epoch_to_time(
