@@ -1,7 +1,8 @@
 """Claude Code sessions (`~/.claude/projects/<project>/<session>.jsonl`, their subagent logs).
 
 What the files hold, and what is done with it:
-- `user` and `assistant` records are the turns; `parentUuid` threads them (a rewind or an
+- `user` and `assistant` records are the turns; `parentUuid` threads them, through the records that are
+  no turn (attachment, system, progress, a compaction boundary's `logicalParentUuid`) (a rewind or an
   edited prompt forks the tree; every branch is kept).
 - One assistant message is written as several records sharing `message.id`, one per content
   block, each with its own uuid: they are merged into one page (the last record has the
@@ -12,7 +13,8 @@ What the files hold, and what is done with it:
   own conversation page inside the session's namespace, linked from the session, never mixed
   into the main thread.
 - `summary` records (often in another file, found by `leafUuid`) give the session's summary,
-  `custom-title`/`ai-title` its title; `isMeta` records are scaffolding; tool results are tool
+  `custom-title`/`ai-title` its title; `isMeta` records are scaffolding, and so is text Claude Code
+  wrote into a user record itself (`<local-command-stdout>`, interrupt markers); tool results are tool
   traffic; `file-history-snapshot`, `queue-operation`, `progress`, `attachment`, `system` and
   unknown record types are counted in the report and skipped.
 """

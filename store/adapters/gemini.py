@@ -14,9 +14,11 @@ What the files hold, and what is done with it:
   model's context after a compression or a masking of tool output: turns not seen before are
   added, a turn already seen is never removed and its text is never replaced by the masked one.
 - `user` and `gemini` messages are the turns (a user's `displayContent`, what they typed, before
-  `content`, what was sent); `info`, `error` and `warning` records and slash commands are
-  skipped and counted, and so is the `<state_snapshot>` summary a compression adds; thoughts are
-  kept with the message, tool calls follow the common rule.
+  `content`, what was sent); `info`, `error` and `warning` records (in a `$set` batch too), slash
+  commands and "System: Please continue." (sent by Gemini CLI itself) are skipped and counted, and so
+  is the `<state_snapshot>` summary a compression adds; a `[Function Response: ...]` user turn is tool
+  output (a tool result, stored with --with-tools); thoughts are kept with the message, tool calls
+  follow the common rule.
 """
 
 from __future__ import annotations
