@@ -469,11 +469,13 @@ def _upgrade(store: Any, source: str, actor: str, session: AgentSession, ns: str
                     f"tombstoned ({why}): {keys[key]}, text the CLI wrote, not a message", page_id=page_id)
     retract: list[tuple[str, str, str]] = []
     for part in _chunks(sorted(links)):
+        # A link to a tool page stays: a re-import without --with-tools does not unthread what one with it wrote.
         rows = db.execute_sql(
             "SELECT r.relation_id, r.from_page_id, r.to_page_id, f.page_id FROM relation r "
-            "JOIN page f ON f.id = r.from_page_id WHERE r.relation_type = 'responds_to' AND r.retracted = 0 "
-            f"AND r.actor_type = 'tool' AND r.actor_id = ? AND r.from_page_id IN ({','.join('?' * len(part))})",
-            [actor, *part]).fetchall()
+            "JOIN page f ON f.id = r.from_page_id JOIN page t ON t.id = r.to_page_id "
+            "JOIN revision h ON h.id = t.head WHERE r.relation_type = 'responds_to' AND r.retracted = 0 "
+            "AND r.actor_type = 'tool' AND r.actor_id = ? AND json_extract(h.facets, '$.role') IS NOT 'tool' "
+            f"AND r.from_page_id IN ({','.join('?' * len(part))})", [actor, *part]).fetchall()
         retract += [(rel, page_id, why) for rel, frm, to, page_id in rows if to not in links[frm]]
     for rel, _page, _why in retract:
         store.unlink(rel, reason=f"{why}: the message it follows is another")
