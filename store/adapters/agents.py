@@ -29,7 +29,7 @@ from ..constants import LIMITS
 from ..errors import Invalid, LimitExceeded
 from ..importing import ImportUnit, PageRef
 from ..jsonsafe import loads
-from .base import IMPORT_RULES, ImportReport, Progress
+from .base import AGENT_RULES, ImportReport, Progress
 
 SLUG_CHARS = 100  # agent:<tool>:<slug>:<session id> stays well inside the 200-character namespace limit
 _NOT_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
@@ -96,6 +96,7 @@ class AgentSession:
     threads: list[AgentThread]
     facets: dict[str, Any] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)  # record kind -> how many were not imported
+    injected: dict[str, str] = field(default_factory=dict)  # message key -> why: text the CLI wrote itself
 
 
 # --- reading ---
@@ -250,7 +251,7 @@ def write_sessions(store: Any, source: str, display: str, actor: str, sessions: 
 def _write_sessions(store: Any, source: str, display: str, actor: str, sessions: Iterable[AgentSession], total: int,
                     report: ImportReport, with_tools: bool, progress: Progress | None) -> ImportReport:
     root = f"agent:{source}"
-    with store.import_unit(actor, rules=IMPORT_RULES) as unit:
+    with store.import_unit(actor, rules=AGENT_RULES) as unit:
         unit.ensure_scope(root, display_name=f"{display} sessions")
     written: dict[str, PageRef] = {}  # message key -> page, across sessions (a resumed session links back)
     projects: set[str] = set()
@@ -260,7 +261,7 @@ def _write_sessions(store: Any, source: str, display: str, actor: str, sessions:
         slug = project_slug(session.cwd, session.project)
         project_ns = f"{root}:{slug}"
         if project_ns not in projects:
-            with store.import_unit(actor, rules=IMPORT_RULES) as unit:
+            with store.import_unit(actor, rules=AGENT_RULES) as unit:
                 unit.ensure_scope(project_ns, display_name=f"{display}: {session.cwd or session.project}", parent=root)
             projects.add(project_ns)
         try:
@@ -285,6 +286,11 @@ _SKIP_REASONS = {
     "scaffolding (slash command)": "a command to the CLI (/...), not a prompt to the model",
     "scaffolding (compression summary)": "the summary a compression wrote in place of earlier turns, which are kept",
     "event_msg": "progress events: they repeat the conversation's messages or count tokens",
+    "scaffolding (interrupt marker)": "the marker Claude Code writes when you interrupt a request, not a prompt",
+    "scaffolding (local command output)": "the output of a local command (/exit, /cost...) Claude Code wrote, not a prompt",
+    "scaffolding (continuation nudge)": "\"System: Please continue.\", sent by Gemini CLI itself, not a prompt",
+    "tool (function responses)": "tool output Gemini CLI sent back as a turn; stored only with --with-tools",
+    "duplicate (the same record written twice)": "the same record again in the file: one page",
 }
 
 
@@ -300,7 +306,8 @@ def _write_session(store: Any, source: str, actor: str, session: AgentSession, n
     counts = {"messages": 0, "hidden": 0, "tools": 0}
     refused: list[tuple[str, str]] = []  # (source key, why) of messages the store would not take
     conv_refs: list[tuple[AgentThread, PageRef]] = []
-    with store.import_unit(actor, rules=IMPORT_RULES) as unit:
+    links: dict[int, set[int]] = {}  # page key -> the pages it responds_to under these rules
+    with store.import_unit(actor, rules=AGENT_RULES) as unit:
         unit.ensure_scope(ns, display_name=main_title or session.session_id, parent=project_ns)
         keys = [t.key for t in threads]
         for t in threads:
@@ -327,8 +334,10 @@ def _write_session(store: Any, source: str, actor: str, session: AgentSession, n
                 main_ref = conv_ref
             else:
                 unit.relate(main_ref, "contains", conv_ref)
-            _write_thread(unit, source, ns, thread, conv_ref, with_tools, written, pending, counts, refused)
+            _write_thread(unit, source, ns, thread, conv_ref, with_tools, written, pending, counts, refused, links)
     written.update(pending)
+    if conv_refs and conv_refs[0][1].outcome != "created":  # the session was imported before, maybe by older rules
+        _upgrade(store, source, actor, session, ns, links, report)
     for thread, ref in conv_refs[:1]:  # the session's line; its subagent logs are inside it
         report.wrote(thread.label, thread.key, ref, unit.counts)
     report.conversations += len(threads)
@@ -343,7 +352,7 @@ def _write_session(store: Any, source: str, actor: str, session: AgentSession, n
 
 def _write_thread(unit: ImportUnit, source: str, ns: str, thread: AgentThread, conv_ref: PageRef, with_tools: bool,
                   written: dict[str, PageRef], pending: dict[str, PageRef], counts: dict[str, int],
-                  refused: list[tuple[str, str]]) -> None:
+                  refused: list[tuple[str, str]], links: dict[int, set[int]]) -> None:
     """The thread's message pages (and with_tools its tool pages). A message the store refuses (one
     over the payload limit) is left out and named in `refused`; the others of the session still land,
     and its replies link to the message before it."""
@@ -354,6 +363,12 @@ def _write_thread(unit: ImportUnit, source: str, ns: str, thread: AgentThread, c
         except (Invalid, LimitExceeded) as exc:  # refused before anything of it was gathered
             refused.append((key, exc.message))
             return None
+
+    def responds(ref: PageRef, target: PageRef | None) -> None:
+        links.setdefault(ref.pk, set())
+        if target is not None:
+            links[ref.pk].add(target.pk)
+            unit.relate(ref, "responds_to", target)
 
     by_key = {m.key: m for m in thread.messages}
     calls_by_id = {c.call_id: c for m in thread.messages for c in m.calls}
@@ -385,16 +400,16 @@ def _write_thread(unit: ImportUnit, source: str, ns: str, thread: AgentThread, c
                 result_ref = upsert(
                     f"{source}:{msg.key}:result:{result.call_id}",
                     payload={"media_type": "text/markdown", "content": result.result or "(no output)"},
-                    facets={"title": f"tool: {(call.name if call else 'tool')} result: "
+                    facets={"title": f"tool: {(call.name if call else result.name or 'tool')} result: "
                                      f"{first_meaningful_line(result.result or '')[:80]}",
-                            "role": "tool", "tool": call.name if call else None, "tool_call_id": result.call_id,
+                            "role": "tool", "tool": call.name if call else result.name or None,
+                            "tool_call_id": result.call_id,
                             **({"is_error": True} if result.is_error else {})},
                     observed_at=result.result_at or msg.observed_at, change_key=[])
                 if result_ref is None:
                     continue
                 unit.relate(conv_ref, "contains", result_ref)
-                if target is not None:
-                    unit.relate(result_ref, "responds_to", target)
+                responds(result_ref, target)
                 refs[msg.key] = parent = result_ref
         if msg.hidden:
             counts["hidden"] += 0 if (msg.results or msg.calls) else 1
@@ -408,8 +423,7 @@ def _write_thread(unit: ImportUnit, source: str, ns: str, thread: AgentThread, c
                                  facets=facets, observed_at=msg.observed_at, change_key=[])
             if message_ref is not None:
                 unit.relate(conv_ref, "contains", message_ref)
-                if parent is not None:
-                    unit.relate(message_ref, "responds_to", parent)
+                responds(message_ref, parent)
                 refs[msg.key] = parent = message_ref
                 pending[msg.key] = message_ref
                 counts["messages"] += 1
@@ -427,12 +441,53 @@ def _write_thread(unit: ImportUnit, source: str, ns: str, thread: AgentThread, c
                 if call_ref is None:
                     continue
                 unit.relate(conv_ref, "contains", call_ref)
-                if parent is not None:
-                    unit.relate(call_ref, "responds_to", parent)
+                responds(call_ref, parent)
                 call_refs[call.call_id] = call_ref
                 refs[msg.key] = call_ref
             if msg.key in refs and msg.hidden:
                 pending[msg.key] = refs[msg.key]
+
+
+def _upgrade(store: Any, source: str, actor: str, session: AgentSession, ns: str, links: dict[int, set[int]],
+             report: ImportReport) -> None:
+    """What older rules wrote that these rules would not, in a session imported before: a page made of
+    text the CLI injected is tombstoned (reversible, its history kept), and a `responds_to` this
+    importer drew that these rules do not is retracted. Each change is a line of the report."""
+    db = store._db
+    label = f"{source} session {session.session_id}"
+    why = f"importer upgrade to {actor}/{AGENT_RULES}"
+    keys = {f"{source}:{k}": kind for k, kind in session.injected.items()}
+    stale: list[tuple[str, str]] = []
+    for part in _chunks(sorted(keys)):
+        stale += db.execute_sql(
+            "SELECT sp.source_key, p.page_id FROM source_page sp JOIN page p ON p.id = sp.page_id "
+            f"WHERE p.status IN ('active', 'archived') AND sp.source_key IN ({','.join('?' * len(part))})",
+            part).fetchall()
+    for key, page_id in stale:
+        store.tombstone_page(page_id, reason=f"{why}: {keys[key]}, not a message")
+        report.skip(f"{label}: message {key.removeprefix(source + ':')}",
+                    f"tombstoned ({why}): {keys[key]}, text the CLI wrote, not a message", page_id=page_id)
+    retract: list[tuple[str, str, str]] = []
+    for part in _chunks(sorted(links)):
+        # A link to a tool page stays: a re-import without --with-tools does not unthread what one with it wrote.
+        rows = db.execute_sql(
+            "SELECT r.relation_id, r.from_page_id, r.to_page_id, f.page_id FROM relation r "
+            "JOIN page f ON f.id = r.from_page_id JOIN page t ON t.id = r.to_page_id "
+            "JOIN revision h ON h.id = t.head WHERE r.relation_type = 'responds_to' AND r.retracted = 0 "
+            "AND r.actor_type = 'tool' AND r.actor_id = ? AND json_extract(h.facets, '$.role') IS NOT 'tool' "
+            f"AND r.from_page_id IN ({','.join('?' * len(part))})", [actor, *part]).fetchall()
+        retract += [(rel, page_id, why) for rel, frm, to, page_id in rows if to not in links[frm]]
+    for rel, _page, _why in retract:
+        store.unlink(rel, reason=f"{why}: the message it follows is another")
+    if retract:
+        report.skip(f"{label}: {len(retract)} responds_to link(s)",
+                    f"retracted ({why}): the thread runs through every record now, so these messages "
+                    "follow another message than before")
+
+
+def _chunks(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
 
 
 def _tools_before(msg: AgentMessage, by_key: dict[str, AgentMessage], refs: dict[str, PageRef]) -> list[dict[str, Any]]:

@@ -23,6 +23,12 @@ from ..types import ImportSummary, SkippedItem
 # before issue 15 (it named no version); bump this when a rule change alters what is stored.
 IMPORT_RULES = 2
 
+# The coding-agent importers' rules (Claude Code, Codex, Gemini CLI), versioned apart from the chat
+# importers'. Version 3 (issue 29): a split message is a page once any of its records has text, the
+# parent chain runs through every record, text the CLI injected is no message (pages older rules
+# made of it are tombstoned on re-import, their stale `responds_to` links retracted).
+AGENT_RULES = 3
+
 
 @dataclass
 class ImportReport:

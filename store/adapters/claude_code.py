@@ -1,7 +1,8 @@
 """Claude Code sessions (`~/.claude/projects/<project>/<session>.jsonl`, their subagent logs).
 
 What the files hold, and what is done with it:
-- `user` and `assistant` records are the turns; `parentUuid` threads them (a rewind or an
+- `user` and `assistant` records are the turns; `parentUuid` threads them, through the records that are
+  no turn (attachment, system, progress, a compaction boundary's `logicalParentUuid`) (a rewind or an
   edited prompt forks the tree; every branch is kept).
 - One assistant message is written as several records sharing `message.id`, one per content
   block, each with its own uuid: they are merged into one page (the last record has the
@@ -12,7 +13,8 @@ What the files hold, and what is done with it:
   own conversation page inside the session's namespace, linked from the session, never mixed
   into the main thread.
 - `summary` records (often in another file, found by `leafUuid`) give the session's summary,
-  `custom-title`/`ai-title` its title; `isMeta` records are scaffolding; tool results are tool
+  `custom-title`/`ai-title` its title; `isMeta` records are scaffolding, and so is text Claude Code
+  wrote into a user record itself (`<local-command-stdout>`, interrupt markers); tool results are tool
   traffic; `file-history-snapshot`, `queue-operation`, `progress`, `attachment`, `system` and
   unknown record types are counted in the report and skipped.
 """
@@ -20,6 +22,7 @@ What the files hold, and what is done with it:
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,7 +67,8 @@ def import_claude_code(store: Any, path: str | Path | None = None, *, with_tools
         raise Invalid(f"{root}: no such file or folder (Claude Code keeps its sessions in ~/.claude/projects).")
     report = ImportReport(source=SOURCE, path=str(root))
     with store.bulk_loading():  # the reading too: it allocates every record (fewer collector runs)
-        files, summaries, titles = _read_all(_session_files(root, report), root, report)
+        links: dict[str, str | None] = {}  # uuid of a record that is no turn -> its parent
+        files, summaries, titles = _read_all(_session_files(root, report), root, report, links)
         by_session: dict[str, list[_File]] = {}
         for f in files:
             by_session.setdefault(f.session_id, []).append(f)
@@ -72,7 +76,7 @@ def import_claude_code(store: Any, path: str | Path | None = None, *, with_tools
         # records, the original, comes first.
         order = sorted(by_session, key=lambda sid: (min((f.first_at for f in by_session[sid] if f.first_at), default="~"),
                                                     sum(len(f.turns) for f in by_session[sid]), sid))
-        sessions = _sessions(order, by_session, summaries, titles)
+        sessions = _sessions(order, by_session, summaries, titles, links)
         return write_sessions(store, SOURCE, "Claude Code", TOOL, sessions, len(order), report, with_tools, progress)
 
 
@@ -85,8 +89,10 @@ def _session_files(root: Path, report: ImportReport) -> list[Path]:
     return regular_files(found, root, SOURCE, report)
 
 
-def _read_all(paths: list[Path], root: Path, report: ImportReport
+def _read_all(paths: list[Path], root: Path, report: ImportReport, links: dict[str, str | None]
               ) -> tuple[list[_File], dict[str, tuple[str, str]], dict[str, str]]:
+    """Every file's turns, the summaries and titles; `links` gets the parent of every other record that
+    has a uuid (attachment, system, progress...), so a turn's parent chain can be followed through them."""
     files: list[_File] = []
     summaries: dict[str, tuple[str, str]] = {}  # leafUuid -> (summary, file)
     titles: dict[str, str] = {}  # session id -> title (a custom title wins over an AI one)
@@ -119,6 +125,8 @@ def _read_all(paths: list[Path], root: Path, report: ImportReport
                     titles[sid] = value.strip()
             else:
                 f.skipped[kind] += 1
+                if isinstance(rec.get("uuid"), str) and rec["uuid"] not in links:
+                    links[rec["uuid"]] = _parent_of(rec)
         named = [s for s, _ in sessions.most_common() if s]
         if named:
             f.session_id = named[0]
@@ -131,7 +139,7 @@ def _read_all(paths: list[Path], root: Path, report: ImportReport
 
 
 def _sessions(order: list[str], by_session: dict[str, list[_File]], summaries: dict[str, tuple[str, str]],
-              titles: dict[str, str]) -> Iterator[AgentSession]:
+              titles: dict[str, str], links: dict[str, str | None]) -> Iterator[AgentSession]:
     owned: set[str] = set()  # uuids an earlier session imported
     alias: dict[str, str] = {}  # uuid of a later block of a split message -> key of the merged message
     for sid in order:
@@ -154,8 +162,9 @@ def _sessions(order: list[str], by_session: dict[str, list[_File]], summaries: d
         for f in agents:
             plan.append((f"{SOURCE}:session:{sid}:agent:{f.agent_id}", f.turns, f.label, True, {"agent_id": f.agent_id}))
         all_turns: list[dict[str, Any]] = []
+        injected: dict[str, str] = {}  # key -> why, of records whose text the CLI wrote (never a page)
         for key, turns, thread_label, sub, facets in plan:
-            messages = _messages(turns, owned, alias, skipped)
+            messages = _messages(turns, owned, alias, links, skipped, injected)
             all_turns.extend(turns)
             if not messages and not sub:
                 if not any(p[1] for p in plan[1:]):
@@ -173,7 +182,8 @@ def _sessions(order: list[str], by_session: dict[str, list[_File]], summaries: d
             t.title = f"Subagent: {t.title}" if t.title else f"Subagent of {main_thread.title or sid}"
         cwd = meta.pop("cwd", None)
         yield AgentSession(session_id=sid, cwd=cwd, project=(main or files)[0].project, threads=threads,
-                           facets={**({"cwd": cwd} if cwd else {}), **meta}, skipped=dict(skipped))
+                           facets={**({"cwd": cwd} if cwd else {}), **meta}, skipped=dict(skipped),
+                           injected=injected)
 
 
 def _session_facets(turns: list[dict[str, Any]], sid: str, summaries: dict[str, tuple[str, str]]) -> dict[str, Any]:
@@ -195,20 +205,45 @@ def _session_facets(turns: list[dict[str, Any]], sid: str, summaries: dict[str, 
     return out
 
 
-def _messages(turns: list[dict[str, Any]], owned: set[str], alias: dict[str, str],
-              skipped: Counter[str]) -> list[AgentMessage]:
+def _parent_of(rec: dict[str, Any]) -> str | None:
+    # After a compaction the boundary record has no parentUuid; logicalParentUuid names the turn before it.
+    parent = rec.get("parentUuid") or rec.get("logicalParentUuid")
+    return str(parent) if parent else None
+
+
+# Text Claude Code writes into user records itself: a local command's output and the marker an
+# interrupt leaves. Neither was typed by the user nor said by the model.
+_LOCAL_OUTPUT = ("<local-command-stdout>", "<local-command-stderr>")
+_INTERRUPT = re.compile(r"\[Request interrupted by user[^\]\n]*\]")
+
+
+def injected_kind(text: str) -> str | None:
+    """Why a user record's text is the CLI's own (None: the user wrote it)."""
+    bare = text.strip()
+    if bare.startswith(_LOCAL_OUTPUT):
+        return "scaffolding (local command output)"
+    if bare and not _INTERRUPT.sub("", bare).strip():
+        return "scaffolding (interrupt marker)"
+    return None
+
+
+def _messages(turns: list[dict[str, Any]], owned: set[str], alias: dict[str, str], links: dict[str, str | None],
+              skipped: Counter[str], injected: dict[str, str]) -> list[AgentMessage]:
     messages: list[AgentMessage] = []
     by_message_id: dict[str, AgentMessage] = {}
     mine: set[str] = set()
+    stepped: set[str] = set()  # messages that are never a page whatever their text (scaffolding, injected text)
     for rec in turns:
         uuid = str(rec["uuid"])
-        if uuid in owned and uuid not in mine:
+        if uuid in mine:  # the same record written again (a retried write, a resumed file)
+            skipped["duplicate (the same record written twice)"] += 1
+            continue
+        if uuid in owned:
             skipped["duplicate (copied by a resume)"] += 1
             continue
         mine.add(uuid)
         msg = json_object(rec.get("message"))
-        parent = rec.get("parentUuid") or rec.get("logicalParentUuid")
-        parent_key = str(parent) if parent else None
+        parent_key = _parent_of(rec)
         stamp = epoch_to_time(rec.get("timestamp"))
         role = json_text(msg.get("role")) or str(rec["type"])
         mid = json_text(msg.get("id"))
@@ -231,15 +266,20 @@ def _messages(turns: list[dict[str, Any]], owned: set[str], alias: dict[str, str
                 m.facets["synthetic"] = True
         else:
             _user(m, msg.get("content"), stamp, rec)
+            kind = injected_kind(m.text)
+            if kind and not rec.get("isMeta"):
+                stepped.add(uuid)
+                injected[uuid] = kind.removeprefix("scaffolding (").removesuffix(")")
+                skipped[kind] += 1
         if rec.get("isMeta") or rec.get("isCompactSummary"):
-            m.hidden = True
+            stepped.add(uuid)
             skipped["scaffolding (isMeta / compaction summary)"] += 1
         if rec.get("isApiErrorMessage"):
             m.facets["api_error"] = True
-        if not m.text.strip() and not m.hidden:
-            m.hidden = True
         messages.append(m)
     owned.update(mine)
+    for m in messages:  # decided once every block of a split message is in (its first record is often empty)
+        m.hidden = m.key in stepped or not m.text.strip()
     calls = {c.call_id: c for m in messages for c in m.calls}
     for m in messages:
         for r in m.results:
@@ -248,13 +288,25 @@ def _messages(turns: list[dict[str, Any]], owned: set[str], alias: dict[str, str
                 call.result, call.result_key, call.result_at, call.is_error = r.result, m.key, r.result_at, r.is_error
                 r.name = call.name
     for m in messages:
-        seen = set()
-        while m.parent in alias and m.parent not in seen:
-            seen.add(m.parent)
-            m.parent = alias[m.parent]
+        m.parent = _turn_parent(m.parent, alias, links)
         if m.parent == m.key:
             m.parent = None
     return messages
+
+
+def _turn_parent(key: str | None, alias: dict[str, str], links: dict[str, str | None]) -> str | None:
+    """The nearest turn up the parent chain: through the later records of a split message (to the
+    merged message) and through the records that are no turn (attachment, system, progress...)."""
+    seen: set[str] = set()
+    while key is not None and key not in seen:
+        seen.add(key)
+        if key in alias:
+            key = alias[key]
+        elif key in links:
+            key = links[key]
+        else:
+            return key
+    return None
 
 
 def _add_blocks(m: AgentMessage, content: Any, stamp: str | None) -> None:
@@ -302,5 +354,3 @@ def _user(m: AgentMessage, content: Any, stamp: str | None, rec: dict[str, Any])
         elif block.get("type") == "image":
             texts.append("[image]")
     m.text = "\n\n".join(texts)
-    if m.results and not m.text.strip():
-        m.hidden = True

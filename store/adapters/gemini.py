@@ -14,9 +14,11 @@ What the files hold, and what is done with it:
   model's context after a compression or a masking of tool output: turns not seen before are
   added, a turn already seen is never removed and its text is never replaced by the masked one.
 - `user` and `gemini` messages are the turns (a user's `displayContent`, what they typed, before
-  `content`, what was sent); `info`, `error` and `warning` records and slash commands are
-  skipped and counted, and so is the `<state_snapshot>` summary a compression adds; thoughts are
-  kept with the message, tool calls follow the common rule.
+  `content`, what was sent); `info`, `error` and `warning` records (in a `$set` batch too), slash
+  commands and "System: Please continue." (sent by Gemini CLI itself) are skipped and counted, and so
+  is the `<state_snapshot>` summary a compression adds; a `[Function Response: ...]` user turn is tool
+  output (a tool result, stored with --with-tools); thoughts are kept with the message, tool calls
+  follow the common rule.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ SOURCE = "gemini"
 TOOL = "pcp-import-gemini"
 TURNS = ("user", "gemini")
 _SLASH = re.compile(r"^/[a-z][\w:-]*(\s[^\n]*)?$")
+_FUNCTION_RESPONSE = re.compile(r"\[Function Response: ([^\]\n]{1,100})\]")
+_NUDGE = "System: Please continue."  # what Gemini CLI sends by itself when a reply came back empty or broken
 
 
 def default_path() -> Path:
@@ -56,6 +60,7 @@ class _Replay:
     parents: dict[str, str | None] = field(default_factory=dict)
     live: list[str] = field(default_factory=list)  # the conversation Gemini CLI would resume
     rewound: set[str] = field(default_factory=set)
+    notices: set[str] = field(default_factory=set)  # ids of info/error/warning records already counted
     skipped: Counter[str] = field(default_factory=Counter)
     parent_session: str | None = None  # a subagent's session
     first_at: str = ""
@@ -89,7 +94,16 @@ class _Replay:
             self.live = []
             for rec in messages:
                 if isinstance(rec, dict) and isinstance(rec.get("id"), str):
-                    self.message(rec, from_set=True)
+                    if json_text(rec.get("type")) in TURNS:
+                        self.message(rec, from_set=True)
+                    else:  # an info, error or warning notice in the batch: counted once, never a turn
+                        self.notice(rec)
+
+    def notice(self, rec: dict[str, Any]) -> None:
+        mid = str(rec["id"])
+        if mid not in self.notices:
+            self.notices.add(mid)
+            self.skipped[f"{json_text(rec.get('type')) or 'untyped'} notice"] += 1
 
 
 def import_gemini(store: Any, path: str | Path | None = None, *, with_tools: bool = False,
@@ -169,7 +183,7 @@ def _read(p: Path, root: Path, replays: dict[str, _Replay], report: ImportReport
             if kind in TURNS:
                 replay.message(rec)
             else:
-                replay.skipped[f"{kind} notice"] += 1
+                replay.notice(rec)
         elif isinstance(rec.get("$set"), dict):
             replay.set(rec["$set"])
         elif isinstance(rec.get("sessionId"), str):
@@ -182,9 +196,11 @@ def _sessions(mains: list[_Replay], subs: dict[str, list[_Replay]]) -> Iterator[
     for r in mains:
         threads: list[AgentThread] = []
         skipped: Counter[str] = Counter()
+        injected: dict[str, str] = {}  # id -> why, of turns Gemini CLI wrote itself (never a user page)
         for replay, sub in [(r, False), *[(s, True) for s in subs.get(r.session_id, [])]]:
             skipped.update(replay.skipped)
-            messages = _messages(replay, skipped)
+            injected.update((mid, "a notice Gemini CLI showed") for mid in sorted(replay.notices))
+            messages = _messages(replay, skipped, injected)
             key = f"{SOURCE}:session:{r.session_id}" + (f":agent:{replay.session_id}" if sub else "")
             threads.append(AgentThread(key=key, title=title_from(messages), created_at=epoch_to_time(
                 replay.meta.get("startTime")) or replay.first_at or None, messages=messages, label=replay.label,
@@ -204,7 +220,7 @@ def _sessions(mains: list[_Replay], subs: dict[str, list[_Replay]]) -> Iterator[
         if json_text(r.meta.get("projectHash")):
             facets["project_hash"] = r.meta["projectHash"]
         yield AgentSession(session_id=r.session_id, cwd=cwd or None, project=r.project, threads=threads,
-                           facets=facets, skipped=dict(skipped))
+                           facets=facets, skipped=dict(skipped), injected=injected)
 
 
 def _text(content: Any) -> str:
@@ -224,7 +240,7 @@ def _text(content: Any) -> str:
     return "".join(parts)
 
 
-def _messages(r: _Replay, skipped: Counter[str]) -> list[AgentMessage]:
+def _messages(r: _Replay, skipped: Counter[str], injected: dict[str, str]) -> list[AgentMessage]:
     out: list[AgentMessage] = []
     pending_results: AgentMessage | None = None
     for mid, rec in r.records.items():
@@ -234,12 +250,26 @@ def _messages(r: _Replay, skipped: Counter[str]) -> list[AgentMessage]:
             shown = _text(rec.get("displayContent")) if rec.get("displayContent") else ""
             text = shown or _text(rec.get("content"))
             m = AgentMessage(key=mid, parent=r.parents.get(mid), role="user", text=text, observed_at=stamp)
+            sent = _text(rec.get("content"))
             if _SLASH.match(text.strip()) and len(text) < 200:
                 m.hidden = True
                 skipped["scaffolding (slash command)"] += 1
             elif text.lstrip().startswith("<state_snapshot>"):
                 m.hidden = True
                 skipped["scaffolding (compression summary)"] += 1
+            elif sent.lstrip().startswith("[Function Response:"):
+                # Tool output Gemini CLI sent back as a user turn: tool traffic (a result page with --with-tools).
+                m.hidden, m.role = True, "tool"
+                name = _FUNCTION_RESPONSE.match(sent.lstrip())
+                m.results.append(ToolCall(call_id=f"{mid}:response", name=name.group(1) if name else "tool",
+                                          input=None, observed_at=stamp, result=sent, result_key=mid,
+                                          result_at=stamp))
+                injected[mid] = "function response"
+                skipped["tool (function responses)"] += 1
+            elif text.strip() == _NUDGE:
+                m.hidden = True
+                skipped["scaffolding (continuation nudge)"] += 1
+                injected[mid] = "continuation nudge"
         else:
             m = AgentMessage(key=mid, parent=r.parents.get(mid), role="assistant", text=_text(rec.get("content")),
                              observed_at=stamp, model=json_text(rec.get("model")) or None)

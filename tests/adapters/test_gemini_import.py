@@ -191,3 +191,24 @@ def test_sigkill_mid_import_leaves_whole_sessions_only(tmp_path):
                                            "agent:gemini:%:%")
     assert grouped == {}  # a stop inside a group of units leaves none of the group
 
+
+
+INJECTED = "fa4593e0-0000-4000-8000-00000000d21e"  # derived/make_injected_jsonl.py
+INJECTED_JSONL = next((DERIVED / "tmp").glob("*/chats/session-2026-01-10T20-00-fa4593e0.jsonl"))
+
+
+def test_function_responses_are_tool_output_and_the_nudge_and_notices_no_message(store):
+    report = import_gemini(store, INJECTED_JSONL, with_tools=True)
+    ns = next(n for n in h.scopes(store) if n.endswith(INJECTED))
+    conv, pages = _session(store, ns)
+    by_role: dict[str, list[dict]] = {}
+    for p in pages:
+        by_role.setdefault(_f(p)["role"], []).append(p)
+    texts = [p["revision"]["payload"]["content"] for p in by_role["user"] + by_role["assistant"]]
+    assert [t for t in texts if "Function Response" in t or "Please continue" in t or "update available" in t] == []
+    # the function response is the write_file tool's result page; the prompt and the two answers are pages
+    result = next(p for p in by_role["tool"] if p["revision"]["payload"]["content"].startswith("[Function Response: write_file]"))
+    assert _f(result)["tool"] == "write_file" and "result" in result["title"]
+    assert len(by_role["user"]) == 1 and conv["title"] == 'write to test-gemini.txt "hello, gemini" only'
+    items = " ".join(s["item"] for s in report.skipped)
+    assert "1 scaffolding (continuation nudge)" in items and "1 info notice" in items

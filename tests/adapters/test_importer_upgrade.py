@@ -28,7 +28,9 @@ EXPECTED = {
     "claude-osteele-claude-chat-viewer-2-api-variant.json": (0, 1, 4),
     "claude-simonw-claude-to-sqlite-1.json": (0, 2, 1),
     "claude-simonw-claude-to-sqlite-2.json": (0, 2, 19),
-    "claude-code": (0, 5, 81),  # titles of thinking-only messages: their first line, not the `---` rule
+    # titles of thinking-only messages: their first line, not the `---` rule; the interrupt marker and the
+    # local command's output are no pages under the agent rules 3 (issue 29): tombstoned, not upserted
+    "claude-code": (0, 5, 79),
 }
 
 
@@ -81,3 +83,49 @@ def test_a_change_under_the_same_rules_names_no_upgrade(store, tmp_path):
     history = store.read_pages([page], projections=("history",))["results"][0]
     revs = [store.read_pages([h["revision_id"]])["results"][0]["revision"] for h in history["history"]]
     assert sorted(r["provenance"][0]["tool_or_model"] for r in revs) == ["pcp-import-chatgpt/2"] * 2
+
+
+# --- issue 29: the agent importers' rules 3 over a store main's agent importers (rules 2) wrote ---
+
+AGENTS_OLD = DATA / "stores" / "main-38964af-agents.db"
+
+
+def test_agent_reimport_revises_what_the_old_rules_got_wrong_and_says_so(tmp_path):
+    from test_agent_transcripts import IMPORTERS, READERS, check_points
+
+    db = tmp_path / "old.db"
+    shutil.copy(AGENTS_OLD, db)
+    with Store.open(db) as st:
+        sql = st._db.execute_sql
+        revisions_before = sql("SELECT MAX(id) FROM revision").fetchone()[0]
+        events_before = sql("SELECT COALESCE(MAX(id), 0) FROM lifecycle_event").fetchone()[0]
+        reports = {tool: IMPORTERS[tool](st, DATA / "agents" / tool) for tool in sorted(IMPORTERS)}
+        for tool in IMPORTERS:  # the upgraded store holds what a fresh import under the new rules holds
+            check_points(st, tool)
+        # Each revision the re-import wrote names the upgrade, at most one per page, and really changes it.
+        new = sql("SELECT page_id, content, facets, provenance FROM revision WHERE id > ?",
+                  (revisions_before,)).fetchall()
+        revised = [r for r in new if sql("SELECT COUNT(*) FROM revision WHERE page_id = ?", (r[0],)).fetchone()[0] > 1]
+        assert len(revised) == sum(r.revised for r in reports.values()) > 0
+        assert len({r[0] for r in revised}) == len(revised)
+        for page, content, facets, provenance in revised:
+            before = sql("SELECT content, facets FROM revision WHERE page_id = ? AND id <= ? ORDER BY id DESC LIMIT 1",
+                         (page, revisions_before)).fetchone()
+            assert (content, facets) != tuple(before)
+            tool = json.loads(provenance)[0]["tool_or_model"]
+            assert tool.endswith("/3: importer upgrade from " + tool.split("/")[0] + "/2"), tool
+        # The pages made of injected text are tombstoned (reversible), each named in the report.
+        tombstoned = sql("SELECT p.page_id, r.content, e.reason FROM lifecycle_event e JOIN page p ON p.id = e.page_id "
+                         "JOIN revision r ON r.id = p.head WHERE e.id > ? AND e.to_status = 'tombstoned'",
+                         (events_before,)).fetchall()
+        injected = {t.strip() for tool in READERS for t in READERS[tool]().injected}
+        assert tombstoned and all(content.strip() in injected for _, content, _ in tombstoned)
+        assert all("importer upgrade to pcp-import-" in reason for _, _, reason in tombstoned)
+        said = [s for r in reports.values() for s in r.skipped if s["reason"].startswith("tombstoned (importer upgrade")]
+        assert len(said) == len(tombstoned)
+        retracted = [s for r in reports.values() for s in r.skipped if s["reason"].startswith("retracted (importer")]
+        assert retracted  # the links to the pages now tombstoned, drawn by the old rules
+        # And a second run changes nothing.
+        again = {tool: IMPORTERS[tool](st, DATA / "agents" / tool) for tool in IMPORTERS}
+        assert all((r.created, r.revised) == (0, 0) for r in again.values())
+        assert not [s for r in again.values() for s in r.skipped if "importer upgrade" in s["reason"]]
