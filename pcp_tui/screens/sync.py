@@ -19,6 +19,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widget import AwaitMount
 from textual.widgets import DataTable, ProgressBar, Static
+from textual.worker import get_current_worker
 
 from .. import commands, config, reading
 from ..messages import OpenPage, PairOffered, Progress, StoreChanged, StoreWorkers, Synced, SyncFailed, SyncStateLoaded
@@ -208,6 +209,8 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
     def _load(self) -> None:
         offer = self.offer  # (only read here)
         status, pages = load_state(self.app.store)
+        if get_current_worker().is_cancelled:
+            return  # a newer load is on its way: this state may be older than what the screen shows
         if offer is not None and not os.path.exists(offer["offer"]):  # a join takes the offer file away
             self.post_message(OfferTaken(offer["offer"]))
         self.post_message(SyncStateLoaded(status, pages))

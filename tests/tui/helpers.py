@@ -40,10 +40,19 @@ async def settle(app, pilot, limit: float = WAIT_LIMIT, failures_ok: bool = Fals
                 if not failures_ok:
                     raise
         await pilot.pause()  # wait-helper: every message queued so far is handled (no time passes on purpose)
-        if not any(w.group != "watch" for w in app.workers):
+        if not any(w.group != "watch" for w in app.workers) and not _tables_unsized(app):
             return
         if monotonic() > deadline:
             raise AssertionError(f"waited {limit:.0f} s for the app's workers to settle, in vain")
+
+
+def _tables_unsized(app) -> bool:
+    """A DataTable on screen has rows whose column widths it has not worked out yet: it does that when the app
+    is next idle, which under load came after a snapshot was taken (columns drawn cut). Textual has no public
+    flag for it."""
+    from textual.widgets import DataTable
+
+    return any(table._require_update_dimensions for table in app.screen.query(DataTable))
 
 
 def said(app) -> list[str]:

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from helpers import page_list, said, settle, type_into, until
+from helpers import drawn, page_list, said, settle, type_into, until
 from pcp_tui import config
 from pcp_tui.app import DialogNotice
 from pcp_tui.screens.confirm import FormScreen
 from pcp_tui.screens.main import MainScreen
-from pcp_tui.screens.sync import SyncScreen
+from pcp_tui.screens.sync import ConflictTable, SyncScreen
 from pcp_tui.screens.welcome import WelcomeScreen
 from pcp_tui.widgets.fields import Field
 from pcp_tui.widgets.inspector import Inspector
@@ -282,6 +282,9 @@ def test_sync_dialog_snapshot(snap_compare, workdir, fixed_clock, make_app, size
         await sync_now(app, pilot)
         app.clear_notifications()
         await settle(app, pilot)
+        # The conflict list sizes its columns when the app is next idle: under load that came after the shot.
+        table = app.screen.query_one(ConflictTable)
+        await until(pilot, lambda: page in drawn(table), "the conflict list drawn with its columns sized")
 
     assert snap_compare(app, terminal_size=SIZES[size], run_before=run_before)
     st.close()
