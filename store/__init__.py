@@ -136,6 +136,7 @@ class Store:
         self.import_unit = importing.import_unit
         self.bulk_loading = importing.bulk_loading
         self.source_page_id = importing.source_page_id
+        self.source_scope = importing.source_scope
         self.record_import = reports.record_import
         self.import_report = reports.import_report
         # handoffs and their ledger
