@@ -114,6 +114,14 @@ class ImportUnit:
         self._scope_pk(ns, display_name, parent)
         return self._names.get(ns, ns)
 
+    def exists(self, namespace: str) -> bool:
+        """Whether a scope is named exactly `namespace` (one this session may see: never a hidden one)."""
+        ns = v.namespace(namespace)
+        session = self._store.session
+        if not (session.allows("ingest", ns) or session.allows("read", ns)):
+            return False
+        return self._store._db.execute_sql("SELECT 1 FROM scope WHERE namespace = ?", (ns,)).fetchone() is not None
+
     def _scope_pk(self, ns: str, display_name: str | None = None, parent: str | None = None) -> int:
         pk = self._scopes.get(ns)
         if pk is None:

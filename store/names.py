@@ -72,6 +72,16 @@ def new_namespace(namespace: str) -> str:
     return nfc(namespace)
 
 
+def importable(text: str, always: bool = False) -> str:
+    """`text` as part of a name an importer makes (a vault's or a conversation's): as it is when a new scope
+    could be named with it, else in NFC without the refused characters and with a digest of the exact text
+    after "~" (so two texts never share one). `always` adds the digest anyway (a look-alike of another scope)."""
+    if not always and refused_character(text) is None and nfc(text) == text:
+        return text
+    kept = "".join(ch for ch in nfc(text) if refused_character(ch) is None).strip() or "unnamed"
+    return f"{kept}~{digest(text)}"
+
+
 @lru_cache(maxsize=1)
 def _prototypes() -> dict[int, str]:
     text = resources.files("store").joinpath("data/confusables.txt").read_text(encoding="utf-8-sig")
@@ -133,17 +143,18 @@ class SkeletonIndex:
 
 
 def refused_scopes(names: Iterable[str]) -> list[dict[str, str]]:
-    """Existing scopes a new scope could not be named like now: {namespace, why} (for `pcp doctor`)."""
-    out: list[dict[str, str]] = []
+    """Existing scopes a new scope could not be named like now: {namespace (escaped), why} (for `pcp doctor`)."""
+    whys: dict[str, list[str]] = {}
     by_skeleton: dict[str, list[str]] = {}
     for name in names:
         why = refused_character(name)
         if why:
-            out.append({"namespace": shown(name), "why": f"holds {why}"})
-        elif unicodedata.normalize("NFC", name) != name:
-            out.append({"namespace": shown(name), "why": "is not in NFC (Unicode's composed form)"})
+            whys.setdefault(name, []).append(f"holds {why}")
+        elif nfc(name) != name:
+            whys.setdefault(name, []).append("is not in NFC (Unicode's composed form)")
         by_skeleton.setdefault(skeleton(name), []).append(name)
     for group in by_skeleton.values():
-        for name in sorted(group)[1:]:
-            out.append({"namespace": shown(name), "why": f"looks like {shown(sorted(group)[0])}"})
-    return out
+        first, *others = sorted(group, key=lambda n: (n in whys, n))  # a name with no other fault is the original
+        for name in others:
+            whys.setdefault(name, []).append(f"looks like {shown(first)}")
+    return [{"namespace": shown(name), "why": "; ".join(why)} for name, why in sorted(whys.items())]

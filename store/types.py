@@ -289,6 +289,7 @@ class DoctorReport(TypedDict):
     journal_mode: str
     warnings: NotRequired[list[str]]  # e.g. a store folder readable by others
     pending_erasures: NotRequired[list[str]]  # receipt ids whose WAL erasure waits for a reader
+    scope_names: NotRequired[list[dict[str, str]]]  # {namespace, why}: names a new scope could not have now
 
 
 class AuditEvent(TypedDict):
