@@ -83,26 +83,22 @@ def importable(text: str, always: bool = False) -> str:
 
 
 @lru_cache(maxsize=1)
-def _prototypes() -> dict[int, str]:
+def _prototypes() -> dict[int, str | None]:
+    """confusables.txt as a str.translate table (default-ignorable characters map to nothing)."""
     text = resources.files("store").joinpath("data/confusables.txt").read_text(encoding="utf-8-sig")
-    out: dict[int, str] = {}
+    out: dict[int, str | None] = {}
     for line in text.splitlines():
         found = _LINE.match(line)
         if found:
             out[int(found.group(1), 16)] = "".join(chr(int(c, 16)) for c in found.group(2).split())
+    for lo, hi in _IGNORABLE:
+        out.update(dict.fromkeys(range(lo, hi + 1)))
     return out
-
-
-def _ignorable(code: int) -> bool:
-    return any(lo <= code <= hi for lo, hi in _IGNORABLE)
 
 
 def skeleton(namespace: str) -> str:
     """The TR39 skeleton: equal skeletons read the same (`project:alpha`, `project:аlpha`, `project:ａlpha`)."""
-    table = _prototypes()
-    decomposed = unicodedata.normalize("NFD", namespace)
-    mapped = "".join(table.get(ord(ch), ch) for ch in decomposed if not _ignorable(ord(ch)))
-    return unicodedata.normalize("NFD", mapped)
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", namespace).translate(_prototypes()))
 
 
 def digest(text: str, chars: int = 10) -> str:
@@ -113,26 +109,26 @@ def digest(text: str, chars: int = 10) -> str:
 class SkeletonIndex:
     """The skeletons of a store's scopes, kept up to date from the scope table (shared by one Store).
 
-    New rows are read by id; a scope deleted since is noticed by the count and the index rebuilt, and a
-    match is confirmed against the table before it refuses anything."""
+    Rows newer than the last one read are read by id. A name left from a scope deleted since does no
+    harm (a match is confirmed against the table before it refuses anything); when the last row read is
+    gone or holds another name (its id taken again), the index is read anew."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._by_skeleton: dict[str, set[str]] = {}
-        self._mark: tuple[int, int] = (0, 0)  # (largest scope id read, scopes then)
+        self._mark: tuple[int, str] = (0, "")  # the last scope row read: (id, namespace)
 
     def look_alike(self, db: Any, namespace: str) -> str | None:
         """An existing scope other than `namespace` whose skeleton equals its skeleton, or None."""
         key = skeleton(namespace)
         with self._lock:
-            top, count = db.execute_sql("SELECT COALESCE(MAX(id), 0), COUNT(*) FROM scope").fetchone()
-            last, known = self._mark
-            if count < known or top < last:
-                self._by_skeleton, last, known = {}, 0, 0
-            if top > last:
-                for name, in db.execute_sql("SELECT namespace FROM scope WHERE id > ?", (last,)):
-                    self._by_skeleton.setdefault(skeleton(name), set()).add(name)
-            self._mark = (top, count)
+            last, name = self._mark
+            if last and db.execute_sql("SELECT namespace FROM scope WHERE id = ?", (last,)).fetchone() != (name,):
+                self._by_skeleton, self._mark, last = {}, (0, ""), 0
+            for row_id, row_name in db.execute_sql("SELECT id, namespace FROM scope WHERE id > ? ORDER BY id",
+                                                   (last,)):
+                self._by_skeleton.setdefault(skeleton(row_name), set()).add(row_name)
+                self._mark = (row_id, row_name)
             found = sorted(self._by_skeleton.get(key, set()) - {namespace})
         if not found:
             return None
