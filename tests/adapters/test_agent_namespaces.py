@@ -21,7 +21,7 @@ from store.adapters.agents import CLAIMED, LINK_FOLDER, LINK_OUT, project_slug, 
 from store.adapters.claude_code import import_claude_code
 from store.adapters.codex import import_codex
 from store.adapters.gemini import import_gemini
-from store.names import new_namespace, refused_character
+from store.names import new_namespace, refused_character, skeleton
 
 AGENTS = Path(__file__).resolve().parents[1] / "data" / "agents"
 CLAUDE = AGENTS / "claude-code" / "kfischer-okarin" / "-Users-user-project"
@@ -260,3 +260,13 @@ def test_a_link_swapped_in_after_the_walk_is_not_read(store, tmp_path, importer,
     report = importer(store, folder)
     assert h.page_count(store) == 0
     assert any(s["reason"] == LINK_OUT for s in report.skipped), report.skipped
+
+
+def test_a_plain_project_name_that_reads_like_another_gets_its_digest(store, tmp_path):
+    """`/srv/app1` and `/srv/appl` are both plain, but read alike (digit one, small L): the second takes a digest."""
+    _claude_copy(tmp_path / "p" / "a", 1, "/srv/app1", "one")
+    _claude_copy(tmp_path / "p" / "b", 2, "/srv/appl", "ell")
+    import_claude_code(store, tmp_path / "p")
+    names = [ns for ns in h.scopes(store)]
+    assert len({skeleton(ns) for ns in names}) == len(names) == 5
+    assert "agent:claude-code:srv/app1" in names and [ns for ns in names if ns.startswith("agent:claude-code:srv/appl~")]
