@@ -354,7 +354,7 @@ class ExportOps(Part):
         tmp = _temp_beside(out)
         lines = 0
         try:
-            with open_private(tmp) as fh:
+            with open_private(tmp, fresh=True) as fh:
                 data = _line(header)
                 fh.write(data)
                 digest.update(data)

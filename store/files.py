@@ -80,9 +80,11 @@ def narrow(path: Path) -> None:
         pass
 
 
-def open_private(path: Path, mode: str = "wb") -> Any:
-    """Open a new file for writing as 0600 whatever the umask."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+def open_private(path: Path, mode: str = "wb", fresh: bool = False) -> Any:
+    """Open a new file for writing as 0600 whatever the umask; `fresh`: one that must not exist yet (a link
+    or file already at that name is refused, never written through)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | (os.O_EXCL | os.O_NOFOLLOW if fresh else 0)
+    fd = os.open(path, flags, 0o600)
     os.fchmod(fd, 0o600)
     return os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": ""}))
 

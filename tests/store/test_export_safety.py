@@ -246,3 +246,18 @@ def test_markdown_export_replaces_linked_files_and_never_writes_through_them(tmp
     assert hard.read_bytes() == b"hard" and note.stat().st_nlink == 1
     assert first["files"] == 1 and [p.name for p in (out / "project_alpha").iterdir()] == [note.name]
     assert oct(note.stat().st_mode & 0o777) == "0o600"
+
+
+def test_jsonl_export_never_writes_through_a_link_at_its_temporary_name(tmp_path, monkeypatch):
+    """The temporary file beside --out is created new: a link planted at its name is refused, its target kept."""
+    import store.export as export_module
+
+    st = _markdown_store(tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"victim")
+    planted = tmp_path / ".out.jsonl.planted.tmp"
+    planted.symlink_to(victim)
+    monkeypatch.setattr(export_module, "_temp_beside", lambda out: planted)
+    with pytest.raises(Invalid, match="Cannot write the export"):
+        st.export(tmp_path / "out.jsonl")
+    assert victim.read_bytes() == b"victim" and not (tmp_path / "out.jsonl").exists()
