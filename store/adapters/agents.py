@@ -122,7 +122,7 @@ def walk_files(root: Path, wanted: Callable[[Path], bool], source: str, report: 
     return regular_files(sorted(found), root, source, report)
 
 
-def _within(path: Path, root: Path) -> bool:
+def within(path: Path, root: Path) -> bool:
     """Whether `path`, its links followed, is `root` itself (a file the user named) or inside the folder imported."""
     base = root if root.is_dir() else root.parent
     real = Path(os.path.realpath(path))
@@ -143,7 +143,7 @@ def regular_files(found: Iterable[Path], root: Path, source: str, report: Import
         else:
             if stat.S_ISDIR(mode):
                 continue
-            if p.is_symlink() and not _within(p, root):
+            if p.is_symlink() and not within(p, root):
                 why = LINK_OUT
             elif stat.S_ISREG(mode):
                 out.append(p)
@@ -160,7 +160,7 @@ def read_regular(path: Path, root: str | None = None) -> bytes:
     nor reading through a link that now leaves the folder `root` being imported."""
     target = path
     if root is not None:
-        if not _within(path, Path(root)):
+        if not within(path, Path(root)):
             raise Invalid(LINK_OUT)
         target = Path(os.path.realpath(path))
     fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | (os.O_NOFOLLOW if root is not None else 0))

@@ -30,8 +30,8 @@ from typing import Any, Iterator
 from ..constants import LIMITS
 from ..errors import Invalid, LimitExceeded
 from .agents import (
-    AgentMessage, AgentSession, AgentThread, ToolCall, jsonl_records, one_folder_per_session, regular_files,
-    title_from, walk_files, write_sessions,
+    LINK_OUT, AgentMessage, AgentSession, AgentThread, ToolCall, jsonl_records, one_folder_per_session, regular_files,
+    title_from, walk_files, within, write_sessions,
 )
 from .base import ImportReport, Progress, epoch_to_time, json_object, json_text, read_json_export
 
@@ -146,6 +146,8 @@ def _read(p: Path, root: Path, replays: dict[tuple[str, str], _Replay], report: 
     parent = p.parent.name if p.parent.name != "chats" and p.parent.parent.name == "chats" else None
     try:
         if p.suffix == ".json":
+            if not within(p, root):  # a link swapped in since the walk
+                raise Invalid(LINK_OUT)
             data, _ = read_json_export(p)
             records: list[dict[str, Any]] = []
             if isinstance(data, dict):

@@ -33,6 +33,8 @@ CODEX_FILE = AGENTS / "codex" / "codemie-code" / "sessions" / "2026" / "05" / "1
 GEMINI_HASH = "907f20644716c92a8309a8b7c1ceec79d422233ff220b7fdb8772b360bd8273f"
 GEMINI_FILE = (AGENTS / "gemini" / "codemie-code" / "tmp" / GEMINI_HASH / "chats"
                / "session-2026-01-16T11-01-file-ops-37b7abef.json")
+GEMINI_JSONL = (AGENTS / "gemini" / "derived" / "tmp" / GEMINI_HASH / "chats"
+                / "session-2026-01-16T11-01-37b7abef.jsonl")
 TWINS = ["/srv/App", "/srv/app", "/srv/my app", "/srv/my-app", "/a/b-c", "/a-b/c"]
 
 
@@ -237,13 +239,18 @@ def test_gemini_skips_links_out_of_the_folder_and_says_so(store, tmp_path):
     assert {"item": f"gemini file {GEMINI_HASH}/chats/{GEMINI_FILE.name}", "reason": LINK_OUT} in report.skipped
 
 
-@pytest.mark.parametrize("importer", [import_claude_code, import_codex, import_gemini])
-def test_a_link_swapped_in_after_the_walk_is_not_read(store, tmp_path, importer, monkeypatch):
+@pytest.mark.parametrize("importer,name", [(import_claude_code, "x.jsonl"),
+                                           (import_codex, "rollout-2026-01-01T00-00-00-x.jsonl"),
+                                           (import_gemini, "session-x.jsonl"), (import_gemini, "session-x.json")])
+def test_a_link_swapped_in_after_the_walk_is_not_read(store, tmp_path, importer, name, monkeypatch):
     """The check is made again when the file is opened (the walk and the read are apart in time)."""
     folder = tmp_path / "in"
-    secret = _secret_claude_file(tmp_path / "outside")
-    target = folder / "sessions" / {import_claude_code: "x.jsonl", import_codex: "rollout-2026-01-01T00-00-00-x.jsonl",
-                                    import_gemini: "session-x.jsonl"}[importer]
+    real = {"x.jsonl": MAIN_FILE, "rollout-2026-01-01T00-00-00-x.jsonl": CODEX_FILE, "session-x.json": GEMINI_FILE,
+            "session-x.jsonl": GEMINI_JSONL}[name]
+    secret = tmp_path / "outside" / real.name  # a real session of the importer's own kind
+    secret.parent.mkdir()
+    shutil.copy(real, secret)
+    target = folder / "sessions" / name
     target.parent.mkdir(parents=True)
     target.write_text("")
     walked = agents.regular_files
