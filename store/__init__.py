@@ -61,7 +61,7 @@ from .types import (
     ExportFileRef, ExportResult, FtsState, Handoff, HandoffList, HandoffRef, HistoryEntry, Hit, LifecycleStep, PageLifecycle, SuppressionNote, ImportExportResult,
     ImportRecorded, ImportReportEntry, ImportReportResult, ImportSummary, LinkResult, PageList, PageSummary, Payload, ProvenanceEvent, ReadItem, ReadResult, Receipt,
     ReceiptList, RecommendResult, Recommendation, RecommendationList, Relation, Relations, Revision, Scope,
-    ScopeDeletePlan, ScopeList, SearchResult, SkippedItem, SourceRef, SuppressResult, SyncApplied, SyncPeer, SyncResult, SyncStatus, FolderRead,
+    ScopeDeletePlan, ScopeList, SearchResult, SkippedItem, SourceRef, SourceScope, SuppressResult, SyncApplied, SyncPeer, SyncResult, SyncStatus, FolderRead,
     FolderSyncResult, PairOffer, RefusedFile, TransitionResult,
     UnlinkResult, UnsuppressResult, UpgradeResult, UpgradeStatus, VerifiedEntry, VerifyResult, WriteResult,
 )
@@ -234,7 +234,7 @@ __all__ = [
     "ImportReportResult", "ImportSummary", "LinkResult",
     "PageList", "PageSummary", "Payload", "ProvenanceEvent", "ReadItem", "ReadResult", "Receipt", "ReceiptList",
     "RecommendResult", "Recommendation", "RecommendationList", "Relation", "Relations", "Revision", "Scope",
-    "ScopeDeletePlan", "ScopeList", "SearchResult", "SkippedItem", "SourceRef", "SuppressResult",
+    "ScopeDeletePlan", "ScopeList", "SearchResult", "SkippedItem", "SourceRef", "SourceScope", "SuppressResult",
     "SyncApplied", "SyncPeer", "SyncResult", "SyncStatus", "FolderRead", "FolderSyncResult", "PairOffer", "RefusedFile", "TransitionResult", "UnlinkResult", "UnsuppressResult", "UpgradeResult", "UpgradeStatus", "VerifiedEntry",
     "VerifyResult", "WriteResult",
 ]

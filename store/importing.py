@@ -25,6 +25,7 @@ from .core import Call, Part, StoreContext, dumps
 from . import index
 from .errors import Invalid
 from .titles import page_title
+from .types import SourceScope
 from .writes import WriteOps
 
 
@@ -444,7 +445,7 @@ class ImportOps(Part):
         ).fetchone()
         return row[0] if row else None
 
-    def source_scope(self, source_key: str) -> dict[str, Any] | None:
+    def source_scope(self, source_key: str) -> SourceScope | None:
         """Where the page an adapter made for `source_key` lives: {namespace, parent, cwd} (its scope, that
         scope's parent, the page's `cwd` facet), or None when there is none this session may see."""
         row = self._db.execute_sql(
