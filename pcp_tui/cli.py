@@ -188,12 +188,15 @@ def build_parser() -> _Parser:
     scope = sub.add_parser("scope", help="create or delete a scope", parents=[json_flag])
     scope_sub = scope.add_subparsers(dest="scope_command", metavar="ACTION", required=True, parser_class=_Parser)
     p = cmd("create", "create a scope", "scope_created", lambda st, a: st.create_scope(a.namespace, **_given(
-        display_name=a.name, description=a.description, parent=a.parent, visibility=a.visibility)), scope_sub)
+        display_name=a.name, description=a.description, parent=a.parent, visibility=a.visibility,
+        confirm_lookalike=a.confirm_lookalike or None)), scope_sub)
     p.add_argument("namespace", metavar="NS")
     p.add_argument("--name", metavar="N")
     p.add_argument("--description", metavar="D")
     p.add_argument("--parent", metavar="NS")
     p.add_argument("--visibility", type=_one_of("--visibility", ("private", "shared")), metavar="private|shared")
+    p.add_argument("--confirm-lookalike", action="store_true",
+                   help="create it although it reads like an existing scope's name (owner only)")
     p = cmd("delete", "erase every page of a scope, then the scope", "receipt", _scope_delete, scope_sub)
     p.add_argument("namespace", metavar="NS")
     _plan_or_yes(p)

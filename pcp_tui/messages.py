@@ -49,6 +49,18 @@ class Progress(Message):
         return isinstance(message, Progress) and message.task == self.task
 
 
+@dataclass
+class LookAlikeNamespace(Message):
+    """An import's namespace reads like an existing scope's name: the owner is asked to confirm it."""
+
+    source: str
+    path: str
+    name: str  # the namespace typed
+    shown: str  # the namespace, its invisible and non-ASCII characters escaped
+    existing: str  # the scope it reads like, escaped the same way
+    odd: str  # " (U+0430 CYRILLIC SMALL LETTER A)": what differs, or ""
+
+
 class StoreReady(Message):
     """The store is open (and filled, for the demo); `empty` says whether it holds any page."""
 

@@ -91,7 +91,10 @@ def doctor(console: Console, data: dict[str, Any]) -> None:
     integrity = data.get("integrity")
     style = "bold green" if integrity == "ok" else "bold red"
     _line(console, "integrity: ", (str(integrity), style))
-    console.print(_kv_table(None, {k: v for k, v in data.items() if k != "integrity"}))
+    console.print(_kv_table(None, {k: v for k, v in data.items() if k not in ("integrity", "scope_names")}))
+    for item in data.get("scope_names") or []:
+        _line(console, ("scope name: ", "bold yellow"), f"{item['namespace']} {item['why']}: a new scope could not be "
+              "named so now; it is kept as it is (its pages and grants keep working).")
     if data.get("pending_erasures"):
         _line(console, (f"{len(data['pending_erasures'])} erasure(s) pending in the WAL", "bold yellow"),
               ": a reader held a snapshot when they ran; the next pcp call after it closes finishes them.")

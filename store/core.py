@@ -18,6 +18,7 @@ from .access import AccessSession
 from .constants import LIMITS as LIMITS  # re-exported: the limits live in store/constants.py
 from .db import install_schema, make_models, open_database
 from .errors import Conflict, Forbidden, Invalid, PcpError, not_found
+from .names import SkeletonIndex
 from .types import Scope as ScopeInfo
 
 P = ParamSpec("P")
@@ -168,6 +169,7 @@ class StoreContext:
     session: AccessSession
     owner_id: str
     index_salt: bytes
+    skeletons: SkeletonIndex = field(default_factory=SkeletonIndex)  # of the scopes, for look-alike names
 
 
 def open_context(path: str | os.PathLike[str] | None = None, session: AccessSession | None = None,

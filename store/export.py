@@ -22,7 +22,7 @@ from .errors import Conflict, Forbidden, Invalid
 from .reads import RELATION_COLUMNS, RelationRow, effective_status, relation_dict
 from .titles import page_title
 from .export_check import check_record
-from .files import make_private_dirs, open_private, refuse_store_target, temp_beside
+from .files import ExportFolder, make_private_dirs, open_private, refuse_store_target, temp_beside
 from .jsonsafe import loads
 from .types import ExportCounts, ExportResult, ImportExportResult
 
@@ -354,7 +354,7 @@ class ExportOps(Part):
         tmp = _temp_beside(out)
         lines = 0
         try:
-            with open_private(tmp) as fh:
+            with open_private(tmp, fresh=True) as fh:
                 data = _line(header)
                 fh.write(data)
                 digest.update(data)
@@ -397,32 +397,36 @@ class ExportOps(Part):
             raise Invalid(f"Cannot create the export folder {out}: {exc.strerror or exc}.") from None
         in_scopes = "1" if full else f"p.scope_id IN ({','.join(str(s.id) for s in scope_rows) or 'NULL'})"
         written = 0
-        for r in self._iter_rows(
-            "SELECT p.page_id, s.namespace, p.status, p.superseded, r.revision_id, r.created_at, r.observed_at, "
-            "r.media_type, r.content, r.title, r.source_refs, r.facets FROM page p JOIN scope s ON s.id = p.scope_id "
-            f"JOIN revision r ON r.id = p.head WHERE {in_scopes} AND p.page_id > ? ORDER BY p.page_id LIMIT ?", (),
-            _MarkdownRow,
-        ):
-            folder = out / _safe_name(r.namespace)
-            if not folder.is_dir():
-                make_private_dirs(folder)
-            front = {"page_id": r.page_id, "revision_id": r.revision_id, "namespace": r.namespace,
-                     "lifecycle_status": effective_status(r.status, r.superseded), "created_at": r.created_at,
-                     "observed_at": r.observed_at, "media_type": r.media_type, "source_refs": json.loads(r.source_refs),
-                     "facets": json.loads(r.facets)}
-            body = r.content if r.content is not None else ""
-            if r.media_type and r.media_type != "text/markdown" and body:
-                body = f"```\n{body}\n```\n"
-            text = "---\n" + "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in front.items()) + "\n---\n\n" + body
-            name = f"{_safe_name(r.title or 'untitled')[:80]}--{r.page_id[-10:]}.md"
-            try:
-                with open_private(folder / name, "w") as fh:
-                    fh.write(text)
-            except OSError as exc:
-                raise Invalid(f"Cannot write {folder / name}: {exc.strerror or exc}.") from None
-            written += 1
-            if progress and written % 200 == 0:
-                progress(written, counts["pages"], "pages")
+        try:
+            folder = ExportFolder(out)
+        except OSError as exc:
+            raise Invalid(f"Cannot open the export folder {out}: {exc.strerror or exc}.") from None
+        try:
+            for r in self._iter_rows(
+                "SELECT p.page_id, s.namespace, p.status, p.superseded, r.revision_id, r.created_at, r.observed_at, "
+                "r.media_type, r.content, r.title, r.source_refs, r.facets FROM page p JOIN scope s ON s.id = p.scope_id "
+                f"JOIN revision r ON r.id = p.head WHERE {in_scopes} AND p.page_id > ? ORDER BY p.page_id LIMIT ?", (),
+                _MarkdownRow,
+            ):
+                front = {"page_id": r.page_id, "revision_id": r.revision_id, "namespace": r.namespace,
+                         "lifecycle_status": effective_status(r.status, r.superseded), "created_at": r.created_at,
+                         "observed_at": r.observed_at, "media_type": r.media_type,
+                         "source_refs": json.loads(r.source_refs), "facets": json.loads(r.facets)}
+                body = r.content if r.content is not None else ""
+                if r.media_type and r.media_type != "text/markdown" and body:
+                    body = f"```\n{body}\n```\n"
+                text = ("---\n" + "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in front.items())
+                        + "\n---\n\n" + body)
+                name = f"{_safe_name(r.title or 'untitled')[:80]}--{r.page_id[-10:]}.md"
+                try:
+                    folder.write(_safe_name(r.namespace), name, text)
+                except OSError as exc:
+                    raise Invalid(f"Cannot write {out / _safe_name(r.namespace) / name}: {exc.strerror or exc}.") from None
+                written += 1
+                if progress and written % 200 == 0:
+                    progress(written, counts["pages"], "pages")
+        finally:
+            folder.close()
         if progress:
             progress(written, counts["pages"], "pages")
         call.counts["pages"] = written

@@ -80,11 +80,59 @@ def narrow(path: Path) -> None:
         pass
 
 
-def open_private(path: Path, mode: str = "wb") -> Any:
-    """Open a new file for writing as 0600 whatever the umask."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+def open_private(path: Path, mode: str = "wb", fresh: bool = False) -> Any:
+    """Open a new file for writing as 0600 whatever the umask; `fresh`: one that must not exist yet (a link
+    or file already at that name is refused, never written through)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | (os.O_EXCL | os.O_NOFOLLOW if fresh else 0)
+    fd = os.open(path, flags, 0o600)
     os.fchmod(fd, 0o600)
     return os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": ""}))
+
+
+class ExportFolder:
+    """The folder a Markdown export writes into, written only inside: never through a link.
+
+    A link directly under it is refused before anything is written (it could point anywhere); folders
+    and files are opened relative to the folder's own descriptor without following links, and a file
+    that is already there (a link, or a hard link to a file elsewhere) is replaced, never written through.
+    """
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        for entry in os.scandir(out):
+            if entry.is_symlink():
+                raise Invalid(f"{out / entry.name} is a link; an export writes only inside {out}: remove the link "
+                              "or export to a new folder. Nothing was written.")
+        self._fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+    def write(self, folder: str, name: str, text: str) -> None:
+        """Write `text` to `folder/name` (one level down), replacing whatever entry had that name."""
+        try:
+            os.mkdir(folder, 0o700, dir_fd=self._fd)
+            fresh = True
+        except FileExistsError:
+            fresh = False
+        try:
+            dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=self._fd)
+        except OSError:
+            raise Invalid(f"{self.out / folder} is a link or not a folder; an export writes only inside {self.out}: "
+                          "remove it or export to a new folder.") from None
+        try:
+            if fresh:
+                os.fchmod(dfd, 0o700)  # whatever the umask
+            try:
+                os.unlink(name, dir_fd=dfd)  # a link or a hard link is replaced, its target left alone
+            except FileNotFoundError:
+                pass
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dfd)
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+        finally:
+            os.close(dfd)
 
 
 def folder_warnings(db_path: Path) -> list[str]:

@@ -18,12 +18,14 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from . import ids
+from . import names
 from . import validate as v
 from .constants import DERIVATION_TYPES
 from .core import Call, Part, StoreContext, dumps
 from . import index, stops
 from .errors import Invalid
 from .titles import page_title
+from .types import SourceScope
 from .writes import WriteOps
 
 
@@ -93,6 +95,7 @@ class ImportUnit:
                                    "timestamp": self._stamp, "input_revision_ids": [],
                                    **({"tool_or_model": f"{tool}/{rules}"} if rules else {})}])
         self._scopes: dict[str, int] = {}  # namespace -> scope pk, permissions checked
+        self._names: dict[str, str] = {}  # namespace asked for -> the scope's namespace (its NFC twin, or itself)
         self._pages: dict[int, tuple[str, str]] = {}  # page pk -> (namespace, head revision id)
         self._fresh: set[int] = set()  # pages created in this unit (they have no relations yet)
         self._linked: set[tuple[int, int, str]] = set()
@@ -104,26 +107,45 @@ class ImportUnit:
 
     # --- scopes and permissions ---
 
-    def ensure_scope(self, namespace: str, display_name: str | None = None, parent: str | None = None) -> None:
-        """Create the scope if it does not exist yet (an existing one keeps the user's names)."""
-        self._scope_pk(v.namespace(namespace), display_name, parent)
+    def ensure_scope(self, namespace: str, display_name: str | None = None, parent: str | None = None) -> str:
+        """Create the scope if it does not exist yet (an existing one keeps the user's names); returns the
+        namespace the unit writes to for it (`namespace`, or its NFC form when only that exists or is new).
+        A name with a refused character is Invalid; a look-alike of another scope is names.LookAlike."""
+        ns = v.namespace(namespace)
+        self._scope_pk(ns, display_name, parent)
+        return self._names.get(ns, ns)
+
+    def exists(self, namespace: str) -> bool:
+        """Whether a scope is named exactly `namespace` (one this session may see: never a hidden one)."""
+        ns = v.namespace(namespace)
+        session = self._store.session
+        if not (session.allows("ingest", ns) or session.allows("read", ns)):
+            return False
+        return self._store._db.execute_sql("SELECT 1 FROM scope WHERE namespace = ?", (ns,)).fetchone() is not None
 
     def _scope_pk(self, ns: str, display_name: str | None = None, parent: str | None = None) -> int:
         pk = self._scopes.get(ns)
         if pk is None:
             st = self._store
             st._require(self._call, "ingest", ns)
+            used = ns
             row = st._db.execute_sql("SELECT id FROM scope WHERE namespace = ?", (ns,)).fetchone()
+            if row is None and names.nfc(ns) != ns:  # written to its NFC twin, never beside it
+                used = names.nfc(ns)
+                st._require(self._call, "ingest", used)
+                row = st._db.execute_sql("SELECT id FROM scope WHERE namespace = ?", (used,)).fetchone()
             if row is None:
-                st._require(self._call, "manage_scope", ns)
+                st._require(self._call, "manage_scope", used)
+                used = st._creatable(used)
                 cursor = st._db.execute_sql(
                     "INSERT INTO scope (namespace, owner_id, visibility, display_name, description, parent, "
                     "created_at, updated_at) VALUES (?, ?, 'private', ?, NULL, ?, ?, ?)",
-                    (ns, st.owner_id, display_name or ns, parent, self._stamp, self._stamp))
+                    (used, st.owner_id, display_name or used, parent, self._stamp, self._stamp))
                 pk = cursor.lastrowid
             else:
                 pk = row[0]
             self._scopes[ns] = pk
+            self._names[ns] = used
         return pk
 
     def prefetch(self, source_keys: list[str]) -> None:
@@ -179,6 +201,7 @@ class ImportUnit:
         if body_payload is None and not refs:
             raise Invalid(f"{source_key}: a page needs a payload or at least one source ref.")
         scope_pk = self._scope_pk(ns)
+        ns = self._names[ns]
         page_pk, rev_pk = self._reserve()
         page_id, rev_id = ids.new_id("pg"), ids.new_id("rev")
         title = page_title(facet_map, body_payload, refs)
@@ -423,3 +446,17 @@ class ImportOps(Part):
             (source_key,),
         ).fetchone()
         return row[0] if row else None
+
+    def source_scope(self, source_key: str) -> SourceScope | None:
+        """Where the page an adapter made for `source_key` lives: {namespace, parent, cwd} (its scope, that
+        scope's parent, the page's `cwd` facet), or None when there is none this session may see."""
+        row = self._db.execute_sql(
+            "SELECT s.namespace, s.parent, r.facets FROM source_page sp JOIN page p ON p.id = sp.page_id "
+            "JOIN scope s ON s.id = p.scope_id JOIN revision r ON r.id = p.head WHERE sp.source_key = ?",
+            (source_key,),
+        ).fetchone()
+        if row is None or not (self.session.allows("ingest", row[0]) or self.session.allows("read", row[0])):
+            return None
+        facets = json.loads(row[2] or "{}")
+        cwd = facets.get("cwd") if isinstance(facets, dict) else None
+        return {"namespace": row[0], "parent": row[1], "cwd": cwd if isinstance(cwd, str) else None}

@@ -12,7 +12,7 @@ from .constants import LIMITS, LIFECYCLE_STATUSES, RECOMMENDED_RELATION_TYPES
 from .core import Call, Part, named_rows, operation, pending_erasures
 from .db import SCHEMA_VERSION
 from .index import FTS_TABLE
-from . import ids
+from . import ids, names
 from .errors import Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported, shown
 from .files import folder_warnings
 from .titles import shown_title
@@ -522,6 +522,9 @@ class ReadOps(Part):
             "warnings": folder_warnings(self.path),
             # Deletions whose erased text may remain in the WAL until a reader lets go of its snapshot.
             "pending_erasures": pending_erasures(db),
+            # Scopes made before the namespace rules whose names a new scope could not have now: reported,
+            # never renamed (their pages and grants keep working).
+            "scope_names": names.refused_scopes(row[0] for row in db.execute_sql("SELECT namespace FROM scope")),
         }
 
     @operation("audit_log")

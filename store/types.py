@@ -214,6 +214,14 @@ class ReadResult(TypedDict):
     results: list[ReadItem]
 
 
+class SourceScope(TypedDict):
+    """Where the page an adapter made for a source key lives (Store.source_scope)."""
+
+    namespace: str
+    parent: str | None  # the scope's parent namespace
+    cwd: str | None  # the page's `cwd` facet (an agent session's working folder)
+
+
 class Scope(TypedDict):
     namespace: str
     display_name: str
@@ -289,6 +297,7 @@ class DoctorReport(TypedDict):
     journal_mode: str
     warnings: NotRequired[list[str]]  # e.g. a store folder readable by others
     pending_erasures: NotRequired[list[str]]  # receipt ids whose WAL erasure waits for a reader
+    scope_names: NotRequired[list[dict[str, str]]]  # {namespace, why}: names a new scope could not have now
 
 
 class AuditEvent(TypedDict):
@@ -754,6 +763,6 @@ __all__ = [
     "HistoryEntry", "Hit", "LifecycleStep", "PageLifecycle", "SuppressionNote", "ImportExportResult", "ImportRecorded", "ImportReportEntry", "ImportReportResult", "ImportSummary", "LinkResult", "PageList", "PageSummary", "Payload",
     "ProvenanceEvent", "ReadItem", "ReadResult", "Receipt", "ReceiptList", "RecommendResult", "Recommendation",
     "RecommendationList", "Relation", "Relations", "Revision", "Scope", "ScopeDeletePlan", "ScopeList",
-    "SearchResult", "SkippedItem", "SourceRef", "SuppressResult", "TransitionResult", "UnlinkResult",
+    "SearchResult", "SkippedItem", "SourceRef", "SourceScope", "SuppressResult", "TransitionResult", "UnlinkResult",
     "UnsuppressResult", "VerifiedEntry", "VerifyResult", "WriteResult",
 ]

@@ -6,6 +6,7 @@ import json
 from typing import Any, Callable, Iterable, cast
 
 from . import ids
+from . import names
 from . import validate as v
 from .constants import DERIVATION_TYPES
 from .core import Call, Part, dumps, operation
@@ -28,19 +29,45 @@ class WriteOps(Part):
     @operation("create_scope", write=True)
     def create_scope(
         self, call: Call, namespace: str, display_name: str | None = None, description: str | None = None,
-        parent: str | None = None, visibility: str = "private",
+        parent: str | None = None, visibility: str = "private", confirm_lookalike: bool = False,
     ) -> Scope:
-        """Create a scope (a namespace) with its display name, description and parent."""
+        """Create a scope (a namespace) with its display name, description and parent.
+
+        The name is stored in NFC. A name that reads like an existing scope's is refused unless the
+        owner confirms it (`confirm_lookalike`); a model client never can."""
         ns = v.namespace(namespace)
-        self._require(call, "manage_scope", ns)
+        name = names.nfc(ns)
+        self._require(call, "manage_scope", name)
         if visibility not in ("private", "shared"):
             raise Invalid("Visibility must be private or shared.")
         if parent is not None:
             v.namespace(parent)
-        if self._scope_row(ns) is not None:
-            raise Conflict(f"Scope {ns} already exists.")
-        scope = self._new_scope(ns, display_name, description, parent, visibility)
+        if self._scope_row(name) is not None or self._scope_row(ns) is not None:
+            raise Conflict(f"Scope {names.shown(name)} already exists.")
+        scope = self._new_scope(self._creatable(name, confirm_lookalike), display_name, description, parent,
+                                visibility)
         return self._scope_dict(scope, 0, None)
+
+    def _creatable(self, name: str, confirmed: bool = False) -> str:
+        """`name` (NFC) checked as a new scope's name: no refused character (invalid), and no look-alike of an
+        existing scope (refused; the owner may confirm one, a model client never). The message to a model
+        client names no other scope."""
+        name = names.new_namespace(name)
+        if confirmed and not self.session.is_owner:
+            raise Forbidden("Only the owner may confirm a scope name that looks like another scope's.")
+        if confirmed:
+            return name
+        other = self.ctx.skeletons.look_alike(self._db, name)
+        if other is None:
+            return name
+        if not self.session.is_owner:
+            raise names.LookAlike(f"The namespace {names.shown(name)} looks like another scope's name (a look-alike "
+                                  "character); choose another name.", "")
+        odd = sorted({names.codepoint(ch) for ch in name if not ch.isascii()} - {names.codepoint(ch) for ch in other})
+        raise names.LookAlike(
+            f"The namespace {names.shown(name)} looks like the existing scope {names.shown(other)}"
+            + (f" ({', '.join(odd)})" if odd else "") + "; to create it anyway, confirm it "
+            "(pcp scope create NS --confirm-lookalike).", other)
 
     def _new_scope(self, ns: str, display_name: str | None = None, description: str | None = None,
                    parent: str | None = None, visibility: str = "private") -> Any:
@@ -51,11 +78,17 @@ class WriteOps(Part):
         )
 
     def _scope_for_write(self, call: Call, ns: str, permission: str) -> Any:
+        """The scope a write lands in: `ns` when it exists, else its NFC form (created if missing, checked)."""
         self._require(call, permission, ns)
         scope = self._scope_row(ns)
         if scope is None:
-            self._require(call, "manage_scope", ns)
-            scope = self._new_scope(ns)
+            name = names.nfc(ns)
+            if name != ns:
+                self._require(call, permission, name)
+                scope = self._scope_row(name)
+            if scope is None:
+                self._require(call, "manage_scope", name)
+                scope = self._new_scope(self._creatable(name))
         return scope
 
     # --- idempotency ---
@@ -103,7 +136,7 @@ class WriteOps(Part):
         scope = self._scope_for_write(call, namespace, permission)
         stamp = ids.now()
         actor_type, actor_id = actor or (self.session.actor_type, self.session.principal_id)
-        inputs = self._check_inputs(call, provenance, namespace, None)
+        inputs = self._check_inputs(call, provenance, scope.namespace, None)
         page = self._m.Page.create(
             page_id=ids.new_id("pg"), scope=scope, status="active", title="", actor_type=actor_type,
             created_at=stamp, updated_at=stamp, sort_time=observed_at or stamp,

@@ -64,8 +64,10 @@ def test_themes_ship_inside_pcp_tui(wheel):
 def test_data_files_ship_and_nothing_else_from_the_checkout(wheel):
     names = set(wheel.namelist())
     data = sorted(p.relative_to(ROOT).as_posix() for p in [*(ROOT / "pcp_tui").glob("*.tcss"),
-                                                             *(ROOT / "pcp_tui" / "data").glob("*.jsonl")])
+                                                             *(ROOT / "pcp_tui" / "data").glob("*.jsonl"),
+                                                             *(ROOT / "store" / "data").iterdir()])
     assert "pcp_tui/app.tcss" in data and "pcp_tui/data/demo.jsonl" in data
+    assert {"store/data/confusables.txt", "store/data/LICENSE-UNICODE.txt"} <= set(data)  # the look-alike rule's table
     assert [d for d in data if d not in names] == []
     demo = wheel.read("pcp_tui/data/demo.jsonl").decode("utf-8")
     assert demo == (ROOT / "pcp_tui" / "data" / "demo.jsonl").read_text(encoding="utf-8")

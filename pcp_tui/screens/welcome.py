@@ -13,7 +13,10 @@ from textual.screen import Screen
 from textual.widgets import Button, Label, ProgressBar, Select, Static
 
 from .. import commands
-from ..messages import ImportFailed, Imported, ImportReportLoaded, Progress, StoreEmptiness, StoreWorkers
+from ..messages import (
+    ImportFailed, Imported, ImportReportLoaded, LookAlikeNamespace, Progress, StoreEmptiness, StoreWorkers,
+)
+from .confirm import ConfirmScreen
 from ..reading import counted, one_line
 from ..widgets.fields import Field
 from ..widgets.footer import FitFooter
@@ -176,15 +179,36 @@ class WelcomeScreen(StoreWorkers, Screen):
         self.query_one("#result", Static).update("Importing…")
         self._import(str(source), path, namespace)
 
+    @on(LookAlikeNamespace)
+    def _look_alike(self, message: LookAlikeNamespace) -> None:
+        """The namespace typed reads like an existing scope's: the owner confirms it, or nothing is imported."""
+        message.stop()
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self._import(message.source, message.path, message.name, confirmed=True)
+            else:
+                self.post_message(ImportFailed(f"{message.shown} reads like the existing scope {message.existing}; "
+                                               "nothing was imported: choose another namespace."))
+
+        self.app.push_screen(ConfirmScreen(
+            "Create a look-alike scope?",
+            f"The namespace {message.shown} reads like the existing scope {message.existing}{message.odd}: in lists "
+            "the two look the same. Create it and import into it?", confirm_label="Create and import", danger=True),
+            answer)
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="import")
-    def _import(self, source: str, path: str, namespace: str | None) -> None:
+    def _import(self, source: str, path: str, namespace: str | None, confirmed: bool = False) -> None:
         from store import adapters
+        from store.names import LookAlike, codepoint, shown
 
         def progress(done: int, total: int | None = None, *what: object) -> None:
             self.post_message(Progress("import", done, total))
 
         store = self.app.store
         try:
+            if confirmed and namespace:  # the owner said yes to a name that reads like another scope's
+                store.create_scope(namespace, confirm_lookalike=True)
             if source == "export":
                 report = store.import_export(path, progress=progress)
             elif source in AGENTS:
@@ -195,6 +219,14 @@ class WelcomeScreen(StoreWorkers, Screen):
                 if importer is None:
                     raise RuntimeError(f"This pcp has no {source} importer.")
                 report = importer(store, path, namespace=namespace, progress=progress).to_dict()
+        except LookAlike as error:
+            if namespace and error.existing:
+                odd = sorted({codepoint(ch) for ch in namespace if not ch.isascii()})
+                self.post_message(LookAlikeNamespace(source, path, namespace, shown(namespace), shown(error.existing),
+                                                     f" ({', '.join(odd)})" if odd else ""))
+            else:
+                self.post_message(ImportFailed(failure(error)))
+            return
         except Exception as error:  # said on the screen, in the result (a toast would cover the buttons)
             self.post_message(ImportFailed(failure(error)))
             return

@@ -21,14 +21,16 @@ import json
 import os
 import re
 import stat
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from ..constants import LIMITS
 from ..errors import Invalid, LimitExceeded
 from ..importing import ImportUnit, PageRef
 from ..jsonsafe import loads
+from ..names import LookAlike, digest
 from .base import AGENT_RULES, ImportReport, Progress
 
 SLUG_CHARS = 100  # agent:<tool>:<slug>:<session id> stays well inside the 200-character namespace limit
@@ -102,11 +104,36 @@ class AgentSession:
 # --- reading ---
 
 NOT_REGULAR = "not a regular file (a pipe, socket or device); not read"
+LINK_OUT = "a link to outside the folder being imported; pcp never reads files outside it"
+LINK_FOLDER = "a link to a folder; pcp does not follow folder links"
+
+
+def walk_files(root: Path, wanted: Callable[[Path], bool], source: str, report: ImportReport) -> list[Path]:
+    """The regular files under the folder `root` that `wanted` accepts, sorted. Links to folders are not
+    followed and a link to a file outside `root` is not read (as the Markdown importer does); both are
+    named in the report."""
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        for name in sorted(dirnames):
+            if (here / name).is_symlink():
+                dirnames.remove(name)
+                report.skip(f"{source} folder {(here / name).relative_to(root)}/", LINK_FOLDER)
+        found.extend(here / name for name in filenames if wanted(here / name))
+    return regular_files(sorted(found), root, source, report)
+
+
+def within(path: Path, root: Path) -> bool:
+    """Whether `path`, its links followed, is `root` itself (a file the user named) or inside the folder imported."""
+    base = root if root.is_dir() else root.parent
+    real = Path(os.path.realpath(path))
+    return real == Path(os.path.realpath(root)) or real.is_relative_to(os.path.realpath(base))
 
 
 def regular_files(found: Iterable[Path], root: Path, source: str, report: ImportReport) -> list[Path]:
     """The regular files among the paths a walk found (folders left out); a pipe, socket, device or broken
-    link is never opened (opening a pipe blocks) but skipped in the report with why."""
+    link is never opened (opening a pipe blocks), nor a link to outside the folder, but skipped in the report
+    with why."""
     base = root if root.is_dir() else root.parent
     out = []
     for p in found:
@@ -115,20 +142,29 @@ def regular_files(found: Iterable[Path], root: Path, source: str, report: Import
         except (OSError, RuntimeError):
             why = "a broken link or unreadable entry"
         else:
-            if stat.S_ISREG(mode):
-                out.append(p)
-                continue
             if stat.S_ISDIR(mode):
                 continue
-            why = NOT_REGULAR
+            if p.is_symlink() and not within(p, root):
+                why = LINK_OUT
+            elif stat.S_ISREG(mode):
+                out.append(p)
+                continue
+            else:
+                why = NOT_REGULAR
         label = str(p.relative_to(base)) if p.is_relative_to(base) else p.name
         report.skip(f"{source} file {label}", why)
     return out
 
 
-def read_regular(path: Path) -> bytes:
-    """A file's bytes, never blocking on a pipe swapped in since the walk (opened non-blocking, then checked)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+def read_regular(path: Path, root: str | None = None) -> bytes:
+    """A file's bytes, never blocking on a pipe swapped in since the walk (opened non-blocking, then checked),
+    nor reading through a link that now leaves the folder `root` being imported."""
+    target = path
+    if root is not None:
+        if not within(path, Path(root)):
+            raise Invalid(LINK_OUT)
+        target = Path(os.path.realpath(path))
+    fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | (os.O_NOFOLLOW if root is not None else 0))
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -144,7 +180,7 @@ def read_regular(path: Path) -> bytes:
 
 def jsonl_records(path: Path, report: ImportReport, source: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, record) for every JSON object line; bad lines are reported, never fatal."""
-    data = read_regular(path)
+    data = read_regular(path, report.path)
     lines: list[str | bytes]
     try:  # decoded once (json.loads of each line's bytes would detect and decode its encoding per line)
         lines = list(data.decode("utf-8").split("\n"))
@@ -224,19 +260,49 @@ def first_meaningful_line(text: str) -> str:
 
 # --- names ---
 
+_PLAIN = re.compile(r"[A-Za-z0-9._/-]+")  # what a slug shows as it is: such a cwd is its own slug (less its "/")
+_PLAIN_ID = re.compile(r"[A-Za-z0-9._-]+")
+_NOT_SHOWN = re.compile(r"[^\w./-]+")  # \w: letters and digits of any script, and "_"
+SESSION_ID_CHARS = 64
+
+
+def _rendered(text: str, limit: int, kind: str) -> str:
+    """`text` as a namespace part that is not a lossless rendering of it: its letters, digits and . _ - /
+    (case kept, NFC, the rest as "-"), its tail when long, then "~" and a digest of the exact text, so two
+    different texts never share it ("~" is never in a lossless part)."""
+    shown = _NOT_SHOWN.sub("-", unicodedata.normalize("NFC", text)).strip("-/") or "unknown"
+    tail = shown[-(limit - 11):].lstrip("-/") or "unknown"
+    return f"{tail}~{digest(kind + chr(0) + text)}"
+
+
 def project_slug(cwd: str | None, fallback: str) -> str:
-    """A namespace-safe name for a project: the cwd's characters, bounded, unique by a digest when cut."""
-    basis = cwd or fallback or "unknown"
-    slug = _NOT_SLUG.sub("-", basis).strip("-").lower() or "unknown"
-    if len(slug) > SLUG_CHARS:
-        digest = hashlib.sha256(basis.encode()).hexdigest()[:8]
-        slug = slug[-(SLUG_CHARS - 9):].lstrip("-") + "-" + digest
-    return slug
+    """The project part of an agent-session namespace (pcp-core.md section 2). An absolute cwd whose
+    characters are all ASCII letters, digits, `.`, `_`, `-` or `/` is its own slug less the leading `/`
+    (`/srv/App` -> `srv/App`), case kept; any other cwd (a space, another script, a colon, too long) is
+    rendered with a digest of the exact cwd (`/srv/my app` -> `srv/my-app~3f0c...`). Without a cwd the
+    folder the sessions were found in names it, always with a digest (it is not a cwd)."""
+    if cwd:
+        if cwd.startswith("/") and _PLAIN.fullmatch(cwd[1:]) and len(cwd) <= SLUG_CHARS:
+            return cwd[1:]
+        return _rendered(cwd, SLUG_CHARS, "cwd")
+    return _rendered(fallback or "unknown", SLUG_CHARS, "folder")
 
 
 def session_namespace(source: str, slug: str, session_id: str) -> str:
-    sid = _NOT_SLUG.sub("-", session_id)[:64]
-    return f"agent:{source}:{slug}:{sid}"
+    """`agent:<tool>:<slug>:<session id>`; a session id that is not plain ASCII is rendered with a digest too."""
+    if _PLAIN_ID.fullmatch(session_id) and len(session_id) <= SESSION_ID_CHARS:
+        return f"agent:{source}:{slug}:{session_id}"
+    return f"agent:{source}:{slug}:{_rendered(session_id, SESSION_ID_CHARS, 'session')}"
+
+
+def legacy_project_slug(cwd: str | None, fallback: str) -> str:
+    """The slug before issue 30 (lower case, every other character "-"): it collided (`/srv/App`, `/srv/app`).
+    Kept only where it seeds stored identities (Codex message keys), never for a namespace."""
+    basis = cwd or fallback or "unknown"
+    slug = _NOT_SLUG.sub("-", basis).strip("-").lower() or "unknown"
+    if len(slug) > SLUG_CHARS:
+        slug = slug[-(SLUG_CHARS - 9):].lstrip("-") + "-" + hashlib.sha256(basis.encode()).hexdigest()[:8]
+    return slug
 
 
 # --- writing ---
@@ -254,27 +320,71 @@ def _write_sessions(store: Any, source: str, display: str, actor: str, sessions:
     with store.import_unit(actor, rules=AGENT_RULES) as unit:
         unit.ensure_scope(root, display_name=f"{display} sessions")
     written: dict[str, PageRef] = {}  # message key -> page, across sessions (a resumed session links back)
-    projects: set[str] = set()
+    projects: dict[str, str] = {}  # project namespace asked for -> the one written to
     done = 0
     for session in sessions:
         done += 1
-        slug = project_slug(session.cwd, session.project)
-        project_ns = f"{root}:{slug}"
-        if project_ns not in projects:
-            with store.import_unit(actor, rules=AGENT_RULES) as unit:
-                unit.ensure_scope(project_ns, display_name=f"{display}: {session.cwd or session.project}", parent=root)
-            projects.add(project_ns)
-        try:
-            _write_session(store, source, actor, session, session_namespace(source, slug, session.session_id),
-                           project_ns, report, with_tools, written)
-        except (Invalid, LimitExceeded) as exc:
-            report.skip(f"{source} session {session.session_id}", exc.message)
+        names = _session_names(store, source, session, report)
+        if names is not None:
+            project_ns, ns, fallback = names
+            if project_ns not in projects:
+                with store.import_unit(actor, rules=AGENT_RULES) as unit:
+                    label = f"{display}: {session.cwd or session.project}"
+                    try:
+                        projects[project_ns] = unit.ensure_scope(project_ns, display_name=label, parent=root)
+                    except LookAlike:  # a plain slug that reads like another scope's (`app1`, `appl`): add the digest
+                        projects[project_ns] = unit.ensure_scope(
+                            f"{root}:{_rendered(session.cwd or session.project, SLUG_CHARS, 'cwd')}",
+                            display_name=label, parent=root)
+            project_ns = projects[project_ns]
+            if fallback:
+                ns = f"{project_ns}:{ns.rsplit(':', 1)[1]}"
+            try:
+                _write_session(store, source, actor, session, ns, project_ns, report, with_tools, written)
+            except (Invalid, LimitExceeded) as exc:
+                report.skip(f"{source} session {session.session_id}", exc.message)
         for kind, count in sorted(session.skipped.items()):
             report.skip(f"{source} session {session.session_id}: {count} {kind} record(s)", _SKIP_REASONS.get(
                 kind, _SKIP_REASONS.get(kind.split(" ")[0], "no conversation content")))
         if progress:
             progress(done, total, "sessions")
     return report.keep(store)
+
+
+CLAIMED = "its id belongs to a session of another project folder; a session id claimed from another project is never merged"
+
+
+def _session_names(store: Any, source: str, session: AgentSession, report: ImportReport
+                   ) -> tuple[str, str, bool] | None:
+    """(project namespace, session namespace, whether the session namespace follows the project's) for a
+    session; None when its id is already the id of another project's session in the store (reported).
+
+    A session already in the store keeps its namespace (found by its conversation page's source key,
+    which is the source and the session id), whatever rule named it."""
+    root = f"agent:{source}"
+    known = store.source_scope(session.threads[0].key) if session.threads else None
+    if known is not None:
+        if known["cwd"] and session.cwd and known["cwd"] != session.cwd:
+            report.skip(f"{source} session {session.session_id} ({session.project})", CLAIMED)
+            return None
+        parent = known["parent"] if isinstance(known["parent"], str) and known["parent"].startswith(root + ":") else None
+        return parent or f"{root}:{project_slug(session.cwd, session.project)}", known["namespace"], False
+    slug = project_slug(session.cwd, session.project)
+    return f"{root}:{slug}", session_namespace(source, slug, session.session_id), True
+
+
+def one_folder_per_session(groups: dict[tuple[str, str], Any], rank: Callable[[tuple[str, str]], Any],
+                           source: str, report: ImportReport) -> None:
+    """Files are grouped by (project folder, session id). Of the groups that carry one session id, the one
+    `rank` puts first is the session; each other is reported and dropped, never merged into it (a file in
+    one project's folder can then never pull another project's session into its namespace)."""
+    owners: dict[str, tuple[str, str]] = {}
+    for key in sorted(groups, key=rank):
+        owner = owners.setdefault(key[1], key)
+        if owner != key:
+            report.skip(f"{source} session {key[1]} in {key[0] or 'an unknown folder'}",
+                        f"{CLAIMED} (the session is the one in {owner[0] or 'an unknown folder'})")
+            del groups[key]
 
 
 _SKIP_REASONS = {
@@ -308,7 +418,11 @@ def _write_session(store: Any, source: str, actor: str, session: AgentSession, n
     conv_refs: list[tuple[AgentThread, PageRef]] = []
     links: dict[int, set[int]] = {}  # page key -> the pages it responds_to under these rules
     with store.import_unit(actor, rules=AGENT_RULES) as unit:
-        unit.ensure_scope(ns, display_name=main_title or session.session_id, parent=project_ns)
+        try:
+            ns = unit.ensure_scope(ns, display_name=main_title or session.session_id, parent=project_ns)
+        except LookAlike:  # a plain id that reads like another scope's: the id with its digest
+            ns = unit.ensure_scope(f"{project_ns}:{_rendered(session.session_id, SESSION_ID_CHARS, 'session')}",
+                                   display_name=main_title or session.session_id, parent=project_ns)
         keys = [t.key for t in threads]
         for t in threads:
             for m in t.messages:

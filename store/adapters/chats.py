@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from .. import names
 from ..errors import Invalid, LimitExceeded
 from ..importing import PageRef
 from .base import IMPORT_RULES, ImportReport, Progress
@@ -134,7 +135,13 @@ def _write_one(store: Any, source: str, tool: str, label: str, conv: ChatConvers
     models = sorted({m.model for m in conv.messages if m.model})
     with store.import_unit(tool, rules=IMPORT_RULES) as unit:
         if namespace is None:
-            unit.ensure_scope(ns, display_name=conv.title or conv.conversation_id, parent=parent_ns)
+            if not unit.exists(ns):  # a conversation imported before keeps its scope; a new one a name that passes
+                ns = f"conversation:{source}:{names.importable(conv.conversation_id)}"
+            try:
+                ns = unit.ensure_scope(ns, display_name=conv.title or conv.conversation_id, parent=parent_ns)
+            except names.LookAlike:
+                ns = unit.ensure_scope(f"conversation:{source}:{names.importable(conv.conversation_id, always=True)}",
+                                       display_name=conv.title or conv.conversation_id, parent=parent_ns)
         unit.prefetch([f"{source}:{conv.conversation_id}"]
                       + [f"{source}:{conv.conversation_id}:{m.node_id}" for m in visible])
         conv_ref = unit.upsert(

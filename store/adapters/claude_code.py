@@ -31,8 +31,8 @@ from typing import Any, Iterator
 from ..constants import LIMITS
 from ..errors import Invalid
 from .agents import (
-    AgentMessage, AgentSession, AgentThread, ToolCall, jsonl_records, regular_files, text_of, title_from,
-    write_sessions,
+    AgentMessage, AgentSession, AgentThread, ToolCall, jsonl_records, one_folder_per_session, regular_files, text_of,
+    title_from, walk_files, write_sessions,
 )
 from .base import ImportReport, Progress, epoch_to_time, json_object, json_text
 
@@ -69,13 +69,16 @@ def import_claude_code(store: Any, path: str | Path | None = None, *, with_tools
     with store.bulk_loading():  # the reading too: it allocates every record (fewer collector runs)
         links: dict[str, str | None] = {}  # uuid of a record that is no turn -> its parent
         files, summaries, titles = _read_all(_session_files(root, report), root, report, links)
-        by_session: dict[str, list[_File]] = {}
+        by_session: dict[tuple[str, str], list[_File]] = {}  # (project folder, session id) -> its files
         for f in files:
-            by_session.setdefault(f.session_id, []).append(f)
+            by_session.setdefault((f.project, f.session_id), []).append(f)
+        one_folder_per_session(by_session, lambda key: (
+            not any(f.path.stem == key[1] for f in by_session[key]),  # the folder holding the session's own file
+            min((f.first_at for f in by_session[key] if f.first_at), default="~"), key), SOURCE, report)
         # The earliest session owns a uuid; on a tie (a resume copies history with its times) the one with fewer
         # records, the original, comes first.
-        order = sorted(by_session, key=lambda sid: (min((f.first_at for f in by_session[sid] if f.first_at), default="~"),
-                                                    sum(len(f.turns) for f in by_session[sid]), sid))
+        order = sorted(by_session, key=lambda key: (min((f.first_at for f in by_session[key] if f.first_at), default="~"),
+                                                    sum(len(f.turns) for f in by_session[key]), key[1]))
         sessions = _sessions(order, by_session, summaries, titles, links)
         return write_sessions(store, SOURCE, "Claude Code", TOOL, sessions, len(order), report, with_tools, progress)
 
@@ -83,10 +86,9 @@ def import_claude_code(store: Any, path: str | Path | None = None, *, with_tools
 def _session_files(root: Path, report: ImportReport) -> list[Path]:
     if not root.is_dir():
         extra = root.with_suffix("") / "subagents"
-        found = [root, *sorted(extra.glob("*.jsonl"))] if extra.is_dir() else [root]
-    else:
-        found = sorted(root.rglob("*.jsonl"))
-    return regular_files(found, root, SOURCE, report)
+        found = [root, *sorted(extra.glob("*.jsonl"))] if extra.is_dir() and not extra.is_symlink() else [root]
+        return regular_files(found, root, SOURCE, report)
+    return walk_files(root, lambda p: p.suffix == ".jsonl", SOURCE, report)
 
 
 def _read_all(paths: list[Path], root: Path, report: ImportReport, links: dict[str, str | None]
@@ -138,12 +140,14 @@ def _read_all(paths: list[Path], root: Path, report: ImportReport, links: dict[s
     return files, summaries, titles
 
 
-def _sessions(order: list[str], by_session: dict[str, list[_File]], summaries: dict[str, tuple[str, str]],
-              titles: dict[str, str], links: dict[str, str | None]) -> Iterator[AgentSession]:
+def _sessions(order: list[tuple[str, str]], by_session: dict[tuple[str, str], list[_File]],
+              summaries: dict[str, tuple[str, str]], titles: dict[str, str],
+              links: dict[str, str | None]) -> Iterator[AgentSession]:
     owned: set[str] = set()  # uuids an earlier session imported
     alias: dict[str, str] = {}  # uuid of a later block of a split message -> key of the merged message
-    for sid in order:
-        files = [f for f in by_session[sid] if f.turns]
+    for group in order:
+        sid = group[1]
+        files = [f for f in by_session[group] if f.turns]
         if not files:
             continue
         main = [f for f in files if f.agent_id is None]

@@ -35,8 +35,8 @@ from ..constants import LIMITS
 from ..errors import Invalid
 from ..jsonsafe import loads
 from .agents import (
-    AgentMessage, AgentSession, AgentThread, ToolCall, jsonl_records, project_slug, regular_files,
-    title_from, write_sessions,
+    AgentMessage, AgentSession, AgentThread, ToolCall, jsonl_records, legacy_project_slug, one_folder_per_session,
+    regular_files, title_from, walk_files, write_sessions,
 )
 from .base import ImportReport, Progress, epoch_to_time, json_object, json_text
 
@@ -84,11 +84,14 @@ def import_codex(store: Any, path: str | Path | None = None, *, with_tools: bool
     report = ImportReport(source=SOURCE, path=str(root))
     with store.bulk_loading():  # the reading too: it allocates every record (fewer collector runs)
         files = [f for f in (_read(p, root, report) for p in _session_files(root, report)) if f is not None]
-        by_session: dict[str, list[_File]] = {}
+        by_session: dict[tuple[str, str], list[_File]] = {}  # (project folder: the cwd, session id) -> its files
         for f in files:
-            by_session.setdefault(f.session_id, []).append(f)
-        order = sorted(by_session, key=lambda sid: (min((f.first_at for f in by_session[sid] if f.first_at), default="~"),
-                                                    sum(len(f.items) for f in by_session[sid]), sid))
+            by_session.setdefault((_cwd(f), f.session_id), []).append(f)
+        one_folder_per_session(by_session, lambda key: (
+            not any(_UUID_TAIL.search(f.path.stem) and f.path.stem.endswith(key[1]) for f in by_session[key]),
+            min((f.first_at for f in by_session[key] if f.first_at), default="~"), key), SOURCE, report)
+        order = sorted(by_session, key=lambda key: (min((f.first_at for f in by_session[key] if f.first_at), default="~"),
+                                                    sum(len(f.items) for f in by_session[key]), key[1]))
         return write_sessions(store, SOURCE, "Codex", TOOL, _sessions(order, by_session), len(order), report,
                               with_tools, progress)
 
@@ -96,8 +99,12 @@ def import_codex(store: Any, path: str | Path | None = None, *, with_tools: bool
 def _session_files(root: Path, report: ImportReport) -> list[Path]:
     if not root.is_dir():
         return regular_files([root], root, SOURCE, report)
-    return regular_files(sorted(p for p in root.rglob("*.jsonl") if (
-        p.name.startswith("rollout-") or p.parent.name == "archived_sessions")), root, SOURCE, report)
+    return walk_files(root, lambda p: p.suffix == ".jsonl" and (
+        p.name.startswith("rollout-") or p.parent.name == "archived_sessions"), SOURCE, report)
+
+
+def _cwd(f: _File) -> str:
+    return json_text(f.meta.get("cwd")) or _legacy_cwd(f.items)
 
 
 def _read(p: Path, root: Path, report: ImportReport) -> _File | None:
@@ -147,16 +154,17 @@ def _read(p: Path, root: Path, report: ImportReport) -> _File | None:
     return f
 
 
-def _sessions(order: list[str], by_session: dict[str, list[_File]]) -> Iterator[AgentSession]:
+def _sessions(order: list[tuple[str, str]], by_session: dict[tuple[str, str], list[_File]]) -> Iterator[AgentSession]:
     owned: set[str] = set()
-    for sid in order:
-        files = sorted(by_session[sid], key=lambda f: len(f.items), reverse=True)
+    for group in order:
+        sid = group[1]
+        files = sorted(by_session[group], key=lambda f: len(f.items), reverse=True)
         main = files[0]  # the same session twice (sessions/ and archived_sessions/): the fuller copy
         skipped: Counter[str] = Counter(main.skipped)
         for extra in files[1:]:
             skipped["duplicate (the same session in another file)"] += len(extra.items)
         cwd = json_text(main.meta.get("cwd")) or _legacy_cwd(main.items)
-        messages = _messages(main.items, project_slug(cwd or None, "unknown"), owned, skipped)
+        messages = _messages(main.items, legacy_project_slug(cwd or None, "unknown"), owned, skipped)
         if not messages:
             continue
         title = title_from(messages)

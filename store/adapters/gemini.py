@@ -32,7 +32,8 @@ from typing import Any, Iterator
 from ..constants import LIMITS
 from ..errors import Invalid, LimitExceeded
 from .agents import (
-    AgentMessage, AgentSession, AgentThread, ToolCall, jsonl_records, regular_files, title_from, write_sessions,
+    LINK_OUT, AgentMessage, AgentSession, AgentThread, ToolCall, jsonl_records, one_folder_per_session, regular_files,
+    title_from, walk_files, within, write_sessions,
 )
 from .base import ImportReport, Progress, epoch_to_time, json_object, json_text, read_json_export
 
@@ -114,14 +115,17 @@ def import_gemini(store: Any, path: str | Path | None = None, *, with_tools: boo
         raise Invalid(f"{root}: no such file or folder (Gemini CLI keeps its sessions in ~/.gemini/tmp).")
     report = ImportReport(source=SOURCE, path=str(root))
     with store.bulk_loading():  # the reading too: it allocates every record (fewer collector runs)
-        replays: dict[str, _Replay] = {}
+        replays: dict[tuple[str, str], _Replay] = {}  # (project folder, session id) -> the session
         for p in _session_files(root, report):
             _read(p, root, replays, report)
-        mains = [r for r in replays.values() if r.parent_session is None or r.parent_session not in replays]
-        subs: dict[str, list[_Replay]] = {}
+        one_folder_per_session(replays, lambda key: (
+            key[1][:8] not in Path(replays[key].label).name, replays[key].first_at or "~", key), SOURCE, report)
+        mains = [r for r in replays.values()
+                 if r.parent_session is None or (r.project, r.parent_session) not in replays]
+        subs: dict[tuple[str, str], list[_Replay]] = {}
         for r in replays.values():
             if r not in mains and r.parent_session:
-                subs.setdefault(r.parent_session, []).append(r)
+                subs.setdefault((r.project, r.parent_session), []).append(r)
         mains.sort(key=lambda r: (r.first_at or "~", len(r.records), r.session_id))
         return write_sessions(store, SOURCE, "Gemini CLI", TOOL, _sessions(mains, subs), len(mains), report,
                               with_tools, progress)
@@ -130,8 +134,8 @@ def import_gemini(store: Any, path: str | Path | None = None, *, with_tools: boo
 def _session_files(root: Path, report: ImportReport) -> list[Path]:
     if not root.is_dir():
         return regular_files([root], root, SOURCE, report)
-    found = regular_files(sorted(p for p in root.rglob("*.json*") if p.suffix in (".json", ".jsonl") and (
-        p.name.startswith("session-") or p.parent.parent.name == "chats")), root, SOURCE, report)
+    found = walk_files(root, lambda p: p.suffix in (".json", ".jsonl") and (
+        p.name.startswith("session-") or p.parent.parent.name == "chats"), SOURCE, report)
     return sorted(found, key=lambda p: (p.suffix == ".jsonl", str(p)))  # a migrated .json before its .jsonl
 
 
@@ -149,13 +153,15 @@ def _project_of(p: Path) -> tuple[str, str | None]:
     return folder.name, cwd
 
 
-def _read(p: Path, root: Path, replays: dict[str, _Replay], report: ImportReport) -> None:
+def _read(p: Path, root: Path, replays: dict[tuple[str, str], _Replay], report: ImportReport) -> None:
     base = root if root.is_dir() else root.parent
     label = str(p.relative_to(base)) if p.is_relative_to(base) else p.name
     project, cwd = _project_of(p)
     parent = p.parent.name if p.parent.name != "chats" and p.parent.parent.name == "chats" else None
     try:
         if p.suffix == ".json":
+            if not within(p, root):  # a link swapped in since the walk
+                raise Invalid(LINK_OUT)
             data, _ = read_json_export(p)
             records: list[dict[str, Any]] = []
             if isinstance(data, dict):
@@ -170,9 +176,9 @@ def _read(p: Path, root: Path, replays: dict[str, _Replay], report: ImportReport
         report.skip(f"{SOURCE} file {label}", "not a Gemini CLI session (no sessionId)")
         return
     sid = str(records[0]["sessionId"])
-    replay = replays.get(sid)
+    replay = replays.get((project, sid))
     if replay is None:
-        replay = replays[sid] = _Replay(session_id=sid, label=label, project=project, parent_session=parent)
+        replay = replays[(project, sid)] = _Replay(session_id=sid, label=label, project=project, parent_session=parent)
     if cwd and "cwd" not in replay.meta:
         replay.meta["cwd"] = cwd
     for rec in records:
@@ -192,12 +198,12 @@ def _read(p: Path, root: Path, replays: dict[str, _Replay], report: ImportReport
             replay.skipped["unknown record"] += 1
 
 
-def _sessions(mains: list[_Replay], subs: dict[str, list[_Replay]]) -> Iterator[AgentSession]:
+def _sessions(mains: list[_Replay], subs: dict[tuple[str, str], list[_Replay]]) -> Iterator[AgentSession]:
     for r in mains:
         threads: list[AgentThread] = []
         skipped: Counter[str] = Counter()
         injected: dict[str, str] = {}  # id -> why, of turns Gemini CLI wrote itself (never a user page)
-        for replay, sub in [(r, False), *[(s, True) for s in subs.get(r.session_id, [])]]:
+        for replay, sub in [(r, False), *[(s, True) for s in subs.get((r.project, r.session_id), [])]]:
             skipped.update(replay.skipped)
             injected.update((mid, "a notice Gemini CLI showed") for mid in sorted(replay.notices))
             messages = _messages(replay, skipped, injected)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from .. import names
 from ..errors import Invalid, LimitExceeded, PcpError
 from ..ids import format_time
 from ..importing import PageRef
@@ -105,7 +106,13 @@ def import_markdown(store: Any, path: str | Path, namespace: str | None = None,
     if namespace is None:
         with store.import_unit(TOOL) as unit:
             unit.ensure_scope(parent_ns, display_name="Markdown imports")
-            unit.ensure_scope(ns, display_name=vault, parent=parent_ns)
+            if not unit.exists(ns):  # a vault imported before keeps its scope; a new one gets a name that passes
+                ns = f"notes:{names.importable(vault)}"
+            try:
+                ns = unit.ensure_scope(ns, display_name=vault, parent=parent_ns)
+            except names.LookAlike:  # reads like another scope's name: the vault's name with its digest
+                ns = unit.ensure_scope(f"notes:{names.importable(vault, always=True)}", display_name=vault,
+                                       parent=parent_ns)
 
     # Pass 1: the pages.
     refs: dict[str, PageRef] = {}

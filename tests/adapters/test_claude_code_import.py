@@ -20,7 +20,7 @@ from store.adapters.claude_code import import_claude_code
 PROJECT = Path(__file__).resolve().parents[1] / "data" / "agents" / "claude-code" / "kfischer-okarin"
 MAIN = "b3edadab-bca0-4054-9b41-f7ffa6941260"
 MAIN_FILE = PROJECT / "-Users-user-project" / f"{MAIN}.jsonl"
-NS = f"agent:claude-code:users-user-project:{MAIN}"
+NS = f"agent:claude-code:Users/user/project:{MAIN}"  # the cwd /Users/user/project, case kept
 
 
 def _records(path: Path) -> list[dict]:
@@ -218,7 +218,7 @@ def test_a_resumed_session_imports_copied_history_once(store, tmp_path):
     # the resumed session adds its conversation page and its one new prompt, nothing copied twice
     assert report.created == base + 2
     assert any("duplicate" in s["item"] for s in report.skipped)
-    ns = session_namespace("claude-code", "users-user-project", resumed)
+    ns = session_namespace("claude-code", "Users/user/project", resumed)
     pages = h.pages(store, [ns], projections=("manifest", "relations", "facets"))
     prompt = next(p for p in pages if _facets(p).get("role") == "user")
     parent = h.outgoing(prompt, "responds_to")

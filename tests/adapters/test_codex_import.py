@@ -21,7 +21,7 @@ TUI = "019e1625-789d-76c0-80ab-3724b5ddb799"
 TUI_FILE = HOME / "sessions" / "2026" / "05" / "11" / f"rollout-2026-05-11T11-26-55-{TUI}.jsonl"
 DESKTOP = "019e1695-0522-7c83-8b39-0dd379793f80"
 EXEC = "019b7f94-51b4-7593-922e-ba12b5b73b52"
-TUI_NS = f"agent:codex:users-sample_user-repos-codemie-ai-codemie-code:{TUI}"
+TUI_NS = f"agent:codex:Users/Sample_User/repos/codemie-ai/codemie-code:{TUI}"
 
 
 def _records(path: Path) -> list[dict]:
@@ -195,7 +195,7 @@ def test_the_2025_format_without_an_envelope(store, tmp_path):
     path = tmp_path / f"rollout-2025-08-02T10-00-00-{sid}.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in lines))
     report = import_codex(store, path)
-    ns = f"agent:codex:home-user-legacy:{sid}"
+    ns = f"agent:codex:home/user/legacy:{sid}"
     conv, messages = _session(store, ns)
     messages = _ordered(messages)
     assert [(_f(p)["role"], p["title"]) for p in messages] == [

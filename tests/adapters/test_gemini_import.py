@@ -26,7 +26,7 @@ OPS_JSON = REAL / "tmp" / HASH / "chats" / "session-2026-01-16T11-01-file-ops-37
 OPS_JSONL = DERIVED / "tmp" / HASH / "chats" / "session-2026-01-16T11-01-37b7abef.jsonl"
 HI = "5b959dae-8655-4cd1-b10f-720b8c336ea2"
 HI_JSON = next((REAL / "tmp").glob("*/chats/session-2025-12-01T21-45-5b959dae.json"))
-OPS_NS = f"agent:gemini:{HASH}:{OPS}"
+OPS_NS = f"agent:gemini:{HASH}~a8ac4376ff:{OPS}"  # no cwd: the folder and a digest of its name
 
 
 def _f(p: dict) -> dict:

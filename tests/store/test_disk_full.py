@@ -35,8 +35,8 @@ def test_an_export_on_a_full_disk_says_so_and_leaves_no_file(tmp_path, monkeypat
     st.write_page("project:a", content="x")
     real = files.open_private
 
-    def full(path, mode="wb"):
-        fh = real(path, mode)
+    def full(path, mode="wb", **kwargs):
+        fh = real(path, mode, **kwargs)
 
         def write(data):
             raise OSError(errno.ENOSPC, "No space left on device")

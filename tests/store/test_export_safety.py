@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,66 @@ def test_import_validates_every_record_as_the_write_path_and_writes_nothing(tmp_
         assert other.list_pages()["pages"] == [] and other.list_scopes()["scopes"] == []
     finally:
         other.close()
+
+
+def _markdown_store(tmp_path: Path) -> Store:
+    (tmp_path / "a").mkdir()
+    st = Store.open(tmp_path / "a" / "s.db")
+    st.write_page("project:alpha", content="Private notes of project alpha.", facets={"title": "Alpha notes"})
+    return st
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_markdown_export_refuses_a_symlinked_folder_inside_out(tmp_path):
+    """Issue 30: a link planted inside --out (here where a scope's folder goes) is never written through."""
+    st = _markdown_store(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_bytes(b"untouched")
+    out = tmp_path / "md"
+    out.mkdir()
+    (out / "project_alpha").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(Invalid, match="is a link"):
+        st.export(out, format="markdown")
+    assert _tree(elsewhere) == {"keep.txt": b"untouched"}
+    assert sorted(p.name for p in out.iterdir()) == ["project_alpha"]  # nothing else written either
+
+
+def test_markdown_export_replaces_linked_files_and_never_writes_through_them(tmp_path):
+    """A file of an earlier export swapped for a link (or a hard link) to a file elsewhere is replaced, its target kept."""
+    st = _markdown_store(tmp_path)
+    out = tmp_path / "md"
+    first = st.export(out, format="markdown")
+    [note] = list((out / "project_alpha").iterdir())
+    victim, hard = tmp_path / "victim.txt", tmp_path / "hard.txt"
+    victim.write_bytes(b"victim")
+    hard.write_bytes(b"hard")
+    note.unlink()
+    note.symlink_to(victim)
+    st.export(out, format="markdown")
+    assert victim.read_bytes() == b"victim" and not note.is_symlink()
+    assert "Private notes of project alpha." in note.read_text(encoding="utf-8")
+    note.unlink()
+    os.link(hard, note)
+    st.export(out, format="markdown")
+    assert hard.read_bytes() == b"hard" and note.stat().st_nlink == 1
+    assert first["files"] == 1 and [p.name for p in (out / "project_alpha").iterdir()] == [note.name]
+    assert oct(note.stat().st_mode & 0o777) == "0o600"
+
+
+def test_jsonl_export_never_writes_through_a_link_at_its_temporary_name(tmp_path, monkeypatch):
+    """The temporary file beside --out is created new: a link planted at its name is refused, its target kept."""
+    import store.export as export_module
+
+    st = _markdown_store(tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"victim")
+    planted = tmp_path / ".out.jsonl.planted.tmp"
+    planted.symlink_to(victim)
+    monkeypatch.setattr(export_module, "_temp_beside", lambda out: planted)
+    with pytest.raises(Invalid, match="Cannot write the export"):
+        st.export(tmp_path / "out.jsonl")
+    assert victim.read_bytes() == b"victim" and not (tmp_path / "out.jsonl").exists()
