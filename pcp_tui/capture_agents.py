@@ -105,8 +105,15 @@ def _load_json(path: Path, data: bytes | None) -> dict[str, Any]:
     return value
 
 
-def _dump_json(value: dict[str, Any]) -> bytes:
-    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+def _dump_json(value: dict[str, Any], like: bytes | None = None) -> bytes:
+    """JSON as the file had it: its indent (two spaces when it had none) and its final line break."""
+    indent: int | str = 2
+    found = re.search(rb"^\{[ \t]*\r?\n([ \t]+)\S", like or b"")
+    if found:
+        lead = found.group(1).decode()
+        indent = lead if "\t" in lead else len(lead)
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    return (text + ("" if like and not like.endswith(b"\n") else "\n")).encode("utf-8")
 
 
 def _our_entry(agent: str, argv: list[str]) -> dict[str, Any]:
@@ -192,7 +199,14 @@ def _codex_with(path: Path, data: bytes | None, argv: list[str]) -> bytes:
     ours = _codex_lines(argv)
     if first_table is None:
         return text + (b"" if not text or text.endswith(b"\n") else b"\n") + ours
-    return text[:first_table.start()] + ours + b"\n" + text[first_table.start():]
+    # Root keys must come before the first table; the comment lines right above that table stay with it.
+    at = first_table.start()
+    while at > 0:
+        previous = text.rfind(b"\n", 0, at - 1) + 1
+        if not text[previous:at].lstrip().startswith(b"#"):
+            break
+        at = previous
+    return text[:at] + ours + b"\n" + text[at:]
 
 
 def _codex_without(data: bytes) -> bytes:
@@ -208,7 +222,7 @@ def _codex_without(data: bytes) -> bytes:
         end += len(line)
     else:
         return data  # the comment alone (the user changed the line under it): leave both
-    if data[end:end + 1] == b"\n" and _TABLE.match(data, end + 1):
+    if data[end:end + 1] == b"\n":  # the blank line install put after its lines
         end += 1
     return data[:start] + data[end:]
 
@@ -251,7 +265,7 @@ def plan_install(agent: str, argv: list[str]) -> Change:
     settings = _load_json(path, before)
     if _json_has_command(settings, agent, shlex.join(argv)):
         return Change(path, before, before)
-    return Change(path, before, _dump_json(_json_with(settings, agent, argv)))
+    return Change(path, before, _dump_json(_json_with(settings, agent, argv), before))
 
 
 def plan_remove(agent: str, current: bytes | None) -> bytes | None:
@@ -264,7 +278,7 @@ def plan_remove(agent: str, current: bytes | None) -> bytes | None:
     settings = _load_json(path, current)
     if not _json_has(settings, agent) and _json_without(settings, agent) == settings:
         return current
-    return _dump_json(_json_without(settings, agent))
+    return _dump_json(_json_without(settings, agent), current)
 
 
 def hooks_disabled(agent: str) -> str | None:
