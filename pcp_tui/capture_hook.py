@@ -236,6 +236,7 @@ def _import(agent: str, path: Path, db: str | None) -> dict[str, Any]:
     from store.capture import capture_session
 
     where = store_path(db)
+    Path(where).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     st = store.Store.open(where)  # capture writes, so a missing store is created
     try:
         summary = capture_session(st, agent, path)
