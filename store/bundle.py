@@ -419,11 +419,19 @@ _PRIVATE_KEY_BLOCK = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----.*?(
                                 re.S)
 
 
+# Every pattern above needs one of these in the text (case aside): substring tests of the lowered text rule
+# most texts out at once, much faster than the patterns (or one regex alternation) would.
+_ANY_HINT = tuple(sorted({h.lower() for _, hints, _ in _SECRET_PATTERNS for h in hints} | set(_ASSIGNMENT_HINTS)))
+
+
 def redact_secrets(text: str) -> tuple[str, list[str]]:
     """`text` with what `secret_kinds` would warn about replaced by `[redacted: <kind>]`; and the kinds found.
 
     The same patterns as the bundle warnings; a private key goes from its BEGIN line to its END line
     (or to the end of the text), a credential assignment keeps its name and loses its value."""
+    lowered = text.lower()
+    if not any(h in lowered for h in _ANY_HINT):
+        return text, []
     found: list[str] = []
     for kind, hints, pattern in _SECRET_PATTERNS:
         if any(h in text for h in hints) and pattern.search(text):

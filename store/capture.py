@@ -69,7 +69,7 @@ class Cleaned:
 
     def value(self, value: Any) -> Any:
         if isinstance(value, str):
-            return self.text(value)
+            return self.text(value) if value else value
         if isinstance(value, dict):
             return {k: self.value(v) for k, v in value.items()}
         if isinstance(value, list):
