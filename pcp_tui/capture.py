@@ -94,6 +94,9 @@ def install(agent: str, *, scope: str | None, cwd: str, db: str | None,
             ask: Callable[[str], str] | None = None) -> dict[str, Any]:
     """Register pcp's hook for `agent`; `scope` is "project" (cwd), "all", or None (ask, else project)."""
     project = _project_root(cwd)
+    policy = state.load_policy()
+    if policy.problem:  # before anything is written
+        raise CaptureError(policy.problem)
     if scope is None:
         scope = "project"
         if ask is not None:
@@ -115,9 +118,6 @@ def install(agent: str, *, scope: str | None, cwd: str, db: str | None,
         _write_config(change.path, change.after)
         installs[agent] = {**record, "written": _sha(change.after), "at": state.now(), "command": argv}
         _save_installs(installs)
-    policy = state.load_policy()
-    if policy.problem:
-        raise CaptureError(policy.problem)
     if scope == "all":
         policy.all = True
     elif project not in policy.projects:

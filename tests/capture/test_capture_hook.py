@@ -253,3 +253,19 @@ def test_capture_run_imports_what_the_agents_folders_hold_and_then_nothing_again
     assert fake_home.message_pages() == pages
     status = fake_home.pcp("capture", "status")
     assert status.returncode == 0 and "run  done" in status.stdout
+
+
+def test_the_hook_decides_before_importing_the_store_or_any_ui_library(fake_home: Home):
+    """Everything before the fork (reading the input, the project rules, the seen-file check) is light: a
+    skipped run imports neither the store nor Textual nor Rich."""
+    import subprocess
+    import sys
+
+    event = json.dumps({"session_id": "s", "transcript_path": "/nowhere.jsonl", "cwd": str(fake_home.project)})
+    run = subprocess.run([sys.executable, "-X", "importtime", "-m", "pcp_tui.cli", "capture", "hook", "claude-code"],
+                         input=event, capture_output=True, text=True, env=fake_home.env(), timeout=120)
+    assert run.returncode == 0 and run.stdout == ""
+    imported = {line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines() if "|" in line}
+    assert "pcp_tui.capture_hook" in imported
+    assert not {m for m in imported if m.split(".")[0] in ("store", "peewee", "textual", "rich")}
+    assert fake_home.runs("skipped")

@@ -171,3 +171,26 @@ def test_a_broken_settings_file_is_refused_in_one_line_and_left_alone(fake_home:
     assert done.returncode == 1
     assert len(done.stderr.strip().splitlines()) == 1 and "not valid JSON" in done.stderr
     assert path.read_bytes() == b'{"model": "sonnet",'
+
+
+def test_install_at_a_terminal_asks_project_or_all(fake_home: Home, monkeypatch):
+    from pcp_tui import capture
+
+    for key, value in fake_home.env().items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr("sys.argv", [PCP])
+    asked: list[str] = []
+    result = capture.install("gemini", scope=None, cwd=str(fake_home.project), db=None,
+                             ask=lambda q: asked.append(q) or "a")
+    assert len(asked) == 1 and str(fake_home.project) in asked[0]
+    assert result["all_projects"] and result["scope"] == "all"
+    result = capture.install("claude-code", scope=None, cwd=str(fake_home.project), db=None, ask=lambda q: "")
+    assert result["scope"] == "project" and result["projects"] == [str(fake_home.project)]
+
+
+def test_a_broken_capture_toml_stops_install_before_it_writes(fake_home: Home):
+    fake_home.config.mkdir()
+    (fake_home.config / "capture.toml").write_text("all = maybe\n")
+    done = fake_home.pcp("capture", "install", "claude-code")
+    assert done.returncode == 1 and "capture.toml" in done.stderr
+    assert not fake_home.config_file("claude-code").exists()
