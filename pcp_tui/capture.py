@@ -161,8 +161,10 @@ def uninstall(agent: str) -> dict[str, Any]:
                     after, how = without, "pcp's entries removed (the backup is gone)"
                 else:
                     how = "restored from the backup, byte for byte"
-        else:
+        elif record:
             after, how = without, "pcp's entries removed; your later changes are kept"
+        else:
+            after, how = without, "pcp's entries removed (no record of the install here, so no backup to restore)"
         _write_config(path, after)
     change = agents.Change(path, current, after)
     if record is not None:

@@ -178,12 +178,12 @@ def _fork_and_wait(agent: str, path: Path, db: str | None, record: dict[str, Any
 
         remaining = BUDGET - process_age()
         ready = select.select([read_end], [], [], max(0.0, remaining))[0] if remaining > 0 else []
-        if not ready or os.read(read_end, 16) != b"done":
-            if not ready:
-                state.log({**record, "outcome": "detached", "child": pid,
-                           "why": "the import takes longer than the hook may; it goes on alone"})
-        else:
-            os.waitpid(pid, 0)  # reap it (it has exited or is about to)
+        if not ready:
+            state.log({**record, "outcome": "detached", "child": pid,
+                       "why": "the import takes longer than the hook may; it goes on alone"})
+        else:  # "done", or the pipe closed because the child ended (it logged why): reap it
+            os.read(read_end, 16)
+            os.waitpid(pid, 0)
     finally:
         os.close(read_end)
     return 0
