@@ -61,3 +61,12 @@ def test_a_pasted_bundle_is_replaced_by_one_line_and_the_words_around_it_stay(st
     assert cleaned.count(bundle.rstrip().rsplit(" ", 1)[-1]) == 2  # each named by its digest
 
     assert strip_pasted_bundles("no bundle here, just pcp-bundle v1 talk") == ("no bundle here, just pcp-bundle v1 talk", 0)
+
+
+def test_a_pasted_continuation_goes_from_its_first_line_to_its_trailer():
+    old, new = "sha256:" + "a" * 64, "sha256:" + "b" * 64
+    continuation = (f"continues pcp-bundle {old}\n\nKeep everything you already have.\n\n"
+                    f"## [3] \"new page\" | page x\n```\nTHE NEW ENTRY\n```\n\npcp-bundle v1 {new} from {old}\n")
+    cleaned, count = strip_pasted_bundles("before\n" + continuation + "after")
+    assert count == 1 and "THE NEW ENTRY" not in cleaned and "Keep everything" not in cleaned
+    assert cleaned.startswith("before\n") and cleaned.endswith("after") and new in cleaned

@@ -109,6 +109,8 @@ def test_the_hook_exits_0_and_says_nothing_with_a_missing_or_broken_store(fake_h
     error = fake_home.runs("error")
     assert error and error[-1]["error"]
     assert fake_home.db.read_bytes() == broken
+    status = fake_home.pcp("capture", "status")
+    assert "Last errors:" in status.stdout and "hook error" in status.stdout
 
     fake_home.db.unlink()
     shutil.rmtree(fake_home.db.parent)  # missing, folder and all: capture writes, so it creates the store
