@@ -3,7 +3,8 @@
 Followed (the documented shapes, December 2026):
 - Claude Code: `hooks` in ~/.claude/settings.json ($CLAUDE_CONFIG_DIR/settings.json), events `Stop`
   and `SessionEnd`, each `[{"hooks": [{"type": "command", "command": ..., "timeout": seconds}]}]`; the
-  hook input (session_id, transcript_path, cwd) comes as JSON on stdin (docs.claude.com, Hooks reference).
+  hook input (session_id, transcript_path, cwd) comes as JSON on stdin (Claude Code's hooks reference, as
+  SchemaStore's claude-code-settings schema and test files encode it).
 - Codex CLI: `notify = [program, args...]` at the top level of ~/.codex/config.toml ($CODEX_HOME); Codex
   runs it after each turn with the JSON notification (type agent-turn-complete, thread-id, cwd) as the last
   argument (openai/codex docs/config.md, "notify").
