@@ -1,27 +1,19 @@
-"""The one bounded wait on a condition outside the app (a detached process finishing, a file appearing).
-
-App (Pilot) tests use tests/tui/helpers.until; everything else waits here: never a fixed sleep, never a
-timed assertion. The wait ends as soon as the condition holds; the limit is generous (a loaded machine is
-slow) and never spent by a test that passes.
-"""
+"""The one bounded wait of the tests outside the app: until a condition holds, never a fixed time."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TypeVar
 
+# How long a condition may take to come true before a test fails: generous, because a loaded machine is slow,
+# and never spent by a test that passes (the wait ends as soon as the condition holds).
 WAIT_LIMIT = 60.0
-T = TypeVar("T")
 
 
-def wait_until(condition: Callable[[], T], what: str, limit: float = WAIT_LIMIT) -> T:
-    """Return condition()'s first true value; fail, naming `what`, if none comes within `limit` seconds."""
+def wait_for(condition: Callable[[], object], what: str = "", limit: float = WAIT_LIMIT) -> None:
+    """Return once `condition()` is true; fail, naming `what`, if it is not true within `limit` seconds."""
     deadline = time.monotonic() + limit
-    while True:
-        value = condition()
-        if value:
-            return value
+    while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"waited {limit:.0f} s for {what}, in vain")
-        time.sleep(0.02)  # wait-helper: between two looks at the condition
+            raise AssertionError(f"waited {limit:.0f} s for {what or 'a condition'}, in vain")
+        time.sleep(0.01)  # wait-helper: the one place a test sleeps, between two looks at the condition

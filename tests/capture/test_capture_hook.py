@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import AGENT_DATA, Home
+from capture_helpers import AGENT_DATA, Home
 
 CLAUDE_FILE = AGENT_DATA / "claude-code/kfischer-okarin/-Users-user-project/b3edadab-bca0-4054-9b41-f7ffa6941260.jsonl"
 CODEX_FILE = AGENT_DATA / ("codex/codemie-code/sessions/2026/05/11/"

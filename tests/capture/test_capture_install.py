@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import PCP, Home, place_config
+from capture_helpers import PCP, Home, place_config
 
 FIXTURES = [("claude-code", "complete-config.json"), ("claude-code", "hooks-complete.json"),
             ("codex", "config.toml"), ("gemini", "settings.json")]
