@@ -18,7 +18,8 @@ from capture_helpers import AGENT_DATA, Home
 CLAUDE_FILE = AGENT_DATA / "claude-code/kfischer-okarin/-Users-user-project/b3edadab-bca0-4054-9b41-f7ffa6941260.jsonl"
 CODEX_FILE = AGENT_DATA / ("codex/codemie-code/sessions/2026/05/11/"
                            "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
-GEMINI_FILE = next((AGENT_DATA / "gemini/derived/tmp").rglob("session-*.jsonl"))
+GEMINI_FILE = AGENT_DATA / ("gemini/derived/tmp/907f20644716c92a8309a8b7c1ceec79d422233ff220b7fdb8772b360bd8273f/"
+                            "chats/session-2026-01-16T11-01-37b7abef.jsonl")
 
 
 def _session(h: Home, agent: str) -> tuple[Path, Path, str]:
