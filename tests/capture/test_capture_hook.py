@@ -272,3 +272,34 @@ def test_the_hook_decides_before_importing_the_store_or_any_ui_library(fake_home
     assert "pcp_tui.capture_hook" in imported
     assert not {m for m in imported if m.split(".")[0] in ("store", "peewee", "textual", "rich")}
     assert fake_home.runs("skipped")
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini"])
+def test_the_installed_command_run_as_the_agent_runs_it_captures_into_the_named_store(fake_home: Home, agent):
+    """The command install wrote, run the agent's way: Claude Code and Gemini CLI through a shell with the input
+    on stdin, Codex as an argv with the notification appended; into the store named by --db at install."""
+    import shlex
+    import subprocess
+    import tomllib
+
+    named = fake_home.root / "named" / "store.db"
+    assert fake_home.pcp("--db", str(named), "capture", "install", agent).returncode == 0
+    source, target, sid = _session(fake_home, agent)
+    _grow(source, target, None)
+    event = _event(fake_home, agent, target, sid)
+    env = {k: v for k, v in fake_home.env().items() if k != "PCP_DB"}
+    config = fake_home.config_file(agent).read_text()
+    if agent == "codex":
+        argv = tomllib.loads(config)["notify"]
+        run = subprocess.run([*argv, json.dumps(event)], capture_output=True, text=True, env=env, timeout=120,
+                             cwd=fake_home.project)
+    else:
+        event_name = "Stop" if agent == "claude-code" else "AfterAgent"
+        command = json.loads(config)["hooks"][event_name][-1]["hooks"][0]["command"]
+        assert shlex.split(command)[1:3] == ["--db", str(named)]
+        run = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(event), capture_output=True, text=True,
+                             env=env, timeout=120, cwd=fake_home.project)
+    assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
+    done = fake_home.wait_done(1)
+    assert done["store"] == str(named) and done["created"] > 0 and named.is_file()
+    assert not fake_home.db.exists()
