@@ -103,7 +103,9 @@ def install(agent: str, *, scope: str | None, cwd: str, db: str | None,
             answer = ask(f"Capture {DISPLAY[agent]} sessions of this project only ({project}) or of all projects? "
                          "[P]roject / [a]ll: ").strip().lower()
             scope = "all" if answer in ("a", "all") else "project"
-    argv = agents.hook_argv(pcp_command(), agent, str(Path(db).expanduser().absolute()) if db else None)
+    # The store named now (--db, else $PCP_DB) goes into the command: the agent may run without that variable.
+    named = db if db is not None else (os.environ.get("PCP_DB") or None)
+    argv = agents.hook_argv(pcp_command(), agent, str(Path(named).expanduser().absolute()) if named else None)
     try:
         change = agents.plan_install(agent, argv)
     except agents.ConfigError as exc:

@@ -56,7 +56,8 @@ def test_install_adds_only_pcps_entry_keeps_a_backup_shows_the_diff_and_is_idemp
     assert done.returncode == 0, done.stderr
     after = fake_home.config_file(agent).read_bytes()
     assert _without_ours(agent, after) == _without_ours(agent, original)  # every other setting as it was
-    assert _ours(agent, after) == [[PCP, "capture", "hook", agent]] * (1 if agent == "codex" else 2)
+    installed = [PCP, "--db", str(fake_home.db), "capture", "hook", agent]  # the store $PCP_DB named at install
+    assert _ours(agent, after) == [installed] * (1 if agent == "codex" else 2)
     assert os.path.isabs(_ours(agent, after)[0][0])
     assert "+++ " in done.stdout and "(after)" in done.stdout  # the diff is shown
     backups = list((fake_home.config / "capture" / "backups").iterdir())
@@ -105,12 +106,12 @@ def test_install_and_uninstall_without_a_file_leave_no_file(fake_home: Home, age
 def _edit(agent: str, path: Path) -> None:
     """What a person (or the agent itself) changes after install."""
     if agent == "codex":
-        path.write_bytes(path.read_bytes() + b'\n[mcp_servers.docs]\ncommand = "docs-server"\n')
+        path.write_bytes(path.read_bytes() + b'\n[mcp_servers.docs]\ncommand = "EDIT-BY-USER"\n')
         return
     settings = json.loads(path.read_bytes())
-    settings["model"] = "edited-later"
+    settings["model"] = "EDIT-BY-USER"
     settings.setdefault("hooks", {}).setdefault(EVENTS[agent][0], []).append(
-        {"hooks": [{"type": "command", "command": "echo added-later"}]})
+        {"hooks": [{"type": "command", "command": "echo EDIT-BY-USER"}]})
     path.write_text(json.dumps(settings, indent=4) + "\n")
 
 
@@ -130,16 +131,16 @@ def test_uninstall_after_later_edits_keeps_them_and_shows_the_diff(fake_home: Ho
     assert "later changes are kept" in done.stdout
     removed = [line for line in done.stdout.splitlines() if line.startswith("-") and not line.startswith("---")]
     assert any("capture" in line for line in removed)  # the diff shows pcp's lines going
-    assert not any("later" in line for line in removed)  # and none of the edits
+    assert not any("EDIT-BY-USER" in line for line in removed)  # and none of the edits
     if agent == "codex":
-        assert after == original + b'\n[mcp_servers.docs]\ncommand = "docs-server"\n'
+        assert after == original + b'\n[mcp_servers.docs]\ncommand = "EDIT-BY-USER"\n'
 
 
 def test_codex_notify_goes_before_the_first_table_and_an_existing_notify_is_refused(fake_home: Home):
     original = place_config(fake_home, "codex", "config.toml")
     assert fake_home.pcp("capture", "install", "codex").returncode == 0
     text = fake_home.config_file("codex").read_text()
-    assert tomllib.loads(text)["notify"] == [PCP, "capture", "hook", "codex"]
+    assert tomllib.loads(text)["notify"] == [PCP, "--db", str(fake_home.db), "capture", "hook", "codex"]
     assert "notify" not in tomllib.loads(text)["tui"]
     assert fake_home.pcp("capture", "uninstall", "codex").returncode == 0
 
