@@ -128,6 +128,19 @@ def _bench(opts: argparse.Namespace, work: Path) -> int:
         cpus.append(cpu)
     load_after = os.getloadavg()
 
+    def cpu_of(code: str) -> float:
+        """Median CPU s of `python -c code` (3 runs): the fixed part of every hook run."""
+        spent = []
+        for _ in range(3):
+            before = os.times()
+            subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)
+            after = os.times()
+            spent.append((after.children_user - before.children_user) + (after.children_system - before.children_system))
+        return statistics.median(spent)
+
+    floor = {"interpreter": cpu_of("pass"), "pcp_tui.cli": cpu_of("import pcp_tui.cli, pcp_tui.capture_hook"),
+             "store": cpu_of("import store, store.adapters, store.capture")}
+
     median = statistics.median(walls)
     print(f"capture hook benchmark: Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
           f"{time.strftime('%Y-%m-%d %H:%M')}")
@@ -139,6 +152,8 @@ def _bench(opts: argparse.Namespace, work: Path) -> int:
     print("hook returned after, s:   " + " ".join(f"{w:.3f}" for w in walls))
     print("import done after, s:     " + " ".join(f"{w:.3f}" for w in dones))
     print("CPU of hook + child, s:   " + " ".join(f"{c:.3f}" for c in cpus) + "  (user + system)")
+    print("CPU of the imports alone, s: " + ", ".join(f"{k} {v:.3f}" for k, v in floor.items())
+          + "  (python -c 'import ...', each with the interpreter)")
     print(f"pages created per run: {sorted(set(created))}; runs handed to a detached child: {detached}")
     print(f"median: hook returned {median:.3f} s, import done {statistics.median(dones):.3f} s, CPU "
           f"{statistics.median(cpus):.3f} s; target: import done < {TARGET} s: "
