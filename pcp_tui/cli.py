@@ -312,7 +312,82 @@ def build_parser() -> _Parser:
     p.add_argument("--principal", metavar="ID")
     paging(p)
     _handoff_commands(cmd, paging)
+    _capture_commands(sub, json_flag)
     return parser
+
+
+def _capture_commands(sub: Any, json_flag: _Parser) -> None:
+    """capture install | uninstall | status | run | hook (pcp_tui/capture.py)."""
+    capture = sub.add_parser("capture", help="live capture from Claude Code, Codex and Gemini CLI (private by default)",
+                             description="Capture coding-agent sessions into the store as they happen: secrets "
+                                         "redacted, pasted bundles and tool output left out.", parents=[json_flag])
+    capture.set_defaults(parser=capture)
+    actions = capture.add_subparsers(dest="capture_command", metavar="ACTION", required=True, parser_class=_Parser)
+    agent = {"metavar": "AGENT", "type": _one_of("AGENT", AGENT_SOURCES), "help": " | ".join(AGENT_SOURCES)}
+    p = actions.add_parser("install", parents=[json_flag], help="register pcp in the agent's user-level hooks",
+                           description="Register pcp in the agent's own hook mechanism (its user-level "
+                                       "configuration only; a backup is kept and the diff shown).")
+    p.add_argument("agent", **agent)
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("--project", action="store_true", help="capture sessions of the current folder (the default)")
+    scope.add_argument("--all", action="store_true", help="capture sessions of every project")
+    p = actions.add_parser("uninstall", parents=[json_flag], help="take pcp's entries out of the agent's configuration")
+    p.add_argument("agent", **agent)
+    actions.add_parser("status", parents=[json_flag], help="what is installed, which projects, the last runs and errors")
+    p = actions.add_parser("run", parents=[json_flag], help="capture what the agents' folders hold that is new (timers)")
+    p.add_argument("--agent", action="append", type=_one_of("--agent", AGENT_SOURCES), metavar="AGENT",
+                   help="repeatable; default: all three")
+    p = actions.add_parser("hook", help="what the agent runs after a turn (installed by pcp capture install)")
+    p.add_argument("agent", **agent)
+    p.add_argument("payload", nargs="?", help=argparse.SUPPRESS)
+    for action in actions.choices.values():
+        action.set_defaults(parser=action)
+
+
+def _capture(args: argparse.Namespace, json_mode: bool) -> int:
+    """`pcp capture ...` (it opens the store itself, only to write what it captures)."""
+    if args.as_model or args.grant:
+        raise UsageError("pcp capture runs as the store's owner; --as-model and --grant do not apply", args.parser)
+    if args.db is not None and not str(args.db).strip():
+        return _fail("invalid", "--db must not be empty", json_mode)
+    if args.capture_command == "hook":
+        from .capture_hook import run as hook
+
+        return hook(args.agent, args.payload, args.db)
+    from . import capture
+
+    try:
+        document, text = capture.command(args, ask=input if not json_mode and _at_terminal() else None)
+    except capture.CaptureError as exc:
+        return _fail("invalid", str(exc), json_mode)
+    if json_mode:
+        _emit_json(document)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _hook_main(argv: list[str]) -> int:
+    """`pcp [--db P] capture hook AGENT [PAYLOAD]`, the agent's call: no parser built, exit 0 whatever happens."""
+    try:
+        at = argv.index("capture")
+        db = argv[argv.index("--db") + 1] if "--db" in argv[:at] else None
+        rest = argv[at + 2:]
+        if not rest or rest[0] not in AGENT_SOURCES:
+            return 0
+        from .capture_hook import run as hook
+
+        return hook(rest[0], rest[1] if len(rest) > 1 else None, db)
+    except Exception:  # noqa: BLE001 - the agent must never see a failure of ours
+        return 0
+
+
+def _is_hook_call(argv: list[str]) -> bool:
+    if "capture" not in argv or "-h" in argv or "--help" in argv:
+        return False
+    at = argv.index("capture")
+    head = argv[:at]
+    return argv[at + 1:at + 2] == ["hook"] and (not head or len(head) == 2 and head[0] == "--db")
 
 
 def _handoff_commands(cmd: Callable[..., _Parser], paging: Callable[[_Parser], None]) -> None:
@@ -798,6 +873,8 @@ def _wants_json(argv: Sequence[str]) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `pcp`; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if _is_hook_call(argv):
+        return _hook_main(argv)
     json_mode = _wants_json(argv)
     try:
         return _run(argv, json_mode)
@@ -914,6 +991,8 @@ def _run(argv: list[str], json_mode: bool) -> int:
         return 0
     if args.command == "mcp":
         return _mcp(args, json_mode)
+    if args.command == "capture":
+        return _capture(args, json_mode)
     if args.grant and not args.as_model:
         raise UsageError("--grant needs --as-model", parser)
     if getattr(args, "yes", False) and not getattr(args, "reason", None):

@@ -415,6 +415,48 @@ def secret_kinds(text: str) -> list[str]:
     return found
 
 
+_PRIVATE_KEY_BLOCK = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----.*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|\Z)",
+                                re.S)
+
+
+# Every pattern above needs one of these in the text (case aside): substring tests of the lowered text rule
+# most texts out at once, much faster than the patterns (or one regex alternation) would.
+_ANY_HINT = tuple(sorted({h.lower() for _, hints, _ in _SECRET_PATTERNS for h in hints} | set(_ASSIGNMENT_HINTS)))
+
+
+def redact_secrets(text: str) -> tuple[str, list[str]]:
+    """`text` with what `secret_kinds` would warn about replaced by `[redacted: <kind>]`; and the kinds found.
+
+    The same patterns as the bundle warnings; a private key goes from its BEGIN line to its END line
+    (or to the end of the text), a credential assignment keeps its name and loses its value."""
+    lowered = text.lower()
+    if not any(h in lowered for h in _ANY_HINT):
+        return text, []
+    found: list[str] = []
+    for kind, hints, pattern in _SECRET_PATTERNS:
+        if any(h in text for h in hints) and pattern.search(text):
+            found.append(kind)
+            pattern = _PRIVATE_KEY_BLOCK if kind == "a private key" else pattern
+            text = pattern.sub(f"[redacted: {kind}]", text)
+    if any(h in text.lower() for h in _ASSIGNMENT_HINTS):
+        kind = "a credential assignment (api_key=..., password: ...)"
+
+        def value_out(m: re.Match[str]) -> str:
+            value = next(g for g in m.groups() if g)
+            if value[0] in "<$%{[(" or len(set(value)) < 4:
+                return m.group(0)
+            if m.group(3) and not (re.search(r"[A-Za-z]", value) and re.search(r"\d", value)):
+                return m.group(0)
+            if kind not in found:
+                found.append(kind)
+            group = next(i for i in (1, 2, 3) if m.group(i))
+            start, end = m.start(group) - m.start(0), m.end(group) - m.start(0)
+            return m.group(0)[:start] + "[redacted]" + m.group(0)[end:]
+
+        text = _ASSIGNMENT.sub(value_out, text)
+    return text, found
+
+
 def secret_warnings(entries: Iterable[RenderedEntry]) -> list[BundleWarning]:
     """One warning per entry that looks like it holds a secret, naming the entry and the kind only."""
     out: list[BundleWarning] = []
