@@ -401,6 +401,8 @@ _SKIP_REASONS = {
     "scaffolding (continuation nudge)": "\"System: Please continue.\", sent by Gemini CLI itself, not a prompt",
     "tool (function responses)": "tool output Gemini CLI sent back as a turn; stored only with --with-tools",
     "duplicate (the same record written twice)": "the same record again in the file: one page",
+    "session_meta (a later one: copied history or a resume)":
+        "the header of the session a fork copied (or a resume wrote again); the file's first header names it",
 }
 
 

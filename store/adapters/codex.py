@@ -18,6 +18,8 @@ What the files hold, and what is done with it:
 - Codex threads are linear. A message's key is a digest of the project and everything before it,
   so the history a fork copies into a new file (new session id, new times) is imported once,
   by the earliest session, and the fork's first new turn follows it: a branch, nothing twice.
+  A fork's (or spawned agent's) file starts with its own `session_meta`, then the source's copied:
+  the first one names the session; a later one (copied, or a resume's) is skipped and counted.
 """
 
 from __future__ import annotations
@@ -125,7 +127,10 @@ def _read(p: Path, root: Path, report: ImportReport) -> _File | None:
         payload = rec.get("payload")
         kind = json_text(rec.get("type"))
         if isinstance(payload, dict) and kind:
-            if kind == "session_meta":
+            if kind == "session_meta" and f.meta:
+                # A fork (or spawned agent) file copies its source's session_meta after its own: history.
+                f.skipped["session_meta (a later one: copied history or a resume)"] += 1
+            elif kind == "session_meta":
                 f.meta = json_object(payload.get("meta")) or payload
                 f.session_id = json_text(f.meta.get("id")) or f.session_id
                 f.first_at = epoch_to_time(f.meta.get("timestamp")) or f.first_at

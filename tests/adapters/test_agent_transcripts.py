@@ -350,6 +350,8 @@ def check_points(store, tool: str) -> None:
         # 2. it responds to its nearest kept ancestor, and to nothing else
         expected = [page_of(want.parent)["revision"]["page_id"]] if want.parent else []
         assert h.outgoing(page, "responds_to") == expected, (want.key, want.blocks[0][:80])
+        if tool == "codex":  # and it is in its own session's scope (a fork's turns are not its source's)
+            assert page["revision"]["namespace"].endswith(":" + want.session), (want.session, want.blocks[0][:80])
     # 3. one page per message: no page the files do not call for, none twice
     assert len({id(p) for p in found.values()}) == len(files.wants)
     assert len(messages) == len(files.wants)

@@ -174,6 +174,30 @@ def test_a_fork_imports_copied_history_once(store, tmp_path):
     assert h.read(store, parent, projections=("manifest",))[0]["revision"]["namespace"] == TUI_NS
 
 
+GIT_SYNC = HOME.parent / "entireio-git-sync" / "sessions" / "2026" / "04" / "11"
+SPAWNER = "019d7d08-46c9-7f73-affe-4e6ca9852d56"
+SPAWNED = "019d7e2f-0041-7310-951c-94020254dfc9"
+
+
+def test_a_real_fork_keeps_its_own_session_though_it_copies_the_source_meta(store):
+    """Codex 0.118 writes a spawned agent's file as its own `session_meta`, then the source's `session_meta`
+    and history copied: the first meta names the session, the copied one is history (it was read last and
+    merged the fork into its source's session, one of the two files dropped as a duplicate)."""
+    report = import_codex(store, GIT_SYNC)
+    assert not any("the same session in another file" in s["item"] for s in report.skipped)
+    conv, messages = _session(store, _ns(store, SPAWNED))
+    assert _f(conv)["forked_from"] == SPAWNER
+    spawner_turns = _turns(GIT_SYNC / f"rollout-2026-04-11T14-53-07-{SPAWNER}.jsonl")
+    fork_turns = _turns(GIT_SYNC / f"rollout-2026-04-11T20-15-02-{SPAWNED}.jsonl")
+    assert fork_turns[:len(spawner_turns)] == spawner_turns  # the copied history, imported once (by the source)
+    new = [t for role, t in fork_turns[len(spawner_turns):] if role == "assistant"]
+    assert [p["revision"]["payload"]["content"] for p in _ordered(messages)] == new
+    first = next(p for p in messages if p["revision"]["payload"]["content"] == new[0])
+    source_ns = _ns(store, SPAWNER)
+    assert h.read(store, h.outgoing(first, "responds_to"), projections=("manifest",))[0]["revision"]["namespace"] \
+        == source_ns
+
+
 def test_the_2025_format_without_an_envelope(store, tmp_path):
     sid = "5973b6c0-94b8-487b-a530-2aeb6098ae0e"
     lines = [
