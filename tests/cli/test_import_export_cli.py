@@ -88,7 +88,9 @@ def test_import_gemini(tmp_path, capsys):
     code, out, _ = run(capsys, "--db", db, "--json", "import", "gemini", src)
     assert code == 0
     report = json.loads(out)
-    assert (report["source"], report["conversations"]) == ("gemini", 2)
+    # codemie-code's two sessions (the derived .jsonl replays one of them), entireio-cli's two and the derived one
+    # with injected turns
+    assert (report["source"], report["conversations"]) == ("gemini", 5)
     assert any("rewind" in s["item"] for s in report["skipped"])
 
 

@@ -406,8 +406,10 @@ async def test_a_page_list_window_lays_nothing_out_unless_its_scrollbar_changes(
         scrollbar, toggles, sizes = pages.show_vertical_scrollbar, 0, set()
         for query in ("product of compact spaces", "soil moisture"):
             await type_into(app, pilot, "#search", "")
-            for ch in query:
+            for n, ch in enumerate(query, 1):
                 await pilot.press(ch)
+                typed = query[:n].strip()  # each key's search lands (after the debounce) before the next key
+                await until(pilot, lambda typed=typed: (pages.search_query or "") == typed, "the search as typed")
                 await settle(app, pilot)
                 sizes.add(pages.virtual_size.height)
                 toggles += pages.show_vertical_scrollbar != scrollbar
