@@ -178,6 +178,29 @@ def build_parser() -> _Parser:
     app_only.add_argument("--new-token", action="store_true",
                           help="replace the HTTP bearer token with a new one, print it and exit")
     app_only.set_defaults(parser=app_only)
+    app_only = sub.add_parser("register", help="register pcp mcp with a model client: claude-code, claude-desktop, "
+                                                "codex or gemini (writes its config; --print only shows it)",
+                              description="Write the MCP server entry for `pcp mcp` into the client's user-level "
+                                          "config (a backup and a diff first; running it again changes nothing). "
+                                          "In a terminal it lists your scopes with page counts and asks which to "
+                                          "grant; elsewhere --grant is required. Never *, read only unless "
+                                          "--toolset write --write NS.")
+    app_only.add_argument("client", metavar="CLIENT", type=_one_of("CLIENT", REGISTER_CLIENTS),
+                          help=" | ".join(REGISTER_CLIENTS))
+    app_only.add_argument("--grant", dest="register_grants", action="append", default=[], metavar="NS[=PERMS]",
+                          help="repeatable: a namespace or a prefix ending in * (PERMS default search,read,list_scopes)")
+    app_only.add_argument("--toolset", dest="register_toolset", type=_one_of("--toolset", ("read", "write")),
+                          default="read", metavar="read|write", help="write needs --write NS")
+    app_only.add_argument("--write", dest="write_ns", metavar="NS", help="with --toolset write: the one scope the "
+                                                                         "model may write, revise and link in")
+    app_only.add_argument("--print", dest="print_only", action="store_true", help="print the entry; write nothing")
+    app_only.add_argument("--name", dest="server_name", default="pcp", metavar="NAME",
+                          help="the server's name in the client (default pcp)")
+    app_only.add_argument("--client-id", dest="register_client_id", metavar="ID",
+                          help="the principal id in the audit log (default: CLIENT)")
+    app_only.add_argument("--config", dest="config_path", metavar="PATH",
+                          help="write this config file instead of the client's usual one")
+    app_only.set_defaults(parser=app_only)
     cmd("describe", "the store's capabilities", "capabilities", lambda st, a: st.describe_capabilities())
     cmd("doctor", "integrity check, counts, SQLite version, FTS state", "doctor", lambda st, a: st.doctor())
     p = cmd("scopes", "list the scopes you can see", "scopes",
@@ -376,6 +399,7 @@ def _sync(st: Any, args: argparse.Namespace) -> Any:
         return {"action": "folder", **st.sync_folder(args.folder, progress=update)}
 
 
+REGISTER_CLIENTS = ("claude-code", "claude-desktop", "codex", "gemini")
 IMPORT_SOURCES = ("chatgpt", "claude", "markdown", "events", "export", "claude-code", "codex", "gemini")
 AGENT_SOURCES = ("claude-code", "codex", "gemini")
 
@@ -896,6 +920,32 @@ def _mcp(args: argparse.Namespace, json_mode: bool) -> int:
         return _fail(exc.code, exc.message, False)
 
 
+def _register(args: argparse.Namespace, json_mode: bool) -> int:
+    """`pcp register CLIENT`: the logic is in pcp_tui.register; here only options in, result out."""
+    from . import register
+
+    if args.as_model or args.grant:
+        raise UsageError("pcp register takes --grant after the subcommand", args.parser)
+    try:
+        plan = register.register(
+            args.client, mcp_store_path(args.db), grants=args.register_grants, write_ns=args.write_ns,
+            toolset=args.register_toolset, name=args.server_name, client_id=args.register_client_id,
+            config=args.config_path, print_only=args.print_only, interactive=not json_mode and _at_terminal())
+    except register.RegisterError as exc:
+        if exc.usage:
+            raise UsageError(exc.message, args.parser) from None
+        return _fail(exc.code, exc.message, json_mode)
+    except CliError as exc:
+        return _fail(exc.code, exc.message, json_mode)
+    if json_mode:
+        _emit_json(plan.to_dict())
+        return 0
+    from . import render
+
+    render.registered(render.make_console(), plan.to_dict(), args.print_only)
+    return 0
+
+
 def _run(argv: list[str], json_mode: bool) -> int:
     parser = build_parser()
     try:
@@ -914,6 +964,8 @@ def _run(argv: list[str], json_mode: bool) -> int:
         return 0
     if args.command == "mcp":
         return _mcp(args, json_mode)
+    if args.command == "register":
+        return _register(args, json_mode)
     if args.grant and not args.as_model:
         raise UsageError("--grant needs --as-model", parser)
     if getattr(args, "yes", False) and not getattr(args, "reason", None):
