@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -23,6 +24,15 @@ FILE_TYPES = {
     "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation", "doc": "application/msword",
     "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp",
 }
+
+
+# Claude.ai wrote its artifact reasoning into the answer's text as <antThinking>...</antThinking>: it is
+# thinking, stored like a thinking block (a "Thinking:" paragraph where it stood), never as raw tags.
+ANT_THINKING = re.compile(r"<antThinking>(.*?)</antThinking>", re.DOTALL)
+
+
+def thinking_untagged(text: str) -> str:
+    return ANT_THINKING.sub(lambda m: "Thinking:\n\n" + m.group(1).strip(), text)
 
 
 def import_claude(store: Any, path: str | Path, namespace: str | None = None,
@@ -87,7 +97,7 @@ def _message(node: str, entry: dict[str, Any], parent: str | None, model: Any) -
     sender = str(entry.get("sender") or "unknown")
     text = blocks_text(entry.get("content"))
     if not text.strip() and isinstance(entry.get("text"), str):
-        text = entry["text"]
+        text = thinking_untagged(entry["text"])
     refs: list[dict[str, Any]] = []
     for att in entry.get("attachments") or []:
         if not isinstance(att, dict):
@@ -151,7 +161,7 @@ def blocks_text(content: Any) -> str:
             continue
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text"), str):
-            pieces.append(block["text"])
+            pieces.append(thinking_untagged(block["text"]))
         elif kind == "thinking" and isinstance(block.get("thinking"), str):
             pieces.append("Thinking:\n\n" + block["thinking"])
         elif kind == "tool_use":  # artifacts are documents and code written for the user: decoded, searchable
