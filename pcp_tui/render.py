@@ -511,6 +511,23 @@ def export_done(console: Console, data: dict[str, Any]) -> None:
     _line(console, ("Exported", "bold green"), f" {what} to {where}{extra}")
 
 
+def memory_profile(console: Console, data: dict[str, Any]) -> None:
+    """`pcp export --format memory-profile`: the text as it would be written, its warnings, and where it went."""
+    if not data.get("shown"):
+        console.print(Text(data["text"].rstrip("\n")), soft_wrap=True)
+        err = make_console(stderr=True)
+        for w in data.get("warnings") or []:
+            _line(err, ("warning: ", "yellow"), w["message"])
+    if data.get("asking"):
+        return
+    if data.get("written"):
+        _line(console, ("Written", "bold green"), f" {data['pages']} page(s) from {', '.join(data['scopes'])} to "
+              f"{data['path']}")
+    else:
+        _line(console, ("Not written", "bold"), f": check the text above, then run again with --yes to write "
+              f"{data['path']}")
+
+
 def registered(console: Console, data: dict[str, Any], print_only: bool) -> None:
     """`pcp register`: the entry (or the diff written), where, and the grant the model gets."""
     if print_only:
