@@ -69,11 +69,12 @@ def test_other_pages_keep_their_place_around_a_conversation(store, exports):
     import_chatgpt(store, exports / CHATGPT)
     ns, conv, messages = _conversation(store, "chatgpt")
     note = store.write_page("project:a", content="a note", facets={"title": "note"})["page_id"]
-    last, first = sorted(messages, key=lambda p: p["revision"]["observed_at"])[-1], messages[0]
-    order = [e["page_id"] for e in store.bundle([note, last["revision"]["page_id"], first["revision"]["page_id"]])["entries"]]
-    assert order[0] == note
-    assert [p for p in order[1:]] == sorted(order[1:], key=lambda i: next(
-        p["revision"]["observed_at"] for p in messages if p["revision"]["page_id"] == i))
+    by_date = sorted(messages, key=lambda p: p["revision"]["observed_at"])
+    first, last = by_date[0]["revision"]["page_id"], by_date[-1]["revision"]["page_id"]
+    assert by_date[0]["revision"]["observed_at"] < by_date[-1]["revision"]["observed_at"]
+    other = store.write_page("project:a", content="another note", facets={"title": "other"})["page_id"]
+    order = [e["page_id"] for e in store.bundle([note, last, other, first])["entries"]]
+    assert order == [note, first, last, other]  # the conversation gathers where it first stands, in order
 
 
 def _front(text: str) -> dict:
