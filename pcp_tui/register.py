@@ -312,7 +312,10 @@ def merged_toml(old: str | None, path: Path, name: str, entry: dict[str, Any]) -
     block = [f"[mcp_servers.{name}]", f"command = {_toml_string(entry['command'])}",
              "args = [" + ", ".join(_toml_string(a) for a in entry["args"]) + "]"]
     new = "\n".join(kept + ([""] if kept else []) + block) + "\n"
-    parsed = tomllib.loads(new)  # what we write must read back as the entry
+    try:
+        parsed = tomllib.loads(new)  # what we write must read back as the entry
+    except tomllib.TOMLDecodeError:
+        parsed = {}  # e.g. an inline `pcp = {...}` under [mcp_servers]: not ours to rewrite
     if parsed.get("mcp_servers", {}).get(name) != {"command": entry["command"], "args": entry["args"]}:
         raise RegisterError(f"{path}: the existing [mcp_servers] layout could not be updated safely; "
                             "edit it by hand (pcp register --print shows the entry).")

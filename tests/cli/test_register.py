@@ -186,6 +186,16 @@ def test_a_broken_config_is_left_alone(home: Path, imported: Path, capsys: pytes
     assert path.read_text() == "{not json"
 
 
+def test_a_toml_layout_it_cannot_update_safely_is_left_alone(home: Path, imported: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    path = register.config_path("codex")
+    path.parent.mkdir(parents=True)
+    path.write_text('[mcp_servers]\npcp = { command = "old" }\n')
+    code, _, err = run(["--db", str(imported), "register", "codex", "--grant", "conversation:chatgpt:*"], capsys)
+    assert code == 1 and "edit it by hand" in err
+    assert path.read_text() == '[mcp_servers]\npcp = { command = "old" }\n'
+
+
 def test_no_store_no_registration(home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(["--db", str(tmp_path / "nope.db"), "register", "codex", "--grant", "project:*"], capsys)
     assert code == 1 and "no store at" in err
