@@ -169,3 +169,45 @@ def test_memory_profile_warns_of_a_secret(tmp_path, capsys):
 def test_memory_usage_errors(tmp_path, capsys, argv, says):
     code, _, err = _cli(["--db", str(tmp_path / "s.db"), *argv], capsys)
     assert code == 1 and says in err
+
+
+def test_a_hostile_manifest_reads_only_archives_beside_it(store, tmp_path):
+    download = tmp_path / "download"
+    build_export(download)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.move(str(download / "projects-000.zip"), outside / "projects-000.zip")
+    (download / "projects-000.zip").symlink_to(outside / "projects-000.zip")  # a link planted at an archive's name
+    manifest = download / "manifest-evil.json"
+    manifest.write_text(json.dumps({"files": ["../outside/projects-000.zip", "https://x/../../conversations-000.zip",
+                                              "memories-000.zip?sig=1", "/etc/passwd", "conversations-000.zip.exe"]}))
+    report = import_claude(store, manifest).to_dict()
+    assert report["conversations"] == 2  # conversations-000.zip only: osteele's two
+    assert any(s["item"] == "projects-000.zip" for s in report["skipped"])  # the link is not followed
+    assert "claude:project:Billing service" not in scope_counts(store) and "claude:memory" in scope_counts(store)
+
+
+def test_archives_past_the_import_limit_are_refused_whole(store, tmp_path, monkeypatch):
+    from store.constants import LIMITS
+    from store.errors import LimitExceeded
+
+    manifest = build_export(tmp_path / "download")
+    monkeypatch.setitem(LIMITS, "max_import_bytes", 60_000)  # each archive fits, what they unpack to does not
+    with pytest.raises(LimitExceeded, match="nothing was imported"):
+        import_claude(store, manifest)
+    assert scope_counts(store) == {}
+
+
+def test_an_archive_three_levels_deep_is_not_read(store, tmp_path):
+    inner = tmp_path / "memories-000.zip"
+    with zipfile.ZipFile(inner, "w") as zf:
+        zf.write(next((LAYOUT / "memories").iterdir()), "memories/a.json")
+    middle = tmp_path / "projects-000.zip"
+    with zipfile.ZipFile(middle, "w") as zf:
+        zf.write(inner, "memories-000.zip")
+    outer = tmp_path / "all.zip"
+    with zipfile.ZipFile(outer, "w") as zf:
+        zf.write(middle, "projects-000.zip")
+    report = import_claude(store, outer).to_dict()
+    assert any("inside an archive inside an archive" in s["reason"] for s in report["skipped"])
+    assert scope_counts(store) == {}
