@@ -178,6 +178,29 @@ def build_parser() -> _Parser:
     app_only.add_argument("--new-token", action="store_true",
                           help="replace the HTTP bearer token with a new one, print it and exit")
     app_only.set_defaults(parser=app_only)
+    app_only = sub.add_parser("register", help="register pcp mcp with a model client: claude-code, claude-desktop, "
+                                                "codex or gemini (writes its config; --print only shows it)",
+                              description="Write the MCP server entry for `pcp mcp` into the client's user-level "
+                                          "config (a backup and a diff first; running it again changes nothing). "
+                                          "In a terminal it lists your scopes with page counts and asks which to "
+                                          "grant; elsewhere --grant is required. Never *, read only unless "
+                                          "--toolset write --write NS.")
+    app_only.add_argument("client", metavar="CLIENT", type=_one_of("CLIENT", REGISTER_CLIENTS),
+                          help=" | ".join(REGISTER_CLIENTS))
+    app_only.add_argument("--grant", dest="register_grants", action="append", default=[], metavar="NS[=PERMS]",
+                          help="repeatable: a namespace or a prefix ending in * (PERMS default search,read,list_scopes)")
+    app_only.add_argument("--toolset", dest="register_toolset", type=_one_of("--toolset", ("read", "write")),
+                          default="read", metavar="read|write", help="write needs --write NS")
+    app_only.add_argument("--write", dest="write_ns", metavar="NS", help="with --toolset write: the one scope the "
+                                                                         "model may write, revise and link in")
+    app_only.add_argument("--print", dest="print_only", action="store_true", help="print the entry; write nothing")
+    app_only.add_argument("--name", dest="server_name", default="pcp", metavar="NAME",
+                          help="the server's name in the client (default pcp)")
+    app_only.add_argument("--client-id", dest="register_client_id", metavar="ID",
+                          help="the principal id in the audit log (default: CLIENT)")
+    app_only.add_argument("--config", dest="config_path", metavar="PATH",
+                          help="write this config file instead of the client's usual one")
+    app_only.set_defaults(parser=app_only)
     cmd("describe", "the store's capabilities", "capabilities", lambda st, a: st.describe_capabilities())
     cmd("doctor", "integrity check, counts, SQLite version, FTS state", "doctor", lambda st, a: st.doctor())
     p = cmd("scopes", "list the scopes you can see", "scopes",
@@ -283,6 +306,8 @@ def build_parser() -> _Parser:
     p.add_argument("--namespace", metavar="NS", help="put everything into this one scope")
     p.add_argument("--with-tools", action="store_true",
                    help="coding agents: also store tool calls and results as pages (they often hold secrets)")
+    p.add_argument("--from", dest="memory_from", type=_one_of("--from", ("chatgpt", "claude")), metavar="chatgpt|claude",
+                   help="import memory: whose memory the text is (as you copied it out of the vendor's settings)")
     p = cmd("import-report", "what an import brought in and what it skipped, and why (default: the last one)",
             "kept_import_report", lambda st, a: st.import_report(a.import_id))
     which = p.add_mutually_exclusive_group()
@@ -298,11 +323,15 @@ def build_parser() -> _Parser:
     sync_mode.add_argument("--unpair", metavar="STORE", help="refuse a lost machine's store (its id) from now on")
     p.add_argument("--rekey", action="store_true", help="with --pair: a fresh key (after --unpair; --join it everywhere)")
     sync_mode.add_argument("--status", action="store_true", help="this store's id, its peers, last sync, conflicts")
-    p = cmd("export", "take everything out (JSON Lines, or a Markdown folder)", "export_done", _export)
-    p.add_argument("--scope", action="append", metavar="NS", help="repeatable; default: every scope")
-    p.add_argument("--format", type=_one_of("--format", ("jsonl", "markdown")), default="jsonl",
-                   metavar="jsonl|markdown")
-    p.add_argument("--out", required=True, metavar="PATH", help="file (jsonl) or folder (markdown)")
+    p = cmd("export", "take everything out (JSON Lines, a Markdown folder, or your memory as one text)",
+            "export_done", _export)
+    p.add_argument("--scope", action="append", metavar="NS",
+                   help="repeatable; default: every scope (memory-profile: every *:memory scope)")
+    p.add_argument("--format", type=_one_of("--format", ("jsonl", "markdown", "memory-profile")), default="jsonl",
+                   metavar="jsonl|markdown|memory-profile")
+    p.add_argument("--out", required=True, metavar="PATH", help="file (jsonl, memory-profile) or folder (markdown)")
+    p.add_argument("--yes", dest="write_profile", action="store_true",
+                   help="memory-profile: write it without asking (it is shown first either way)")
 
     p = cmd("audit", "the audit log, newest first", "audit", lambda st, a: st.audit_log(**_given(
         decision=a.decision, operation=a.operation, principal=a.principal, limit=a.limit, cursor=a.cursor)))
@@ -451,7 +480,8 @@ def _sync(st: Any, args: argparse.Namespace) -> Any:
         return {"action": "folder", **st.sync_folder(args.folder, progress=update)}
 
 
-IMPORT_SOURCES = ("chatgpt", "claude", "markdown", "events", "export", "claude-code", "codex", "gemini")
+REGISTER_CLIENTS = ("claude-code", "claude-desktop", "codex", "gemini")
+IMPORT_SOURCES = ("chatgpt", "claude", "markdown", "events", "export", "claude-code", "codex", "gemini", "memory")
 AGENT_SOURCES = ("claude-code", "codex", "gemini")
 
 
@@ -467,6 +497,8 @@ def _import(st: Any, args: argparse.Namespace) -> Any:
             return _with_report(st, importer(st, args.path, with_tools=args.with_tools, progress=progress).to_dict())
     if args.path is None:
         raise CliError("invalid", f"`import {args.source}` needs a PATH.")
+    if (args.source == "memory") != (args.memory_from is not None):
+        raise CliError("invalid", "`import memory FILE` needs --from chatgpt|claude, and --from goes only with it.")
     if args.with_tools:
         raise CliError("invalid", "--with-tools applies to coding-agent sessions only.")
     with _progress(args, f"importing {args.source}") as progress:
@@ -474,6 +506,9 @@ def _import(st: Any, args: argparse.Namespace) -> Any:
             if args.namespace:
                 raise CliError("invalid", "--namespace does not apply to `import export`: it keeps every scope.")
             return st.import_export(args.path, progress=progress)
+        if args.source == "memory":
+            report = adapters.import_memory(st, args.path, args.memory_from, namespace=args.namespace, progress=progress)
+            return _with_report(st, dict(report.to_dict()))
         importer = getattr(adapters, f"import_{args.source}")
         return _with_report(st, importer(st, args.path, namespace=args.namespace, progress=progress).to_dict())
 
@@ -486,8 +521,36 @@ def _with_report(st: Any, summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def _export(st: Any, args: argparse.Namespace) -> Any:
+    if args.format == "memory-profile":
+        return _memory_profile(st, args)
+    if args.write_profile:
+        raise UsageError("--yes goes with --format memory-profile", args.parser)
     with _progress(args, "exporting") as progress:
         return st.export(args.out, scopes=args.scope or None, progress=progress, format=args.format)
+
+
+def _memory_profile(st: Any, args: argparse.Namespace) -> Any:
+    """The memory as one text: shown, then written to --out when confirmed (a terminal) or with --yes."""
+    from store.adapters.memory import memory_profile
+    from store.files import open_private, refuse_store_target
+
+    result = memory_profile(st, args.scope or None)
+    args.render = "memory_profile"
+    write = args.write_profile
+    if not write and not args.json and _at_terminal():
+        from . import render
+
+        render.memory_profile(render.make_console(), {**result, "path": args.out, "written": False, "asking": True})
+        write = input(f"Write it to {args.out}? [y/N] ").strip().lower() in ("y", "yes")
+        result["shown"] = True
+    if write:
+        refuse_store_target(Path(args.out), st.path)
+        try:
+            with open_private(Path(args.out), "w") as fh:
+                fh.write(result["text"])
+        except OSError as exc:
+            raise CliError("invalid", f"cannot write {args.out!r}: {exc.strerror or exc}") from None
+    return {**result, "path": args.out, "written": bool(write)}
 
 
 def _plan_or_yes(p: _Parser, resume: bool = False) -> None:
@@ -973,6 +1036,32 @@ def _mcp(args: argparse.Namespace, json_mode: bool) -> int:
         return _fail(exc.code, exc.message, False)
 
 
+def _register(args: argparse.Namespace, json_mode: bool) -> int:
+    """`pcp register CLIENT`: the logic is in pcp_tui.register; here only options in, result out."""
+    from . import register
+
+    if args.as_model or args.grant:
+        raise UsageError("pcp register takes --grant after the subcommand", args.parser)
+    try:
+        plan = register.register(
+            args.client, mcp_store_path(args.db), grants=args.register_grants, write_ns=args.write_ns,
+            toolset=args.register_toolset, name=args.server_name, client_id=args.register_client_id,
+            config=args.config_path, print_only=args.print_only, interactive=not json_mode and _at_terminal())
+    except register.RegisterError as exc:
+        if exc.usage:
+            raise UsageError(exc.message, args.parser) from None
+        return _fail(exc.code, exc.message, json_mode)
+    except CliError as exc:
+        return _fail(exc.code, exc.message, json_mode)
+    if json_mode:
+        _emit_json(plan.to_dict())
+        return 0
+    from . import render
+
+    render.registered(render.make_console(), plan.to_dict(), args.print_only)
+    return 0
+
+
 def _run(argv: list[str], json_mode: bool) -> int:
     parser = build_parser()
     try:
@@ -993,6 +1082,8 @@ def _run(argv: list[str], json_mode: bool) -> int:
         return _mcp(args, json_mode)
     if args.command == "capture":
         return _capture(args, json_mode)
+    if args.command == "register":
+        return _register(args, json_mode)
     if args.grant and not args.as_model:
         raise UsageError("--grant needs --as-model", parser)
     if getattr(args, "yes", False) and not getattr(args, "reason", None):

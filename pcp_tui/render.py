@@ -511,6 +511,45 @@ def export_done(console: Console, data: dict[str, Any]) -> None:
     _line(console, ("Exported", "bold green"), f" {what} to {where}{extra}")
 
 
+def memory_profile(console: Console, data: dict[str, Any]) -> None:
+    """`pcp export --format memory-profile`: the text as it would be written, its warnings, and where it went."""
+    if not data.get("shown"):
+        console.print(Text(data["text"].rstrip("\n")), soft_wrap=True)
+        err = make_console(stderr=True)
+        for w in data.get("warnings") or []:
+            _line(err, ("warning: ", "yellow"), w["message"])
+    if data.get("asking"):
+        return
+    if data.get("written"):
+        _line(console, ("Written", "bold green"), f" {data['pages']} page(s) from {', '.join(data['scopes'])} to "
+              f"{data['path']}")
+    else:
+        _line(console, ("Not written", "bold"), f": check the text above, then run again with --yes to write "
+              f"{data['path']}")
+
+
+def registered(console: Console, data: dict[str, Any], print_only: bool) -> None:
+    """`pcp register`: the entry (or the diff written), where, and the grant the model gets."""
+    if print_only:
+        _line(console, ("Entry for ", "bold"), f"{data['config']} (nothing written):")
+        if data["client"] == "codex":
+            from .register import merged_toml
+
+            text = merged_toml(None, data["config"], data["server_name"], data["entry"])
+        else:
+            text = json.dumps({"mcpServers": {data["server_name"]: data["entry"]}}, indent=2, ensure_ascii=False)
+        console.print(Text(text.rstrip("\n")), soft_wrap=True)
+    elif not data["changed"]:
+        _line(console, ("Already registered", "bold green"), f": {data['config']} has this entry; nothing written.")
+    else:
+        console.print(Text(data["diff"].rstrip("\n")), soft_wrap=True)
+        _line(console, ("Registered", "bold green"), f" {data['server_name']} in {data['config']}"
+              + (f" (backup: {data['backup']})" if data.get("backup") else " (new file)"))
+    _line(console, ("Grant: ", "bold"), "; ".join(data["grants"]))
+    if not print_only and data["changed"]:
+        _line(console, ("Restart the client", "dim"), " so it starts the server with this grant.")
+
+
 # --- handing context to a chat (handoff.md) ------------------------------------------------------
 
 

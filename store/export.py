@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Protocol, Sequence, Type
 
 import peewee as pw
 
+from . import conversation_markdown as cmd
 from . import ids
 from .constants import Progress
 from .db import unmapped
@@ -140,6 +141,7 @@ class _MarkdownRow(NamedTuple):
     title: str
     source_refs: str
     facets: str
+    pk: int
 
 
 def _line(obj: dict[str, Any]) -> bytes:
@@ -397,6 +399,30 @@ class ExportOps(Part):
             raise Invalid(f"Cannot create the export folder {out}: {exc.strerror or exc}.") from None
         in_scopes = "1" if full else f"p.scope_id IN ({','.join(str(s.id) for s in scope_rows) or 'NULL'})"
         written = 0
+        in_conversation = cmd.message_pages(self._db, in_scopes)  # written inside their conversation's file
+        by_conversation: dict[int, set[int]] = {}
+        for message_pk, conversation_pk in in_conversation.items():
+            by_conversation.setdefault(conversation_pk, set()).add(message_pk)
+        files = 0
+        exported_scopes = None if full else {s.id for s in scope_rows}
+
+        def file_name(page_id: str, title: str) -> str:
+            return f"{_safe_name(title or 'untitled')[:80]}--{page_id[-10:]}.md"
+
+        def file_of(page_id: str, ns: str, title: str) -> str | None:
+            row = self._db.execute_sql(
+                "SELECT p.id, p.scope_id, COALESCE(r.title, '') FROM page p JOIN revision r ON r.id = p.head "
+                "WHERE p.page_id = ?", (page_id,)).fetchone()
+            if row is None or (exported_scopes is not None and row[1] not in exported_scopes):
+                return None
+            conv = in_conversation.get(row[0])
+            if conv is not None:
+                c = self._db.execute_sql(
+                    "SELECT p.page_id, s.namespace, COALESCE(r.title, '') FROM page p JOIN scope s ON s.id = p.scope_id "
+                    "JOIN revision r ON r.id = p.head WHERE p.id = ?", (conv,)).fetchone()
+                return f"<../{_safe_name(c[1])}/{file_name(c[0], c[2])}#{page_id}>"
+            return f"<../{_safe_name(ns)}/{file_name(page_id, row[2])}>"
+
         try:
             folder = ExportFolder(out)
         except OSError as exc:
@@ -404,10 +430,12 @@ class ExportOps(Part):
         try:
             for r in self._iter_rows(
                 "SELECT p.page_id, s.namespace, p.status, p.superseded, r.revision_id, r.created_at, r.observed_at, "
-                "r.media_type, r.content, r.title, r.source_refs, r.facets FROM page p JOIN scope s ON s.id = p.scope_id "
+                "r.media_type, r.content, r.title, r.source_refs, r.facets, p.id AS pk FROM page p JOIN scope s ON s.id = p.scope_id "
                 f"JOIN revision r ON r.id = p.head WHERE {in_scopes} AND p.page_id > ? ORDER BY p.page_id LIMIT ?", (),
                 _MarkdownRow,
             ):
+                if r.pk in in_conversation:
+                    continue
                 front = {"page_id": r.page_id, "revision_id": r.revision_id, "namespace": r.namespace,
                          "lifecycle_status": effective_status(r.status, r.superseded), "created_at": r.created_at,
                          "observed_at": r.observed_at, "media_type": r.media_type,
@@ -415,22 +443,28 @@ class ExportOps(Part):
                 body = r.content if r.content is not None else ""
                 if r.media_type and r.media_type != "text/markdown" and body:
                     body = f"```\n{body}\n```\n"
-                text = ("---\n" + "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in front.items())
-                        + "\n---\n\n" + body)
-                name = f"{_safe_name(r.title or 'untitled')[:80]}--{r.page_id[-10:]}.md"
+                members = by_conversation.get(r.pk)
+                if members:
+                    messages = cmd.messages_of(self._db, r.pk, members)
+                    front["messages"] = len(messages)
+                    body = cmd.conversation_body(self._db, r.pk, body, messages, file_of)
+                    written += len(messages)
+                text = cmd.front_matter(front) + body
+                name = file_name(r.page_id, r.title)
                 try:
                     folder.write(_safe_name(r.namespace), name, text)
                 except OSError as exc:
                     raise Invalid(f"Cannot write {out / _safe_name(r.namespace) / name}: {exc.strerror or exc}.") from None
                 written += 1
-                if progress and written % 200 == 0:
+                files += 1
+                if progress and files % 200 == 0:
                     progress(written, counts["pages"], "pages")
         finally:
             folder.close()
         if progress:
             progress(written, counts["pages"], "pages")
         call.counts["pages"] = written
-        return {"path": str(out), "format": "markdown", "files": written, "counts": counts,
+        return {"path": str(out), "format": "markdown", "files": files, "counts": counts,
                 "scopes": None if full else [s.namespace for s in scope_rows]}
 
     # --- and back in ---

@@ -41,6 +41,25 @@ class Selected:
 
     source: bd.EntrySource
     at_head: bool
+    thread: tuple[str, str] | None = None  # (namespace, conversation id) of a chat or agent page
+    opens_thread: bool = False  # the conversation (or session) page itself, not one of its messages
+
+
+def in_reading_order(selected: list[Selected]) -> list[Selected]:
+    """A conversation reads in order: its entries gather where the first of them stands, the conversation
+    page first, then its messages oldest first; every other entry keeps its place."""
+    threads: dict[tuple[str, str], list[Selected]] = {}
+    for sel in selected:
+        if sel.thread is not None:
+            threads.setdefault(sel.thread, []).append(sel)
+    out: list[Selected] = []
+    for sel in selected:
+        if sel.thread is None:
+            out.append(sel)
+        elif sel.thread in threads:
+            out += sorted(threads.pop(sel.thread),
+                          key=lambda s: (not s.opens_thread, s.source.date or "", s.source.page_id, s.source.revision_id))
+    return out
 
 
 @dataclass(frozen=True)
@@ -145,7 +164,12 @@ class HandoffOps(HandoffPart):
             sources=tuple(sources), content=row.content,
             summary=summary if isinstance(summary, str) and summary.strip() else None,
         )
-        return Selected(src, bool(row.at_head))
+        facets = json.loads(row.facets or "{}")
+        facets = facets if isinstance(facets, dict) else {}
+        thread = None
+        if "role" in facets or "conversation_id" in facets:
+            thread = (row.namespace, str(facets.get("conversation_id") or ""))
+        return Selected(src, bool(row.at_head), thread, thread is not None and "role" not in facets)
 
     def _query_revisions(self, call: Call, query: str | None, scopes: Any) -> list[str]:
         """Revision ids a search adds (mode auto, active pages only, at most MAX_QUERY_PAGES)."""
@@ -186,7 +210,7 @@ class HandoffOps(HandoffPart):
                 out.append(sel)
         if len(out) > MAX_ENTRIES:
             raise LimitExceeded(f"A bundle holds at most {MAX_ENTRIES} entries; this selection has {len(out)}.")
-        return out
+        return in_reading_order(out)
 
     # --- composing ---
 

@@ -8,5 +8,6 @@ from .codex import import_codex
 from .events import import_events
 from .gemini import import_gemini
 from .markdown import import_markdown
+from .memory import import_memory
 
-__all__ = ["ImportReport", "import_chatgpt", "import_claude", "import_claude_code", "import_codex", "import_events", "import_gemini", "import_markdown"]
+__all__ = ["ImportReport", "import_chatgpt", "import_claude", "import_claude_code", "import_codex", "import_events", "import_gemini", "import_markdown", "import_memory"]

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
+import zipfile
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..errors import Invalid
+from . import claude_export
 from .agents import tool_input_text
 from .base import ImportReport, Progress, epoch_to_time, json_text, read_json_export
 from .chats import ChatConversation, ChatMessage, conversation_items, write_conversations
@@ -25,13 +29,61 @@ FILE_TYPES = {
 }
 
 
+# Claude.ai wrote its artifact reasoning into the answer's text as <antThinking>...</antThinking>: it is
+# thinking, stored like a thinking block (a "Thinking:" paragraph where it stood), never as raw tags.
+ANT_THINKING = re.compile(r"<antThinking>(.*?)</antThinking>", re.DOTALL)
+
+
+def thinking_untagged(text: str) -> str:
+    return ANT_THINKING.sub(lambda m: "Thinking:\n\n" + m.group(1).strip(), text)
+
+
 def import_claude(store: Any, path: str | Path, namespace: str | None = None,
                   progress: Progress | None = None) -> ImportReport:
-    """Import every conversation of a Claude export; each conversation is one transaction."""
-    data, label = read_json_export(path)
-    items = conversation_items(data, label, "Claude", ("chat_messages",))
+    """Import every conversation of a Claude export; each conversation is one transaction. The current export
+    (a manifest, a folder of archives, one archive) also brings its projects and memory (claude_export.py)."""
+    p = Path(path)
     report = ImportReport(source="claude", path=str(path))
-    return write_conversations(store, "claude", TOOL, label, _parse_all(items), len(items), report, namespace, progress)
+    if p.is_dir() or _archives_inside(p):
+        parts = claude_export.gather(p)
+    else:
+        data, label = read_json_export(path)
+        if claude_export.looks_like_manifest(data):
+            parts = claude_export.gather(p, manifest=data)
+        elif _memory_shaped(data):
+            parts = claude_export.ExportParts(label=label, memories=[
+                {**m, "_where": label} for m in (data if isinstance(data, list) else [data])])
+        else:
+            items = conversation_items(data, label, "Claude", ("chat_messages",))
+            return write_conversations(store, "claude", TOOL, label, _parse_all(items), len(items), report, namespace,
+                                       progress)
+    if namespace is not None and (parts.projects or parts.memories):
+        raise Invalid("--namespace applies to conversations only: this export also holds projects or memory, which "
+                      "go to claude:project:<name> and claude:memory; import it without --namespace.")
+    for item, reason in parts.skipped:
+        report.skip(item, reason, file=parts.label)
+    claude_export.write_projects_and_memories(store, parts, report)
+    items = parts.conversations
+    return write_conversations(store, "claude", TOOL, parts.label, _parse_all(items), len(items), report, namespace,
+                               progress)
+
+
+def _archives_inside(p: Path) -> bool:
+    """A zip of the current layout: category archives, memories/ or projects/ inside (not the old single zip)."""
+    try:
+        if not zipfile.is_zipfile(p):
+            return False
+        with zipfile.ZipFile(p) as zf:
+            return any(claude_export.ARCHIVE.fullmatch(n.rsplit("/", 1)[-1]) or n.startswith(("memories/", "projects/"))
+                       or n.rsplit("/", 1)[-1] in ("memories.json", "projects.json") for n in zf.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
+def _memory_shaped(data: Any) -> bool:
+    objs = data if isinstance(data, list) else [data]
+    return bool(objs) and all(isinstance(o, dict) and ("conversations_memory" in o or "project_memories" in o)
+                              for o in objs)
 
 
 def _parse_all(items: list[Any]) -> Iterator[ChatConversation | tuple[str, str]]:
@@ -87,7 +139,7 @@ def _message(node: str, entry: dict[str, Any], parent: str | None, model: Any) -
     sender = str(entry.get("sender") or "unknown")
     text = blocks_text(entry.get("content"))
     if not text.strip() and isinstance(entry.get("text"), str):
-        text = entry["text"]
+        text = thinking_untagged(entry["text"])
     refs: list[dict[str, Any]] = []
     for att in entry.get("attachments") or []:
         if not isinstance(att, dict):
@@ -151,7 +203,7 @@ def blocks_text(content: Any) -> str:
             continue
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text"), str):
-            pieces.append(block["text"])
+            pieces.append(thinking_untagged(block["text"]))
         elif kind == "thinking" and isinstance(block.get("thinking"), str):
             pieces.append("Thinking:\n\n" + block["thinking"])
         elif kind == "tool_use":  # artifacts are documents and code written for the user: decoded, searchable

@@ -25,9 +25,9 @@ EXPECTED = {
     "chatgpt-danny-avila-LibreChat-2.json": (0, 1, 2),
     "chatgpt-danny-avila-LibreChat-3.json": (1, 2, 6),  # + the empty conversation, now kept
     "claude-osteele-claude-chat-viewer-1.json": (0, 2, 6),
-    "claude-osteele-claude-chat-viewer-2-api-variant.json": (0, 1, 4),
+    "claude-osteele-claude-chat-viewer-2-api-variant.json": (0, 3, 2),  # + 2 answers whose <antThinking> is thinking now
     "claude-simonw-claude-to-sqlite-1.json": (0, 2, 1),
-    "claude-simonw-claude-to-sqlite-2.json": (0, 2, 19),
+    "claude-simonw-claude-to-sqlite-2.json": (0, 12, 9),  # + 10 answers whose <antThinking> is thinking now
     # titles of thinking-only messages: their first line, not the `---` rule; the interrupt marker and the
     # local command's output are no pages under the agent rules 3 (issue 29): tombstoned, not upserted
     "claude-code": (0, 5, 79),
