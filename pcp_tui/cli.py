@@ -214,6 +214,8 @@ def build_parser() -> _Parser:
     p.add_argument("--projection", action="append", type=_comma_list, metavar="P,P",
                    help="manifest, payload, source_spans, relations, facets, history (default manifest,payload)")
     p.add_argument("--max-chars", type=_int_at_least(0, "--max-chars"), metavar="N")
+    p.add_argument("--offset", type=_int_at_least(0, "--offset"), metavar="N",
+                   help="one ID only: start the content at character N (a cut read prints its next_offset)")
 
     p = cmd("search", "search pages", "search", _search)
     p.add_argument("query", nargs="?", default="")
@@ -491,7 +493,7 @@ def _revise(st: Any, args: argparse.Namespace) -> Any:
 def _read(st: Any, args: argparse.Namespace) -> Any:
     projections = _flat(args.projection)
     return st.read_pages(list(args.ids), **_given(projections=tuple(projections) if projections else None,
-                                                  max_chars=args.max_chars))
+                                                  max_chars=args.max_chars, offset=args.offset))
 
 
 def _search(st: Any, args: argparse.Namespace) -> Any:

@@ -280,7 +280,12 @@ def _revision_panel(result: dict[str, Any]) -> Panel:
     if content is not None:
         media = str((payload or {}).get("media_type") or "")
         parts.append(Markdown(content) if media.startswith("text/markdown") else Text(content))
-        if result.get("truncated"):
+        if result.get("next_offset") is not None:
+            rid = rev.get("revision_id")
+            parts.append(Text(f"… characters {result.get('offset', 0):,} to {result['next_offset']:,} of "
+                              f"{result.get('content_chars', 0):,}; read on with: pcp read {rid} "
+                              f"--offset {result['next_offset']}", style="yellow"))
+        elif result.get("truncated"):
             parts.append(Text("… truncated (raise --max-chars to read more)", style="yellow"))
     return Panel(Group(*parts), title=Text(str(result["title"]), style="bold"), title_align="left")
 
