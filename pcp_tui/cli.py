@@ -839,6 +839,13 @@ def _open_app(args: argparse.Namespace, json_mode: bool) -> int:
     if args.command == "demo" and not _at_terminal():
         raise UsageError("the app needs a terminal (run it from one, or use pcp serve)", where)
     if args.command == "serve":
+        if not args.demo:  # each browser tab opens the store: it must be there (cli.md --db)
+            from store import PcpError
+
+            try:
+                store_paths().require_store(store_paths().chosen_path(args.db), create=False)
+            except PcpError as exc:
+                return _fail(exc.code, exc.message, False)
         db = demo_path(args.db) if args.demo else launch.store_path(args.db)
         return launch.serve(db, args.port, demo=args.demo)
     if args.command == "demo":
@@ -847,15 +854,17 @@ def _open_app(args: argparse.Namespace, json_mode: bool) -> int:
 
 
 def mcp_store_path(db: str | None) -> Path:
-    """The store `pcp mcp` serves: --db, else $PCP_DB, else the default path (as store.core.default_path)."""
-    chosen = db if db is not None else (os.environ.get("PCP_DB") or None)
-    if chosen is not None:
-        if not str(chosen).strip():
-            raise CliError("invalid", "--db must not be empty")
-        return Path(chosen).expanduser()
-    import platformdirs
+    """The store `pcp mcp` serves (--db, else $PCP_DB, else the default path): it must exist, a model server
+    never creates one, and a file that is not a pcp store is refused untouched."""
+    from store import PcpError
 
-    return Path(platformdirs.user_data_dir("pcp", appauthor=False)) / "context.db"
+    paths = store_paths()
+    try:
+        path = paths.chosen_path(db)
+        paths.require_store(path, create=False)
+    except PcpError as exc:
+        raise CliError(exc.code, exc.message) from None
+    return path
 
 
 def _mcp(args: argparse.Namespace, json_mode: bool) -> int:
@@ -871,8 +880,6 @@ def _mcp(args: argparse.Namespace, json_mode: bool) -> int:
         raise UsageError("pcp mcp needs at least one --grant NS=PERMS", args.parser)
     try:
         path = mcp_store_path(args.db)
-        if not path.is_file():  # a model server never creates a store
-            raise CliError("not_found", f"no store at {path}; pcp mcp serves an existing store (create it with pcp)")
         if tokens:
             from .mcp_token import token
 
@@ -893,6 +900,18 @@ def _mcp(args: argparse.Namespace, json_mode: bool) -> int:
         return mcp_server.serve(path, args.client_id, args.mcp_grants, args.toolset)
     except mcp_server.StartError as exc:
         return _fail(exc.code, exc.message, False)
+
+
+def _creates_store(args: argparse.Namespace) -> bool:
+    """Whether this command may create a missing store (it writes pages, scopes or imports; cli.md --db)."""
+    name = f"scope {args.scope_command}" if args.command == "scope" else str(args.command)
+    return name in store_paths().CREATING_COMMANDS
+
+
+def store_paths() -> Any:
+    from store import paths
+
+    return paths
 
 
 def _run(argv: list[str], json_mode: bool) -> int:
@@ -931,10 +950,8 @@ def _run(argv: list[str], json_mode: bool) -> int:
         session = None
         if args.as_model:
             session = store.AccessSession.model_client(args.as_model, store.AccessSession.parse_grants(args.grant))
-        path = args.db if args.db is not None else (os.environ.get("PCP_DB") or None)
-        if path is not None and not str(path).strip():
-            raise CliError("invalid", "--db must not be empty")
-        st = store.Store.open(path, session=session) if session is not None else store.Store.open(path)
+        path = store.paths.chosen_path(args.db)
+        st = store.Store.open(path, session=session, create=_creates_store(args))
         try:
             _refuse_undecodable(st, args)
             _finish_index_upgrade(st, json_mode)

@@ -8,6 +8,7 @@ from typing import Any, Iterator
 
 from .agents import tool_input_text
 from .base import ImportReport, Progress, epoch_to_time, json_text, read_json_export
+from .formats import check_file, check_parsed
 from .chats import ChatConversation, ChatMessage, conversation_items, write_conversations
 
 TOOL = "pcp-import-claude"
@@ -28,7 +29,9 @@ FILE_TYPES = {
 def import_claude(store: Any, path: str | Path, namespace: str | None = None,
                   progress: Progress | None = None) -> ImportReport:
     """Import every conversation of a Claude export; each conversation is one transaction."""
+    check_file(path, "claude")
     data, label = read_json_export(path)
+    check_parsed(data, "claude", label)
     items = conversation_items(data, label, "Claude", ("chat_messages",))
     report = ImportReport(source="claude", path=str(path))
     return write_conversations(store, "claude", TOOL, label, _parse_all(items), len(items), report, namespace, progress)
