@@ -103,8 +103,11 @@ def refuse_other(kind: str | None, expected: str, label: str) -> None:
 
 def check_parsed(data: Any, expected: str, label: str) -> None:
     """Refuse a parsed chat export (a list of conversations or one) that is another importer's."""
-    items = data if isinstance(data, list) else data.get("conversations") if isinstance(data, dict) and \
-        isinstance(data.get("conversations"), list) else [data]
+    items: list[Any] = [data]
+    if isinstance(data, list):
+        items = data
+    elif isinstance(data, dict) and isinstance(data.get("conversations"), list):
+        items = data["conversations"]
     refuse_other(chat_kind(items), expected, label)
 
 
