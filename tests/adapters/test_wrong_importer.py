@@ -55,6 +55,9 @@ def test_a_chat_export_given_to_another_importer_names_its_own(db, export, capsy
             continue
         line = refused(db, source, export, capsys)
         assert f"pcp import {right} FILE" in line and export.name in line, line
+    before = counts(db)["page"]
+    assert cli.main(["--db", str(db), "import", right, str(export)]) == 0, capsys.readouterr()
+    assert counts(db)["page"] > before  # and the right importer takes it
 
 
 def test_a_chat_export_zip_given_to_the_other_chat_importer(db, tmp_path, capsys):
@@ -87,10 +90,3 @@ def test_pcp_exports_events_and_agent_sessions_are_refused_by_the_chat_importers
             line = refused(db, source, path, capsys)
             assert f"pcp import {right} FILE" in line, (source, right, line)
 
-
-def test_each_importer_still_takes_its_own_files(db, tmp_path, capsys):
-    for export, right in CHAT.items():
-        assert cli.main(["--db", str(db), "import", right, str(export)]) == 0, capsys.readouterr()
-    export = tmp_path / "everything.jsonl"
-    assert cli.main(["--db", str(db), "export", "--out", str(export)]) == 0
-    assert cli.main(["--db", str(tmp_path / "copy.db"), "import", "export", str(export)]) == 0, capsys.readouterr()

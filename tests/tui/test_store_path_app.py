@@ -36,14 +36,7 @@ async def test_the_first_run_says_it_creates_a_new_store_at_its_path(workdir):
                                        for line in said(app)), "the new-store notice")
         await settle(app, pilot)
     assert paths.store_state(target) == "store"
-
-
-async def test_an_existing_store_opens_without_that_notice(workdir):
-    from store import Store
-
-    target = workdir / "mine.db"
-    Store.open(target).close()
-    app = app_on(target, workdir)
+    app = app_on(target, workdir)  # the next run opens it, and says nothing of creating one
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.store is not None and type(app.screen).__name__ == "WelcomeScreen",
                     "the store to open")
