@@ -50,6 +50,11 @@ def test_pcp_serve_binds_to_loopback_and_runs_the_app_command(monkeypatch, tmp_p
         served.update(command=self.command, host=self.host, port=self.port, guard=self.guard, running=True)
 
     monkeypatch.setattr(web_serve.GuardedServer, "serve", serve)
+    assert cli.main(["--db", str(tmp_path / "s.db"), "serve", "--port", "8123"]) == 1  # no store there yet
+    assert not served and not (tmp_path / "s.db").exists()
+    from store import Store
+
+    Store.open(tmp_path / "s.db").close()
     assert cli.main(["--db", str(tmp_path / "s.db"), "serve", "--port", "8123"]) == 0
     assert served["host"] == "127.0.0.1" and served["port"] == 8123 and served["running"]
     assert served["guard"].port == 8123 and len(served["guard"].secret) >= 40
@@ -95,6 +100,9 @@ def test_themes_load_from_a_source_checkout_run_from_its_root(tmp_path):
     import subprocess
     from pathlib import Path
 
+    from store import Store
+
+    Store.open(tmp_path / "s.db").close()  # (a first run says it creates the store, and this path says "theme")
     root = Path(__file__).resolve().parents[2]
     run = subprocess.run([sys.executable, "-c", SOURCE_CHECKOUT_RUN, str(tmp_path)], cwd=root, capture_output=True,
                          text=True, timeout=120)
