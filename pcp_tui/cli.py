@@ -840,11 +840,9 @@ def _open_app(args: argparse.Namespace, json_mode: bool) -> int:
         raise UsageError("the app needs a terminal (run it from one, or use pcp serve)", where)
     if args.command == "serve":
         if not args.demo:  # each browser tab opens the store: it must be there (cli.md --db)
-            from store import PcpError
-
             try:
-                store_paths().require_store(store_paths().chosen_path(args.db), create=False)
-            except PcpError as exc:
+                _existing_store(args.db)
+            except CliError as exc:
                 return _fail(exc.code, exc.message, False)
         db = demo_path(args.db) if args.demo else launch.store_path(args.db)
         return launch.serve(db, args.port, demo=args.demo)
@@ -856,15 +854,7 @@ def _open_app(args: argparse.Namespace, json_mode: bool) -> int:
 def mcp_store_path(db: str | None) -> Path:
     """The store `pcp mcp` serves (--db, else $PCP_DB, else the default path): it must exist, a model server
     never creates one, and a file that is not a pcp store is refused untouched."""
-    from store import PcpError
-
-    paths = store_paths()
-    try:
-        path = paths.chosen_path(db)
-        paths.require_store(path, create=False)
-    except PcpError as exc:
-        raise CliError(exc.code, exc.message) from None
-    return path
+    return _existing_store(db)
 
 
 def _mcp(args: argparse.Namespace, json_mode: bool) -> int:
@@ -904,14 +894,22 @@ def _mcp(args: argparse.Namespace, json_mode: bool) -> int:
 
 def _creates_store(args: argparse.Namespace) -> bool:
     """Whether this command may create a missing store (it writes pages, scopes or imports; cli.md --db)."""
-    name = f"scope {args.scope_command}" if args.command == "scope" else str(args.command)
-    return name in store_paths().CREATING_COMMANDS
-
-
-def store_paths() -> Any:
     from store import paths
 
-    return paths
+    name = f"scope {args.scope_command}" if args.command == "scope" else str(args.command)
+    return name in paths.CREATING_COMMANDS
+
+
+def _existing_store(db: str | None) -> Path:
+    """The store a command that never creates one works on (--db, $PCP_DB, the default): it must be there."""
+    from store import PcpError, paths
+
+    try:
+        path = paths.chosen_path(db)
+        paths.require_store(path, create=False)
+    except PcpError as exc:
+        raise CliError(exc.code, exc.message) from None
+    return path
 
 
 def _run(argv: list[str], json_mode: bool) -> int:

@@ -422,7 +422,7 @@ class PcpMcp:
 
         session = store.AccessSession.model_client(self.client_id, self.grants)
         # A model server never migrates: an older store, or one still being re-indexed, is refused.
-        opened = store.Store.open(self.db_path, session=session, migrate=False)
+        opened = store.Store.open(self.db_path, session=session, migrate=False, create=False)
         if opened.index_upgrade_status() is not None:
             opened.close()
             raise store.Conflict("The search index of this store is being upgraded: run pcp once to upgrade this store.")
