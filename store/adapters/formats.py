@@ -77,20 +77,16 @@ def file_kind(path: Path) -> str | None:
             break
         if isinstance(obj, dict):
             records.append(obj)
-    if len(records) >= 2 or (len(records) == 1 and len(lines) == 1 and "\n" in text.strip()):
+    if len(records) >= 2:  # JSON Lines
         kinds = [k for k in (line_kind(r) for r in records) if k]
         return kinds[0] if kinds else None
-    if len(records) == 1 and len(lines) == 1:  # one JSON document on one line: a chat export or a session
-        return _json_kind(records[0])
+    if len(records) == 1 and len(lines) == 1:  # one JSON object on one line: one record, or a minified export
+        return line_kind(records[0]) or chat_kind(records)
     if text.lstrip().startswith(("[", "{")):
         # A JSON document over many lines: its keys say what it is (a whole parse is the importer's work).
         found = [kind for kind, key in KEYS if key.search(text)]
         return found[0] if len(found) == 1 else None
     return None
-
-
-def _json_kind(obj: Any) -> str | None:
-    return line_kind(obj) if isinstance(obj, dict) and "kind" in obj else chat_kind([obj])
 
 
 def refuse_other(kind: str | None, expected: str, label: str) -> None:
