@@ -288,8 +288,6 @@ def _revision_panel(result: dict[str, Any]) -> Panel:
             parts.append(Text(f"… characters {result.get('offset', 0):,} to {result['next_offset']:,} of "
                               f"{result.get('content_chars', 0):,} shown (the command below reads on)",
                               style="yellow"))
-        elif result.get("truncated"):
-            parts.append(Text("… truncated (raise --max-chars to read more)", style="yellow"))
     return Panel(Group(*parts), title=Text(str(result["title"]), style="bold"), title_align="left")
 
 
