@@ -181,7 +181,16 @@ class PcpApp(StoreWorkers, App[int]):
 
         from . import demo
 
-        store = self.store or Store.open(self.db_path)
+        store = self.store
+        if store is None:
+            from store import paths
+
+            path = paths.chosen_path(self.db_path)
+            new = paths.require_store(path, create=True)  # a file that is no pcp store is refused untouched
+            store = Store.open(path)
+            if new and not self.demo_mode:
+                self.call_from_thread(self.notify, f"Creating a new store at {path} (there was none).",
+                                      title="New store", timeout=12)
         if store.index_upgrade_status() is not None:  # a store written by an older pcp: re-index it first
             def report(done: int, total: int | None, what: str = "revisions", /) -> None:
                 self.post_message(Progress("index", done, total or 0))

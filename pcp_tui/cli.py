@@ -240,6 +240,8 @@ def build_parser() -> _Parser:
     p.add_argument("--projection", action="append", type=_comma_list, metavar="P,P",
                    help="manifest, payload, source_spans, relations, facets, history (default manifest,payload)")
     p.add_argument("--max-chars", type=_int_at_least(0, "--max-chars"), metavar="N")
+    p.add_argument("--offset", type=_int_at_least(0, "--offset"), metavar="N",
+                   help="one ID only: start the content at character N (a cut read prints its next_offset)")
 
     p = cmd("search", "search pages", "search", _search)
     p.add_argument("query", nargs="?", default="")
@@ -632,7 +634,7 @@ def _revise(st: Any, args: argparse.Namespace) -> Any:
 def _read(st: Any, args: argparse.Namespace) -> Any:
     projections = _flat(args.projection)
     return st.read_pages(list(args.ids), **_given(projections=tuple(projections) if projections else None,
-                                                  max_chars=args.max_chars))
+                                                  max_chars=args.max_chars, offset=args.offset))
 
 
 def _search(st: Any, args: argparse.Namespace) -> Any:
@@ -980,6 +982,11 @@ def _open_app(args: argparse.Namespace, json_mode: bool) -> int:
     if args.command == "demo" and not _at_terminal():
         raise UsageError("the app needs a terminal (run it from one, or use pcp serve)", where)
     if args.command == "serve":
+        if not args.demo:  # each browser tab opens the store: it must be there (cli.md --db)
+            try:
+                _existing_store(args.db)
+            except CliError as exc:
+                return _fail(exc.code, exc.message, False)
         db = demo_path(args.db) if args.demo else launch.store_path(args.db)
         return launch.serve(db, args.port, demo=args.demo)
     if args.command == "demo":
@@ -988,15 +995,9 @@ def _open_app(args: argparse.Namespace, json_mode: bool) -> int:
 
 
 def mcp_store_path(db: str | None) -> Path:
-    """The store `pcp mcp` serves: --db, else $PCP_DB, else the default path (as store.core.default_path)."""
-    chosen = db if db is not None else (os.environ.get("PCP_DB") or None)
-    if chosen is not None:
-        if not str(chosen).strip():
-            raise CliError("invalid", "--db must not be empty")
-        return Path(chosen).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("pcp", appauthor=False)) / "context.db"
+    """The store `pcp mcp` serves (--db, else $PCP_DB, else the default path): it must exist, a model server
+    never creates one, and a file that is not a pcp store is refused untouched."""
+    return _existing_store(db)
 
 
 def _mcp(args: argparse.Namespace, json_mode: bool) -> int:
@@ -1012,8 +1013,6 @@ def _mcp(args: argparse.Namespace, json_mode: bool) -> int:
         raise UsageError("pcp mcp needs at least one --grant NS=PERMS", args.parser)
     try:
         path = mcp_store_path(args.db)
-        if not path.is_file():  # a model server never creates a store
-            raise CliError("not_found", f"no store at {path}; pcp mcp serves an existing store (create it with pcp)")
         if tokens:
             from .mcp_token import token
 
@@ -1062,6 +1061,26 @@ def _register(args: argparse.Namespace, json_mode: bool) -> int:
     return 0
 
 
+def _creates_store(args: argparse.Namespace) -> bool:
+    """Whether this command may create a missing store (it writes pages, scopes or imports; cli.md --db)."""
+    from store import paths
+
+    name = f"scope {args.scope_command}" if args.command == "scope" else str(args.command)
+    return name in paths.CREATING_COMMANDS
+
+
+def _existing_store(db: str | None) -> Path:
+    """The store a command that never creates one works on (--db, $PCP_DB, the default): it must be there."""
+    from store import PcpError, paths
+
+    try:
+        path = paths.chosen_path(db)
+        paths.require_store(path, create=False)
+    except PcpError as exc:
+        raise CliError(exc.code, exc.message) from None
+    return path
+
+
 def _run(argv: list[str], json_mode: bool) -> int:
     parser = build_parser()
     try:
@@ -1102,10 +1121,8 @@ def _run(argv: list[str], json_mode: bool) -> int:
         session = None
         if args.as_model:
             session = store.AccessSession.model_client(args.as_model, store.AccessSession.parse_grants(args.grant))
-        path = args.db if args.db is not None else (os.environ.get("PCP_DB") or None)
-        if path is not None and not str(path).strip():
-            raise CliError("invalid", "--db must not be empty")
-        st = store.Store.open(path, session=session) if session is not None else store.Store.open(path)
+        path = store.paths.chosen_path(args.db)
+        st = store.Store.open(path, session=session, create=_creates_store(args))
         try:
             _refuse_undecodable(st, args)
             _finish_index_upgrade(st, json_mode)

@@ -233,9 +233,10 @@ def format_read(result: Mapping[str, Any], max_chars: int) -> str:
             lines.append(f"truncated: {'true' if item.get('truncated') else 'false'}")
             lines.append("--- content ---")
             lines.append(payload.get("content") or "")
-            if item.get("truncated"):
-                lines.append(f"--- [content truncated at the shared max_chars budget of {max_chars}; "
-                             "read this page alone or raise max_chars (at most 64000)] ---")
+            if item.get("next_offset") is not None:
+                lines.append(f"--- [characters {item.get('offset', 0)} to {item['next_offset']} of "
+                             f"{item.get('content_chars')}; to read on, call read_pages with ids "
+                             f"[\"{rev.get('revision_id')}\"] and offset {item['next_offset']}] ---")
         elif item.get("truncated"):
             lines.append("truncated: true")
         blocks.append("\n".join(lines))
@@ -309,8 +310,11 @@ TOOL_INFO: dict[str, tuple[str, str, dict[str, bool], str]] = {
         "Read pages",
         f"Read up to {MAX_IDS} pages or revisions by id (from search_pages or list_scopes results). A page id reads "
         "its head revision. projections choose what comes back (default manifest and payload); max_chars is one "
-        f"content budget shared by all ids (default {DEFAULT_READ_CHARS}, at most {MAX_READ_CHARS}); cut content "
-        "is marked truncated. Pass the revision_id you read as expected_revision_id to revise_page.",
+        f"content budget shared by all ids (default {DEFAULT_READ_CHARS}, at most {MAX_READ_CHARS}). Content "
+        "the budget cut is marked truncated and its result gives next_offset: to read on, call read_pages again "
+        "with that one revision_id and offset=next_offset, until next_offset is null (never treat a cut part as "
+        "the whole page, nor revise from it). Pass the revision_id you read as expected_revision_id to "
+        "revise_page.",
         _hints(True, True), "ReadResult"),
     "write_page": (
         "Write a new page",
@@ -418,7 +422,7 @@ class PcpMcp:
 
         session = store.AccessSession.model_client(self.client_id, self.grants)
         # A model server never migrates: an older store, or one still being re-indexed, is refused.
-        opened = store.Store.open(self.db_path, session=session, migrate=False)
+        opened = store.Store.open(self.db_path, session=session, migrate=False, create=False)
         if opened.index_upgrade_status() is not None:
             opened.close()
             raise store.Conflict("The search index of this store is being upgraded: run pcp once to upgrade this store.")
@@ -580,6 +584,8 @@ class PcpMcp:
                                                                           "default manifest and payload")] = None,
         max_chars: Annotated[int, Field(description=f"content characters shared by all ids, 0 to {MAX_READ_CHARS} "
                                                     f"(default {DEFAULT_READ_CHARS})")] = DEFAULT_READ_CHARS,
+        offset: Annotated[int | None, Field(description="with exactly one id: the character where the content "
+                                                        "starts, the next_offset of the previous part")] = None,
     ) -> CallToolResult:
         if not ids:
             raise ToolError("invalid: name at least one page or revision id.")
@@ -587,7 +593,7 @@ class PcpMcp:
             raise ToolError(f"limit: at most {MAX_IDS} ids per read_pages call, got {len(ids)}.")
         budget = _clamp(max_chars, 0, MAX_READ_CHARS, DEFAULT_READ_CHARS)
         result = await self._op("read_pages", list(ids), projections=tuple(projections or ("manifest", "payload")),
-                                max_chars=budget)
+                                max_chars=budget, offset=offset)
         return _text_result(format_read(result, budget), result)
 
     async def write_page(

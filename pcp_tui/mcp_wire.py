@@ -44,13 +44,23 @@ class PcpServer(MCPServer):
 
     async def list_tools(self) -> Any:
         tools = await super().list_tools()
-        if self.output_schemas is not None:
-            schemas = self.output_schemas()
-            for tool in tools:
-                tool.output_schema = schemas.get(tool.name)
+        schemas = self.output_schemas() if self.output_schemas is not None else {}
+        for tool in tools:
+            tool.output_schema = schemas.get(tool.name)
+            tool.input_schema = {**tool.input_schema, "additionalProperties": False}  # see call_tool
         return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:
+            # The SDK drops an argument it does not know; a model that misnamed one would never learn why.
+            known = (tool.parameters or {}).get("properties") or {}
+            unknown = [str(key) for key in arguments if key not in known]
+            if unknown:
+                refused = ToolError(unknown_arguments(name, unknown, list(known)))
+                if self.on_refusal is not None:
+                    await self.on_refusal(name, str(refused))
+                raise refused
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:
@@ -70,6 +80,12 @@ class PcpServer(MCPServer):
 DRAIN_SECONDS = 120  # how long requests pending at end of input may still take
 
 CODES = {"not_found", "forbidden", "conflict", "invalid", "cycle", "limit", "unsupported", "internal"}
+
+
+def unknown_arguments(tool: str, unknown: list[str], known: list[str]) -> str:
+    """One line naming the arguments a tool does not take (each cut short: they are the caller's text)."""
+    names = ", ".join(f"`{name[:60]}`" for name in unknown[:5]) + (" …" if len(unknown) > 5 else "")
+    return (f"invalid: {tool} takes no argument {names}; its arguments are {', '.join(known) or 'none'}.")
 
 
 def argument_errors(error: ValidationError) -> str:

@@ -225,6 +225,15 @@ class ScopeDeleted(Message):
 
 
 @dataclass
+class ReviseLoaded(Message):
+    """The page to revise, with its whole current content (read in parts, never cut); `editor`: E was pressed."""
+
+    envelope: Data
+    content: str
+    editor: bool
+
+
+@dataclass
 class Revised(Message):
     """revise_page answered with the new revision."""
 
@@ -419,6 +428,18 @@ class PageLoaded(Message):
 
     page_id: str
     data: Data
+
+
+@dataclass
+class ContentMore(Message):
+    """More of a long page's content, read from `offset` of `revision_id`; `next_offset` None: it is all there."""
+
+    page_id: str
+    revision_id: str
+    offset: int
+    text: str
+    next_offset: int | None
+    to_end: bool
 
 
 @dataclass

@@ -114,6 +114,30 @@ def titles(store: Any, page_ids: Iterable[str], *, marked: bool = False) -> dict
     return out
 
 
+def whole_content(store: Any, revision_id: str) -> str:
+    """A revision's whole content, read part by part (`offset`); checked against its digest, so that a cut text
+    can never pass for the whole (it would be written back by a revise). Run in a worker thread."""
+    from store import Conflict
+    from store.validate import content_digest
+
+    parts: list[str] = []
+    offset: int | None = None
+    digest = None
+    while True:
+        item = store.read_pages([revision_id], projections=("manifest", "payload"),
+                                **({} if offset is None else {"offset": offset}))["results"][0]
+        revision = item["revision"]
+        digest = revision.get("content_digest")
+        parts.append(((revision.get("payload") or {}).get("content")) or "")
+        offset = item.get("next_offset")
+        if offset is None:
+            break
+    text = "".join(parts)
+    if digest is not None and content_digest(text) != digest:
+        raise Conflict("The page's text could not be read whole; nothing was opened for editing. Try again.")
+    return text
+
+
 def load_page(store: Any, page_id: str) -> dict:
     """Everything the inspector shows for one page, in two reads plus relation-end titles."""
     full = store.read_pages([page_id], projections=ALL_PROJECTIONS)["results"][0]

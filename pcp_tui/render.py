@@ -234,6 +234,10 @@ def read(console: Console, data: dict[str, Any]) -> None:
                   (f"{err.get('message')} ({err.get('code')})", "red"))
             continue
         console.print(_revision_panel(result))
+        if result.get("next_offset") is not None:  # outside the panel: the command stays on one line to copy
+            rid = (result.get("revision") or {}).get("revision_id")
+            console.print(Text(f"read on: pcp read {rid} --offset {result['next_offset']}", style="yellow"),
+                          soft_wrap=True)
 
 
 def _revision_panel(result: dict[str, Any]) -> Panel:
@@ -283,8 +287,10 @@ def _revision_panel(result: dict[str, Any]) -> Panel:
     if content is not None:
         media = str((payload or {}).get("media_type") or "")
         parts.append(Markdown(content) if media.startswith("text/markdown") else Text(content))
-        if result.get("truncated"):
-            parts.append(Text("… truncated (raise --max-chars to read more)", style="yellow"))
+        if result.get("next_offset") is not None:
+            parts.append(Text(f"… characters {result.get('offset', 0):,} to {result['next_offset']:,} of "
+                              f"{result.get('content_chars', 0):,} shown (the command below reads on)",
+                              style="yellow"))
     return Panel(Group(*parts), title=Text(str(result["title"]), style="bold"), title_align="left")
 
 

@@ -182,10 +182,11 @@ class Store:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] | None = None, session: AccessSession | None = None,
-             migrate: bool = True) -> Store:
-        """Open (creating if needed) the store at `path` (default: $PCP_DB or the user data dir);
+             migrate: bool = True, create: bool = True) -> Store:
+        """Open the store at `path` (default: $PCP_DB or the user data dir); a missing one is created only with
+        `create` (else NotFound), a file that is not a pcp store is refused untouched (store/paths.py);
         migrate=False refuses a store an older pcp wrote (a model server never migrates)."""
-        return cls(open_context(path, session, migrate))
+        return cls(open_context(path, session, migrate, create))
 
     def with_session(self, session: AccessSession) -> Store:
         """The same store seen by another principal."""

@@ -189,6 +189,8 @@ def _header(n: int, src: EntrySource) -> str:
 
 def locator_text(locator: object) -> str:
     """A source ref's locator as people write it: `line 3`, `vault notes, path a.md`; never a Python repr."""
+    if isinstance(locator, dict) and set(locator) == {"value"}:  # a locator an older pcp stored as text
+        locator = locator["value"]
     if isinstance(locator, dict):
         return ", ".join(f"{k} {v if isinstance(v, (str, int, float)) else json.dumps(v, ensure_ascii=False)}"
                          for k, v in locator.items())

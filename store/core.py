@@ -13,7 +13,7 @@ from typing import Any, Callable, Concatenate, Iterator, ParamSpec, TypeVar
 
 import peewee as pw
 
-from . import ids
+from . import ids, paths
 from .access import AccessSession
 from .constants import LIMITS as LIMITS  # re-exported: the limits live in store/constants.py
 from .db import install_schema, make_models, open_database
@@ -29,12 +29,7 @@ S = TypeVar("S", bound="Part")
 
 def default_path() -> Path:
     """$PCP_DB, else <user data dir>/pcp/context.db."""
-    env = os.environ.get("PCP_DB")
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("pcp", appauthor=False)) / "context.db"
+    return paths.chosen_path(None)
 
 
 # json.dumps with these options would build an encoder on every call; one encoder serves them all.
@@ -173,12 +168,12 @@ class StoreContext:
 
 
 def open_context(path: str | os.PathLike[str] | None = None, session: AccessSession | None = None,
-                 migrate: bool = True) -> StoreContext:
-    """Open (creating if needed) the store at `path` (default: $PCP_DB or the user data dir).
+                 migrate: bool = True, create: bool = True) -> StoreContext:
+    """Open the store at `path` (default: $PCP_DB or the user data dir), creating it when missing if `create`.
 
     migrate=False refuses (Conflict) a store whose schema is older instead of migrating it."""
     target = Path(path).expanduser() if path is not None else default_path()
-    db = open_database(target)
+    db = open_database(target, create)
     models = make_models(db)
     try:
         install_schema(db, models, migrate)

@@ -13,6 +13,7 @@ import peewee as pw
 from . import index
 from .errors import Conflict, Invalid
 from .files import make_private_dirs, make_private_file, narrow, store_files
+from .paths import require_store
 
 SCHEMA_VERSION = 6
 UPGRADE_HINT = "run pcp once to upgrade this store"
@@ -337,15 +338,15 @@ def unmapped(db: pw.SqliteDatabase) -> Iterator[None]:
         db.execute_sql(f"PRAGMA mmap_size={dict(PRAGMAS)['mmap_size']}")
 
 
-def open_database(path: Path) -> pw.SqliteDatabase:
-    """Open (creating if needed) the SQLite file with the store's pragmas on every connection."""
-    try:
-        make_private_dirs(path.parent)
-    except OSError as exc:
-        raise Invalid(f"Cannot create the store directory {path.parent}: {exc.strerror or exc}.") from None
+def open_database(path: Path, create: bool = True) -> pw.SqliteDatabase:
+    """Open the SQLite file with the store's pragmas on every connection; a missing store is created only with
+    `create` (store/paths.py), and a file that is not a pcp store is refused before anything touches it."""
+    if require_store(path, create):
+        try:
+            make_private_dirs(path.parent)
+        except OSError as exc:
+            raise Invalid(f"Cannot create the store directory {path.parent}: {exc.strerror or exc}.") from None
     if path.exists():
-        if path.is_dir():
-            raise Invalid(f"The store path {path} is a directory, not a database file.")
         if not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK):
             raise Invalid(f"The store file {path} is read-only; make it writable or choose another with --db.")
     else:

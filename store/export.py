@@ -471,7 +471,10 @@ class ExportOps(Part):
 
     def import_export(self, path: str | os.PathLike[str], progress: Progress | None = None) -> ImportExportResult:
         """Load a `pcp export` file: ids, times and counters copied verbatim; idempotent."""
+        from .adapters.formats import check_file
+
         p = Path(path)
+        check_file(p, "export")  # a chat export or an events file is refused naming its importer
         total = self._verify_export_file(p)
         return self._import_export(p, total, progress)
 

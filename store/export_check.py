@@ -132,7 +132,7 @@ def _page(obj: dict) -> None:
 def _revision(obj: dict) -> None:
     v.namespace(obj["namespace"])
     payload = v.payload(obj["payload"]) if obj.get("payload") is not None else None
-    v.source_refs(obj["source_refs"])
+    v.source_refs(obj["source_refs"], stored=True)
     v.facets(obj["facets"])
     if obj.get("content_digest") != v.content_digest(payload["content"] if payload else None):
         raise Invalid("its content_digest does not match its content")

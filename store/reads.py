@@ -19,7 +19,7 @@ from .titles import shown_title
 from .types import (
     AuditEvent, AuditLog, Capabilities, DoctorReport, HistoryEntry, PageList, PageSummary, Payload, ProvenanceEvent,
     LifecycleStep, PageLifecycle, ReadItem, ReadResult, Relation, Relations, Revision, Scope, ScopeList,
-    SuppressionNote,
+    SourceRef, SuppressionNote,
 )
 
 PROJECTIONS = ("manifest", "payload", "source_spans", "relations", "facets", "history", "lifecycle")
@@ -101,6 +101,17 @@ def effective_status(status: str, superseded: int) -> str:
     return "superseded" if superseded > 0 else "active"
 
 
+def source_refs_shown(refs: list[dict[str, Any]]) -> list[SourceRef]:
+    """Source refs as read: a locator is always a JSON object. One an older pcp stored as text (or any other
+    non-object) is shown as {"value": ...}, so every read matches the contract and the MCP outputSchema."""
+    out: list[SourceRef] = []
+    for ref in refs:
+        if "locator" in ref and not isinstance(ref["locator"], dict):
+            ref = {**ref, "locator": {"value": ref["locator"]}}
+        out.append(ref)  # type: ignore[arg-type]
+    return out
+
+
 class RelationRow(NamedTuple):
     """A relation row selected with RELATION_COLUMNS (aliases `r`, `fp` and `tp`: the relation and its ends)."""
 
@@ -175,7 +186,7 @@ class ReadOps(Part):
             "valid_to": rev.valid_to,
             "created_by": {"actor_type": rev.actor_type, "actor_id": rev.actor_id},
             "payload": payload,
-            "source_refs": json.loads(rev.source_refs),
+            "source_refs": source_refs_shown(json.loads(rev.source_refs)),
             "facets": json.loads(rev.facets),
             "provenance": self._visible_provenance(json.loads(rev.provenance)),
             "content_digest": rev.content_digest,
@@ -223,13 +234,21 @@ class ReadOps(Part):
 
     @operation("read_pages")
     def read_pages(self, call: Call, ids_: list[str] | str, projections: Any = ("manifest", "payload"),
-                   max_chars: int | None = None) -> ReadResult:
-        """Read pages (their current revision) or exact revisions, within one shared character budget."""
+                   max_chars: int | None = None, offset: int | None = None) -> ReadResult:
+        """Read pages (their current revision) or exact revisions, within one shared character budget.
+
+        `offset` (one id only) starts the content there; a result whose content the budget cut says where the
+        rest starts (`next_offset`), so long content is read in parts and never taken for the whole."""
         requested = [ids_] if isinstance(ids_, str) else list(ids_ or [])
         if not requested:
             raise Invalid("Give at least one page or revision id to read.")
         if len(requested) > LIMITS["max_ids_per_read"]:
             raise LimitExceeded(f"Read at most {LIMITS['max_ids_per_read']} ids per call; you gave {len(requested)}.")
+        if offset is not None:
+            if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+                raise Invalid("offset must be a whole number of characters, 0 or more.")
+            if len(requested) != 1:
+                raise Invalid(f"offset reads one id at a time; you gave {len(requested)} ids.")
         wanted = self._projections(projections)
         budget = clamp(max_chars, LIMITS["max_chars_per_read"], LIMITS["max_chars_per_read"]) if max_chars != 0 else 0
         if not self.session.may_anywhere("read"):
@@ -246,14 +265,21 @@ class ReadOps(Part):
             readable += 1
             env = self._envelope(rev, page, scope.namespace, scope.visibility, with_content="payload" in wanted)
             truncated = False
+            part: tuple[int, int | None, int] | None = None
             if env["payload"] is not None and "content" in env["payload"]:
                 text = env["payload"]["content"] or ""
-                if len(text) > budget:
-                    env["payload"]["content"] = text[:budget]
-                    truncated = True
-                budget -= len(env["payload"]["content"])
+                start = offset or 0
+                if start > len(text):
+                    raise Invalid(f"offset {start:,} is past the end of this content ({len(text):,} characters).")
+                end = min(len(text), start + budget)
+                env["payload"]["content"] = text[start:end] if (start, end) != (0, len(text)) else text
+                truncated = end < len(text)
+                budget -= end - start
+                part = (start, end if truncated else None, len(text))
             result: ReadItem = {"requested_id": ident, "title": shown_title(rev.title), "revision": env,
                                 "current_revision_id": page.head_revision_id, "truncated": truncated}
+            if part is not None:
+                result["offset"], result["next_offset"], result["content_chars"] = part
             if "relations" in wanted:
                 result["relations"] = self._relations_of(page)
             if "history" in wanted:

@@ -29,7 +29,7 @@ class Payload(TypedDict):
 
 class SourceRef(TypedDict):
     uri: str
-    locator: NotRequired[str]
+    locator: NotRequired[dict[str, Any]]  # a JSON object; its keys are the adapter's (pcp-core.md)
     media_type: NotRequired[str]
     content_digest: NotRequired[str]
 
@@ -134,6 +134,11 @@ class ReadItem(TypedDict):
     revision: NotRequired[Revision]
     current_revision_id: NotRequired[str]
     truncated: NotRequired[bool]
+    # With the payload: where this part of the content starts, where the next starts (None: nothing is left),
+    # and the whole content's length, all in Unicode code points.
+    offset: NotRequired[int]
+    next_offset: NotRequired[int | None]
+    content_chars: NotRequired[int]
     relations: NotRequired[Relations]
     history: NotRequired[list[HistoryEntry]]
     source_spans: NotRequired[list[SourceRef]]

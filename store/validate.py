@@ -112,7 +112,9 @@ def payload(value: Any, content: Any = None, media_type: Any = None) -> dict[str
     return {"media_type": media_type, "content": content}
 
 
-def source_refs(value: Any) -> list[dict[str, Any]]:
+def source_refs(value: Any, stored: bool = False) -> list[dict[str, Any]]:
+    """Checked source refs. `stored`: refs a pcp export carries, which may hold a locator an older pcp kept as
+    text (reads show it as {"value": ...}); anything new must give a JSON object."""
     if value is None:
         return []
     if not isinstance(value, list):
@@ -136,6 +138,8 @@ def source_refs(value: Any) -> list[dict[str, Any]]:
             media_type_text(ref["media_type"], "A source ref media_type")
         if "content_digest" in ref:
             bounded(ref["content_digest"], "max_uri_chars", "A source ref content_digest")
+        if "locator" in ref and not isinstance(ref["locator"], dict) and not stored:
+            raise Invalid('A source ref locator must be a JSON object of your own keys, e.g. {"line": 3}.')
         if depth_of(ref.get("locator"), LIMITS["max_json_depth"]) > LIMITS["max_json_depth"]:
             raise Invalid(f"A source ref locator may nest at most {LIMITS['max_json_depth']} levels.")
         out.append(dict(ref))

@@ -9,14 +9,14 @@ from textual import on, work
 from textual.screen import Screen
 
 from .. import reading
-from ..messages import LifecycleChanged, StoreWorkers, Suppressed, Unlinked, Unsuppressed
+from ..messages import LifecycleChanged, ReviseLoaded, StoreWorkers, Suppressed, Unlinked, Unsuppressed
 from ..widgets.inspector import Inspector
 from ..widgets.page_list import PageList
 from ..widgets.relations import RelationList
 from .confirm import FormScreen
 from .delete import DeleteScreen
 from .link import LinkScreen
-from .revise import ReviseScreen
+from .revise import BOX_LIMIT, ReviseScreen
 
 EXPLAIN = {
     "archive": "It leaves ordinary search and the default page list (the Status filter 'archived' shows it); it stays "
@@ -67,7 +67,25 @@ class CurateActions(StoreWorkers, Screen[None]):
         if env.get("payload") is None or "content" not in env["payload"]:
             self.notify("This page has no text payload to edit.", severity="warning")
             return
-        self.app.push_screen(ReviseScreen(env, open_editor=editor), self._after_revise)
+        self._load_for_revise(env, editor)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="revise-load")
+    def _load_for_revise(self, env: dict, editor: bool) -> None:
+        """The whole current text (the inspector holds at most one read budget of it): a revise never writes
+        back a cut text."""
+        content = reading.whole_content(self.app.store, env["revision_id"])
+        self.post_message(ReviseLoaded(env, content, editor))
+
+    @on(ReviseLoaded)
+    def _revise_loaded(self, message: ReviseLoaded) -> None:
+        message.stop()
+        if not message.editor and len(message.content) > BOX_LIMIT:
+            self.notify(f"This page has {len(message.content):,} characters, more than the edit box takes "
+                        f"({BOX_LIMIT:,}); press {self.app.key_display('revise_editor')} to revise it in your "
+                        "$EDITOR.", title="Revise", severity="warning", timeout=10)
+            return
+        env = {**message.envelope, "payload": {**message.envelope["payload"], "content": message.content}}
+        self.app.push_screen(ReviseScreen(env, open_editor=message.editor), self._after_revise)
 
     def _after_revise(self, result: dict | None) -> None:
         if result:

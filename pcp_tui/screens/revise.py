@@ -21,6 +21,9 @@ from ..messages import ReviseConflicted, Revised, StoreWorkers
 from ..widgets.fields import Editor, Field
 from .confirm import key_hint
 
+# Longer texts are not put in the edit box (a TextArea lays out every line: seconds of a blocked loop for a long
+# page); they are revised in $EDITOR only, the dialog holding the draft.
+BOX_LIMIT = 100_000
 SUFFIX = {"text/markdown": ".md", "text/plain": ".txt", "application/json": ".json", "text/x-python": ".py"}
 
 
@@ -49,6 +52,9 @@ class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
         self.title_before = reading.title_of(envelope)
         self.open_editor = open_editor
         self.conflicted = False
+        self.original = (envelope.get("payload") or {}).get("content") or ""  # the whole text (curate.py)
+        self.boxed = len(self.original) <= BOX_LIMIT
+        self._draft = self.original  # the draft when it is not in the box
 
     def compose(self) -> ComposeResult:
         env = self.envelope
@@ -61,7 +67,10 @@ class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
             yield Field(value=(env.get("facets") or {}).get("title") or "", id="title",
                         placeholder="(no title facet: the first line is the title)")
             yield Label(f"Content ({payload.get('media_type') or 'text/markdown'})")
-            yield Editor(payload.get("content") or "", id="body", soft_wrap=True, show_line_numbers=False)
+            if self.boxed:
+                yield Editor(self.original, id="body", soft_wrap=True, show_line_numbers=False)
+            else:
+                yield Static(self._draft_note(), id="body-note")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel")
                 yield Button("Edit in $EDITOR", id="editor")
@@ -71,13 +80,27 @@ class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
 
     def on_mount(self) -> None:
         self.query_one("#conflict", Static).display = False
-        self.query_one("#body", Editor).focus()
-        if self.open_editor:
+        if self.boxed:
+            self.query_one("#body", Editor).focus()
+        if self.open_editor or not self.boxed:
             self.call_after_refresh(self.action_editor)
+
+    def _draft_note(self) -> str:
+        changed = "unchanged" if self._draft == self.original else f"edited: now {len(self._draft):,} characters"
+        return (f"This page has {len(self.original):,} characters, too many for an edit box: it is revised in your "
+                f"$EDITOR, whole ({changed}). {self.app.key_display('revise.editor')} opens the draft again, "
+                f"{self.app.key_display('revise.save')} saves it.")
 
     @property
     def draft(self) -> str:
-        return self.query_one("#body", Editor).text
+        return self.query_one("#body", Editor).text if self.boxed else self._draft
+
+    def _set_draft(self, text: str) -> None:
+        if self.boxed:
+            self.query_one("#body", Editor).text = text
+        else:
+            self._draft = text
+            self.query_one("#body-note", Static).update(self._draft_note())
 
     def action_save(self) -> None:
         title = self.query_one("#title", Field).value.strip()
@@ -88,8 +111,7 @@ class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
                         severity="warning")
             self.query_one("#title", Field).focus()
             return
-        old_content = (self.envelope.get("payload") or {}).get("content") or ""
-        if not self.conflicted and title == (old_facets.get("title") or "") and self.draft == old_content:
+        if not self.conflicted and title == (old_facets.get("title") or "") and self.draft == self.original:
             self.notify("Nothing changed, so no revision was written.", title="Revise")
             return
         if title != (old_facets.get("title") or ""):
@@ -149,7 +171,8 @@ class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
             return
         with tempfile.TemporaryDirectory(prefix="pcp-revise-") as folder:
             path = Path(folder) / ("draft" + SUFFIX.get(media, ".txt"))
-            path.write_text(self.draft, encoding="utf-8")
+            with open(path, "w", encoding="utf-8", newline="") as fh:  # newline="": every \r stays as it is
+                fh.write(self.draft)
             failure = None
             try:
                 with self.app.suspend():
@@ -159,14 +182,16 @@ class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
                 failure = f"Cannot open {editor} here ({type(exc).__name__}); edit in the box instead."
             if failure is None:
                 try:
-                    text = path.read_text(encoding="utf-8")
+                    with open(path, encoding="utf-8", newline="") as fh:
+                        text = fh.read()
                 except (OSError, UnicodeDecodeError) as exc:
                     failure = f"The draft could not be read back ({exc}); the box keeps the draft as it was."
                 else:
-                    self.query_one("#body", Editor).text = text
+                    self._set_draft(text)
                     return
         self.notify(failure, title="Editor", severity="error", timeout=8)
-        self.query_one("#body", Editor).focus()
+        if self.boxed:
+            self.query_one("#body", Editor).focus()
 
     def action_cancel(self) -> None:
         self.dismiss(None)

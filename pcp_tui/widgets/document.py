@@ -46,6 +46,17 @@ class Document(SteadyScrollbars, ScrollView, can_focus=True):
             super().__init__()
             self.generation, self.width, self.strips = generation, width, strips
 
+    class AtEnd(Message):
+        """The view reached its last line (`whole`: by End, which asks for everything that is left)."""
+
+        def __init__(self, document: Document, whole: bool) -> None:
+            super().__init__()
+            self.document, self.whole = document, whole
+
+        @property
+        def control(self) -> Document:
+            return self.document
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.source: Any = ""
@@ -54,14 +65,40 @@ class Document(SteadyScrollbars, ScrollView, can_focus=True):
         self._strips: list[Strip] = []
         self._generation = 0
         self._width = 0
+        self._then_end = False  # once drawn, go to the last line (more text arrived after End)
+        self._end_key = False  # the last scroll to the end came from End
 
     def show(self, source: Any, text: str) -> None:
         """Show `source` from its top: anything a Static takes, or a function that makes it (called where the
         rendering happens, so parsing Markdown or highlighting code is off the loop too); `text` is its plain text."""
         self.source, self.text = source, text
+        self._then_end = False
         self._strips = []  # what was shown goes at once (an erased page must not stay on screen)
         self.scroll_to(0, 0, animate=False)
         self._draw()
+
+    def extend(self, source: Any, text: str, to_end: bool) -> None:
+        """Show `source`, which continues what is shown (more of the same page): the lines in view stay where they
+        are while it renders; `to_end` goes to its last line once it is drawn."""
+        self.source, self.text = source, text
+        self._then_end = to_end
+        self._draw(keep=True)
+
+    def action_scroll_end(self) -> None:
+        self._end_key = True
+        super().action_scroll_end()
+        if self.max_scroll_y == 0 or self.scroll_y >= self.max_scroll_y:  # already there: no scroll to watch
+            self._at_end()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if self._strips and new_value >= self.max_scroll_y and new_value > old_value:
+            self._at_end()
+
+    def _at_end(self) -> None:
+        whole, self._end_key = self._end_key, False
+        if self._strips and not self.rendering:
+            self.post_message(self.AtEnd(self, whole))
 
     @property
     def drawn_lines(self) -> list[str]:
@@ -75,7 +112,7 @@ class Document(SteadyScrollbars, ScrollView, can_focus=True):
     def _content_width(self) -> int:
         return self.scrollable_content_region.width
 
-    def _draw(self) -> None:
+    def _draw(self, keep: bool = False) -> None:
         self._generation += 1
         width = self._content_width()
         self._width = width
@@ -87,7 +124,8 @@ class Document(SteadyScrollbars, ScrollView, can_focus=True):
             self._set(self._lines(self.source, width))
         else:
             self.rendering = True
-            self._set([])
+            if not keep:
+                self._set([])
             self._render_later(self._generation, self.source, width)
 
     def _lines(self, source: Any, width: int) -> list[Strip]:
@@ -131,6 +169,9 @@ class Document(SteadyScrollbars, ScrollView, can_focus=True):
         self._strips = strips
         set_virtual_size(self, Size(max(0, self._width), len(strips)))  # (steady.py: no layout pass)
         self.refresh()
+        if strips and self._then_end:
+            self._then_end = False
+            self.scroll_to(y=max(0, len(strips) - self.scrollable_content_region.height), animate=False)
 
     def on_resize(self) -> None:
         if self._content_width() != self._width:

@@ -19,8 +19,10 @@ from textual.widgets import Static, TabbedContent, TabPane, Tabs, Tree
 from textual.widgets._tabbed_content import ContentTab
 from textual.worker import get_current_worker
 
+from store import LIMITS
+
 from .. import reading
-from ..messages import PageGone, PageLoaded, StoreWorkers
+from ..messages import ContentMore, PageGone, PageLoaded, StoreWorkers
 from .document import Document
 from .provenance import ProvenanceTree
 from .relations import RelationsView
@@ -44,7 +46,8 @@ TAB_PADDING = 2  # cells of padding around each title (Textual's Tab: padding 0 
 LAZY_TABS_AFTER = 0.2  # seconds after mount the hidden tabs' widgets start to be mounted (after first paint)
 LAZY_TAB_GAP = 0.05  # seconds between two of them (each its own frame)
 LAZY_TAB_STARTING = 3.0  # seconds after mount during which they are mounted whatever the keys (the app starting)
-LAZY_TAB_QUIET = 0.5  # later, seconds without input before the next one is mounted
+LAZY_TAB_QUIET = 0.5
+MARKDOWN_LIMIT = 200_000  # content characters drawn as Markdown (or highlighted code); longer: plain text  # later, seconds without input before the next one is mounted
 
 
 def lifecycle_notes(full: dict) -> Content | None:
@@ -134,6 +137,12 @@ class Inspector(StoreWorkers, Vertical):
         self._mounted: set[str] = {"content"}  # tabs whose widgets are mounted (see compose)
         self._mounting: dict[str, asyncio.Event] = {}  # tabs being mounted: set once they are
         self._tab_form = "full"  # the tab titles as drawn: full, short, or short with less padding (tight)
+        # A long page's content is read in parts: the text read so far, where the next part starts (None: all
+        # read), the whole length, and whether a part is being read.
+        self._content = ""
+        self._next_offset: int | None = None
+        self._content_chars = 0
+        self._reading_more = False
 
     def compose(self) -> ComposeResult:
         yield Static("No page selected.", id="inspector-title")
@@ -290,6 +299,10 @@ class Inspector(StoreWorkers, Vertical):
         if message.page_id != self.page_id:
             return
         self.page = message.data
+        full = message.data["full"]
+        self._content = ((full["revision"].get("payload") or {}).get("content")) or ""
+        self._next_offset, self._content_chars = full.get("next_offset"), full.get("content_chars", 0)
+        self._reading_more = False
         self._fill(message.data)
 
     # --- drawing ---
@@ -343,7 +356,7 @@ class Inspector(StoreWorkers, Vertical):
         full = self.page["full"]
         env = full["revision"]
         if tab == "content":
-            self._show_content(env, full.get("truncated", False))
+            self._show_content(env)
         elif tab == "revisions":
             self.query_one(RevisionsView).show(full.get("history", []), env.get("observed_at"))
         elif tab == "provenance":
@@ -359,22 +372,69 @@ class Inspector(StoreWorkers, Vertical):
             raw = json.dumps(self.page["raw"], ensure_ascii=False, indent=2)
             self.query_one("#raw-text", Document).show(partial(highlight, raw, language="json"), raw)
 
-    def _show_content(self, env: dict, truncated: bool) -> None:
+    def _show_content(self, env: dict, to_end: bool | None = None) -> None:
+        """The content read so far; `to_end` (more of it arrived): keep the view where it is, or go to its end."""
         payload = env.get("payload") or {}
-        text = reading.printable(payload["content"]) if payload.get("content") is not None else None
-        media = payload.get("media_type")
         view = self.query_one("#content-view", Document)
-        note = "\n\n(cut at the read budget)" if truncated else ""
-        if text is None:
+        if payload.get("content") is None:
             refs = reading.printable("\n".join(r.get("uri", "") for r in env.get("source_refs", [])))
             plain = f"No payload; the page points to its sources:\n{refs}"
             view.show(partial(Content, plain), plain)
-        elif media == "text/markdown":
-            view.show(partial(markdown, text + note), text + note)
+            return
+        text = reading.printable(self._content)
+        media = payload.get("media_type")
+        note = ""
+        if self._next_offset is not None:  # where you are in a long page
+            note = (f"\n\n── characters 1 to {self._next_offset:,} of {self._content_chars:,} shown: scroll to the end "
+                    f"for the next {min(LIMITS['max_chars_per_read'], self._content_chars - self._next_offset):,}, "
+                    "or press End for all of it ──")
+        language = code_language(media)
+        if media == "text/markdown" and len(text) <= MARKDOWN_LIMIT:
+            source: object = partial(markdown, text + note)
+        elif language and len(text) <= MARKDOWN_LIMIT:
+            source = partial(highlight, text + note, language=language)
+        else:  # a very long page as plain text: Markdown or highlighting would take seconds of its worker
+            source = partial(Content, text + note)
+        if to_end is None:
+            view.show(source, text + note)
         else:
-            language = code_language(media)
-            view.show(partial(highlight, text, language=language) if language else partial(Content, text + note),
-                      text + note)
+            view.extend(source, text + note, to_end)
+
+    @on(Document.AtEnd, "#content-view")
+    def _content_at_end(self, message: Document.AtEnd) -> None:
+        """The Content tab reached its end: read the next part (End: all that is left), off the loop."""
+        message.stop()
+        if self.page is None or self._next_offset is None or self._reading_more:
+            return
+        self._reading_more = True
+        env = self.page["full"]["revision"]
+        self._read_more(env["page_id"], env["revision_id"], self._next_offset, message.whole)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="content-more")
+    def _read_more(self, page_id: str, revision_id: str, offset: int, whole: bool) -> None:
+        parts, start = [], offset
+        next_offset: int | None = offset
+        while next_offset is not None:
+            item = self.app.store.read_pages([revision_id], projections=("payload",),
+                                             offset=next_offset)["results"][0]
+            parts.append((item["revision"].get("payload") or {}).get("content") or "")
+            next_offset = item.get("next_offset")
+            if not whole or get_current_worker().is_cancelled:
+                break
+        if not get_current_worker().is_cancelled:
+            self.post_message(ContentMore(page_id, revision_id, start, "".join(parts), next_offset, whole))
+
+    @on(ContentMore)
+    def _content_more(self, message: ContentMore) -> None:
+        message.stop()
+        page = self.page
+        if page is None or page["full"]["revision"]["revision_id"] != message.revision_id \
+                or message.offset != self._next_offset:
+            return  # another page (or revision) is shown now
+        self._reading_more = False
+        self._content += message.text
+        self._next_offset = message.next_offset
+        self._show_content(page["full"]["revision"], to_end=message.to_end)
 
     def switch_tab(self, tab: str) -> None:
         if tab in TABS:

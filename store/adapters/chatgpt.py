@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .base import ImportReport, Progress, epoch_to_time, json_object, json_text, read_json_export
+from .formats import check_file, check_parsed
 from .chats import ChatConversation, ChatMessage, conversation_items, write_conversations
 
 TOOL = "pcp-import-chatgpt"
@@ -18,7 +19,9 @@ HIDDEN_CONTENT_TYPES = {"user_editable_context", "model_editable_context"}
 def import_chatgpt(store: Any, path: str | Path, namespace: str | None = None,
                    progress: Progress | None = None) -> ImportReport:
     """Import every conversation of a ChatGPT export; each conversation is one transaction."""
+    check_file(path, "chatgpt")
     data, label = read_json_export(path)
+    check_parsed(data, "chatgpt", label)
     items = conversation_items(data, label, "ChatGPT", ("mapping", "conversation_id"))
     report = ImportReport(source="chatgpt", path=str(path))
     return write_conversations(store, "chatgpt", TOOL, label, _parse_all(items), len(items), report, namespace, progress)

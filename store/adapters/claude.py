@@ -12,6 +12,7 @@ from ..errors import Invalid
 from . import claude_export
 from .agents import tool_input_text
 from .base import ImportReport, Progress, epoch_to_time, json_text, read_json_export
+from .formats import check_file, check_parsed
 from .chats import ChatConversation, ChatMessage, conversation_items, write_conversations
 
 TOOL = "pcp-import-claude"
@@ -42,6 +43,7 @@ def import_claude(store: Any, path: str | Path, namespace: str | None = None,
                   progress: Progress | None = None) -> ImportReport:
     """Import every conversation of a Claude export; each conversation is one transaction. The current export
     (a manifest, a folder of archives, one archive) also brings its projects and memory (claude_export.py)."""
+    check_file(path, "claude")
     p = Path(path)
     report = ImportReport(source="claude", path=str(path))
     if p.is_dir() or _archives_inside(p):
@@ -54,6 +56,7 @@ def import_claude(store: Any, path: str | Path, namespace: str | None = None,
             parts = claude_export.ExportParts(label=label, memories=[
                 {**m, "_where": label} for m in (data if isinstance(data, list) else [data])])
         else:
+            check_parsed(data, "claude", label)
             items = conversation_items(data, label, "Claude", ("chat_messages",))
             return write_conversations(store, "claude", TOOL, label, _parse_all(items), len(items), report, namespace,
                                        progress)

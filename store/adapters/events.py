@@ -18,6 +18,7 @@ from typing import Any
 from ..errors import Invalid, PcpError
 from ..jsonsafe import loads
 from .base import ImportReport, Progress, _refuse_oversize
+from .formats import check_file
 
 TOOL = "pcp-import-events"
 
@@ -26,6 +27,7 @@ def import_events(store: Any, path: str | Path, namespace: str | None = None,
                   progress: Progress | None = None) -> ImportReport:
     """Ingest every event of a JSON Lines file; a replayed event (same key, same body) adds nothing."""
     p = Path(path).expanduser()
+    check_file(p, "events")
     events = read_events(p)
     report = ImportReport(source="events")
     total = len(events)

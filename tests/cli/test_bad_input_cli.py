@@ -93,7 +93,10 @@ def test_command_line_text_that_is_not_utf8_is_invalid_and_audited(tmp_path, arg
     import subprocess
     import sys
 
+    from store import Store
+
     db = tmp_path / "s.db"
+    Store.open(db).close()  # read and search refuse a missing store
     proc = subprocess.run([sys.executable.encode(), b"-m", b"pcp_tui.cli", b"--db", str(db).encode(), b"--json", *argv],
                           capture_output=True)
     error = json.loads(proc.stdout)["error"]

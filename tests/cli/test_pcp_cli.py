@@ -303,6 +303,9 @@ def test_json_without_subcommand_is_a_usage_error(pcp: Pcp) -> None:
 
 
 def test_json_flag_after_the_subcommand_is_accepted(pcp: Pcp, capsys: pytest.CaptureFixture[str]) -> None:
+    from store import Store
+
+    Store.open(pcp.db).close()  # describe refuses a missing store
     assert cli.main(["--db", pcp.db, "describe", "--json"]) == 0
     assert one_document(capsys.readouterr().out)["protocol_version"] == "0.4.0-draft"
 
@@ -399,8 +402,9 @@ def test_database_under_a_regular_file(pcp: Pcp, tmp_path: Path) -> None:
     blocker = tmp_path / "blocker"
     blocker.write_text("I am a file")
     db = str(blocker / "sub" / "s.db")
-    pcp.error("describe", db=db, code="invalid")
-    pcp.human_error("describe", db=db, code="invalid")
+    pcp.error("write", "--namespace", "n", "--content", "x", db=db, code="invalid")
+    pcp.human_error("write", "--namespace", "n", "--content", "x", db=db, code="invalid")
+    pcp.error("describe", db=db, code="not_found")  # a command that only reads never creates a store
 
 
 def test_corrupt_database_file(pcp: Pcp, tmp_path: Path) -> None:

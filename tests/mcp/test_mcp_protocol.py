@@ -359,9 +359,12 @@ def test_a_model_server_never_creates_a_store(tmp_path, capsys, monkeypatch):
     assert err.count("\n") == 3 and err.count(str(missing)) == 3 and "Traceback" not in err
     assert not missing.exists() and not missing.parent.exists()
     monkeypatch.delenv("PCP_DB")
-    assert cli.mcp_store_path(None) == store.core.default_path()
-    assert cli.main(["--db", str(missing), "describe"]) == 0  # the owner's commands create it on first use
-    assert missing.is_file()
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    with pytest.raises(cli.CliError, match=r"No store at .* \(the default path\)"):
+        cli.mcp_store_path(None)
+    assert cli.main(["--db", str(missing), "write", "--namespace", "project:a", "--content", "x"]) == 0
+    assert missing.is_file()  # the owner's writing commands create it on first use
+    assert cli.mcp_store_path(str(missing)) == missing
 
 
 def test_the_token_file_is_private_and_kept_until_replaced(tmp_path, capsys):

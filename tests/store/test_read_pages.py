@@ -12,8 +12,8 @@ MISSING = "pg_01ARZ3NDEKTSV4RRFFQ69G5FAV"
 
 @pytest.fixture
 def page(store):
-    refs = [{"uri": "file:///notes/a.md", "locator": "L10-L20", "media_type": "text/markdown"},
-            {"uri": "https://example.org/x", "locator": "#p3"}]
+    refs = [{"uri": "file:///notes/a.md", "locator": {"lines": [10, 20]}, "media_type": "text/markdown"},
+            {"uri": "https://example.org/x", "locator": {"anchor": "p3"}}]
     facets = {"title": "Title A", "summary": "Summary A", "keywords": ["k1", "k2"],
               "anchors": ["#intro"], "symbols": ["f(x)"], "custom": {"n": 1}}
     p = h.write(store, "project:read", "content of A, version 1", source_refs=refs, facets=facets)

@@ -44,7 +44,7 @@ def test_old_revision_stays_readable_as_superseded(store):
 
 
 def test_facets_only_revise_carries_content_over(store):
-    refs = [{"uri": "file:///src.md", "locator": "3"}]
+    refs = [{"uri": "file:///src.md", "locator": {"line": 3}}]
     p = h.write(store, "project:r", "the content stays", media_type="text/plain", source_refs=refs,
                 facets={"title": "Before"})
     r = store.revise_page(p["page_id"], p["revision_id"], facets={"title": "After", "keywords": ["k"]})

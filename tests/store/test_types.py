@@ -88,7 +88,7 @@ def test_results_match_their_declared_types(store, tmp_path):
     scope = st.create_scope("project:typed", display_name="Typed", description="types")
     _conforms(scope, st, "create_scope")
     a = st.write_page("project:typed", content="# Alpha\n\nthe alpha page about compactness",
-                      source_refs=[{"uri": "file:///a.md", "locator": "L1"}], facets={"keywords": ["k"]},
+                      source_refs=[{"uri": "file:///a.md", "locator": {"line": 1}}], facets={"keywords": ["k"]},
                       observed_at="2026-01-02T03:04:05.000Z")
     _conforms(a, st, "write_page")
     b = st.write_page("project:typed", content="beta page", provenance=[

@@ -89,7 +89,7 @@ def test_ids_are_fresh_ulids_minted_now(store):
 
 def test_manifest_omits_content_but_keeps_metadata(store):
     content = "manifest body"
-    refs = [{"uri": "file:///tmp/x.md", "locator": "L1-L3", "media_type": "text/markdown"}]
+    refs = [{"uri": "file:///tmp/x.md", "locator": {"lines": "1-3"}, "media_type": "text/markdown"}]
     res = h.write(store, "project:env", content, source_refs=refs, facets={"title": "M", "summary": "S"})
     rev = h.env(store, res["page_id"], ("manifest",))
     assert rev["payload"] is not None
@@ -98,7 +98,7 @@ def test_manifest_omits_content_but_keeps_metadata(store):
     assert rev["content_digest"] == h.digest(content)
     assert rev["facets"]["title"] == "M" and rev["facets"]["summary"] == "S"
     assert rev["source_refs"][0]["uri"] == "file:///tmp/x.md"
-    assert rev["source_refs"][0]["locator"] == "L1-L3"
+    assert rev["source_refs"][0]["locator"] == {"lines": "1-3"}
     assert rev["provenance"]
 
 
@@ -111,13 +111,13 @@ def test_payload_argument_form_and_media_type(store):
 
 
 def test_source_refs_only_page(store):
-    refs = [{"uri": "https://example.org/doc", "locator": "#sec-2", "content_digest": "sha256:" + "0" * 64}]
+    refs = [{"uri": "https://example.org/doc", "locator": {"anchor": "sec-2"}, "content_digest": "sha256:" + "0" * 64}]
     res = store.write_page("project:env", source_refs=refs)
     rev = h.env(store, res["page_id"], ("manifest", "payload"))
     assert rev["payload"] is None
     assert rev["content_digest"] is None
     assert rev["source_refs"][0]["uri"] == "https://example.org/doc"
-    assert rev["source_refs"][0]["locator"] == "#sec-2"
+    assert rev["source_refs"][0]["locator"] == {"anchor": "sec-2"}
 
 
 def test_neither_payload_nor_source_refs_is_invalid(store, db_path):
@@ -296,7 +296,7 @@ def test_ingest_event_requires_a_key(store, db_path):
 
 
 def test_ingest_source_refs_event(store):
-    res = store.ingest_event({"source_refs": [{"uri": "file:///a.txt", "locator": "1-2"}]}, "import:fs", "ev-3")
+    res = store.ingest_event({"source_refs": [{"uri": "file:///a.txt", "locator": {"lines": "1-2"}}]}, "import:fs", "ev-3")
     rev = h.env(store, res["page_id"])
     assert rev["source_refs"][0]["uri"] == "file:///a.txt"
     assert rev["payload"] is None
