@@ -198,7 +198,7 @@ def test_a_toml_layout_it_cannot_update_safely_is_left_alone(home: Path, importe
 
 def test_no_store_no_registration(home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(["--db", str(tmp_path / "nope.db"), "register", "codex", "--grant", "project:*"], capsys)
-    assert code == 1 and "no store at" in err
+    assert code == 1 and "no store at" in err.lower()
     assert not (tmp_path / "nope.db").exists()
 
 
