@@ -38,7 +38,7 @@ DIRECTIONS: tuple[tuple[Literal["outgoing", "incoming"], str, str], ...] = (
     ("outgoing", "from_page_id", "to_page_id"), ("incoming", "to_page_id", "from_page_id"))
 
 
-LIST_ORDERS = ("recent", "title")
+LIST_ORDERS = ("recent", "oldest", "title")
 _ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 LIST_STATUSES = LIFECYCLE_STATUSES
 STATUS_PARTS = {
@@ -427,13 +427,13 @@ class ReadOps(Part):
         if actors:
             where.append("p.actor_type IN (" + ",".join("?" * len(actors)) + ")")
             params += actors
-        key_col = "p.sort_time" if order == "recent" else "p.title COLLATE NOCASE"
+        key_col = "p.title COLLATE NOCASE" if order == "title" else "p.sort_time"
         if state is not None:
             where.append(f"({key_col}, p.id) {'<' if order == 'recent' else '>'} (?, ?)")
             params += [state["t"], state["i"]]
         direction = "DESC" if order == "recent" else "ASC"
         scope_ids = self._list_partitions(named, order)
-        raw = sorted({STATUS_RAW[s] for s in statuses}) if order == "recent" else [None]
+        raw = sorted({STATUS_RAW[s] for s in statuses}) if order != "title" else [None]
         runs = []
         # One indexed query per (scope, raw status) partition, merged: each walks an index in order.
         for scope_id in scope_ids:
@@ -448,7 +448,7 @@ class ReadOps(Part):
                 sql = (f"SELECT {key_col} AS key, p.id FROM page p JOIN scope s ON s.id = p.scope_id "
                        f"WHERE {' AND '.join(extra + where)} ORDER BY {key_col} {direction}, p.id {direction} LIMIT ?")
                 runs.append(named_rows(self._db.execute_sql(sql, [*extra_params, *params, size + 1]), _KeyRow))
-        table = None if order == "recent" else _ASCII_FOLD  # the title order folds case as NOCASE does
+        table = _ASCII_FOLD if order == "title" else None  # the title order folds case as NOCASE does
 
         def merge_key(r: _KeyRow) -> tuple[str, int]:
             key = r.key or ""

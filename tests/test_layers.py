@@ -26,3 +26,13 @@ def test_ctxpack_uses_only_the_standard_library():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+@pytest.mark.parametrize("module", ["pcp_tui.cli", "pcp_tui.cli.commands.pages", "pcp_tui.mcp_server"])
+def test_the_command_line_and_the_mcp_server_do_not_import_textual(module):
+    code = (
+        f"import sys, {module}\n"
+        "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] == 'textual')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"{module} pulled in {out.stdout.strip()}"

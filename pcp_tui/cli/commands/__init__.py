@@ -1,0 +1,1 @@
+"""The `pcp` subcommands, one module per family; each has `register(group)`."""
