@@ -15,6 +15,7 @@ from rich import box
 from rich.console import Console, Group
 from rich.markdown import Markdown
 from rich.measure import Measurement
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.segment import Segment
@@ -139,11 +140,33 @@ def _scope_cells(s: dict[str, Any]) -> tuple[Text, ...]:
             _t(s.get("page_count")), _t(active), _t(", ".join(perms) or None))
 
 
+def piped(console: Console) -> bool:
+    """Output to a pipe or a file: plain lines, one record a line, tab-separated, never a table. (COLUMNS set in
+    the environment asks for a table of that width even there, as `COLUMNS=100 pcp scopes | less` would.)"""
+    import os
+
+    return not console.is_terminal and not os.environ.get("COLUMNS")
+
+
+def _plain(console: Console, *fields: Any) -> None:
+    """One tab-separated line of plain text (no field holds a tab or a line break)."""
+    cells = ["" if f is None else reading.printable(" ".join(str(f).split())) for f in fields]
+    console.file.write("\t".join(cells) + "\n")  # (Rich would turn the tabs into spaces)
+
+
 def scopes(console: Console, data: dict[str, Any]) -> None:
-    """One scope a line, never wrapped mid-cell. Every column when they fit (a long namespace or name cut with
-    an ellipsis); on a narrow terminal the name under the namespace, the day of the last activity, visibility
-    and permissions in one column. `--json` has every value whole."""
+    """One scope a line when it fits; on a narrow terminal a block per scope: the namespace alone on its line,
+    whole (never cut: it is what --scope and --grant need, copied whole), its facts under it. In a pipe: namespace, name,
+    visibility, pages, last activity, permissions, tab-separated. `--json` has every value whole."""
     rows = data.get("scopes") or []
+    if rows and piped(console):
+        for s in rows:
+            perms = s.get("permissions") or []
+            perms = ["all"] if ALL_PERMISSIONS <= set(perms) else perms
+            _plain(console, s.get("namespace"), s.get("display_name"), s.get("visibility"), s.get("page_count"),
+                   s.get("last_activity"), ",".join(perms))
+        _more(console, data)
+        return
     if not rows:
         _line(console, ("No scopes.", "dim"))
         _more(console, data)
@@ -154,22 +177,26 @@ def scopes(console: Console, data: dict[str, Any]) -> None:
         table.add_column(header, no_wrap=True, overflow="ellipsis", justify="right" if header == "Pages" else "left")
     for row in cells:
         table.add_row(*row)
-    room = {i: (floor, _widest(_SCOPE_COLUMNS[i], (c[i] for c in cells))) for i, floor in ((0, 24), (1, 16))}
-    if not _give_way(table, console, room):
-        table = Table(box=box.SIMPLE_HEAD)
-        table.add_column("Namespace / name", no_wrap=True, overflow="ellipsis")
-        table.add_column("Pages", no_wrap=True, justify="right")
-        table.add_column("Active", no_wrap=True)
-        table.add_column("Access", no_wrap=True, overflow="ellipsis", max_width=24)
-        labels = []
+    if _natural_width(console, table) > console.width and console.width >= 120:
+        table.columns[0].overflow, table.columns[0].no_wrap = "fold", False  # a long namespace wraps in its cell
+        fixed = sum(_widest(_SCOPE_COLUMNS[i], (c[i] for c in cells)) + 3 for i in range(2, 6)) + 7
+        room = console.width - fixed  # for the namespace and the name, shared
+        widest_name = _widest("Name", (c[1] for c in cells))
+        width = max(20, min(_widest("Namespace", (c[0] for c in cells)), room - min(widest_name, room // 2)))
+        table.columns[0].min_width = table.columns[0].max_width = width
+        table.columns[1].overflow, table.columns[1].no_wrap = "fold", False
+        table.columns[1].max_width = max(16, room - width)
+    elif _natural_width(console, table) > console.width:
+        # Too narrow for the table: a block per scope, its namespace alone on a line, printed whole (the terminal
+        # wraps it, no line break is put in it: copied, it is one namespace), the rest under it.
         for namespace, name, visibility, pages, active, perms in cells:
-            label = namespace.copy()
-            if name.plain != "—":
-                label.append("\n").append(name.plain, style="dim")
-            labels.append(label)
-            access = Text.assemble(visibility, ", ", perms) if perms.plain != "—" else visibility
-            table.add_row(label, pages, Text(active.plain[:10], style=active.style), access)
-        _give_way(table, console, {0: (12, _widest("Namespace / name", labels))})  # the count and the day stay whole
+            console.print(namespace, soft_wrap=True)
+            facts = [name.plain] if name.plain != "—" else []
+            facts += [f"{pages.plain} page{'' if pages.plain == '1' else 's'}", f"active {active.plain[:10]}",
+                      visibility.plain + (f", {perms.plain}" if perms.plain != "—" else "")]
+            console.print(Padding(Text("  ·  ".join(facts), style="dim"), (0, 0, 0, 4)))
+        _more(console, data)
+        return
     console.print(table)
     _more(console, data)
 
@@ -207,22 +234,59 @@ def marked_snippet(snippet: str, highlights: list, limit: int = 240) -> Text:
     return marked
 
 
+SNIPPET_MIN = 40  # narrower than this a snippet is no help: below it the hits are blocks, not a table
+WIDE_TABLE = 29 + 20 + 10 + SNIPPET_MIN + 11  # title, namespace, date, snippet and the table's edges
+
+
 def search(console: Console, data: dict[str, Any]) -> None:
+    """Hits as a table on a wide terminal; on a narrow one a block per hit (title and date, then the page id and
+    namespace, then the snippet across the whole width); in a pipe one line per hit: page id, namespace,
+    date, title, snippet, tab-separated."""
     hits = data.get("hits") or []
     if not hits:
         _line(console, ("No hits.", "dim"))
+    elif piped(console):
+        for h in hits:
+            _plain(console, h.get("page_id"), h.get("namespace"), h.get("lifecycle_status"),
+                   short_date(h.get("date")), h.get("title"), h.get("snippet"))
+    elif console.width < WIDE_TABLE:
+        for h in hits:
+            console.print(Text.assemble((str(h.get("title")), "bold"), "  ", (short_date(h.get("date")) or "", "dim")))
+            console.print(Text.assemble("  ", (str(h.get("page_id")), "cyan"), "  ", str(h.get("namespace") or "—"),
+                                        ("  " + str(h.get("lifecycle_status") or ""), "dim")))
+            if h.get("snippet"):
+                snippet = marked_snippet(str(h.get("snippet") or ""), h.get("highlights") or [])
+                console.print(Text.assemble("  ", snippet))
     else:
         table = Table(box=box.SIMPLE_HEAD)
         table.add_column("Title / page", overflow="fold", min_width=29, ratio=2)
         table.add_column("Namespace / status", overflow="fold", ratio=1)
         table.add_column("Date", no_wrap=True)
-        table.add_column("Snippet", overflow="fold", ratio=3)
+        table.add_column("Snippet", overflow="fold", ratio=3, min_width=SNIPPET_MIN)
         for h in hits:
             title = Text.assemble((str(h.get("title")), "bold"), "\n", (str(h.get("page_id")), "cyan"))
             where = Text.assemble(str(h.get("namespace") or "—"), "\n", (str(h.get("lifecycle_status") or ""), "dim"))
             table.add_row(title, where, _t(short_date(h.get("date"))),
                           marked_snippet(str(h.get("snippet") or ""), h.get("highlights") or []))
         console.print(table)
+    _more(console, data)
+
+
+def pages(console: Console, data: dict[str, Any]) -> None:
+    """`pcp list`: a page a line (title, date, namespace, page id); in a pipe the same, tab-separated."""
+    rows = data.get("hits") or []
+    if not rows:
+        _line(console, ("No pages.", "dim"))
+    elif piped(console):
+        for r in rows:
+            _plain(console, r.get("page_id"), r.get("namespace"), r.get("lifecycle_status"),
+                   short_date(r.get("date")), r.get("title"))
+        _more(console, data)
+        return
+    for r in rows:
+        console.print(Text.assemble((str(r.get("title")), "bold"), "  ", (short_date(r.get("date")) or "", "dim")))
+        console.print(Text.assemble("  ", (str(r.get("page_id")), "cyan"), "  ", str(r.get("namespace") or "—"),
+                                    ("  " + str(r.get("lifecycle_status") or ""), "dim")))
     _more(console, data)
 
 
@@ -456,26 +520,27 @@ def import_report(console: Console, data: dict[str, Any]) -> None:
         detail = ", ".join(f"{n} {k}" for k, n in sorted(added.items())) or "nothing new"
         _line(console, ("Imported", "bold green"), f" {data['path']}: {total} records ({detail})")
         return
-    table = Table(title=f"Imported from {data['source']}", show_header=False, box=None)
-    table.add_column(style="bold")
-    table.add_column(justify="right")
-    for key in ("conversations", "messages", "notes", "events", "created", "unchanged", "revised", "relations",
-                "hidden_skipped", "empty_skipped"):
-        if data.get(key):
-            table.add_row(key.replace("_", " "), f"{data[key]:,}")
-    table.add_row("skipped", f"{len(data.get('skipped', [])):,}")
-    console.print(table)
+    found = any(data.get(k) for k in ("conversations", "messages", "notes", "events", "created", "unchanged",
+                                       "revised"))
+    if not found and data.get("looked_in") is not None:
+        _line(console, ("Nothing to import", "bold yellow"), f": no {data['source']} history found in "
+              f"{data['looked_in']}.")
+    counts = [f"{data[key]:,} {key.replace('_', ' ')}" for key in (
+        "conversations", "messages", "notes", "events", "created", "unchanged", "revised", "relations",
+        "hidden_skipped", "empty_skipped") if data.get(key)]
+    counts.append(f"{len(data.get('skipped', [])):,} skipped")
+    _line(console, ("Imported from ", "bold"), (str(data["source"]), "bold"), ": " + ", ".join(counts))
     for item in data.get("skipped", [])[:50]:
-        console.print(_t(f"  skipped {item['item']}: {item['reason']}", "yellow"))
+        console.print(_t(f"  skipped {item['item']}: {item['reason']}", "yellow"), soft_wrap=True)
     if len(data.get("skipped", [])) > 50:
-        console.print(_t(f"  ... and {len(data['skipped']) - 50} more (see --json)", "yellow"))
+        console.print(_t(f"  ... and {len(data['skipped']) - 50} more (see --json)", "yellow"), soft_wrap=True)
     written = [e for e in data.get("report") or [] if e.get("outcome") != "skipped"]
     for entry in written[:50]:
-        console.print(_report_line(entry))
+        console.print(_report_line(entry), soft_wrap=True)
     if len(written) > 50:
-        console.print(_t(f"  ... and {len(written) - 50} more", "dim"))
+        console.print(_t(f"  ... and {len(written) - 50} more", "dim"), soft_wrap=True)
     if data.get("import_id"):
-        console.print(_t(f"Report kept: pcp import-report {data['import_id']}", "dim"))
+        console.print(_t(f"Report kept: pcp import-report {data['import_id']}", "dim"), soft_wrap=True)
 
 
 def _report_line(entry: dict[str, Any]) -> Text:
@@ -505,8 +570,8 @@ def kept_import_report(console: Console, data: dict[str, Any]) -> None:
         if entry.get("file") != current:
             current = entry.get("file")
             if current:
-                console.print(_t(str(current), "bold"))
-        console.print(_report_line(entry))
+                console.print(_t(str(current), "bold"), soft_wrap=True)
+        console.print(_report_line(entry), soft_wrap=True)
 
 
 def export_done(console: Console, data: dict[str, Any]) -> None:

@@ -13,7 +13,7 @@ from pcp_tui import cli, launch
 def started(monkeypatch):
     calls = []
     monkeypatch.setattr(launch, "run_app", lambda db, demo=False: calls.append(("app", db, demo)) or 0)
-    monkeypatch.setattr(cli, "_at_terminal", lambda: True)
+    monkeypatch.setattr(cli.base, "at_terminal", lambda: True)
     return calls
 
 

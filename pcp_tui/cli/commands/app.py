@@ -8,7 +8,8 @@ import sys
 
 import click
 
-from ..base import PROG, AtLeast, CliError, Group, OneOf, at_terminal, emit_json, fail, globals_of, json_mode, command
+from .. import base
+from ..base import PROG, AtLeast, CliError, Group, OneOf, emit_json, fail, globals_of, json_mode, command
 from ..run import existing_store
 
 MCP_PORT = 8765  # pcp mcp --http
@@ -30,7 +31,7 @@ def open_app(ctx: click.Context, command: str | None, port: int = 8000, demo: bo
     from ... import launch
     from ...demo import demo_path
 
-    if command == "demo" and not at_terminal():
+    if command == "demo" and not base.at_terminal():
         raise click.UsageError("the app needs a terminal (run it from one, or use pcp serve)", ctx)
     if command == "serve":
         if not demo:  # each browser tab opens the store: it must be there (cli.md --db)
@@ -155,7 +156,7 @@ def register_client(ctx: click.Context, client: str, grants: tuple[str, ...], to
         plan = registration.register(
             client, existing_store(g.db), grants=list(grants), write_ns=write_ns, toolset=toolset, name=server_name,
             client_id=client_id, config=config_path, print_only=print_only,
-            interactive=not as_json and at_terminal())
+            interactive=not as_json and base.at_terminal())
     except registration.RegisterError as exc:
         if exc.usage:
             raise click.UsageError(exc.message, ctx) from None

@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import click
 
-from ..base import CliError, Group, OneOf, at_terminal, emit_json, fail, globals_of, json_mode, group
+from .. import base
+from ..base import CliError, Group, OneOf, emit_json, fail, globals_of, json_mode, group
 from .imports import AGENT_SOURCES
 
 AGENT = {"metavar": "AGENT", "type": OneOf(*AGENT_SOURCES)}
@@ -36,7 +37,7 @@ def _run(ctx: click.Context, action: str, **args: object) -> int:
 
     namespace = SimpleNamespace(capture_command=action, db=g.db, **args)
     try:
-        document, text = logic.command(namespace, ask=input if not as_json and at_terminal() else None)
+        document, text = logic.command(namespace, ask=input if not as_json and base.at_terminal() else None)
     except logic.CaptureError as exc:
         raise CliError("invalid", str(exc)) from None
     if as_json:

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from ..base import CliError, Group, OneOf, at_terminal, json_mode, command
+from .. import base
+from ..base import CliError, Group, OneOf, json_mode, command
 from ..run import progress, run_store
 
 AGENT_SOURCES = ("claude-code", "codex", "gemini")
@@ -52,20 +53,24 @@ def import_(ctx: click.Context, source: str, path: str | None, namespace: str | 
         if source == "export" and namespace:
             raise CliError("invalid", "--namespace does not apply to `import export`: it keeps every scope.")
 
+    as_json = json_mode(ctx)
+
     def run(st: Any) -> Any:
         from store import adapters
 
         with progress(ctx, f"importing {source}") as update:
-            if source in AGENT_SOURCES:
-                importer = getattr(adapters, f"import_{source.replace('-', '_')}")
-                return _with_report(st, importer(st, path, with_tools=with_tools, progress=update).to_dict())
             if source == "export":
                 return st.import_export(path, progress=update)
-            if source == "memory" and path is not None and memory_from is not None:  # (both checked above)
+            if source in AGENT_SOURCES:
+                importer = getattr(adapters, f"import_{source.replace('-', '_')}")
+                report = importer(st, path, with_tools=with_tools, progress=update)
+            elif source == "memory" and path is not None and memory_from is not None:  # (both checked above)
                 report = adapters.import_memory(st, path, memory_from, namespace=namespace, progress=update)
-                return _with_report(st, dict(report.to_dict()))
-            importer = getattr(adapters, f"import_{source}")
-            return _with_report(st, importer(st, path, namespace=namespace, progress=update).to_dict())
+            else:
+                report = getattr(adapters, f"import_{source}")(st, path, namespace=namespace, progress=update)
+        summary = _with_report(st, dict(report.to_dict()))
+        # For people, where it looked (an import that found nothing says so); the JSON stays the summary.
+        return summary if as_json else {**summary, "looked_in": report.path or path}
 
     return run_store(ctx, run, "import_report", creates=True)
 
@@ -120,7 +125,7 @@ def _memory_profile(ctx: click.Context, st: Any, scope: tuple[str, ...], out: st
     from store.files import open_private, refuse_store_target
 
     result = memory_profile(st, list(scope) or None)
-    if not write and not json_mode(ctx) and at_terminal():
+    if not write and not json_mode(ctx) and base.at_terminal():
         from ... import render
 
         render.memory_profile(render.make_console(), {**result, "path": out, "written": False, "asking": True})
