@@ -10,7 +10,7 @@ from typing import Callable, Iterator
 
 import peewee as pw
 
-from . import index
+from . import index, scope_titles
 from .errors import Conflict, Invalid
 from .files import make_private_dirs, make_private_file, narrow, store_files
 
@@ -481,15 +481,19 @@ def _migrate_sync(db: pw.SqliteDatabase, models: SimpleNamespace) -> None:
     create_sync_tables(db)
 
 
-def _migrate_erasable_index(db: pw.SqliteDatabase, models: SimpleNamespace) -> None:
-    """Schema 7 (issue 28): erasure leaves no term in the index. The `contentless_delete` table could
-    only tombstone an erased row, so every revision is indexed again into one whose rows are deleted
-    with their values (resumable batches; the old table, and every term it kept, goes at the end)."""
+def _migrate_erasure(db: pw.SqliteDatabase, models: SimpleNamespace) -> None:
+    """Schema 7 (issue 28), erased means gone from the index and the scope names too:
+    - the `contentless_delete` table could only tombstone an erased row, so every revision is indexed again
+      into one whose rows are deleted with their values (resumable batches; the old table, and every term
+      it kept, goes at the end);
+    - conversation and session scopes an importer named after their title get a neutral name (source and
+      day); the title is read live from the conversation page instead (store/scope_titles.py)."""
     if index.needs_reindex(db.cursor()):
         index.start_reindex(db.cursor())
+    scope_titles.rename_titled_scopes(db)
 
 
 # MIGRATIONS[n] upgrades schema version n to n + 1, inside the open transaction.
 MIGRATIONS: dict[int, Callable[[pw.SqliteDatabase, SimpleNamespace], None]] = {
     1: _to_v2, 2: _migrate_import_reports, 3: _migrate_bulk_deletions, 4: _migrate_title_order, 5: _migrate_sync,
-    6: _migrate_erasable_index}
+    6: _migrate_erasure}

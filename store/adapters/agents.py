@@ -29,6 +29,7 @@ from ..constants import LIMITS
 from ..errors import Invalid, LimitExceeded
 from ..importing import ImportUnit, PageRef
 from ..jsonsafe import loads
+from ..scope_titles import neutral_name
 from .base import IMPORT_RULES, ImportReport, Progress
 
 SLUG_CHARS = 100  # agent:<tool>:<slug>:<session id> stays well inside the 200-character namespace limit
@@ -295,13 +296,13 @@ def _write_session(store: Any, source: str, actor: str, session: AgentSession, n
     if not threads:
         report.skip(f"{source} session {session.session_id}", "no messages")
         return
-    main_title = threads[0].title
     pending: dict[str, PageRef] = {}
     counts = {"messages": 0, "hidden": 0, "tools": 0}
     refused: list[tuple[str, str]] = []  # (source key, why) of messages the store would not take
     conv_refs: list[tuple[AgentThread, PageRef]] = []
     with store.import_unit(actor, rules=IMPORT_RULES) as unit:
-        unit.ensure_scope(ns, display_name=main_title or session.session_id, parent=project_ns)
+        # Never the session's title (message text): the scope outlives its pages (store/scope_titles.py).
+        unit.ensure_scope(ns, display_name=neutral_name(source, "session", threads[0].created_at), parent=project_ns)
         keys = [t.key for t in threads]
         for t in threads:
             for m in t.messages:

@@ -8,6 +8,7 @@ from typing import Any, Iterable
 
 from ..errors import Invalid, LimitExceeded
 from ..importing import PageRef
+from ..scope_titles import neutral_name
 from .base import IMPORT_RULES, ImportReport, Progress
 from .agents import first_meaningful_line
 
@@ -134,7 +135,8 @@ def _write_one(store: Any, source: str, tool: str, label: str, conv: ChatConvers
     models = sorted({m.model for m in conv.messages if m.model})
     with store.import_unit(tool, rules=IMPORT_RULES) as unit:
         if namespace is None:
-            unit.ensure_scope(ns, display_name=conv.title or conv.conversation_id, parent=parent_ns)
+            # Never the conversation's title (message text): the scope outlives its pages (store/scope_titles.py).
+            unit.ensure_scope(ns, display_name=neutral_name(source, "conversation", conv.created_at), parent=parent_ns)
         unit.prefetch([f"{source}:{conv.conversation_id}"]
                       + [f"{source}:{conv.conversation_id}:{m.node_id}" for m in visible])
         conv_ref = unit.upsert(
