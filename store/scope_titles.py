@@ -78,7 +78,7 @@ def rename_titled_scopes(db: Any) -> int:
         "SELECT id, namespace, display_name, parent, created_at FROM scope "
         "WHERE namespace LIKE 'conversation:%' OR namespace LIKE 'agent:%'").fetchall()
     made: list[tuple[int, str, str, str, str]] = []
-    for pk, namespace, display_name, parent, created_at in rows:
+    for pk, namespace, display_name, parent, _ in rows:
         key = title_page_key(namespace)
         if key is None:
             continue

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import fts_blocks as fb
 import pcpstore_helpers as h
-import pytest
 
 from store import Store
 from store.analysis import index_terms
