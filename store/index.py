@@ -229,9 +229,71 @@ def remove_revisions(cur: Any, salt: bytes, rev_pks: Sequence[int], count: bool 
         delta.write(cur)
     if docs:
         cur.executemany(DELETE_FTS, [fts_row(rev_pk, scope_pk, doc) for rev_pk, scope_pk, doc, _ in docs])
+        gone: set[str] = set()
+        for _, _, doc, _ in docs:
+            gone.update(doc.title, doc.body, doc.meta)
+        scrub_separators(cur, gone)
     for table in OLD_FTS_TABLES:
         if _has_table(cur, table):
             _remove_old(cur, salt, table, rev_pks)
+
+
+# The `_idx` keys of the leaves of every segment that may begin with one of the given terms (`?`: a JSON
+# list of the terms' index keys, hex): a segment's greatest key not after the term, when it is a
+# prefix of it. (Segments are few; they are found by skipping through the key's first column.)
+_SEPARATORS = f"""
+WITH RECURSIVE seg(id) AS (
+    SELECT MIN(segid) FROM {FTS_TABLE}_idx
+    UNION ALL SELECT (SELECT MIN(segid) FROM {FTS_TABLE}_idx WHERE segid > seg.id) FROM seg WHERE seg.id IS NOT NULL),
+gone(k) AS (SELECT unhex(value) FROM json_each(?))
+SELECT DISTINCT i.segid, i.term, i.pgno FROM seg JOIN gone JOIN {FTS_TABLE}_idx i
+ON i.segid = seg.id AND i.term = (SELECT MAX(term) FROM {FTS_TABLE}_idx WHERE segid = seg.id AND term <= gone.k)
+WHERE length(i.term) > 1 AND substr(gone.k, 1, length(i.term)) = i.term
+"""
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    """SQLite's varint at buf[i]: (value, offset after it)."""
+    value = 0
+    for n in range(8):
+        b = buf[i + n]
+        value = (value << 7) | (b & 0x7F)
+        if not b & 0x80:
+            return value, i + n + 1
+    return (value << 8) | buf[i + 8], i + 9
+
+
+def _first_term(leaf: bytes) -> bytes | None:
+    """The first term that starts on an FTS5 leaf (stored whole there): the leaf's footer, from the
+    offset in bytes 2-3, lists where its terms start, the first as an absolute offset."""
+    if len(leaf) < 4:
+        return None
+    footer = int.from_bytes(leaf[2:4], "big")
+    if footer >= len(leaf):
+        return None
+    at, _ = _varint(leaf, footer)
+    size, at = _varint(leaf, at)
+    return leaf[at:at + size] if size else None
+
+
+def scrub_separators(cur: Any, terms: set[str]) -> None:
+    """Take erased terms out of `_idx` too (inside the erasure's transaction).
+
+    `_idx` keys each leaf of a segment by the shortest prefix of its first term that sorts after the
+    leaf before it. Secure-delete removes a key only when its leaf is left with no term; when the
+    erased term was the first of a leaf that keeps others, its key stays, and it can be all of the
+    term. Such a key becomes the leaf's first term as it is now (a live term, and as good a key:
+    after every term of the leaf before, not after any of its own)."""
+    if not terms:
+        return
+    cur.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES('flush')")  # the deletes reach the leaves first
+    keys = json.dumps(sorted(("0" + t).encode("utf-8").hex() for t in terms))
+    for segid, key, pgno in cur.execute(_SEPARATORS, (keys,)).fetchall():
+        leaf = cur.execute(f"SELECT block FROM {FTS_TABLE}_data WHERE id = ?",
+                           ((segid << 37) + (pgno >> 1),)).fetchone()
+        first = _first_term(bytes(leaf[0])) if leaf and leaf[0] else None
+        if first is not None and first != bytes(key) and first >= bytes(key):
+            cur.execute(f"UPDATE {FTS_TABLE}_idx SET term = ? WHERE segid = ? AND term = ?", (first, segid, key))
 
 
 def _remove_old(cur: Any, salt: bytes, table: str, rev_pks: Sequence[int]) -> None:

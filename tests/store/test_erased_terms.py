@@ -189,3 +189,54 @@ def test_a_synced_delete_leaves_no_term(tmp_path):
     assert sorted(told["taken"]["erased_pages"]) == world.victims
     before_a.assert_gone()
     before_b.assert_gone()
+
+
+def test_an_erased_first_term_of_a_leaf_leaves_no_idx_key(db_path):
+    """`_idx` keys each leaf by a prefix of its first term; when that term is erased and the leaf keeps
+    others, FTS5 keeps the key: the store replaces it (here it was the whole term)."""
+    rng = random.Random(2805)
+    pages = {}
+    with Store.open(db_path) as st:
+        texts = [" ".join(made_up_word(rng) for _ in range(8)) for _ in range(3000)]
+        st.write_pages_bulk(({"content": t} for t in texts), "project:many")
+        for t, row in zip(texts, st._db.execute_sql("SELECT page_id FROM page ORDER BY id").fetchall(), strict=True):
+            pages[row[0]] = t
+        with st._db.atomic("IMMEDIATE"):  # one segment of many leaves (what FTS5's merges make of a big store)
+            st._db.execute_sql("INSERT INTO revision_terms(revision_terms) VALUES('optimize')")
+        salt = bytes.fromhex(st._db.execute_sql("SELECT value FROM meta WHERE key = 'index_salt'").fetchone()[0])
+        keys = {bytes(r[0]) for r in st._db.execute_sql("SELECT term FROM revision_terms_idx") if len(r[0]) > 1}
+    # the pages whose own term is the first of a leaf, and keys the whole term (the leaf before ends just
+    # short of it) or a prefix no other term has
+    df: dict[str, int] = {}
+    for t in texts:
+        for term in set(index_terms(t, salt)):
+            df[term] = df.get(term, 0) + 1
+    firsts = {}
+    con = h.sqlite3.connect(str(db_path))
+    try:
+        for rowid, block in con.execute("SELECT id, block FROM revision_terms_data"):
+            if fb.is_leaf(rowid) and rowid & 0x7FFFFFFF > 1 and fb.leaf_terms(block):
+                firsts[fb.leaf_terms(block)[0][1:].decode()] = rowid
+    finally:
+        con.close()
+    victims = [pid for pid, t in pages.items() if any(df[term] == 1 and term in firsts for term in index_terms(t, salt))]
+    assert len(victims) >= 5, "test setup: erased terms that begin a leaf"
+    erased = {term for pid in victims for term in index_terms(pages[pid], salt) if df[term] == 1}
+    assert any(("0" + term).encode()[:len(k)] == k for term in erased for k in keys), "test setup: keys of them"
+    with Store.open(db_path) as st:
+        for pid in victims:
+            st.delete_page(pid, "the first term of a leaf")
+    left = fb.vocabulary(db_path)
+    con = h.sqlite3.connect(str(db_path))
+    try:
+        keys = [bytes(r[0])[1:].decode() for r in con.execute("SELECT term FROM revision_terms_idx") if len(r[0]) > 1]
+        con.execute("INSERT INTO revision_terms(revision_terms, rank) VALUES('integrity-check', 0)")
+    finally:
+        con.close()
+    # no key is an erased term, nor a prefix that only erased terms have
+    assert [k for k in keys if any(t.startswith(k) for t in erased) and not any(t.startswith(k) for t in left)] == []
+    assert fb.shadow_residue(db_path, erased) == []
+    with Store.open(db_path) as st:  # every leaf is still found through its key
+        for pid, t in list(pages.items())[::97]:
+            if pid not in victims:
+                assert pid in h.hit_ids(st, t.split()[0], mode="text")
