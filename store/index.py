@@ -232,7 +232,9 @@ def remove_revisions(cur: Any, salt: bytes, rev_pks: Sequence[int], count: bool 
         gone: set[str] = set()
         for _, _, doc, _ in docs:
             gone.update(doc.title, doc.body, doc.meta)
-        scrub_separators(cur, gone)
+        # Only a term no page keeps can leave a key of its own behind: one the statistics count nowhere
+        # now (nowhere but the scopes going, when a whole scope goes and its statistics after it).
+        scrub_separators(cur, _vanished(cur, gone, [] if count else sorted({d[1] for d in docs})))
     for table in OLD_FTS_TABLES:
         if _has_table(cur, table):
             _remove_old(cur, salt, table, rev_pks)
@@ -245,11 +247,26 @@ _SEPARATORS = f"""
 WITH RECURSIVE seg(id) AS (
     SELECT MIN(segid) FROM {FTS_TABLE}_idx
     UNION ALL SELECT (SELECT MIN(segid) FROM {FTS_TABLE}_idx WHERE segid > seg.id) FROM seg WHERE seg.id IS NOT NULL),
-gone(k) AS (SELECT unhex(value) FROM json_each(?))
-SELECT DISTINCT i.segid, i.term, i.pgno FROM seg JOIN gone JOIN {FTS_TABLE}_idx i
-ON i.segid = seg.id AND i.term = (SELECT MAX(term) FROM {FTS_TABLE}_idx WHERE segid = seg.id AND term <= gone.k)
-WHERE length(i.term) > 1 AND substr(gone.k, 1, length(i.term)) = i.term
+gone(k) AS (SELECT unhex(value) FROM json_each(?)),
+near(segid, term, k) AS MATERIALIZED (
+    SELECT seg.id, (SELECT MAX(term) FROM {FTS_TABLE}_idx WHERE segid = seg.id AND term <= gone.k), gone.k
+    FROM seg CROSS JOIN gone WHERE seg.id IS NOT NULL)
+SELECT DISTINCT n.segid, n.term, i.pgno FROM near n CROSS JOIN {FTS_TABLE}_idx i
+ON i.segid = n.segid AND i.term = n.term
+WHERE length(n.term) > 1 AND substr(n.k, 1, length(n.term)) = n.term
 """
+
+
+def _vanished(cur: Any, terms: set[str], going: list[int]) -> set[str]:
+    """The terms that no counted revision outside the scopes `going` holds any more."""
+    out: set[str] = set()
+    outside = f" AND scope_id NOT IN ({','.join('?' * len(going))})" if going else ""
+    ordered = sorted(terms)
+    for i in range(0, len(ordered), 5000):
+        out.update(r[0] for r in cur.execute(
+            "SELECT value FROM json_each(?) WHERE NOT EXISTS "
+            f"(SELECT 1 FROM term_stat WHERE term = value{outside})", (json.dumps(ordered[i:i + 5000]), *going)))
+    return out
 
 
 def _varint(buf: bytes, i: int) -> tuple[int, int]:
