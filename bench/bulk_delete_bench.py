@@ -2,7 +2,7 @@
 """Forgetting many pages at once (issue 14): erase 10,000 of N pages by filter while another process writes.
 
     python bench/bulk_delete_bench.py [--pages 1000000] [--erase 10000] [--batch-size 200] [--deletes 20]
-                                      [--optimize] [--dir DIR] [--keep]
+                                      [--optimize] [--dir DIR] [--keep] [--build-only | --store PATH]
 
 It writes N pages of English-like text (fixed seed, ~60 words each) with Store.write_pages_bulk:
 `--erase` pages observed in 2024 and as many observed in 2026 in scope `project:old`, the rest
@@ -27,7 +27,9 @@ Before the writer starts, it times --deletes single deletions (`delete_page`, pa
 from the 20 other scopes): p50 / p95 / max. With --optimize it times, at the very end, FTS5's
 'optimize' (every segment merged into one): the least a merge-based erasure would have to redo when the
 segments holding an erased page's terms are the large ones. Every figure is printed with the 1-minute
-load average of the machine when it was taken (the machine is shared).
+load average of the machine when it was taken (the machine is shared). --build-only builds and keeps the
+store and stops; --store PATH then measures on it (built with the same --pages, --erase and --seed), so
+that two stores (say main's code and a branch's) can be built side by side and measured one after the other.
 The store lives in a temporary directory (under --dir if given), removed at the end unless --keep.
 """
 
@@ -155,16 +157,25 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--dir", help="where the temporary store goes")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--build-only", action="store_true", help="build the store, keep it and stop")
+    ap.add_argument("--store", help="measure on this store (from --build-only; it is used up)")
     args = ap.parse_args()
 
     from store import Store
 
-    tmp = Path(tempfile.mkdtemp(prefix="pcp-bulk-delete-", dir=args.dir))
-    path = tmp / "s.db"
+    tmp = Path(args.store).parent if args.store else Path(tempfile.mkdtemp(prefix="pcp-bulk-delete-", dir=args.dir))
+    path = Path(args.store) if args.store else tmp / "s.db"
+    keep = args.keep or args.build_only or bool(args.store)
     try:
-        print(f"building {args.pages:,} pages in {path} ...", file=sys.stderr, flush=True)
-        built = build(path, args.pages, args.erase, args.seed)
-        built_load = load()
+        if args.store:
+            built, built_load = float("nan"), "(built before)"
+        else:
+            print(f"building {args.pages:,} pages in {path} ...", file=sys.stderr, flush=True)
+            built = build(path, args.pages, args.erase, args.seed)
+            built_load = load()
+            print(f"built in {built:.1f} s {built_load}: {path}", flush=True)
+            if args.build_only:
+                return 0
         with Store.open(path) as st:
             singles = single_deletes(st, args.deletes, args.seed) if args.deletes else []
         singles_load = load()
@@ -241,7 +252,7 @@ def main() -> int:
               f"(expected {expected:,}), project:old keeps {old_left:,}")
         return 0 if ok_state else 1
     finally:
-        if args.keep:
+        if keep:
             print(f"kept {tmp}", file=sys.stderr)
         else:
             shutil.rmtree(tmp, ignore_errors=True)
