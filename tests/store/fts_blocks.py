@@ -180,10 +180,34 @@ def page_owners(db: Path) -> tuple[int, dict[int, str]]:
     return int(size), owners
 
 
+def in_free_space(page: bytes, offset: int, first: bool = False) -> bool:
+    """Whether `offset` in a b-tree page lies in its free space: the gap between the cell pointers and
+    the cell content, or a freeblock (SQLite's file format, "B-tree pages"). Page 1 starts after the
+    100-byte file header."""
+    hdr = 100 if first else 0
+    if len(page) < hdr + 8 or page[hdr] not in (2, 5, 10, 13):
+        return False
+    cells = int.from_bytes(page[hdr + 3:hdr + 5], "big")
+    content = int.from_bytes(page[hdr + 5:hdr + 7], "big") or 65536
+    pointers_end = hdr + (8 if page[hdr] in (10, 13) else 12) + 2 * cells
+    if pointers_end <= offset < content:
+        return True
+    block = int.from_bytes(page[hdr + 1:hdr + 3], "big")
+    seen = 0
+    while block and seen < 10_000:
+        size = int.from_bytes(page[block + 2:block + 4], "big")
+        if block <= offset < block + size:
+            return True
+        block = int.from_bytes(page[block:block + 2], "big")
+        seen += 1
+    return False
+
+
 def file_residue(files: Iterable[Path], tails_by_term: dict[str, bytes]) -> list[tuple[str, str, str]]:
     """(file, term, where) for every erased term whose tail the database file or the WAL still holds,
-    in any page; a database hit names the b-tree its page belongs to (a live row there, or a stale
-    copy of one in the page's free space), or "a free page"."""
+    in any page. A database hit names the b-tree its page belongs to (or "a free page"), and "free
+    space" when it lies in the page's unused space rather than in a cell (a stale copy SQLite's
+    rebalancing left behind: secure_delete zeroes freed cells, not the bytes a moved cell left)."""
     found = []
     for f in files:
         data = f.read_bytes()
@@ -194,10 +218,15 @@ def file_residue(files: Iterable[Path], tails_by_term: dict[str, bytes]) -> list
                 where = "the WAL"
                 if f.suffix == ".db":
                     owners = owners or page_owners(f)
-                    where = owners[1].get(at // owners[0] + 1, "a free page")
+                    size = owners[0]
+                    number = at // size + 1
+                    where = owners[1].get(number, "a free page")
+                    if number in owners[1] and in_free_space(data[(number - 1) * size:number * size], at % size,
+                                                             number == 1):
+                        where += " free space"
                 found.append((f.name, term, where))
                 at = data.find(tail, at + 1)
     return found
 
 
-__all__ = ["file_residue", "live_stats", "page_owners", "fts_tables", "leaf_terms", "postings_of", "shadow_residue", "tails", "vocabulary"]
+__all__ = ["file_residue", "in_free_space", "live_stats", "page_owners", "fts_tables", "leaf_terms", "postings_of", "shadow_residue", "tails", "vocabulary"]
