@@ -135,7 +135,9 @@ def _scope_cells(s: dict[str, Any]) -> tuple[Text, ...]:
     perms = s.get("permissions") or []
     perms = ["all"] if ALL_PERMISSIONS <= set(perms) else perms
     active = str(s.get("last_activity") or "").replace("T", " ")[:16] or None
-    return (_t(s.get("namespace"), "bold"), _t(s.get("display_name")), _t(s.get("visibility")),
+    # An imported conversation's scope: its stored name (source and day), then its conversation's title, read live.
+    name = f"{s.get('display_name')} · {reading.one_line(s['title'])}" if s.get("title") else s.get("display_name")
+    return (_t(s.get("namespace"), "bold"), _t(name), _t(s.get("visibility")),
             _t(s.get("page_count")), _t(active), _t(", ".join(perms) or None))
 
 

@@ -237,6 +237,9 @@ class Scope(TypedDict):
     permissions: list[str]
     page_count: int
     last_activity: str | None
+    # An imported conversation's or session's scope: its conversation page's current title, read live
+    # (the stored display_name never holds message text); only where the session may read.
+    title: NotRequired[str]
 
 
 class ScopeList(TypedDict):
