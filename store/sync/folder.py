@@ -451,7 +451,17 @@ class Folder:
                 for _, header, _, _ in files:
                     self._learn(peer_dir.name, header)
         listed = identity.members(self.db)
-        result["skipped"] += [str(p) for p in dirs if p.name not in listed]
+        for p in dirs:
+            if p.name in listed:
+                continue
+            files = self._files(p)
+            older = _older_format(files[max(files)]) if files else False
+            if older:  # (read without trust: it only chooses the words of a refusal)
+                result["refused"].append({"file": str(files[max(files)]), "reason": (
+                    "written by an older pcp (sync format 1, no store signatures); upgrade pcp there and pair the "
+                    "stores again (--pair, then --join)")})
+            else:
+                result["skipped"].append(str(p))
         return opened
 
     def _pending_bytes(self) -> int:
@@ -817,6 +827,18 @@ def _check_header(path: Path, peer: str, seq: int, member: dict[str, Any]) -> tu
     if not isinstance(header.get("epoch"), int) or header["epoch"] < 0 or not isinstance(header.get("chain"), str):
         return "its header names no key"
     return header, head
+
+
+def _older_format(path: Path) -> bool:
+    fh = _open_regular(path)
+    if fh is None:
+        return False
+    with fh:
+        try:
+            head = loads(fh.readline(MAX_HEADER + 1), path.name)
+        except (PcpError, ValueError, UnicodeDecodeError, OSError):
+            return False
+    return isinstance(head, dict) and head.get("format") == FORMAT and head.get("version") == 1
 
 
 def _one_line(text: str) -> str:

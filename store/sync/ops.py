@@ -198,7 +198,8 @@ class SyncOps(Part):
                 "stores": [{"store_id": sid, "paired_through": m.get("by"), "revoked": sid in standing.revoked,
                             "disputed": sid in standing.disputed} for sid, m in sorted(listed.items())],
                 "disputes": [list(pair) for pair in standing.disputes],
-                "unsigned_pairing": paired and not listed}
+                "unsigned_pairing": paired and "granted" not in json.loads(db.execute_sql(
+                    "SELECT value FROM meta WHERE key = 'sync_keys'").fetchone()[0])}
 
     def foreign_ranges(self) -> dict[str, list[tuple[int, int]]]:
         """Rowid ranges per table that came from other stores' files; cut where a delete freed rowids since

@@ -216,3 +216,39 @@ def test_a_model_client_cannot_pair_through_the_cli(stores, tmp_path, capsys):
     assert not (folder / "offers").exists()
     with Store.open(a) as st:
         assert st.audit_log(decision="denied")["events"][0]["operation"] == "sync_pair"
+
+
+def test_stores_paired_before_signed_files_are_told_to_pair_again_and_can(stores, tmp_path):
+    """A store paired by a pcp before issue 30 (its folder key has no list of holders, its peer's files are format
+    1): `--status` says to pair again, the peer's files are refused in one line saying so, and a new pairing of
+    the two (same owner, both with history) syncs."""
+    folder = tmp_path / "f"
+    a, b = stores(2)
+    with Store.open(a) as st:
+        st.create_scope("s")
+        st.write_page("s", content="written before the upgrade")
+        owner = st.owner_id
+    with Store.open(b) as st:
+        st._db.execute_sql("UPDATE meta SET value = ? WHERE key = 'owner_id'", (owner,))  # adopted back then
+        st._db.execute_sql("INSERT INTO meta (key, value) VALUES ('sync_keys', ?)", (json.dumps(
+            {"chain": "chn_" + ids.ulid(), "epoch": 0, "key": "00" * 32}),))
+    with Store.open(b) as st:
+        st.create_scope("t")
+        st.write_page("t", content="b's own history")
+        assert st.sync_status()["unsigned_pairing"]
+    old = folder / ("sto_" + ids.ulid())
+    old.mkdir(parents=True)
+    (old / "00000001.pcs").write_bytes(json.dumps({"format": "pcp.sync", "version": 1, "store": old.name, "seq": 1,
+                                                   "epoch": 0, "chain": "chn_x"}).encode() + b"\n" + b"\0" * 40)
+    res = run(b, folder)
+    assert [r["reason"] for r in res["refused"]][0].startswith("written by an older pcp")
+    with Store.open(a) as st:
+        code = st.sync_pair(folder)["code"]
+    with Store.open(b) as st:
+        assert not st.sync_join(folder, code)["merged"]  # one owner already: nothing to ask
+        assert not st.sync_status()["unsigned_pairing"]
+    for _ in range(2):
+        run(a, folder)
+        run(b, folder)
+    with Store.open(a) as st:
+        assert st.search_pages("own history", mode="exact")["hits"]
