@@ -454,10 +454,10 @@ class Folder:
         for p in dirs:
             if p.name in listed:
                 continue
-            files = self._files(p)
-            older = _older_format(files[max(files)]) if files else False
-            if older:  # (read without trust: it only chooses the words of a refusal)
-                result["refused"].append({"file": str(files[max(files)]), "reason": (
+            found = self._files(p)
+            newest = found[max(found)] if found else None
+            if newest is not None and _older_format(newest):  # (read without trust: it only words a refusal)
+                result["refused"].append({"file": str(newest), "reason": (
                     "written by an older pcp (sync format 1, no store signatures); upgrade pcp there and pair the "
                     "stores again (--pair, then --join)")})
             else:
