@@ -597,8 +597,15 @@ class Folder:
         if epoch < keys["epoch"]:
             return "sealed with a key this store has forgotten (written before a delete); retried after that store syncs"
         if epoch - max(keys["epoch"], self.epoch()) > MAX_AHEAD:
-            return (f"its epoch ({epoch}) is more than {MAX_AHEAD} ahead of this store's; pair this store again "
-                    "(`--join` with a new code)")
+            # Never stepped that far on a header's word; a store in good standing seals the key of its file's epoch
+            # to each listed store in its signed header, so one far behind takes it from there.
+            grants = header.get("grants")
+            granted = Identity(self.db).unseal(grants.get(self.ops.store_id), _grant_info(keys["chain"], epoch)) \
+                if isinstance(grants, dict) else None
+            if granted is None or len(granted) != 32:
+                return (f"its epoch ({epoch}) is more than {MAX_AHEAD} ahead of this store's and its header holds no key "
+                        "for this store; pair this store again (`--join` with a new code)")
+            return _file_key(granted, header["store"], header["seq"])
         return _file_key(_step(bytes.fromhex(keys["key"]), keys["epoch"], epoch), header["store"], header["seq"])
 
     def _open(self, path: Path, peer: str, seq: int, keys: dict[str, Any]) -> tuple[dict[str, Any], bytes] | str:

@@ -84,6 +84,23 @@ def test_a_signed_file_at_most_64_epochs_ahead_is_taken(stores, tmp_path, ahead,
         assert ("far" in {s["namespace"] for s in st.list_scopes()["scopes"]}) == taken
 
 
+def test_a_store_far_behind_takes_the_key_its_peer_sealed_to_it(stores, tmp_path):
+    """More than 64 deletes on one store while another was away: the away store steps no key that far, it takes
+    the key of the file's epoch that its peer sealed to it in the signed header."""
+    folder = tmp_path / "f"
+    a, b = _ready(stores, folder, 2)
+    with Store.open(a) as st:
+        for i in range(AHEAD + 2):
+            gone = st.write_page("s", content=f"deleted page {i}")
+            st.delete_page(gone["page_id"], "tidying")
+        st.write_page("s", content="written after many deletes")
+    run(a, folder)
+    res = run(b, folder)
+    assert res["refused"] == [], res["refused"]
+    with Store.open(b) as st:
+        assert st.search_pages("after many deletes", mode="exact")["hits"]
+
+
 def test_an_unsigned_junk_header_does_not_keep_the_old_key_alive(stores, tmp_path):
     """Before: which keys to forget was decided from unauthenticated headers, so one junk header claiming
     epoch 0 kept the pre-delete key on every store and old copies in a sync tool's history stayed openable."""
