@@ -274,6 +274,10 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         if len(shown) < len(peers):
             lines.append(Content(f"  … and {reading.counted(len(peers) - len(shown), 'other store')} "
                                  "(`pcp sync --status` lists them all)"))
+        for a, b in status.get("disputes") or []:  # (first: the line the owner must act on)
+            lines.insert(2, Content.assemble((f"{a} and {b} unpaired each other", "bold $error"),
+                                             ": both are held until you confirm the lost one with "
+                                             "`pcp sync DIR --unpair ITS_ID`"))
         self.query_one("#sync-state", Static).update(Content("\n").join(lines))
         self.rows = [(pid, *message.pages[pid]) for pid in status["conflicts"]]
         count = len(self.rows)

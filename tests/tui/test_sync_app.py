@@ -408,3 +408,40 @@ async def test_a_store_with_history_asks_before_it_joins_and_merges(workdir, mak
         assert isinstance(app.screen, SyncScreen) and not app.screen.running
         assert own in st.sync.owner_ids() and st.owner_id != own
     st.close()
+
+
+@pytest.mark.asyncio
+async def test_two_stores_that_unpaired_each_other_are_shown_in_the_dialog(workdir, make_app):
+    folder = workdir / "syncdir"
+    a, b, c = Path("a.db"), Path("b.db"), Path("c.db")
+    with Store.open(a) as st:
+        codes = [st.sync_pair(folder)["code"] for _ in range(2)]
+    for path, code in zip((b, c), codes, strict=True):
+        with Store.open(path) as st:
+            st.sync_join(folder, code)
+    for _ in range(2):
+        for path in (a, b, c):
+            with Store.open(path) as st:
+                st.sync_folder(folder)
+    ids = {}
+    for path in (a, b, c):
+        with Store.open(path) as st:
+            ids[path] = st.sync.store_id
+    with Store.open(a) as st:
+        st.sync_unpair(folder, ids[c])
+    with Store.open(c) as st:
+        st.sync_unpair(folder, ids[a])
+    for path in (a, c, b):
+        with Store.open(path) as st:
+            st.sync_folder(folder)
+    config.save_sync_folder(workdir / "config", str(folder))
+    st = Store.open(b)
+    app = make_app(st)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f7")
+        await settle(app, pilot)
+        state = app.screen.query_one("#sync-state").render().plain
+        first, second = sorted([ids[a], ids[c]])
+        assert f"{first} and {second} unpaired each other" in state
+    st.close()
