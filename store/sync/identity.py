@@ -181,18 +181,17 @@ class Standing:
         memo: dict[str, bool] = {}
 
         def void(rid: str, stack: frozenset[str]) -> bool:
-            """Signed by a store that knew (its `seen`) that a third store had revoked it: void."""
+            """Signed by a store that is itself unpaired (by a third store, in a revocation that stands), and the
+            store that unpaired it did not know of it then (its `seen`): made after, or in the dark. What the signer
+            claims to have known decides nothing (a lost machine's `seen` is whatever it writes)."""
             if rid in memo:
                 return memo[rid]
             if rid in stack:
                 return False
             r = revokes[rid]
-            out = False
-            for sid in r.get("seen", []):
-                s = revokes.get(sid)
-                if s is not None and s["target"] == r["by"] and s["by"] != r["target"] and not void(sid, stack | {rid}):
-                    out = True
-                    break
+            against = [k for k, s in revokes.items() if k != rid and s["target"] == r["by"] and s["by"] != r["target"]]
+            standing = [k for k in against if not void(k, stack | {rid})]
+            out = bool(standing) and not any(rid in revokes[k].get("seen", []) for k in standing)
             memo[rid] = out
             return out
 

@@ -252,3 +252,27 @@ def test_stores_paired_before_signed_files_are_told_to_pair_again_and_can(stores
         run(b, folder)
     with Store.open(a) as st:
         assert st.search_pages("own history", mode="exact")["hits"]
+
+
+def test_a_lost_machine_that_never_learnt_it_was_unpaired_cannot_unpair_another_store(stores, tmp_path):
+    """The thief does not sync first: its revocation of c does not list the owner's revocation of it as seen. It
+    stands only if the store that unpaired the thief knew of it then: it did not, so it is void."""
+    folder = tmp_path / "f"
+    a, b, c, lost = paired(stores, folder, 4)
+    _everyone_knows_everyone([a, b, c, lost], folder)
+    with Store.open(a) as st:
+        st.sync_unpair(folder, _sid(lost))
+    with Store.open(lost) as st:
+        st.sync_unpair(folder, _sid(c))  # before it ever reads a's revocation
+    run(lost, folder)
+    run(a, folder)
+    with Store.open(c) as st:
+        st.create_scope("c")
+        st.write_page("c", content="c is still paired after the thief's try")
+    run(c, folder)
+    for p in (b, a):
+        run(p, folder)
+        with Store.open(p) as st:
+            listed = {s["store_id"]: s for s in st.sync_status()["stores"]}
+            assert listed[_sid(lost)]["revoked"] and not listed[_sid(c)]["revoked"], p
+            assert st.search_pages("after the thief", mode="exact")["hits"], p
