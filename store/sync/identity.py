@@ -11,6 +11,14 @@ The list lives in the store's meta table:
 
 A store takes a member, revocation or confirmation from a change file only when the file verified under its
 signer's listed key and the record is the signer's own (`by` is the signer): no store speaks for another.
+
+Standing, from the list alone (so every store that holds the same list reaches the same answer):
+- an unpairing signed by a store that is itself unpaired (by a third store) stands only if that third store
+  knew of it when it unpaired the signer; what the signer claims to have known decides nothing;
+- two stores that unpaired each other are a dispute: both are held until a confirmation (an unpairing made
+  while the dispute is shown) names the lost one, a third store's outweighing the two disputants';
+- a join lifts the unpairings its introducer knew of; the stores a revoked store introduced go with it, but
+  for the stores that unpaired it.
 """
 
 from __future__ import annotations
