@@ -321,8 +321,11 @@ def build_parser() -> _Parser:
     sync_mode = p.add_mutually_exclusive_group()
     sync_mode.add_argument("--with", dest="with_db", metavar="OTHER.db", help="sync with another store file on this machine")
     sync_mode.add_argument("--pair", action="store_true", help="offer pairing: shows a one-time code to type on the other machine")
-    sync_mode.add_argument("--join", metavar="CODE", help="pair with the store that showed CODE (an empty store adopts its owner)")
-    sync_mode.add_argument("--unpair", metavar="STORE", help="refuse a lost machine's store (its id) from now on")
+    sync_mode.add_argument("--join", metavar="CODE", help="pair with the store that showed CODE (an empty store adopts its "
+                           "owner; a store with history shows what merges and asks)")
+    sync_mode.add_argument("--unpair", metavar="STORE", help="refuse a lost machine's store (its id) from now on, and move "
+                           "the folder key on without it")
+    p.add_argument("--yes", action="store_true", help="with --join: merge this store's history without asking (scripts)")
     p.add_argument("--rekey", action="store_true", help="with --pair: a fresh key (after --unpair; --join it everywhere)")
     sync_mode.add_argument("--status", action="store_true", help="this store's id, its peers, last sync, conflicts")
     p = cmd("export", "take everything out (JSON Lines, a Markdown folder, or your memory as one text)",
@@ -470,16 +473,40 @@ def _sync(st: Any, args: argparse.Namespace) -> Any:
         raise UsageError("--rekey goes with --pair", args.parser)
     if args.pair:
         return {"action": "pair", **st.sync_pair(args.folder, rekey=args.rekey)}
+    if args.yes and not args.join:
+        raise UsageError("--yes goes with --join", args.parser)
     if args.join:
-        joined = st.sync_join(args.folder, args.join)
+        merge = args.yes
+        if not merge:
+            plan = st.sync_join_plan(args.folder, args.join)
+            if plan["merge"]:
+                merge = _ask_merge(args, plan)
+        joined = st.sync_join(args.folder, args.join, merge=merge)
         with _progress(args, "syncing") as update:
             return {"action": "join", **joined, "sync": st.sync_folder(args.folder, progress=update)}
     if args.unpair:
-        st.sync_unpair(args.folder, args.unpair)
+        unpaired = st.sync_unpair(args.folder, args.unpair)
         with _progress(args, "syncing") as update:
-            return {"action": "unpair", "store_id": args.unpair, "sync": st.sync_folder(args.folder, progress=update)}
+            return {"action": "unpair", **unpaired, "sync": st.sync_folder(args.folder, progress=update)}
     with _progress(args, "syncing") as update:
         return {"action": "folder", **st.sync_folder(args.folder, progress=update)}
+
+
+def _ask_merge(args: argparse.Namespace, plan: dict[str, Any]) -> bool:
+    """A store with history of its own joins only when the person confirms what merges (or gave --yes)."""
+    if args.json or not _at_terminal():
+        raise CliError("conflict", "This store holds history of its own: `pcp sync DIR --join CODE` at a terminal shows "
+                                   "what merges and asks; add --yes to merge without asking.")
+    from . import render
+
+    render.join_plan(render.make_console(), plan)
+    try:
+        answer = input("Join and merge this store's history with the other's? [y/N] ")
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() not in ("y", "yes"):
+        raise CliError("conflict", "Not joined: nothing was changed.")
+    return True
 
 
 REGISTER_CLIENTS = ("claude-code", "claude-desktop", "codex", "gemini")
@@ -1105,7 +1132,7 @@ def _run(argv: list[str], json_mode: bool) -> int:
         return _register(args, json_mode)
     if args.grant and not args.as_model:
         raise UsageError("--grant needs --as-model", parser)
-    if getattr(args, "yes", False) and not getattr(args, "reason", None):
+    if getattr(args, "yes", False) and args.command != "sync" and not getattr(args, "reason", None):
         raise UsageError("--reason is required with --yes", args.parser)
     if args.command == "copy" and args.continue_label is not None and (args.query is not None or args.scope):
         raise UsageError("--query and --scope choose pages for a new chat (--label), not for --continue", args.parser)
