@@ -393,7 +393,7 @@ async def test_a_store_with_history_asks_before_it_joins_and_merges(workdir, mak
             await settle(app, pilot)
             await type_into(app, pilot, "#field-code", code)
             await pilot.press("enter")
-            await settle(app, pilot, rounds=6)
+            await settle(app, pilot)
             assert isinstance(app.screen, ConfirmScreen)
             body = app.screen.query_one(".dialog-body").render().plain
             assert "notes:garden: 1 page" in body and "history of its own" in body
@@ -403,7 +403,7 @@ async def test_a_store_with_history_asks_before_it_joins_and_merges(workdir, mak
                 assert st.sync.owner_ids() == {own}  # nothing changed
             else:
                 await pilot.press("y")
-                await settle(app, pilot, rounds=6)
+                await settle(app, pilot)
         assert isinstance(app.screen, SyncScreen) and not app.screen.running
         assert own in st.sync.owner_ids() and st.owner_id != own
     st.close()
