@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Forgetting many pages at once (issue 14): erase 10,000 of N pages by filter while another process writes.
 
-    python bench/bulk_delete_bench.py [--pages 1000000] [--erase 10000] [--batch-size 200] [--dir DIR] [--keep]
+    python bench/bulk_delete_bench.py [--pages 1000000] [--erase 10000] [--batch-size 200] [--deletes 20]
+                                      [--optimize] [--dir DIR] [--keep] [--build-only | --store PATH]
 
 It writes N pages of English-like text (fixed seed, ~60 words each) with Store.write_pages_bulk:
 `--erase` pages observed in 2024 and as many observed in 2026 in scope `project:old`, the rest
@@ -22,6 +23,13 @@ callback that times every batch. It reports:
   target        no writer waits more than 1 s
 
 and checks the end state (the selected pages are gone, every other page and every write is there).
+Before the writer starts, it times --deletes single deletions (`delete_page`, pages drawn at random
+from the 20 other scopes): p50 / p95 / max. With --optimize it times, at the very end, FTS5's
+'optimize' (every segment merged into one): the least a merge-based erasure would have to redo when the
+segments holding an erased page's terms are the large ones. Every figure is printed with the 1-minute
+load average of the machine when it was taken (the machine is shared). --build-only builds and keeps the
+store and stops; --store PATH then measures on it (built with the same --pages, --erase and --seed), so
+that two stores (say main's code and a branch's) can be built side by side and measured one after the other.
 The store lives in a temporary directory (under --dir if given), removed at the end unless --keep.
 """
 
@@ -29,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import math
 import multiprocessing as mp
 import os
 import platform
@@ -89,6 +98,32 @@ def build(path: Path, pages: int, erase: int, seed: int) -> float:
     return time.perf_counter() - started
 
 
+def load() -> str:
+    return f"(load {os.getloadavg()[0]:.2f})"
+
+
+def single_deletes(st: Any, n: int, seed: int) -> list[float]:
+    """Seconds of `n` delete_page calls on random pages of the project:pNN scopes."""
+    rng = random.Random(seed)
+    top = st._db.execute_sql("SELECT MAX(id) FROM page").fetchone()[0]
+    out: list[float] = []
+    while len(out) < n:
+        row = st._db.execute_sql(
+            "SELECT p.page_id FROM page p JOIN scope s ON s.id = p.scope_id WHERE p.id = ? AND s.namespace LIKE "
+            "'project:p%'", (rng.randint(1, top),)).fetchone()
+        if row is None:
+            continue
+        t0 = time.perf_counter()
+        st.delete_page(row[0], "benchmark delete")
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def nearest_rank(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
 def writer(path: str, go: Any, stop: Any, pause: float, out: Any) -> None:
     """The concurrent writer: one page per transaction until told to stop; every write timed."""
     from store import Store
@@ -117,18 +152,33 @@ def main() -> int:
     ap.add_argument("--batch-size", type=int, default=200)
     ap.add_argument("--writer-pause", type=float, default=0.01, help="seconds between the writer's writes")
     ap.add_argument("--after", type=float, default=3.0, help="seconds the writer goes on after the deletion")
+    ap.add_argument("--deletes", type=int, default=20, help="single delete_page calls timed before the bulk one")
+    ap.add_argument("--optimize", action="store_true", help="time FTS5 'optimize' at the end")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--dir", help="where the temporary store goes")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--build-only", action="store_true", help="build the store, keep it and stop")
+    ap.add_argument("--store", help="measure on this store (from --build-only; it is used up)")
     args = ap.parse_args()
 
     from store import Store
 
-    tmp = Path(tempfile.mkdtemp(prefix="pcp-bulk-delete-", dir=args.dir))
-    path = tmp / "s.db"
+    tmp = Path(args.store).parent if args.store else Path(tempfile.mkdtemp(prefix="pcp-bulk-delete-", dir=args.dir))
+    path = Path(args.store) if args.store else tmp / "s.db"
+    keep = args.keep or args.build_only or bool(args.store)
     try:
-        print(f"building {args.pages:,} pages in {path} ...", file=sys.stderr, flush=True)
-        built = build(path, args.pages, args.erase, args.seed)
+        if args.store:
+            built, built_load = float("nan"), "(built before)"
+        else:
+            print(f"building {args.pages:,} pages in {path} ...", file=sys.stderr, flush=True)
+            built = build(path, args.pages, args.erase, args.seed)
+            built_load = load()
+            print(f"built in {built:.1f} s {built_load}: {path}", flush=True)
+            if args.build_only:
+                return 0
+        with Store.open(path) as st:
+            singles = single_deletes(st, args.deletes, args.seed) if args.deletes else []
+        singles_load = load()
         ctx = mp.get_context("spawn")
         go, stop, out = ctx.Event(), ctx.Event(), ctx.Queue()
         proc = ctx.Process(target=writer, args=(str(path), go, stop, args.writer_pause, out))
@@ -147,6 +197,7 @@ def main() -> int:
             receipt = st.bulk_delete(SELECTION, "benchmark", plan["digest"], batch_size=args.batch_size,
                                      progress=lambda done, total, what="": marks.append(time.perf_counter()))
             erase_s = time.perf_counter() - t0
+            erase_load = load()
             ended = time.time()
             time.sleep(args.after)  # the writer writes after the deletion too (FTS5 merges what it held back)
             stop.set()
@@ -155,9 +206,16 @@ def main() -> int:
             batches = [b - a for a, b in zip(marks, marks[1:], strict=False)]
             left = st._db.execute_sql("SELECT COUNT(*) FROM page").fetchone()[0]
             old_left = st.plan_bulk_delete({"scopes": ["project:old"]})["pages"]
+            optimize_s = None
+            if args.optimize:
+                t0 = time.perf_counter()
+                with st._db.atomic("IMMEDIATE"):
+                    st._db.execute_sql("INSERT INTO revision_terms(revision_terms) VALUES('optimize')")
+                optimize_s = time.perf_counter() - t0
+                optimize_load = load()
         waits = [w for t, w in timed if began <= t <= ended]
         after = [w for t, w in timed if t > ended]
-        expected = args.pages - args.erase + len(timed) - n_errors
+        expected = args.pages - args.erase - len(singles) + len(timed) - n_errors
         ok_state = receipt["completed"] == f"{args.erase}/{args.erase}" and left == expected and old_left == args.erase
         ordered = sorted(waits)
         p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] if ordered else 0.0
@@ -166,25 +224,35 @@ def main() -> int:
         print()
         print(f"bulk delete benchmark: Python {platform.python_version()} on {platform.machine()}, "
               f"{os.cpu_count()} CPUs, {datetime.now(timezone.utc):%Y-%m-%d}")
-        print(f"store     {args.pages:,} pages built in {built:.1f} s; {size / 1e6:,.0f} MB on disk after the deletion")
+        from store import index
+
+        tombstoned = "contentless_delete" in index.FTS_DDL
+        print(f"index     {'contentless_delete=1 (erased rows tombstoned)' if tombstoned else 'erased rows deleted with their values'}"
+              f", store code in {ROOT}")
+        print(f"store     {args.pages:,} pages built in {built:.1f} s {built_load}; {size / 1e6:,.0f} MB on disk after the deletion")
+        if singles:
+            print(f"delete    {len(singles)} delete_page: p50 {nearest_rank(singles, 0.5) * 1000:.1f} ms, "
+                  f"p95 {nearest_rank(singles, 0.95) * 1000:.1f} ms, max {max(singles) * 1000:.1f} ms {singles_load}")
         print(f"plan      {plan['pages']:,} pages, {plan['revisions']:,} revisions, {plan['bytes'] / 1e6:.1f} MB "
               f"in {plan_s:.2f} s")
         print(f"erase     {args.erase:,} pages in {erase_s:.2f} s = {args.erase / erase_s:,.0f} pages/s "
-              f"(batches of {args.batch_size}, {len(batches)} batches, wal_erasure {receipt.get('wal_erasure')})")
+              f"(batches of {args.batch_size}, {len(batches)} batches, wal_erasure {receipt.get('wal_erasure')}) {erase_load}")
         print(f"batches   median {statistics.median(batches) * 1000:.0f} ms, longest {max(batches) * 1000:.0f} ms "
               "(from one progress step to the next: a batch, and the pause after it when there is one)")
         print(f"writer    {len(waits):,} writes during plan + deletion ({n_errors} errors"
               f"{': ' + errors[0] if errors else ''}); median {statistics.median(waits) * 1000:.1f} ms, "
-              f"p99 {p99 * 1000:.0f} ms, longest {longest * 1000:.0f} ms")
+              f"p99 {p99 * 1000:.0f} ms, longest {longest * 1000:.0f} ms {erase_load}")
         print(f"after     {len(after):,} writes in the {args.after:.0f} s after it: longest "
               f"{max(after, default=0.0) * 1000:.0f} ms")
         print(f"target    no writer waits more than {TARGET_WAIT_S:.0f} s: "
               f"{'met' if longest <= TARGET_WAIT_S and not n_errors else 'MISSED'}")
+        if optimize_s is not None:
+            print(f"optimize  FTS5 'optimize' of the whole index: {optimize_s:.1f} s {optimize_load}")
         print(f"end state {'as expected' if ok_state else 'WRONG'}: {left:,} pages left "
               f"(expected {expected:,}), project:old keeps {old_left:,}")
         return 0 if ok_state else 1
     finally:
-        if args.keep:
+        if keep:
             print(f"kept {tmp}", file=sys.stderr)
         else:
             shutil.rmtree(tmp, ignore_errors=True)

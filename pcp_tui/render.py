@@ -136,7 +136,9 @@ def _scope_cells(s: dict[str, Any]) -> tuple[Text, ...]:
     perms = s.get("permissions") or []
     perms = ["all"] if ALL_PERMISSIONS <= set(perms) else perms
     active = str(s.get("last_activity") or "").replace("T", " ")[:16] or None
-    return (_t(s.get("namespace"), "bold"), _t(s.get("display_name")), _t(s.get("visibility")),
+    # An imported conversation's scope: its stored name (source and day), then its conversation's title, read live.
+    name = f"{s.get('display_name')} · {reading.one_line(s['title'])}" if s.get("title") else s.get("display_name")
+    return (_t(s.get("namespace"), "bold"), _t(name), _t(s.get("visibility")),
             _t(s.get("page_count")), _t(active), _t(", ".join(perms) or None))
 
 
@@ -736,6 +738,15 @@ def synced(console: Console, data: dict[str, Any]) -> None:
             _line(console, f"  {peer['store_id']}: {state} ({', '.join(peer['via']) or '-'})")
         if data["conflicts"]:
             _line(console, _t(f"{len(data['conflicts'])} page(s) in conflict: " + ", ".join(data["conflicts"][:10]), "yellow"))
+        for store in data.get("stores") or []:
+            state = "unpaired" if store["revoked"] else "disputed" if store["disputed"] else "paired"
+            _line(console, f"  listed {store['store_id']}: {state} (paired through {store['paired_through']})")
+        for a, b in data.get("disputes") or []:
+            _line(console, _t(f"Stores {a} and {b} unpaired each other; the files of both are held. Confirm which one is "
+                              "lost: pcp sync DIR --unpair ITS_ID (on a third store if you have one).", "bold red"))
+        if data.get("unsigned_pairing"):
+            _line(console, _t("Paired by an older pcp, before stores signed their files: pair again (--pair, then "
+                              "--join on the other stores).", "yellow"))
         return
     if action == "pair":
         _line(console, "Pairing code (type it on the other machine with pcp sync DIR --join CODE): ")
@@ -743,9 +754,16 @@ def synced(console: Console, data: dict[str, Any]) -> None:
         _line(console, _t("It is shown once and never written to the folder; it works once.", "dim"))
         return
     if action == "join":
-        _line(console, f"Paired with {data['paired_with']}" + (" (this store took its owner)." if data["adopted_owner"] else "."))
+        _line(console, f"Paired with {data['paired_with']}" + (" (this store took its owner)." if data["adopted_owner"] else
+                                                               " (this store's history merges into it)." if data.get("merged")
+                                                               else "."))
+        for old, new in (data.get("relabelled") or {}).items():
+            _line(console, f"  this store's chat {old!r} is now {new!r} (the other store has a chat of that name)")
     if action == "unpair":
-        _line(console, f"Unpaired {data['store_id']}: its change files are refused from now on.")
+        if data.get("confirmed"):
+            _line(console, f"Confirmed {data['store_id']} as the lost one: {data['kept']} stays paired.")
+        _line(console, f"Unpaired {data['store_id']}: its change files are refused from now on, and the folder key moved "
+                       "on without it.")
     if action == "with":
         taken, given = data["taken"], data["given"]
         _line(console, f"Synced with {data['peer']}: took {_counted(taken['added'])}, gave {_counted(given['added'])}.")
@@ -762,6 +780,24 @@ def synced(console: Console, data: dict[str, Any]) -> None:
         _line(console, _t(f"Refused {item['file']}: {item['reason']}", "red"))
     for name in result["skipped"]:
         _line(console, _t(f"Skipped {name} (not a change file)", "dim"))
+
+
+def join_plan(console: Console, plan: dict[str, Any]) -> None:
+    """What `pcp sync DIR --join CODE` merges when this store holds history of its own."""
+    _line(console, f"This store (owner {plan['this_owner_id']}) holds history of its own; joining merges it with "
+                   f"{plan['paired_with']}'s (owner {plan['owner_id']}): one owner from then on.")
+    table = Table(box=box.SIMPLE_HEAD)
+    table.add_column("Scope here", overflow="fold")
+    table.add_column("Pages", justify="right")
+    table.add_column("Also on the other store")
+    shared = set(plan["shared_namespaces"])
+    for scope in plan["scopes"]:
+        table.add_row(_t(scope["namespace"]), str(scope["pages"]), "yes: one scope" if scope["namespace"] in shared else "")
+    console.print(table)
+    if shared:
+        _line(console, "A scope both hold becomes one (the stricter visibility, the older name and parent).")
+    for old, new in plan["relabel"].items():
+        _line(console, f"Chat label {old!r} is used on both: they stay two chats, this store's becomes {new!r}.")
 
 
 def _counted(added: dict[str, Any]) -> str:

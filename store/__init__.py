@@ -153,30 +153,45 @@ class Store:
 
     def sync_with(self, other_path: str | os.PathLike[str]) -> SyncResult:
         """Bring this store and the one at `other_path` (same owner, or one of them empty) to the same state."""
+        self.sync.require_owner("sync_with")
         if not Path(other_path).expanduser().is_file():
             raise Invalid(f"No store file at {other_path}; to start a new store there, run a pcp command with --db first.")
         with type(self).open(other_path) as other:
             return _sync_with(self.sync, other.sync)
 
     def sync_status(self) -> SyncStatus:
-        """This store's sync state: id, paired or not, peers and their last sync, pages in conflict."""
+        """This store's sync state: id, paired or not, peers and their last sync, pages in conflict, the stores
+        on its list and any two that unpaired each other (the owner confirms which one is lost)."""
+        self.sync.require_owner("sync_status")
         return self.sync.status()
 
     def sync_folder(self, folder: str | os.PathLike[str], progress: Progress | None = None) -> FolderSyncResult:
         """Read the other stores' change files in `folder`, then write this store's own (`pcp sync DIR`)."""
+        self.sync.require_owner("sync_folder")
         return Folder(self.sync, folder).sync(progress)
 
     def sync_pair(self, folder: str | os.PathLike[str], rekey: bool = False) -> PairOffer:
         """Offer pairing through `folder`: returns the one-time code to type on the second machine."""
+        self.sync.require_owner("sync_rekey" if rekey else "sync_pair")
         return Folder(self.sync, folder).pair(rekey)
 
-    def sync_join(self, folder: str | os.PathLike[str], code: str) -> dict[str, Any]:
-        """Pair with the store that showed `code` (an empty store adopts its owner)."""
-        return Folder(self.sync, folder).join(code)
+    def sync_join_plan(self, folder: str | os.PathLike[str], code: str) -> dict[str, Any]:
+        """What joining with `code` would merge (writes nothing): this store's scopes and page counts, the
+        namespaces both stores hold, the chat labels both use and the names this store's get."""
+        self.sync.require_owner("sync_join")
+        return Folder(self.sync, folder).join_plan(code)
 
-    def sync_unpair(self, folder: str | os.PathLike[str], store_id: str) -> None:
-        """Refuse a lost store's change files from now on, on every store of the owner."""
-        Folder(self.sync, folder).unpair(store_id)
+    def sync_join(self, folder: str | os.PathLike[str], code: str, merge: bool = False) -> dict[str, Any]:
+        """Pair with the store that showed `code` (an empty store adopts its owner; a store with history of its
+        own joins with merge=True, its owner id becoming an alias of the other's)."""
+        self.sync.require_owner("sync_join")
+        return Folder(self.sync, folder).join(code, merge)
+
+    def sync_unpair(self, folder: str | os.PathLike[str], store_id: str) -> dict[str, Any]:
+        """Refuse a lost store's change files from now on, on every store of the owner, and move the folder key
+        on without it (between two stores that unpaired each other: confirm this one as the lost one)."""
+        self.sync.require_owner("sync_unpair")
+        return Folder(self.sync, folder).unpair(store_id)
 
     # --- opening ---
 

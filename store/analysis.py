@@ -40,6 +40,10 @@ _MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
 _TOKEN = re.compile(f"([{_CJK_CLASS}])|((?:(?![{_CJK_CLASS}])[^\\W_]|[{_MARKS}])+)")
 _HAS_CJK = re.compile(f"[{_CJK_CLASS}]")
 LONG_TOKEN_BYTES = 16
+# The version of the rules below (tokens, folding, stems, sealing). The index deletes a row with the
+# terms it was written with, analysed again: a change to any rule must bump this, and the store then
+# re-indexes every revision (store.index.needs_reindex) before a row leaves the index.
+ANALYSER_VERSION = 1
 
 # Function words of English questions and prose: they match nearly everything and say little.
 EN_STOP = frozenset(

@@ -10,13 +10,13 @@ from typing import Callable, Iterator
 
 import peewee as pw
 
-from . import index
+from . import index, scope_titles
 from .errors import Conflict, Invalid
 from .files import make_private_dirs, make_private_file, narrow, store_files
 from .paths import require_store
 
-SCHEMA_VERSION = 6
-UPGRADE_HINT = "run pcp once to upgrade this store"
+SCHEMA_VERSION = 7
+UPGRADE_HINT = index.UPGRADE_HINT
 MIN_SQLITE = (3, 43, 0)  # FTS5 contentless_delete (3.43) and secure-delete (3.42)
 
 PRAGMAS = (
@@ -396,6 +396,10 @@ def install_schema(db: pw.SqliteDatabase, models: SimpleNamespace, migrate: bool
         for step in range(version, SCHEMA_VERSION):
             MIGRATIONS[step](db, models)
             models.Meta.update(value=str(step + 1)).where(models.Meta.key == "schema_version").execute()
+        if index.needs_reindex(db.cursor()):  # another analyser wrote the index's rows
+            if not migrate:
+                raise Conflict(f"This store's search index needs rebuilding: {UPGRADE_HINT}.")
+            index.start_reindex(db.cursor())
         return SCHEMA_VERSION
 
 
@@ -405,7 +409,7 @@ def needs_migration(db: pw.SqliteDatabase) -> bool:
     if "meta" not in tables:
         return False
     row = db.execute_sql("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    return (int(row[0]) if row else 0) < SCHEMA_VERSION
+    return (int(row[0]) if row else 0) < SCHEMA_VERSION or index.needs_reindex(db.cursor())
 
 
 def _to_v2(db: pw.SqliteDatabase, models: SimpleNamespace) -> None:
@@ -478,6 +482,19 @@ def _migrate_sync(db: pw.SqliteDatabase, models: SimpleNamespace) -> None:
     create_sync_tables(db)
 
 
+def _migrate_erasure(db: pw.SqliteDatabase, models: SimpleNamespace) -> None:
+    """Schema 7 (issue 28), erased means gone from the index and the scope names too:
+    - the `contentless_delete` table could only tombstone an erased row, so every revision is indexed again
+      into one whose rows are deleted with their values (resumable batches; the old table, and every term
+      it kept, goes at the end);
+    - conversation and session scopes an importer named after their title get a neutral name (source and
+      day); the title is read live from the conversation page instead (store/scope_titles.py)."""
+    if index.needs_reindex(db.cursor()):
+        index.start_reindex(db.cursor())
+    scope_titles.rename_titled_scopes(db)
+
+
 # MIGRATIONS[n] upgrades schema version n to n + 1, inside the open transaction.
 MIGRATIONS: dict[int, Callable[[pw.SqliteDatabase, SimpleNamespace], None]] = {
-    1: _to_v2, 2: _migrate_import_reports, 3: _migrate_bulk_deletions, 4: _migrate_title_order, 5: _migrate_sync}
+    1: _to_v2, 2: _migrate_import_reports, 3: _migrate_bulk_deletions, 4: _migrate_title_order, 5: _migrate_sync,
+    6: _migrate_erasure}

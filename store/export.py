@@ -352,6 +352,11 @@ class ExportOps(Part):
         counts = self._export_counts(scope_rows, full)
         header: dict[str, Any] = {"kind": EXPORT_KIND, "owner_id": self.owner_id, "exported_at": ids.now(), "counts": counts,
                                   "scopes": None if full else [s.namespace for s in scope_rows]}
+        from .sync.identity import aliases
+
+        joined = [a for a in aliases(self._db) if a.get("owner") == self.owner_id]
+        if joined:  # owner ids of stores that joined with their history: the same owner (pcp-core section 2)
+            header["owner_aliases"] = [{"alias": a["alias"], "owner": a["owner"]} for a in joined]
         digest = hashlib.sha256()
         tmp = _temp_beside(out)
         lines = 0
@@ -538,8 +543,15 @@ class ExportOps(Part):
     def _adopt_owner(self, header: dict[str, Any]) -> None:
         m = self._m
         owner: Any = header.get("owner_id")
-        if owner == self.owner_id:
-            return
+        from .sync.identity import owner_ids
+
+        if owner in owner_ids(self._db, self.owner_id):
+            return  # this owner's own id, or one of a store that joined with its history (one owner)
+        theirs = header.get("owner_aliases")
+        theirs = [a for a in theirs if isinstance(a, dict) and a.get("owner") == owner
+                  and ids.id_kind(str(a.get("alias"))) == "usr"][:1000] if isinstance(theirs, list) else []
+        if self.owner_id in {a["alias"] for a in theirs}:
+            return  # an export of the store this one joined: this store's id is one of its owner's
         empty = not m.Page.select().exists() and not m.Scope.select().exists() and not m.DeletionReceipt.select().exists()
         if not empty:
             raise Conflict(f"This export belongs to owner {owner}, and this store (owner {self.owner_id}) is not empty.")
@@ -547,6 +559,10 @@ class ExportOps(Part):
             raise Invalid("The export header has no valid owner id.")
         m.Meta.update(value=owner).where(m.Meta.key == "owner_id").execute()
         self.owner_id = owner
+        if theirs:
+            from .sync.identity import save
+
+            save(self._db, found_aliases=[{"alias": a["alias"], "owner": owner, "store": None, "at": None} for a in theirs])
 
     def _same_or_conflict(self, what: str, ident: str, existing: dict[str, Any], incoming: dict[str, Any]) -> bool:
         if existing != incoming:

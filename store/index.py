@@ -7,6 +7,15 @@ many terms they hold. The ranking reads these for the scopes a session may searc
 so its scores cannot change when pages are added where the session cannot look.
 Revisions of tombstoned pages are left out of the statistics (a session without `audit`
 must not learn from them); tombstoning and untombstoning move a page's counts out and in.
+
+Erasure leaves no term behind: the FTS5 table is contentless *without* `contentless_delete`,
+and a revision leaves it through FTS5's `'delete'` command given exactly the values it was
+indexed with (analysed again from the revision before its row goes). With `secure-delete`
+set, FTS5 then cuts the revision's postings out of the segment leaves, and a term whose last
+posting goes leaves with it (and its `_idx` entry when its leaf page empties). A contentless
+`DELETE ... WHERE rowid` could only tombstone the rowid: the terms stayed in the blocks until
+some merge rewrote them (issue 28). Merging the affected segments instead rewrites segments of
+hundreds of megabytes at a million pages, inside the user's delete.
 """
 
 from __future__ import annotations
@@ -16,19 +25,29 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from .analysis import index_terms, stat_terms
+from .analysis import ANALYSER_VERSION, index_terms, stat_terms
+from .errors import Conflict
+
+UPGRADE_HINT = "run pcp once to upgrade this store"
 
 FTS_TABLE = "revision_terms"
-LEGACY_FTS_TABLE = "revision_fts"  # schema 1: raw text with CJK spacing, no statistics
+# Indexes an upgrade replaces, dropped when it ends: schema 1's raw-text `revision_fts`, and the
+# `contentless_delete=1` table of schemas 2-6 (renamed by the schema 7 migration).
+LEGACY_FTS_TABLE = "revision_fts"
+OLD_FTS_TABLE = "revision_terms_old"
+OLD_FTS_TABLES = (LEGACY_FTS_TABLE, OLD_FTS_TABLE)
 # The body comes first: FTS5 marks every posting outside column 0 with its column, so the
 # column holding most terms costs least there. `scope` holds one token, `zs<scope pk>`, so a
 # session that may search only a few scopes is filtered inside FTS5.
 FTS_DDL = (
     f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
-    "body, title, meta, scope, content='', contentless_delete=1, "
+    "body, title, meta, scope, content='', "
     "tokenize='unicode61 remove_diacritics 0')"
 )
 UPGRADE_KEY = "index_upgrade"  # meta: "<cursor> <until>" while old revisions are being re-indexed
+# meta: the analyser version (analysis.ANALYSER_VERSION) that wrote the rows of FTS_TABLE. A row is
+# deleted with the values it was indexed with, so a pcp whose analyser differs must re-index first.
+ANALYSER_KEY = "index_analyser"
 
 STATS_DDL = (
     "CREATE TABLE IF NOT EXISTS term_stat (term TEXT NOT NULL, scope_id INTEGER NOT NULL, df INTEGER NOT NULL, "
@@ -135,6 +154,8 @@ def fts_row(rowid: int, scope_pk: int, doc: Analysed) -> tuple[int, str, str, st
 
 
 INSERT_FTS = f"INSERT INTO {FTS_TABLE}(rowid, title, body, meta, scope) VALUES (?,?,?,?,?)"
+DELETE_FTS = (f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, body, meta, scope) "
+              "VALUES ('delete', ?,?,?,?,?)")
 
 
 def add_revisions(cur: Any, salt: bytes, rows: Iterable[tuple[int, int, str, str | None, dict[str, Any]]],
@@ -161,9 +182,11 @@ def _upgrade_state(cur: Any) -> tuple[int, int] | None:
     return int(cursor), int(until)
 
 
-def _revision_docs(cur: Any, salt: bytes, rev_pks: Sequence[int]) -> list[tuple[int, int, Analysed, bool]]:
-    """(revision pk, scope pk, analysed text, counted) of stored revisions already in the current index."""
-    state = _upgrade_state(cur)
+def _revision_docs(cur: Any, salt: bytes, rev_pks: Sequence[int],
+                   every: bool = False) -> list[tuple[int, int, Analysed, bool]]:
+    """(revision pk, scope pk, analysed text, counted) of stored revisions already in the current index
+    (with `every`, of all of them)."""
+    state = None if every else _upgrade_state(cur)
     out = []
     for part in chunks(list(rev_pks)):
         marks = ",".join("?" * len(part))
@@ -182,18 +205,128 @@ def _has_table(cur: Any, name: str) -> bool:
     return cur.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
 
 
+def _check_analyser(cur: Any) -> None:
+    """Refuse to take rows out with values from another analyser than the one that put them in: FTS5
+    would leave the postings of every term that differs, and count wrongly ever after."""
+    row = cur.execute("SELECT value FROM meta WHERE key = ?", (ANALYSER_KEY,)).fetchone()
+    if row is not None and row[0] != str(ANALYSER_VERSION):
+        raise Conflict(f"This store's search index was built by another version of pcp (analyser {row[0]}); "
+                       f"{UPGRADE_HINT}.")
+
+
 def remove_revisions(cur: Any, salt: bytes, rev_pks: Sequence[int], count: bool = True) -> None:
-    """Take revisions out of the index and the statistics (before their rows are deleted)."""
+    """Take revisions out of the index and the statistics (before their rows are deleted).
+
+    Each row leaves the FTS5 table by the `'delete'` command with the values it was indexed
+    with, so secure-delete removes its postings (and terms left with none) from the blocks."""
+    _check_analyser(cur)
+    docs = _revision_docs(cur, salt, rev_pks)
     if count:
         delta = StatsDelta()
-        for _, scope_pk, doc, counted in _revision_docs(cur, salt, rev_pks):
+        for _, scope_pk, doc, counted in docs:
             if counted:
                 delta.add(scope_pk, doc, -1)
         delta.write(cur)
-    tables = [FTS_TABLE] + ([LEGACY_FTS_TABLE] if _has_table(cur, LEGACY_FTS_TABLE) else [])
-    for part in chunks(list(rev_pks)):
-        for table in tables:
+    if docs:
+        cur.executemany(DELETE_FTS, [fts_row(rev_pk, scope_pk, doc) for rev_pk, scope_pk, doc, _ in docs])
+        gone: set[str] = set()
+        for _, _, doc, _ in docs:
+            gone.update(doc.title, doc.body, doc.meta)
+        # Only a term no page keeps can leave a key of its own behind: one the statistics count nowhere
+        # now (nowhere but the scopes going, when a whole scope goes and its statistics after it).
+        scrub_separators(cur, _vanished(cur, gone, [] if count else sorted({d[1] for d in docs})))
+    for table in OLD_FTS_TABLES:
+        if _has_table(cur, table):
+            _remove_old(cur, salt, table, rev_pks)
+
+
+# The `_idx` keys of the leaves of every segment that may begin with one of the given terms (`?`: a JSON
+# list of the terms' index keys, hex): a segment's greatest key not after the term, when it is a
+# prefix of it. (Segments are few; they are found by skipping through the key's first column.)
+_SEPARATORS = f"""
+WITH RECURSIVE seg(id) AS (
+    SELECT MIN(segid) FROM {FTS_TABLE}_idx
+    UNION ALL SELECT (SELECT MIN(segid) FROM {FTS_TABLE}_idx WHERE segid > seg.id) FROM seg WHERE seg.id IS NOT NULL),
+gone(k) AS (SELECT unhex(value) FROM json_each(?)),
+near(segid, term, k) AS MATERIALIZED (
+    SELECT seg.id, (SELECT MAX(term) FROM {FTS_TABLE}_idx WHERE segid = seg.id AND term <= gone.k), gone.k
+    FROM seg CROSS JOIN gone WHERE seg.id IS NOT NULL)
+SELECT DISTINCT n.segid, n.term, i.pgno FROM near n CROSS JOIN {FTS_TABLE}_idx i
+ON i.segid = n.segid AND i.term = n.term
+WHERE length(n.term) > 1 AND substr(n.k, 1, length(n.term)) = n.term
+"""
+
+
+def _vanished(cur: Any, terms: set[str], going: list[int]) -> set[str]:
+    """The terms that no counted revision outside the scopes `going` holds any more."""
+    out: set[str] = set()
+    outside = f" AND scope_id NOT IN ({','.join('?' * len(going))})" if going else ""
+    ordered = sorted(terms)
+    for i in range(0, len(ordered), 5000):
+        out.update(r[0] for r in cur.execute(
+            "SELECT value FROM json_each(?) WHERE NOT EXISTS "
+            f"(SELECT 1 FROM term_stat WHERE term = value{outside})", (json.dumps(ordered[i:i + 5000]), *going)))
+    return out
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    """SQLite's varint at buf[i]: (value, offset after it)."""
+    value = 0
+    for n in range(8):
+        b = buf[i + n]
+        value = (value << 7) | (b & 0x7F)
+        if not b & 0x80:
+            return value, i + n + 1
+    return (value << 8) | buf[i + 8], i + 9
+
+
+def _first_term(leaf: bytes) -> bytes | None:
+    """The first term that starts on an FTS5 leaf (stored whole there): the leaf's footer, from the
+    offset in bytes 2-3, lists where its terms start, the first as an absolute offset."""
+    if len(leaf) < 4:
+        return None
+    footer = int.from_bytes(leaf[2:4], "big")
+    if footer >= len(leaf):
+        return None
+    at, _ = _varint(leaf, footer)
+    size, at = _varint(leaf, at)
+    return leaf[at:at + size] if size else None
+
+
+def scrub_separators(cur: Any, terms: set[str]) -> None:
+    """Take erased terms out of `_idx` too (inside the erasure's transaction).
+
+    `_idx` keys each leaf of a segment by the shortest prefix of its first term that sorts after the
+    leaf before it. Secure-delete removes a key only when its leaf is left with no term; when the
+    erased term was the first of a leaf that keeps others, its key stays, and it can be all of the
+    term. Such a key becomes the leaf's first term as it is now (a live term, and as good a key:
+    after every term of the leaf before, not after any of its own)."""
+    if not terms:
+        return
+    cur.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES('flush')")  # the deletes reach the leaves first
+    keys = json.dumps(sorted(("0" + t).encode("utf-8").hex() for t in terms))
+    for segid, key, pgno in cur.execute(_SEPARATORS, (keys,)).fetchall():
+        leaf = cur.execute(f"SELECT block FROM {FTS_TABLE}_data WHERE id = ?",
+                           ((segid << 37) + (pgno >> 1),)).fetchone()
+        first = _first_term(bytes(leaf[0])) if leaf and leaf[0] else None
+        if first is not None and first != bytes(key) and first >= bytes(key):
+            cur.execute(f"UPDATE {FTS_TABLE}_idx SET term = ? WHERE segid = ? AND term = ?", (first, segid, key))
+
+
+def _remove_old(cur: Any, salt: bytes, table: str, rev_pks: Sequence[int]) -> None:
+    """Take revisions out of an index an upgrade is replacing (it is dropped, whole, when the upgrade ends).
+
+    Its `contentless_delete` rows can only be tombstoned: their terms stay in its blocks until the
+    drop, which the app and `pcp` run to the end at start."""
+    ddl = cur.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+    if "contentless_delete=1" in ddl.replace(" ", ""):
+        for part in chunks(list(rev_pks)):
             cur.execute(f"DELETE FROM {table} WHERE rowid IN ({','.join('?' * len(part))})", part)
+        return
+    # A contentless table without it (an analyser change): today's values take out every term that
+    # analyses as it did; what differs goes with the table.
+    rows = [fts_row(rev_pk, scope_pk, doc) for rev_pk, scope_pk, doc, _ in _revision_docs(cur, salt, rev_pks, every=True)]
+    cur.executemany(DELETE_FTS.replace(FTS_TABLE, table), rows)
 
 
 def set_counted(cur: Any, salt: bytes, page_pk: int, counted: bool) -> None:
@@ -218,12 +351,36 @@ def upgrade_progress(cur: Any) -> tuple[int, int] | None:
 
 def start_upgrade(cur: Any) -> None:
     """Create the current index beside the old one and mark every existing revision for re-indexing."""
-    cur.execute(FTS_DDL)
-    cur.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES('secure-delete', 1)")
-    for ddl in STATS_DDL:
-        cur.execute(ddl)
+    create(cur)
     until = cur.execute("SELECT COALESCE(MAX(id), 0) FROM revision").fetchone()[0]
     cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (UPGRADE_KEY, f"0 {until}"))
+
+
+def needs_reindex(cur: Any) -> bool:
+    """Whether the index's rows cannot be taken out exactly: a `contentless_delete` table (schemas 2-6,
+    which only tombstones), or rows another analyser wrote."""
+    row = cur.execute("SELECT sql FROM sqlite_master WHERE name = ?", (FTS_TABLE,)).fetchone()
+    if row is None:
+        return False
+    if "contentless_delete=1" in row[0].replace(" ", ""):
+        return True
+    version = cur.execute("SELECT value FROM meta WHERE key = ?", (ANALYSER_KEY,)).fetchone()
+    return version is not None and version[0] != str(ANALYSER_VERSION)
+
+
+def start_reindex(cur: Any) -> None:
+    """Re-index every revision into a fresh table, in the resumable batches of `upgrade_batch`; the table
+    there now stays beside it (erasures still reach it) until the last batch drops it."""
+    if _has_table(cur, OLD_FTS_TABLE):
+        # An earlier re-index had not finished: the old table still holds what that one had not
+        # reached, and every revision is re-indexed from its row again.
+        cur.execute(f"DROP TABLE {FTS_TABLE}")
+    else:
+        cur.execute(f"ALTER TABLE {FTS_TABLE} RENAME TO {OLD_FTS_TABLE}")
+    for table in ("term_stat", "scope_stat"):  # counted again, revision by revision, by the batches
+        if _has_table(cur, table):
+            cur.execute(f"DELETE FROM {table}")
+    start_upgrade(cur)
 
 
 def upgrade_batch(cur: Any, salt: bytes, size: int = 2000) -> bool:
@@ -248,19 +405,21 @@ def upgrade_batch(cur: Any, salt: bytes, size: int = 2000) -> bool:
     delta.write(cur)
     if len(rows) < size:
         cur.execute("DELETE FROM meta WHERE key = ?", (UPGRADE_KEY,))
-        if _has_table(cur, LEGACY_FTS_TABLE):
-            cur.execute(f"DROP TABLE {LEGACY_FTS_TABLE}")
+        for table in OLD_FTS_TABLES:
+            if _has_table(cur, table):
+                cur.execute(f"DROP TABLE {table}")
         return True
     cur.execute("UPDATE meta SET value = ? WHERE key = ?", (f"{rows[-1][0]} {until}", UPGRADE_KEY))
     return False
 
 
 def create(cur: Any) -> None:
-    """The index of a new store."""
+    """The index of a new store (and the fresh one of an upgrade)."""
     cur.execute(FTS_DDL)
     cur.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES('secure-delete', 1)")
     for ddl in STATS_DDL:
         cur.execute(ddl)
+    cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (ANALYSER_KEY, str(ANALYSER_VERSION)))
 
 
 def drop_scope(cur: Any, scope_pk: int) -> None:

@@ -15,6 +15,7 @@ from .index import FTS_TABLE
 from . import ids, names
 from .errors import Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported, shown
 from .files import folder_warnings
+from .scope_titles import live_titles
 from .titles import shown_title
 from .types import (
     AuditEvent, AuditLog, Capabilities, DoctorReport, HistoryEntry, PageList, PageSummary, Payload, ProvenanceEvent,
@@ -390,7 +391,10 @@ class ReadOps(Part):
                 "SELECT scope_id, COUNT(*), MAX(updated_at) FROM page NOT INDEXED WHERE status != 'tombstoned' "
                 "GROUP BY scope_id").fetchall()}
         scopes: list[Scope] = []
-        for scope in self._m.Scope.select().where(self._m.Scope.id.in_(scope_ids[:size])).order_by(self._m.Scope.namespace):
+        rows = list(self._m.Scope.select().where(self._m.Scope.id.in_(scope_ids[:size])).order_by(self._m.Scope.namespace))
+        titles = live_titles(self._db, [(s.id, s.namespace) for s in rows
+                                        if "read" in self.session.permissions_in(s.namespace)])
+        for scope in rows:
             if stats is not None:
                 count, last = stats.get(scope.id, (0, None))
             else:
@@ -398,6 +402,8 @@ class ReadOps(Part):
                     "SELECT COUNT(*), MAX(updated_at) FROM page WHERE scope_id = ? AND status != 'tombstoned'",
                     (scope.id,)).fetchone()
             scopes.append(self._scope_dict(scope, count, max(filter(None, (last, scope.updated_at)))))
+            if scope.id in titles:
+                scopes[-1]["title"] = titles[scope.id]
             call.scopes.add(scope.namespace)
         call.counts["scopes"] = len(scopes)
         return {"scopes": scopes, "next_cursor": encode_cursor({"k": "scopes", "ns": scopes[-1]["namespace"]}) if more else None}

@@ -173,6 +173,13 @@ class SyncPeer(TypedDict):
     via: list[str]  # "folder" and/or "with"
 
 
+class ListedStore(TypedDict):
+    store_id: str
+    paired_through: str | None  # the store whose code it joined with (itself: the first store)
+    revoked: bool
+    disputed: bool
+
+
 class SyncStatus(TypedDict):
     """`pcp sync --status`: this store's id among the owner's stores, its peers, open revision conflicts."""
 
@@ -181,6 +188,9 @@ class SyncStatus(TypedDict):
     peers: list[SyncPeer]
     last_sync: str | None  # when this store last finished a sync (a write-only one too), else its peers' latest
     conflicts: list[str]  # pages with concurrent revisions to resolve (at most 1000)
+    stores: list[ListedStore]  # the owner's stores this one lists (each with its own signing key)
+    disputes: list[list[str]]  # two stores that unpaired each other: the owner confirms which one is lost
+    unsigned_pairing: bool  # paired by a pcp before stores signed their files: pair again
 
 
 class RefusedFile(TypedDict):
@@ -237,6 +247,9 @@ class Scope(TypedDict):
     permissions: list[str]
     page_count: int
     last_activity: str | None
+    # An imported conversation's or session's scope: its conversation page's current title, read live
+    # (the stored display_name never holds message text); only where the session may read.
+    title: NotRequired[str]
 
 
 class ScopeList(TypedDict):

@@ -123,6 +123,30 @@ class Joined(Message):
 
 
 @dataclass
+class JoinAsk(Message):
+    """The typed code belongs to a store of another owner and this store holds history: ask before merging."""
+
+    folder: str
+    code: str
+    plan: dict
+
+
+def merge_text(plan: dict) -> str:
+    """What a join merges, as the CLI's prompt says it: scopes and page counts, shared namespaces and labels."""
+    lines = [f"This store holds history of its own; joining merges it with {plan['paired_with']}'s: one owner "
+             "from then on. Scopes here:"]
+    shared = set(plan["shared_namespaces"])
+    lines += [f"  {s['namespace']}: {reading.counted(s['pages'], 'page')}" +
+              (" (also on the other store: one scope, the stricter visibility)" if s["namespace"] in shared else "")
+              for s in plan["scopes"][:12]]
+    if len(plan["scopes"]) > 12:
+        lines.append(f"  and {len(plan['scopes']) - 12} more")
+    lines += [f"Chat label {old!r} is used on both: they stay two chats, this store's becomes {new!r}."
+              for old, new in plan["relabel"].items()]
+    return "\n".join(lines)
+
+
+@dataclass
 class JoinRefused(Message):
     """sync_join refused the typed code: the prompt opens again with it, and says why."""
 
@@ -253,6 +277,10 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         if len(shown) < len(peers):
             lines.append(Content(f"  … and {reading.counted(len(peers) - len(shown), 'other store')} "
                                  "(`pcp sync --status` lists them all)"))
+        for a, b in status.get("disputes") or []:  # (first: the line the owner must act on)
+            lines.insert(2, Content.assemble((f"{a} and {b} unpaired each other", "bold $error"),
+                                             ": both are held until you confirm the lost one with "
+                                             "`pcp sync DIR --unpair ITS_ID`"))
         self.query_one("#sync-state", Static).update(Content("\n").join(lines))
         self.rows = [(pid, *message.pages[pid]) for pid in status["conflicts"]]
         count = len(self.rows)
@@ -415,7 +443,19 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
 
     # --- the sync itself ---
 
-    def _start(self, folder: str, code: str | None = None) -> None:
+    @on(JoinAsk)
+    def _join_ask(self, message: JoinAsk) -> None:
+        message.stop()
+        self._finished()
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._start(message.folder, code=message.code, merge=True)
+
+        self.app.push_screen(ConfirmScreen("Join and merge?", merge_text(message.plan), confirm_label="Join and merge",
+                                           danger=False), answered)
+
+    def _start(self, folder: str, code: str | None = None, merge: bool = False) -> None:
         if code is None and self.status is not None and not self.status["paired"]:
             # (The store's own sentence names the command line; here the keys of this dialog do it.)
             self.notify(f"This store is not paired yet: offer a code here ({self._key('sync.pair')}) and type it on "
@@ -426,10 +466,10 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         self.query_one("#sync-running").display = True
         self.query_one("#sync-phase", Static).update(f"Syncing through {folder}…")
         self.query_one(ProgressBar).update(total=None, progress=0)
-        self._sync(folder, code)
+        self._sync(folder, code, merge)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sync-run")
-    def _sync(self, folder: str, code: str | None = None) -> None:
+    def _sync(self, folder: str, code: str | None = None, merge: bool = False) -> None:
         def report(done: int, total: int, what: str) -> None:
             self.post_message(Progress("sync", done, total, what))
 
@@ -438,7 +478,11 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         try:
             if code is not None:
                 try:
-                    joined = self.app.store.sync_join(folder, code)
+                    plan = None if merge else dict(self.app.store.sync_join_plan(folder, code))
+                    if plan is not None and plan["merge"]:  # history of its own here: asked first
+                        self.post_message(JoinAsk(folder, code, plan))
+                        return
+                    joined = self.app.store.sync_join(folder, code, merge=merge)
                 except PcpError as exc:  # a wrong or used code: said in the prompt, typed again there
                     self.post_message(JoinRefused(folder, code, exc.message))
                     return

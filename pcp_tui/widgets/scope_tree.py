@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
-from ..reading import counted, printable
+from ..reading import counted, one_line, printable
 from .steady import SteadyScrollbars, update_rows
 
 
@@ -24,9 +24,11 @@ def prefix_of(namespace: str) -> str:
     return namespace.split(":", 1)[0] if ":" in namespace else "other"
 
 
-def scope_label(name: str, count: int) -> Text:
-    """`project:alpha  11`: the full namespace and the pages choosing it lists (its date is in the detail line)."""
-    return Text.assemble(printable(name), (f"  {count:,}", "dim"), no_wrap=True, overflow="ellipsis")
+def scope_label(name: str, count: int, title: str | None = None) -> Text:
+    """`project:alpha  11`: the full namespace and the pages choosing it lists (its date is in the detail line).
+    An imported conversation's scope shows its conversation page's title (read live) between them."""
+    shown = (f"  {one_line(title)[:80]}", "italic") if title else ""
+    return Text.assemble(printable(name), shown, (f"  {count:,}", "dim"), no_wrap=True, overflow="ellipsis")
 
 
 def newest(*dates: str | None) -> str:
@@ -92,8 +94,8 @@ class ScopeTree(SteadyScrollbars, Tree[dict]):
         def add(node: TreeNode, tree: dict) -> None:
             scope = tree["scope"]
             data = {"kind": "scope", "namespace": scope["namespace"], "own": scope.get("page_count", 0),
-                    **{k: tree[k] for k in ("count", "newest", "scopes")}}
-            label = scope_label(scope["namespace"], tree["count"])
+                    "title": scope.get("title"), **{k: tree[k] for k in ("count", "newest", "scopes")}}
+            label = scope_label(scope["namespace"], tree["count"], scope.get("title"))
             if tree["kids"]:
                 branch = node.add(label, data=data, expand=True)
                 for kid in tree["kids"]:
@@ -160,7 +162,8 @@ def detail(data: dict) -> Content:
         name = data["namespace"]
         note = f" ({data['own']:,} its own)" if scopes > 1 else ""
     when = (data.get("newest") or "")[:10]
-    return Content.assemble((printable(name), "bold"), f"\n{counted(count, 'page')}{note}",
+    title = [("\n" + one_line(data["title"]), "italic")] if data.get("title") else []
+    return Content.assemble((printable(name), "bold"), *title, f"\n{counted(count, 'page')}{note}",
                             f"\nlast active {when}" if when else "\nno activity yet")
 
 

@@ -31,6 +31,7 @@ from ..errors import Invalid, LimitExceeded
 from ..importing import ImportUnit, PageRef
 from ..jsonsafe import loads
 from ..names import LookAlike, digest
+from ..scope_titles import neutral_name
 from .base import AGENT_RULES, ImportReport, Progress
 
 SLUG_CHARS = 100  # agent:<tool>:<slug>:<session id> stays well inside the 200-character namespace limit
@@ -413,18 +414,19 @@ def _write_session(store: Any, source: str, actor: str, session: AgentSession, n
     if not threads:
         report.skip(f"{source} session {session.session_id}", "no messages")
         return
-    main_title = threads[0].title
     pending: dict[str, PageRef] = {}
     counts = {"messages": 0, "hidden": 0, "tools": 0}
     refused: list[tuple[str, str]] = []  # (source key, why) of messages the store would not take
     conv_refs: list[tuple[AgentThread, PageRef]] = []
     links: dict[int, set[int]] = {}  # page key -> the pages it responds_to under these rules
+    # Never the session's title (message text): the scope outlives its pages (store/scope_titles.py).
+    label = neutral_name(source, "session", threads[0].created_at)
     with store.import_unit(actor, rules=AGENT_RULES) as unit:
         try:
-            ns = unit.ensure_scope(ns, display_name=main_title or session.session_id, parent=project_ns)
+            ns = unit.ensure_scope(ns, display_name=label, parent=project_ns)
         except LookAlike:  # a plain id that reads like another scope's: the id with its digest
             ns = unit.ensure_scope(f"{project_ns}:{_rendered(session.session_id, SESSION_ID_CHARS, 'session')}",
-                                   display_name=main_title or session.session_id, parent=project_ns)
+                                   display_name=label, parent=project_ns)
         keys = [t.key for t in threads]
         for t in threads:
             for m in t.messages:

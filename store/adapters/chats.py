@@ -9,6 +9,7 @@ from typing import Any, Iterable
 from .. import names
 from ..errors import Invalid, LimitExceeded
 from ..importing import PageRef
+from ..scope_titles import neutral_name
 from .base import IMPORT_RULES, ImportReport, Progress
 from .agents import first_meaningful_line
 
@@ -137,11 +138,13 @@ def _write_one(store: Any, source: str, tool: str, label: str, conv: ChatConvers
         if namespace is None:
             if not unit.exists(ns):  # a conversation imported before keeps its scope; a new one a name that passes
                 ns = f"conversation:{source}:{names.importable(conv.conversation_id)}"
+            # Never the conversation's title (message text): the scope outlives its pages (store/scope_titles.py).
+            neutral = neutral_name(source, "conversation", conv.created_at)
             try:
-                ns = unit.ensure_scope(ns, display_name=conv.title or conv.conversation_id, parent=parent_ns)
+                ns = unit.ensure_scope(ns, display_name=neutral, parent=parent_ns)
             except names.LookAlike:
                 ns = unit.ensure_scope(f"conversation:{source}:{names.importable(conv.conversation_id, always=True)}",
-                                       display_name=conv.title or conv.conversation_id, parent=parent_ns)
+                                       display_name=neutral, parent=parent_ns)
         unit.prefetch([f"{source}:{conv.conversation_id}"]
                       + [f"{source}:{conv.conversation_id}:{m.node_id}" for m in visible])
         conv_ref = unit.upsert(

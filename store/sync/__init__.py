@@ -26,9 +26,9 @@ def sync_with(mine: SyncOps, other: SyncOps) -> SyncResult:
     """Both stores end with the union of what they hold (the same owner's, or one of them empty)."""
     if mine.store_id == other.store_id:
         raise _same_store()
-    side = mine.check_owner(other.owner_id, is_empty(other.ctx))
+    side = mine.check_owner(other.owner_id, is_empty(other.ctx), other.owner_ids())
     if side == "theirs":
-        other.check_owner(mine.owner_id, False)
+        other.check_owner(mine.owner_id, False, mine.owner_ids())
     taken = pull(mine, other)
     given = pull(other, mine)
     mine.finished()

@@ -14,6 +14,7 @@ rule is (pcp-core.md, sync):
 from __future__ import annotations
 
 import json
+import time
 from typing import Any, Iterable, Iterator
 
 from .. import ids, index
@@ -75,9 +76,23 @@ class SyncOps(Part):
     def store_id(self) -> str:
         return store_id(self.ctx)
 
-    def check_owner(self, other_owner: str, other_empty: bool) -> str:
+    def owner_ids(self) -> set[str]:
+        """This store's owner id and its aliases (the owner ids of stores that joined with history: one owner)."""
+        from .identity import owner_ids
+
+        return owner_ids(self._db, self.owner_id)
+
+    def require_owner(self, operation_name: str) -> None:
+        """Sync is the owner's (pcp-core section 2): any other session is `forbidden`, audited as denied."""
+        if not self.session.is_owner:
+            call = Call(operation_name)
+            err = Forbidden("Only the store's owner may sync, pair, join or unpair it.")
+            self._audit_failure(call, err, time.perf_counter())
+            raise err
+
+    def check_owner(self, other_owner: str, other_empty: bool, other_aliases: Iterable[Any] = ()) -> str:
         """Same owner, or this store is empty and adopts the other's; 'adopted', 'same' or 'theirs' (the other adopts)."""
-        if other_owner == self.owner_id:
+        if other_owner in self.owner_ids() or self.owner_id in set(other_aliases):
             return "same"
         if is_empty(self.ctx):
             if ids.id_kind(other_owner) != "usr":
@@ -98,7 +113,13 @@ class SyncOps(Part):
         return json.loads(row[0]) if row else {}
 
     def revoked(self) -> set[str]:
-        return {r[0] for r in self._db.execute_sql("SELECT peer_id FROM sync_peer WHERE revoked = 1").fetchall()}
+        """Stores whose changes are refused: unpaired (a revocation in force, or one of two that unpaired each
+        other until the owner confirms), and those unpaired before stores signed their files."""
+        from .identity import Standing, members, revocations
+
+        standing = Standing(members(self._db), revocations(self._db))
+        legacy = {r[0] for r in self._db.execute_sql("SELECT peer_id FROM sync_peer WHERE revoked = 1").fetchall()}
+        return legacy | standing.revoked | standing.disputed
 
     def _set_marks(self, peer: str, marks: dict[str, int]) -> None:
         self._db.execute_sql(
@@ -165,8 +186,20 @@ class SyncOps(Part):
         minted = db.execute_sql("SELECT value FROM meta WHERE key = ?", (STORE_ID_KEY,)).fetchone()
         finished = db.execute_sql("SELECT value FROM meta WHERE key = ?", (LAST_SYNC_KEY,)).fetchone()
         last = [p["last_sync"] for p in peers.values() if p["last_sync"]] + ([str(finished[0])] if finished else [])
+        from .identity import Standing, members, revocations
+
+        listed, revs = members(db), revocations(db)
+        standing = Standing(listed, revs)
+        for store in standing.revoked | standing.disputed:
+            if store in peers:
+                peers[store]["revoked"] = True
         return {"store_id": str(minted[0]) if minted else None, "paired": paired, "peers": list(peers.values()),
-                "last_sync": max(last, default=None), "conflicts": conflicts}
+                "last_sync": max(last, default=None), "conflicts": conflicts,
+                "stores": [{"store_id": sid, "paired_through": m.get("by"), "revoked": sid in standing.revoked,
+                            "disputed": sid in standing.disputed} for sid, m in sorted(listed.items())],
+                "disputes": [list(pair) for pair in standing.disputes],
+                "unsigned_pairing": paired and "granted" not in json.loads(db.execute_sql(
+                    "SELECT value FROM meta WHERE key = 'sync_keys'").fetchone()[0])}
 
     def foreign_ranges(self) -> dict[str, list[tuple[int, int]]]:
         """Rowid ranges per table that came from other stores' files; cut where a delete freed rowids since
@@ -218,6 +251,7 @@ class _Run:
         self.fresh: set[int] = set()  # pages made in this run (their first revision is seq 1)
         self.seq: dict[int, int] = {}  # page pk -> the last seq given in this run
         self.index_rows: list[tuple[int, tuple[int, int, str, str | None, dict[str, Any]]]] = []
+        self._owners: set[str] | None = None
 
     def count(self, kind: str) -> None:
         self.added[kind] = self.added.get(kind, 0) + 1
@@ -320,24 +354,35 @@ class _Run:
 
     def _take_scope(self, rec: dict[str, Any]) -> None:
         db = self.db
-        row = db.execute_sql("SELECT id, updated_at, created_at, display_name, description, parent, visibility "
+        row = db.execute_sql("SELECT id, updated_at, created_at, display_name, description, parent, visibility, owner_id "
                              "FROM scope WHERE namespace = ?", (rec["namespace"],)).fetchone()
+        owners = self.owners()
+        owner = rec.get("owner_id") if rec.get("owner_id") in owners else self.ops.owner_id
         if row is not None:
             if rec["updated_at"] > row[1]:
                 db.execute_sql("UPDATE scope SET updated_at = ? WHERE id = ?", (rec["updated_at"], row[0]))
-            # One namespace made on two stores before they synced: the first made (then the smaller) is kept.
-            theirs = (rec["created_at"], rec["display_name"], rec["description"] or "", rec["parent"] or "", rec["visibility"])
-            if theirs < (row[2], row[3], row[4] or "", row[5] or "", row[6]):
-                db.execute_sql("UPDATE scope SET created_at = ?, display_name = ?, description = ?, parent = ?, visibility = ? "
-                               "WHERE id = ?", (rec["created_at"], rec["display_name"], rec["description"], rec["parent"],
-                                                rec["visibility"], row[0]))
+            # One namespace held by two stores (made on both before they synced, or both held history when they
+            # joined): one scope, the stricter visibility, the older one's name, description, parent and owner id.
+            visibility = "private" if "private" in (rec["visibility"], row[6]) else row[6]
+            theirs = (rec["created_at"], rec["display_name"], rec["description"] or "", rec["parent"] or "", owner)
+            mine = (row[2], row[3], row[4] or "", row[5] or "", row[7])
+            kept = min(theirs, mine)
+            if kept != mine or visibility != row[6]:
+                db.execute_sql("UPDATE scope SET created_at = ?, display_name = ?, description = ?, parent = ?, owner_id = ?, "
+                               "visibility = ? WHERE id = ?", (*kept[:2], kept[2] or None, kept[3] or None, kept[4],
+                                                               visibility, row[0]))
             return
         deleted = db.execute_sql("SELECT MAX(created_at) FROM deletion_receipt WHERE namespace = ?",
                                  (rec["namespace"],)).fetchone()[0]
         if deleted is not None and rec["updated_at"] <= deleted:
             return  # the scope as it was before its deletion
-        self.ex._in_scope({**rec, "owner_id": self.ops.owner_id})
+        self.ex._in_scope({**rec, "owner_id": owner})
         self.count("scope")
+
+    def owners(self) -> set[str]:
+        if self._owners is None:
+            self._owners = self.ops.owner_ids()
+        return self._owners
 
     def scope_pk(self, namespace: str) -> int | None:
         if namespace not in self.scopes:
@@ -528,11 +573,6 @@ class _Run:
                                        pk, rec["created_at"]))
         if cur.rowcount:
             self.count("idempotency")
-
-    def _take_unpair(self, rec: dict[str, Any]) -> None:
-        """A store the owner unpaired (on any of their stores): its files are refused here too."""
-        self.db.execute_sql("INSERT INTO sync_peer (peer_id, revoked) VALUES (?, 1) ON CONFLICT(peer_id) DO UPDATE SET "
-                            "revoked = 1", (rec["store"],))
 
     def _take_handoff(self, rec: dict[str, Any]) -> None:
         if rec["previous_handoff_id"] and not self.db.execute_sql(

@@ -27,7 +27,8 @@ def test_progress_counts_the_change_files_in_phases(stores, tmp_path, monkeypatc
         assert {t for _, t in seen} == {size_kb}
         dones = [d for d, _ in seen]
         assert dones == sorted(dones) and dones[0] == 0 and dones[-1] == size_kb
-        assert len(set(dones)) > 3  # moves on chunk by chunk, not only at the end
+        if phase == "taking in changes":  # (checking reads signed headers only: file by file)
+            assert len(set(dones)) > 3  # moves on chunk by chunk, not only at the end
     assert calls[-1] == (0, 0, "writing this store's changes")
 
 

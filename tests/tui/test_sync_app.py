@@ -365,3 +365,82 @@ async def test_sync_now_on_a_store_not_paired_says_which_keys_pair_it(workdir, m
         assert "not paired yet" in message and "^o" in message and "^t" in message, message
         assert "--pair" not in message  # the store's sentence names the command line, not this dialog's keys
     st.close()
+
+
+@pytest.mark.asyncio
+async def test_a_store_with_history_asks_before_it_joins_and_merges(workdir, make_app):
+    """Issue 30: a store that holds history of its own joins only after the owner saw what merges (in the app as
+    at the CLI); the first answer is no (nothing changes), the second yes."""
+    from pcp_tui.screens.confirm import ConfirmScreen
+
+    folder = workdir / "syncdir"
+    with Store.open(Path("a.db")) as st:
+        st.write_page("notes:travel", content="# Ferry times\nThe morning ferry leaves at 7:40.")
+        code = st.sync_pair(folder)["code"]
+        st.sync_folder(folder)
+    config.save_sync_folder(workdir / "config", str(folder))
+    st = Store.open(Path("b.db"))
+    st.write_page("notes:garden", content="# Tomatoes\nWater them at dusk.")
+    own = st.owner_id
+    app = make_app(st)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f7")
+        for answer in ("escape", "y"):
+            await settle(app, pilot)
+            assert isinstance(app.screen, SyncScreen)
+            await pilot.press("ctrl+t")
+            await settle(app, pilot)
+            await type_into(app, pilot, "#field-code", code)
+            await pilot.press("enter")
+            await settle(app, pilot)
+            assert isinstance(app.screen, ConfirmScreen)
+            body = app.screen.query_one(".dialog-body").render().plain
+            assert "notes:garden: 1 page" in body and "history of its own" in body
+            if answer == "escape":
+                await pilot.press("escape")
+                await settle(app, pilot)
+                assert st.sync.owner_ids() == {own}  # nothing changed
+            else:
+                await pilot.press("y")
+                await settle(app, pilot)
+        assert isinstance(app.screen, SyncScreen) and not app.screen.running
+        assert own in st.sync.owner_ids() and st.owner_id != own
+    st.close()
+
+
+@pytest.mark.asyncio
+async def test_two_stores_that_unpaired_each_other_are_shown_in_the_dialog(workdir, make_app):
+    folder = workdir / "syncdir"
+    a, b, c = Path("a.db"), Path("b.db"), Path("c.db")
+    with Store.open(a) as st:
+        codes = [st.sync_pair(folder)["code"] for _ in range(2)]
+    for path, code in zip((b, c), codes, strict=True):
+        with Store.open(path) as st:
+            st.sync_join(folder, code)
+    for _ in range(2):
+        for path in (a, b, c):
+            with Store.open(path) as st:
+                st.sync_folder(folder)
+    ids = {}
+    for path in (a, b, c):
+        with Store.open(path) as st:
+            ids[path] = st.sync.store_id
+    with Store.open(a) as st:
+        st.sync_unpair(folder, ids[c])
+    with Store.open(c) as st:
+        st.sync_unpair(folder, ids[a])
+    for path in (a, c, b):
+        with Store.open(path) as st:
+            st.sync_folder(folder)
+    config.save_sync_folder(workdir / "config", str(folder))
+    st = Store.open(b)
+    app = make_app(st)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f7")
+        await settle(app, pilot)
+        state = app.screen.query_one("#sync-state").render().plain
+        first, second = sorted([ids[a], ids[c]])
+        assert f"{first} and {second} unpaired each other" in state
+    st.close()
