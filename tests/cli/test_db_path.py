@@ -31,6 +31,7 @@ def reading_commands(tmp: Path) -> dict[str, list[str]]:
     bundle.write_text("not a bundle\n")
     return {
         "scopes": ["scopes"], "search": ["search", "compactness"], "read": ["read", PAGE],
+        "list": ["list"], "list --sort oldest": ["list", "--sort", "oldest"],
         "read --offset": ["read", PAGE, "--offset", "10"], "export": ["export", "--out", str(tmp / "out.jsonl")],
         "export markdown": ["export", "--format", "markdown", "--out", str(tmp / "md")],
         "audit": ["audit"], "doctor": ["doctor"], "describe": ["describe"], "handoffs": ["handoffs"],
