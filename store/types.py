@@ -774,7 +774,7 @@ class UpgradeResult(TypedDict):
 
 __all__ = [
     "UpgradeResult", "UpgradeStatus", "SyncApplied", "SyncPeer", "SyncResult", "SyncStatus", "FolderRead", "FolderSyncResult", "PairOffer",
-    "RefusedFile", "StoppedBulkDeletion", "StoppedBulkDeletions",
+    "ListedStore", "RefusedFile", "StoppedBulkDeletion", "StoppedBulkDeletions",
         "Actor", "AuditEvent", "AuditLog", "BulkDeletePlan", "BulkDeleteReceipt", "BulkPage", "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult",
     "BundleWarning", "Capabilities", "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan",
     "ErasurePlan", "ErrorInfo", "ExportCounts", "ExportFileRef", "ExportResult", "FtsState", "Handoff", "HandoffList", "HandoffRef",
