@@ -57,6 +57,7 @@ def run(pcp: Any, db_path: Path, port: int) -> int:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
+    sock.listen(128)  # before the address is printed: a client that connects at once waits, never refused
     port = sock.getsockname()[1]
     guard = LocalGuard(port, token(db_path),
                        token_hint=f"send the token of `pcp mcp --show-token` (kept in {token_path(db_path)}) "

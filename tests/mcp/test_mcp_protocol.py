@@ -395,3 +395,25 @@ def test_the_readme_tool_table_shows_the_served_hints():
     for client in ("Claude Desktop", "Claude Code", "Codex CLI", "Gemini CLI"):
         assert f"| {client}" in section
     assert "pcp mcp --http" in section and "--show-token" in section
+
+
+def test_the_printed_http_address_takes_a_connection_at_once(seeded):
+    """The address is printed once the socket listens: a client that connects the moment it reads the line is
+    queued, never refused (it was refused while uvicorn was still starting: a failed CI run)."""
+    import socket
+
+    proc = subprocess.Popen(_command(seeded["db"], "--http", "--port", "0"), cwd=str(REPO),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stderr.readline()  # type: ignore[union-attr]
+        match = re.search(r"127\.0\.0\.1:(\d+)/mcp", line)
+        assert match, line
+        with socket.create_connection(("127.0.0.1", int(match.group(1))), timeout=30):
+            pass  # connected: not refused
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
