@@ -28,7 +28,7 @@ async def settle(app, pilot, limit: float = WAIT_LIMIT, failures_ok: bool = Fals
 
     The store watcher runs until the app ends: every other worker is waited for. A worker that failed fails
     the test, unless `failures_ok` (a test of how the app reports a failure)."""
-    from textual.worker import WorkerFailed
+    from textual.worker import WorkerCancelled, WorkerFailed
 
     deadline = monotonic() + limit
     while True:
@@ -36,6 +36,8 @@ async def settle(app, pilot, limit: float = WAIT_LIMIT, failures_ok: bool = Fals
         if others:  # (an empty list would mean "every worker" to wait_for_complete)
             try:
                 await app.workers.wait_for_complete(others)
+            except WorkerCancelled:
+                pass  # superseded by a newer worker of its group (exclusive): the loop waits for that one
             except WorkerFailed:
                 if not failures_ok:
                     raise
