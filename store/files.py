@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import errno
 import os
 from typing import Any
 import time
@@ -81,10 +82,17 @@ def narrow(path: Path) -> None:
 
 
 def open_private(path: Path, mode: str = "wb", fresh: bool = False) -> Any:
-    """Open a new file for writing as 0600 whatever the umask; `fresh`: one that must not exist yet (a link
-    or file already at that name is refused, never written through)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | (os.O_EXCL | os.O_NOFOLLOW if fresh else 0)
-    fd = os.open(path, flags, 0o600)
+    """Open a file for writing as 0600 whatever the umask; `fresh`: one that must not exist yet. A link at that
+    name is refused, never written through (nor its target's mode changed): `--out` given a link to a file
+    elsewhere wrote over that file."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | (os.O_EXCL if fresh else 0)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Invalid(f"{path} is a link; pcp never writes through a link: choose another path. "
+                          "Nothing was written.") from None
+        raise
     os.fchmod(fd, 0o600)
     return os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": ""}))
 

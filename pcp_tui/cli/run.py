@@ -126,6 +126,18 @@ def finish_index_upgrade(st: Any, as_json: bool) -> None:
         sys.stderr.flush()
 
 
+def write_out(st: Any, out: str, text: str) -> None:
+    """Write `text` to the file `--out` names: 0600, never the store or its side files, never through a link."""
+    from store.files import open_private, refuse_store_target
+
+    refuse_store_target(Path(out), st.path)
+    try:
+        with open_private(Path(out), "w") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise CliError("invalid", f"cannot write {out!r}: {exc.strerror or exc}") from None
+
+
 def existing_store(db: str | None) -> Path:
     """The store a command that never creates one works on (--db, $PCP_DB, the default): it must be there."""
     from store import PcpError, paths

@@ -136,3 +136,23 @@ def test_an_import_report_keeps_each_line_whole_in_a_pipe(tmp_path: Path) -> Non
     assert created and all(line.rstrip().endswith(")") or "]" in line for line in created), lines
     assert not any(line.strip() in ("created)", "created") for line in lines)  # no count cut from its line
     assert any(line.startswith("Report kept: pcp import-report imp_") for line in lines)
+
+
+@pytest.mark.parametrize("argv", [["bundle", "--query", "ferry", "--out"],
+                                  ["export", "--format", "memory-profile", "--yes", "--out"]])
+def test_out_never_writes_through_a_link(filled: Path, tmp_path: Path, argv: list[str]) -> None:
+    """`--out` naming a link to a file elsewhere wrote over that file (and made it 0600): it is refused now, and
+    the file the link points to keeps its bytes and its mode."""
+    if argv[0] == "export":  # a memory to export
+        memory = tmp_path / "memory.txt"
+        memory.write_text("I prefer tea to coffee.\nI live near the harbor.\n")
+        assert pcp(filled, "import", "memory", str(memory), "--from", "chatgpt").returncode == 0
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("someone else's file\n")
+    elsewhere.chmod(0o644)
+    link = tmp_path / "out.md"
+    link.symlink_to(elsewhere)
+    done = pcp(filled, *argv, str(link))
+    assert done.returncode == 1 and "is a link" in done.stderr and "Nothing was written" in done.stderr, done
+    assert elsewhere.read_text() == "someone else's file\n" and (elsewhere.stat().st_mode & 0o777) == 0o644
+    assert link.is_symlink()

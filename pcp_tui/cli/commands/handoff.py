@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import click
 
 from ..base import CliError, Group, given, json_mode, command
 from ..options import paging, selection
-from ..run import decode, read_stdin, run_store
+from ..run import decode, read_stdin, run_store, write_out
 from .pages import clamped
 
 BUNDLE_KEYS = ("text", "digest", "bytes", "tokens", "tokens_exact", "entries", "cut", "warnings")
@@ -35,14 +34,7 @@ def bundle(ctx: click.Context, ids: tuple[str, ...], query: str | None, scope: t
         result = st.bundle(list(ids), query=query, scopes=tuple(scope), max_tokens=max_tokens)
         document = {k: result[k] for k in BUNDLE_KEYS}
         if out is not None:
-            from store.files import open_private, refuse_store_target
-
-            refuse_store_target(Path(out), st.path)
-            try:
-                with open_private(Path(out), "w") as fh:
-                    fh.write(result["text"])
-            except OSError as exc:
-                raise CliError("invalid", f"cannot write {out!r}: {exc.strerror or exc}") from None
+            write_out(st, out, result["text"])
         return document if as_json else {**document, "out": out}
 
     return run_store(ctx, run, "bundle")

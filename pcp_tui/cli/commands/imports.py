@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import click
 
 from .. import base
 from ..base import CliError, Group, OneOf, json_mode, command
-from ..run import progress, run_store
+from ..run import progress, run_store, write_out
 
 AGENT_SOURCES = ("claude-code", "codex", "gemini")
 IMPORT_SOURCES = ("chatgpt", "claude", "markdown", "events", "export", *AGENT_SOURCES, "memory")
@@ -122,7 +121,6 @@ def export(ctx: click.Context, scope: tuple[str, ...], fmt: str, out: str, write
 def _memory_profile(ctx: click.Context, st: Any, scope: tuple[str, ...], out: str, write: bool) -> Any:
     """The memory as one text: shown, then written to --out when confirmed (a terminal) or with --yes."""
     from store.adapters.memory import memory_profile
-    from store.files import open_private, refuse_store_target
 
     result = memory_profile(st, list(scope) or None)
     if not write and not json_mode(ctx) and base.at_terminal():
@@ -132,10 +130,5 @@ def _memory_profile(ctx: click.Context, st: Any, scope: tuple[str, ...], out: st
         write = input(f"Write it to {out}? [y/N] ").strip().lower() in ("y", "yes")
         result["shown"] = True
     if write:
-        refuse_store_target(Path(out), st.path)
-        try:
-            with open_private(Path(out), "w") as fh:
-                fh.write(result["text"])
-        except OSError as exc:
-            raise CliError("invalid", f"cannot write {out!r}: {exc.strerror or exc}") from None
+        write_out(st, out, result["text"])
     return {**result, "path": out, "written": bool(write)}
