@@ -20,6 +20,7 @@ from typing import Any, AsyncIterator
 
 import anyio
 import pytest
+from mcp_helpers import http_server as serve_http
 
 pytest.importorskip("mcp")
 
@@ -64,21 +65,8 @@ def _command(db: Path, *extra: str) -> list[str]:
 @pytest.fixture(scope="module")
 def http_server(seeded) -> Any:
     """`pcp mcp --http --port 0` on the module's store; yields (url, token); always stopped."""
-    proc = subprocess.Popen(_command(seeded["db"], "--http", "--port", "0"), cwd=str(REPO),
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = proc.stderr.readline()  # type: ignore[union-attr]
-        match = re.search(r"http://127\.0\.0\.1:\d+/mcp", line)
-        assert match, f"no address printed: {line!r} {proc.poll()}"
-        token = (seeded["db"].parent / "store.db.mcp-token").read_text().strip()
-        yield match.group(0), token
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with serve_http(_command(seeded["db"], "--http", "--port", "0")) as url:
+        yield url, (seeded["db"].parent / "store.db.mcp-token").read_text().strip()
 
 
 @asynccontextmanager
@@ -402,18 +390,7 @@ def test_the_printed_http_address_takes_a_connection_at_once(seeded):
     queued, never refused (it was refused while uvicorn was still starting: a failed CI run)."""
     import socket
 
-    proc = subprocess.Popen(_command(seeded["db"], "--http", "--port", "0"), cwd=str(REPO),
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = proc.stderr.readline()  # type: ignore[union-attr]
-        match = re.search(r"127\.0\.0\.1:(\d+)/mcp", line)
-        assert match, line
-        with socket.create_connection(("127.0.0.1", int(match.group(1))), timeout=30):
+    with serve_http(_command(seeded["db"], "--http", "--port", "0")) as url:
+        port = int(re.search(r":(\d+)/mcp", url).group(1))  # type: ignore[union-attr]
+        with socket.create_connection(("127.0.0.1", port), timeout=30):
             pass  # connected: not refused
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()

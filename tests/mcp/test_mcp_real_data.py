@@ -10,9 +10,6 @@ page is read whole in parts through `offset` until `next_offset` is null.
 from __future__ import annotations
 
 import hashlib
-import re
-import signal
-import subprocess
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -20,6 +17,7 @@ from typing import Any, AsyncIterator
 
 import anyio
 import pytest
+from mcp_helpers import http_server as serve_http
 
 pytest.importorskip("mcp")
 
@@ -99,26 +97,14 @@ async def stdio_session(db: Path) -> AsyncIterator[ClientSession]:
 
 @asynccontextmanager
 async def http_session(db: Path) -> AsyncIterator[ClientSession]:
-    proc = subprocess.Popen(_command(db, "--http", "--port", "0"), cwd=str(REPO), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = proc.stderr.readline()  # type: ignore[union-attr]
-        match = re.search(r"http://127\.0\.0\.1:\d+/mcp", line)
-        assert match, f"no address printed: {line!r} {proc.poll()}"
+    with serve_http(_command(db, "--http", "--port", "0")) as url:
         token = Path(f"{db}.mcp-token").read_text().strip()
         with anyio.fail_after(300):
             async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as client:
-                async with streamable_http_client(match.group(0), http_client=client) as streams:
+                async with streamable_http_client(url, http_client=client) as streams:
                     async with ClientSession(streams[0], streams[1]) as session:
                         await session.initialize()
                         yield session
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def text_of(result: Any) -> str:
