@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from helpers import page_list, settle
+from helpers import page_list, settle, until
 from textual.geometry import Region
 
 from pcp_tui.reading import counted
+from pcp_tui.widgets.inspector import TABS, Inspector
 from pcp_tui.widgets.scope_tree import ScopeTree
 
 
@@ -86,6 +87,9 @@ async def test_moving_in_the_tree_is_no_layout_pass_of_the_screen(demo_store, ma
         async with app.run_test(size=size) as pilot:
             await settle(app, pilot)
             await pilot.press("ctrl+s")
+            inspector = app.screen.query_one(Inspector)  # its hidden tabs are mounted lazily, on timers: each mount
+            # lays the screen out (under load the last ones came after the count had started)
+            await until(pilot, lambda: all(inspector.tab_ready(tab) for tab in TABS), "every inspector tab mounted")
             await settle(app, pilot)
             layouts = count_layouts(app.screen, monkeypatch)
             detail = app.screen.query_one("#scope-detail")
