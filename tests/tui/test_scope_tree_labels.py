@@ -89,7 +89,7 @@ async def test_moving_in_the_tree_is_no_layout_pass_of_the_screen(demo_store, ma
             await pilot.press("ctrl+s")
             inspector = app.screen.query_one(Inspector)  # its hidden tabs are mounted lazily, on timers: each mount
             # lays the screen out (under load the last ones came after the count had started)
-            await until(pilot, lambda: all(inspector.tab_ready(tab) for tab in TABS), "every inspector tab mounted")
+            await until(pilot, lambda i=inspector: all(i.tab_ready(tab) for tab in TABS), "every inspector tab mounted")
             await settle(app, pilot)
             layouts = count_layouts(app.screen, monkeypatch)
             detail = app.screen.query_one("#scope-detail")
