@@ -41,8 +41,8 @@ def app_command(db: Path | None, demo: bool) -> str:
 
 def serve(db: Path | None, port: int, demo: bool = False) -> int:
     """Serve the app to a browser on 127.0.0.1:port, behind the local-server guard, until interrupted."""
-    from .local_guard import LocalGuard
-    from .web_serve import GuardedServer
+    from .serve.guard import LocalGuard
+    from .serve.web import GuardedServer
 
     GuardedServer(app_command(db, demo), LocalGuard(port)).serve()
     return 0

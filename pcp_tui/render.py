@@ -606,7 +606,7 @@ def registered(console: Console, data: dict[str, Any], print_only: bool) -> None
     if print_only:
         _line(console, ("Entry for ", "bold"), f"{data['config']} (nothing written):")
         if data["client"] == "codex":
-            from .register import merged_toml
+            from .mcp.register import merged_toml
 
             text = merged_toml(None, data["config"], data["server_name"], data["entry"])
         else:

@@ -28,7 +28,7 @@ def test_ctxpack_uses_only_the_standard_library():
     assert out.stdout.strip() == ""
 
 
-@pytest.mark.parametrize("module", ["pcp_tui.cli", "pcp_tui.cli.commands.pages", "pcp_tui.mcp_server"])
+@pytest.mark.parametrize("module", ["pcp_tui.cli", "pcp_tui.cli.commands.pages", "pcp_tui.mcp.server"])
 def test_the_command_line_and_the_mcp_server_do_not_import_textual(module):
     code = (
         f"import sys, {module}\n"

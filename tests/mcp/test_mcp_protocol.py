@@ -32,9 +32,9 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp_types import PaginatedRequestParams  # noqa: E402
 
 import store  # noqa: E402
-from pcp_tui import mcp_schema  # noqa: E402
-from pcp_tui.mcp_server import TOOL_INFO, TOOLSETS  # noqa: E402
-from pcp_tui.mcp_wire import package_version  # noqa: E402
+from pcp_tui.mcp import schema as mcp_schema  # noqa: E402
+from pcp_tui.mcp.server import TOOL_INFO, TOOLSETS  # noqa: E402
+from pcp_tui.mcp.wire import package_version  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENT = "proto-client"
@@ -328,7 +328,7 @@ def test_the_schema_copies_match_the_store():
 
 
 def test_initialize_needs_no_store_import():
-    code = ("import sys; import pcp_tui.mcp_server as m; m.PcpMcp('/nonexistent', 'c', {'*': frozenset({'read'})}); "
+    code = ("import sys; import pcp_tui.mcp.server as m; m.PcpMcp('/nonexistent', 'c', {'*': frozenset({'read'})}); "
             "print(sorted(n for n in sys.modules if n == 'store' or n.startswith('store.')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(REPO), timeout=120)
     assert done.returncode == 0, done.stderr

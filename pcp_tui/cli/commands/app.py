@@ -103,14 +103,14 @@ def mcp(ctx: click.Context, client_id: str | None, grants: tuple[str, ...], tool
     try:
         path = existing_store(g.db)
         if tokens:
-            from ...mcp_token import token
+            from ...mcp.token import token
 
             print(token(path, new=new_token))
             return 0
     except CliError as exc:
         return fail(exc.code, exc.message, False)
     try:
-        from ... import mcp_server
+        from ...mcp import server as mcp_server
     except ImportError as exc:
         if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types"):
             raise
@@ -146,7 +146,7 @@ def register_client(ctx: click.Context, client: str, grants: tuple[str, ...], to
     Writes the MCP server entry for `pcp mcp` into the client's user-level config (a backup and a diff first;
     running it again changes nothing). In a terminal it lists your scopes with page counts and asks which to
     grant; elsewhere --grant is required. Never *, read only unless --toolset write --write NS."""
-    from ... import register as registration
+    from ...mcp import register as registration
 
     g = globals_of(ctx)
     as_json = json_mode(ctx)

@@ -9,7 +9,7 @@ text starts with the contract's code (`forbidden: ...`, `conflict: ...`). Beside
 `structuredContent` (the store's own result: a hit is the API's hit) matching the tool's `outputSchema`.
 
 Answering `initialize` does no store work and does not even import the store: the tools' schemas come from
-mcp_schema.py, and the store is opened by the first call that needs it.
+mcp/schema.py, and the store is opened by the first call that needs it.
 
 Needs the optional `mcp` SDK (`pip install 'pcp[mcp]'`); the store never imports it.
 """
@@ -34,8 +34,8 @@ from mcp_types import (
 )
 from pydantic import Field
 
-from . import mcp_schema as schema
-from .mcp_wire import PcpServer, package_version, run_stdio
+from . import schema
+from .wire import PcpServer, package_version, run_stdio
 
 READ_TOOLS = ("describe", "list_scopes", "search_pages", "read_pages")
 WRITE_TOOLS = ("write_page", "revise_page", "link_pages", "ingest_event", "suppress_pages", "recommend_tombstone")
@@ -354,7 +354,7 @@ def output_schemas() -> dict[str, dict[str, Any]]:
     """Each tool's outputSchema: the JSON Schema of the store's result type (imports the store)."""
     import store.types as types
 
-    from . import mcp_results
+    from . import results as mcp_results
 
     def find(name: str) -> Any:
         return getattr(mcp_results, name, None) or getattr(types, name)
@@ -840,7 +840,7 @@ def serve(db_path: str | Path | None, client_id: str, grant_specs: list[str], to
 def serve_http(db_path: str | Path, client_id: str, grant_specs: list[str], toolset: str = "read",
                port: int = 8765) -> int:
     """Serve streamable HTTP on 127.0.0.1:`port` behind the local guard and the bearer token, until Ctrl-C."""
-    from . import mcp_http
+    from . import http as mcp_http
 
     pcp = _session(db_path, client_id, grant_specs, toolset)
     try:

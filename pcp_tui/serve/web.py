@@ -10,7 +10,7 @@ from typing import Any
 
 from textual_serve.server import Server
 
-from .local_guard import LocalGuard
+from .guard import LocalGuard
 
 _REMOTE_LINK = re.compile(r"<link[^>]*href=\"https?://[^\"]*\"[^>]*/?>", re.S)
 # The font the page asked Google for ships inside textual-serve's own static folder.
