@@ -5,7 +5,7 @@ read stdout as its answer), and returns within BUDGET seconds of the process sta
 start included. The import runs in a forked child that leaves the agent's pipes and session at
 once; the hook waits for it until the budget is spent, then returns and lets it finish alone (the
 next hook, or `pcp capture run`, picks up whatever a failed child left). Until the fork only the
-standard library and capture_state are imported; the store is imported by the child.
+standard library and capture.state are imported; the store is imported by the child.
 
 What each agent hands over (the documented hook input):
     claude-code  JSON on stdin: session_id, transcript_path, cwd, hook_event_name (Stop, SessionEnd)
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import capture_state as state
+from . import state
 
 BUDGET = 1.5  # seconds from process start to return (the bound is 2 s; the rest is for the exit on a busy machine)
 MAX_PAYLOAD = 1 << 20

@@ -1,12 +1,12 @@
 """`pcp capture install | uninstall | status | run | hook`: live capture from coding agents (issue 37).
 
-install    registers pcp's hook in the agent's user-level configuration (capture_agents), shows the
+install    registers pcp's hook in the agent's user-level configuration (capture.agents), shows the
            diff, keeps a backup, records which projects are captured (capture.toml); idempotent
 uninstall  takes pcp's entries out: the file is restored byte for byte from the backup when nothing
            else changed since install, else only pcp's entries go and the diff is shown
 status     what is installed where, which projects are captured, the last runs and errors
 run        imports what the agents' folders hold that was not captured yet (for a timer)
-hook       what the agent runs (capture_hook)
+hook       what the agent runs (capture.hook)
 
 Each returns the JSON document `pcp capture ... --json` prints; render_* write it for people.
 """
@@ -21,9 +21,9 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from . import capture_agents as agents
-from . import capture_state as state
-from .capture_hook import agent_home, capture_one, sessions_root, store_path
+from . import agents
+from . import state
+from .hook import agent_home, capture_one, sessions_root, store_path
 
 AGENTS = ("claude-code", "codex", "gemini")
 DISPLAY = {"claude-code": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}
