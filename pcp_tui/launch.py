@@ -1,17 +1,15 @@
-"""Starting the app: `pcp` (your store), `pcp demo` (the demo store), `pcp serve` (in a browser tab).
+"""Starting the app in this terminal: `pcp` (your store), `pcp demo` (the demo store).
 
-`python -m pcp_tui.launch --db PATH [--demo]` is the command textual-serve runs for each browser session.
+`python -m pcp_tui.launch --db PATH [--demo]` is also the command `pcp serve` (pcp_tui/serve/web.py) runs for
+each browser session.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 from pathlib import Path
-
-DEFAULT_PORT = 8000
 
 
 def store_path(db: str | None) -> Path | None:
@@ -27,25 +25,6 @@ def run_app(db: Path | None, demo: bool = False) -> int:
     app = PcpApp(db, demo=demo)
     app.run()
     return app.return_code or 0
-
-
-def app_command(db: Path | None, demo: bool) -> str:
-    """The shell command that starts one app session (what textual-serve runs)."""
-    parts = [sys.executable, "-m", "pcp_tui.launch"]
-    if db is not None:
-        parts += ["--db", str(db.resolve())]
-    if demo:
-        parts.append("--demo")
-    return " ".join(shlex.quote(p) for p in parts)
-
-
-def serve(db: Path | None, port: int, demo: bool = False) -> int:
-    """Serve the app to a browser on 127.0.0.1:port, behind the local-server guard, until interrupted."""
-    from .serve.guard import LocalGuard
-    from .serve.web import GuardedServer
-
-    GuardedServer(app_command(db, demo), LocalGuard(port)).serve()
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,7 +24,7 @@ from rich.text import Text
 
 from store import ALL_PERMISSIONS  # the owner holds every permission; shown as "all"
 
-from . import reading
+from .. import reading
 
 
 class SafeConsole(Console):
@@ -606,7 +606,7 @@ def registered(console: Console, data: dict[str, Any], print_only: bool) -> None
     if print_only:
         _line(console, ("Entry for ", "bold"), f"{data['config']} (nothing written):")
         if data["client"] == "codex":
-            from .mcp.register import merged_toml
+            from ..mcp.register import merged_toml
 
             text = merged_toml(None, data["config"], data["server_name"], data["entry"])
         else:

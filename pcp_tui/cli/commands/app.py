@@ -39,8 +39,10 @@ def open_app(ctx: click.Context, command: str | None, port: int = 8000, demo: bo
                 existing_store(g.db)
             except CliError as exc:
                 return fail(exc.code, exc.message, False)
+        from ...serve import web
+
         db = demo_path(g.db) if demo else launch.store_path(g.db)
-        return launch.serve(db, port, demo=demo)
+        return web.serve(db, port, demo=demo)
     if command == "demo":
         return launch.run_app(demo_path(g.db), demo=True)
     return launch.run_app(launch.store_path(g.db))
@@ -166,7 +168,7 @@ def register_client(ctx: click.Context, client: str, grants: tuple[str, ...], to
     if as_json:
         emit_json(plan.to_dict())
         return 0
-    from ... import render
+    from .. import render
 
     render.registered(render.make_console(), plan.to_dict(), print_only)
     return 0
