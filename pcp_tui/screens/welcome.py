@@ -17,9 +17,9 @@ from ..messages import (
     ImportFailed, Imported, ImportReportLoaded, LookAlikeNamespace, Progress, StoreEmptiness, StoreWorkers,
 )
 from .confirm import ConfirmScreen
-from ..reading import counted, one_line
 from ..widgets.fields import Field
 from ..widgets.footer import FitFooter
+from ..text import counted, one_line
 
 SOURCES = [
     ("ChatGPT export (.zip or conversations.json)", "chatgpt"),
