@@ -435,6 +435,22 @@ class PcpApp(StoreWorkers, App[int]):
         if self.store is not None and not isinstance(self.screen, WelcomeScreen):
             self.push_screen(WelcomeScreen(first_run=False))
 
+    def show_pages(self) -> None:
+        """Replace the current screen (an empty store's welcome) with the pages."""
+        from .screens.main import MainScreen
+
+        self.switch_screen(MainScreen())
+
+    def close_sync(self, dialog: Screen, took_pages: bool) -> None:
+        """Close the sync dialog; on an empty store's welcome screen, a sync that brought pages in opens the pages
+        instead (the app decides where to go, so the dialog needs neither screen)."""
+        from .screens.welcome import WelcomeScreen
+
+        below = self.screen_stack[-2] if len(self.screen_stack) > 1 else None
+        dialog.dismiss(None)
+        if took_pages and isinstance(below, WelcomeScreen) and below.first_run:
+            self.show_pages()
+
     def action_sync(self) -> None:
         from .screens.sync import SyncScreen
 

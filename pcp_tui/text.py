@@ -61,3 +61,8 @@ def shown_path(path: Path | str, width: int = 0) -> str:
             break
         tail = ch + tail
     return "…" + tail if tail != text else text
+
+
+def when(stamp: str | None) -> str:
+    """`2026-04-01 12:00` (UTC) or `never`."""
+    return stamp[:16].replace("T", " ") if stamp else "never"

@@ -25,7 +25,7 @@ from ..widgets.scope_tree import ScopePane, ScopeTree
 from ..widgets.steady import update_rows
 from ..widgets.footer import FitFooter
 from .curate import CurateActions
-from ..text import counted, printable, shown_path
+from ..text import counted, printable, shown_path, when
 
 ORDERS = ("recent", "title")
 STATUSES = ("active", "all", "archived", "superseded", "tombstoned")
@@ -240,8 +240,6 @@ class MainScreen(CurateActions):
         parts = [f"basket {basket} ({self.app.key_display('handoff')})"]
         sync = self.sync_state
         if sync and (sync["paired"] or sync["peers"] or sync["conflicts"]):  # a store that syncs
-            from .sync import when
-
             conflicts = len(sync["conflicts"])
             parts.append(f"synced {when(sync['last_sync'])}"
                          + (f", {conflicts:,}{'+' if conflicts >= 1000 else ''} in conflict" if conflicts else "")

@@ -24,7 +24,7 @@ from textual.worker import get_current_worker
 from .. import commands, config, reading
 from ..messages import OpenPage, PairOffered, Progress, StoreChanged, StoreWorkers, Synced, SyncFailed, SyncStateLoaded
 from .confirm import ConfirmScreen, FormScreen, key_hint, key_of
-from ..text import counted
+from ..text import counted, when
 
 
 def load_state(store: Any) -> tuple[dict, dict[str, tuple[str, str]]]:
@@ -44,11 +44,6 @@ def load_state(store: Any) -> tuple[dict, dict[str, tuple[str, str]]]:
                 pages[env["page_id"]] = (res.get("title") or reading.title_of(env), env["namespace"])
     status["conflicts"] = [p for p in status["conflicts"] if p in pages]
     return status, pages
-
-
-def when(stamp: str | None) -> str:
-    """`2026-04-01 12:00` (UTC) or `never`."""
-    return stamp[:16].replace("T", " ") if stamp else "never"
 
 
 def summary(result: dict) -> str:
@@ -554,10 +549,4 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
 
     def _leave(self) -> None:
         """Close; on an empty store's welcome screen, a sync that brought pages in opens the pages instead."""
-        from .main import MainScreen
-        from .welcome import WelcomeScreen
-
-        below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
-        self.dismiss(None)
-        if self.took_pages and isinstance(below, WelcomeScreen) and below.first_run:
-            self.app.switch_screen(MainScreen())
+        self.app.close_sync(self, self.took_pages)

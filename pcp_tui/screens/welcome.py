@@ -274,10 +274,8 @@ class WelcomeScreen(StoreWorkers, Screen):
     def action_back(self) -> None:
         if not (self.imported or not self.first_run):
             return
-        from .main import MainScreen
-
         if self.first_run:
-            self.app.switch_screen(MainScreen())
+            self.app.show_pages()
         else:
             self.app.pop_screen()
 
