@@ -143,7 +143,7 @@ def strongly_connected(edges: dict[str, dict[str, int]]) -> list[list[str]]:
 
 
 def cycle_in(component: list[str], edges: dict[str, dict[str, int]]) -> list[str]:
-    """One concrete loop through a component, as `module:line` steps (the line of each import taken)."""
+    """One concrete loop through a component: `module (line N)` steps, N the line of the import taken."""
     members = set(component)
     start = component[0]
     # breadth-first from start back to start, inside the component
@@ -161,7 +161,7 @@ def cycle_in(component: list[str], edges: dict[str, dict[str, int]]) -> list[str
                         path.append(previous[path[-1]])
                     path.reverse()
                     path.append(start)
-                    return [f"{a}:{edges[a][b]}" for a, b in zip(path, path[1:])] + [start]
+                    return [f"{a} (line {edges[a][b]})" for a, b in zip(path, path[1:], strict=False)] + [start]
                 if child not in previous:
                     previous[child] = node
                     following.append(child)
