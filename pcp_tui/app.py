@@ -467,13 +467,13 @@ class PcpApp(StoreWorkers, App[int]):
         return True
 
     def action_demo(self) -> None:
-        from . import demo
+        from store import paths
 
         if self.demo_mode:
             self.notify("This is the demo store already; `pcp` opens your own.", title="Demo")
             return
         self.notify("Opening the demo store; your own store is not touched.", title="Demo")
-        self.switch_store(demo.demo_path(), demo=True)
+        self.switch_store(paths.demo_path(), demo=True)
 
     # --- the command palette: every command of this screen and the app, plus themes ---
 

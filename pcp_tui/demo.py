@@ -1,4 +1,4 @@
-"""The demo store: where it lives, and filling it from the demo world shipped in pcp_tui/data/demo.jsonl.
+"""The demo store: filling it from the demo world shipped in pcp_tui/data/demo.jsonl (its path: store.paths.demo_path).
 
 The file is a list of operations (scope, write, revise, import, link, archive, tombstone, suppress,
 recommend_tombstone) replayed through ordinary Store methods, so the demo exercises the same paths
@@ -8,24 +8,10 @@ as real use. Runs in a worker thread; never touches the user's own store.
 from __future__ import annotations
 
 import json
-import os
 from importlib import resources
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
 MODEL_PERMISSIONS = {"search", "read", "write", "manage_scope", "revise", "link", "suppress", "tombstone"}
-
-
-def demo_path(db: str | None = None) -> Path:
-    """--db if given, else $PCP_DEMO_DB, else <user data dir>/demo.db ($PCP_DB is ignored)."""
-    if db:
-        return Path(db).expanduser()
-    env = os.environ.get("PCP_DEMO_DB")
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("pcp", appauthor=False)) / "demo.db"
 
 
 def demo_operations() -> Iterator[dict]:

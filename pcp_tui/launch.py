@@ -7,15 +7,8 @@ each browser session.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
-
-
-def store_path(db: str | None) -> Path | None:
-    """--db, else $PCP_DB, else None (the store's own default)."""
-    chosen = db if db is not None else (os.environ.get("PCP_DB") or None)
-    return Path(chosen).expanduser() if chosen else None
 
 
 def run_app(db: Path | None, demo: bool = False) -> int:
@@ -32,11 +25,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db", metavar="PATH")
     parser.add_argument("--demo", action="store_true", help="the demo store (filled when empty)")
     args = parser.parse_args(argv)
-    if args.demo:
-        from .demo import demo_path
+    from store import paths
 
-        return run_app(demo_path(args.db), demo=True)
-    return run_app(store_path(args.db))
+    if args.demo:
+        return run_app(paths.demo_path(args.db), demo=True)
+    return run_app(paths.named_path(args.db))
 
 
 if __name__ == "__main__":

@@ -223,21 +223,12 @@ def _ms(started: float) -> int:
     return int((time.monotonic() - started) * 1000)
 
 
-def store_path(db: str | None) -> str:
-    """--db, else $PCP_DB, else the default store (as the rest of the `pcp` command chooses)."""
-    chosen = db if db is not None else (os.environ.get("PCP_DB") or None)
-    if chosen is not None:
-        return str(Path(chosen).expanduser())
-    import platformdirs
-
-    return str(Path(platformdirs.user_data_dir("pcp", appauthor=False)) / "context.db")
-
-
 def _import(agent: str, path: Path, db: str | None) -> dict[str, Any]:
     import store
     from store.capture import capture_session
+    from store.paths import chosen_path
 
-    where = store_path(db)
+    where = str(chosen_path(db))
     Path(where).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     st = store.Store.open(where)  # capture writes, so a missing store is created
     try:

@@ -28,8 +28,9 @@ def open_app(ctx: click.Context, command: str | None, port: int = 8000, demo: bo
         raise click.UsageError("the app has no --json output; use a subcommand", ctx)
     if g.as_model or g.grants:
         raise click.UsageError("the app runs as the store's owner; --as-model and --grant apply to subcommands", ctx)
+    from store.paths import demo_path, named_path
+
     from ... import launch
-    from ...demo import demo_path
 
     if command == "demo" and not base.at_terminal():
         raise click.UsageError("the app needs a terminal (run it from one, or use pcp serve)", ctx)
@@ -41,11 +42,11 @@ def open_app(ctx: click.Context, command: str | None, port: int = 8000, demo: bo
                 return fail(exc.code, exc.message, False)
         from ...serve import web
 
-        db = demo_path(g.db) if demo else launch.store_path(g.db)
+        db = demo_path(g.db) if demo else named_path(g.db)
         return web.serve(db, port, demo=demo)
     if command == "demo":
         return launch.run_app(demo_path(g.db), demo=True)
-    return launch.run_app(launch.store_path(g.db))
+    return launch.run_app(named_path(g.db))
 
 
 @command(example="pcp demo")
