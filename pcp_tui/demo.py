@@ -11,6 +11,8 @@ import json
 from importlib import resources
 from typing import Any, Callable, Iterator
 
+from .shared import LIFECYCLE_STATUSES
+
 MODEL_PERMISSIONS = {"search", "read", "write", "manage_scope", "revise", "link", "suppress", "tombstone"}
 
 
@@ -25,7 +27,7 @@ def demo_operations() -> Iterator[dict]:
 def is_empty(store: Any) -> bool:
     """True when the store holds no page at all (of any status) and no scope."""
     # The page first: list_scopes counts the pages of the scopes it lists (slow on a big store).
-    if store.list_pages(status=["active", "superseded", "archived", "tombstoned"], limit=1)["pages"]:
+    if store.list_pages(status=list(LIFECYCLE_STATUSES), limit=1)["pages"]:
         return False
     return not store.list_scopes(limit=1)["scopes"]
 

@@ -7,9 +7,9 @@ from typing import Any, Iterable
 from store import LIMITS
 from store import chunks as _chunks
 
+from .shared import PROJECTIONS
 from .text import printable
 
-ALL_PROJECTIONS = ("manifest", "payload", "relations", "history", "facets", "source_spans", "lifecycle")
 MAX_GRAPH_NODES = 40
 
 
@@ -84,7 +84,7 @@ def whole_content(store: Any, revision_id: str) -> str:
 
 def load_page(store: Any, page_id: str) -> dict:
     """Everything the inspector shows for one page, in two reads plus relation-end titles."""
-    full = store.read_pages([page_id], projections=ALL_PROJECTIONS)["results"][0]
+    full = store.read_pages([page_id], projections=PROJECTIONS)["results"][0]
     raw = store.read_pages([page_id])  # exactly what `pcp read --json ID` prints
     relations = full.get("relations") or {"outgoing": [], "incoming": []}
     others = [r["to_page_id"] for r in relations["outgoing"]] + [r["from_page_id"] for r in relations["incoming"]]

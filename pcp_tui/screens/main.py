@@ -25,14 +25,15 @@ from ..widgets.scope_tree import ScopePane, ScopeTree
 from ..widgets.steady import update_rows
 from ..widgets.footer import FitFooter
 from .curate import CurateActions
+from ..shared import ACTOR_TYPES, LIFECYCLE_STATUSES, search_filters
 from ..text import counted, printable, shown_path, when
 
 ORDERS = ("recent", "title")
-STATUSES = ("active", "all", "archived", "superseded", "tombstoned")
+STATUSES = ("active", "all", *sorted(set(LIFECYCLE_STATUSES) - {"active"}))  # the order the filter cycles
 # What a status filter asks the store for: "all" is every status, tombstoned pages included (the store's own
 # "all" leaves them out), so "status all" lists every page the scope counts hold and the tombstoned ones.
-STATUS_SETS = {"all": ["active", "superseded", "archived", "tombstoned"]}
-ACTORS = (None, "user", "model", "tool", "system")
+STATUS_SETS: dict[str, list[str]] = {"all": list(LIFECYCLE_STATUSES)}
+ACTORS = (None, *ACTOR_TYPES)
 MODES = ("auto", "text", "exact")
 MODE_HELP = {"auto": "ranked by relevance over any of the words", "text": "every word must occur",
              "exact": "the exact text, as a substring"}
@@ -59,14 +60,9 @@ def list_fetch(read: Callable[..., Any], scopes: list[str] | None, status: str, 
 def search_fetch(read: Callable[..., Any], query: str, mode: str, scopes: list[str] | None, status: str, actor: str | None,
                  dates: tuple[str, str] = ("", "")):
     """A page-list window fetcher over search_pages (an empty query with a date filter lists by date)."""
-    filters: dict[str, Any] = {"lifecycle_status": statuses_of(status)}
-    if actor:
-        filters["actor_types"] = [actor]
     after_day, before_day = dates
-    if after_day:
-        filters["observed_after"] = after_day
-    if before_day:
-        filters["observed_before"] = before_day
+    filters = search_filters(lifecycle_status=statuses_of(status), actor_types=[actor] if actor else None,
+                             observed_after=after_day, observed_before=before_day)
     if not query.strip():
         mode = "temporal"  # no words: newest first, within the dates
 
