@@ -41,7 +41,7 @@ class DialogNotice(Static):
     gone = False  # being removed (a key was pressed): a new message takes a new line
 
 
-def notice_anchor(screen: Screen) -> Widget | None:
+def notice_anchor(screen: Screen[Any]) -> Widget | None:
     """What a message on this screen goes above, if it is drawn like a dialog: a dialog's keys line, or what a
     full screen drawn like one names in NOTICE_ABOVE (the import screen: its buttons). None: a toast."""
     selector = getattr(screen, "NOTICE_ABOVE", ".dialog-keys" if isinstance(screen, ModalScreen) else None)
@@ -95,7 +95,7 @@ class PcpApp(StoreWorkers, App[int]):
         self.blink_cursor = cursor_blink
         self.use_pyperclip = use_pyperclip  # tests keep the desktop clipboard out of it
         self.store: Any = store
-        self.basket: list[dict] = []  # pages chosen for a handoff: {page_id, title, namespace}
+        self.basket: list[dict[str, Any]] = []  # pages chosen for a handoff: {page_id, title, namespace}
         self.user_keymap: dict[str, str] = {}
         self._theme_ready = False
         self.theme_names: list[str] = []
@@ -225,7 +225,7 @@ class PcpApp(StoreWorkers, App[int]):
         from .screens.welcome import WelcomeScreen
 
         self.sub_title = str(self.store.path) + ("  (demo)" if self.demo_mode else "")
-        screen: Screen = WelcomeScreen() if message.empty else MainScreen()
+        screen: Screen[Any] = WelcomeScreen() if message.empty else MainScreen()
         if len(self.screen_stack) > 1:
             self.switch_screen(screen)
         else:
@@ -441,7 +441,7 @@ class PcpApp(StoreWorkers, App[int]):
 
         self.switch_screen(MainScreen())
 
-    def close_sync(self, dialog: Screen, took_pages: bool) -> None:
+    def close_sync(self, dialog: Screen[Any], took_pages: bool) -> None:
         """Close the sync dialog; on an empty store's welcome screen, a sync that brought pages in opens the pages
         instead (the app decides where to go, so the dialog needs neither screen)."""
         from .screens.welcome import WelcomeScreen
@@ -477,7 +477,7 @@ class PcpApp(StoreWorkers, App[int]):
 
     # --- the command palette: every command of this screen and the app, plus themes ---
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         scope = getattr(screen, "COMMAND_SCOPE", None)
         for cmd in commands.for_screen(scope):
             if cmd.id == "command_palette":

@@ -16,7 +16,7 @@ from .shared import LIFECYCLE_STATUSES
 MODEL_PERMISSIONS = {"search", "read", "write", "manage_scope", "revise", "link", "suppress", "tombstone"}
 
 
-def demo_operations() -> Iterator[dict]:
+def demo_operations() -> Iterator[dict[str, Any]]:
     """The shipped demo operations, in order (the first line is a header)."""
     text = resources.files("pcp_tui").joinpath("data/demo.jsonl").read_text(encoding="utf-8")
     for number, line in enumerate(text.splitlines(), 1):
@@ -40,7 +40,7 @@ def fill(store: Any, progress: Callable[[int, int], None] | None = None) -> dict
     refs: dict[str, str] = {}
     heads: dict[str, str] = {}
 
-    def session(op: dict) -> Any:
+    def session(op: dict[str, Any]) -> Any:
         actor = op.get("actor")
         if not actor:
             return store

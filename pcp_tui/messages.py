@@ -15,6 +15,8 @@ from textual.message_pump import MessagePump
 from textual.worker import Worker, WorkerState
 
 if TYPE_CHECKING:
+    from .reading import LoadedPage
+    from store.types import Scope
     from textual import getters
     from textual.widgets.tree import NodeID
 
@@ -124,7 +126,7 @@ class BasketChanged(Message):
 class ScopesLoaded(Message):
     """Every scope the owner can see (list_scopes, all pages of it)."""
 
-    scopes: list[Data]
+    scopes: list[Scope]
 
 
 @dataclass
@@ -293,7 +295,7 @@ class SelectionCounted(Message):
     filters: Data
     label: str
     pages: int
-    key: tuple
+    key: tuple[Any, ...]
 
 
 @dataclass
@@ -427,7 +429,7 @@ class PageLoaded(Message):
     """Everything the inspector shows of one page (reading.load_page)."""
 
     page_id: str
-    data: Data
+    data: LoadedPage
 
 
 @dataclass

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from store import LIMITS
 from store import chunks as _chunks
@@ -10,15 +11,28 @@ from store import chunks as _chunks
 from .shared import PROJECTIONS
 from .text import printable
 
+if TYPE_CHECKING:
+    from store.types import ReadItem, ReadResult
+
 MAX_GRAPH_NODES = 40
 
 
-def chunks(items: list, size: int = LIMITS["max_ids_per_read"]) -> Iterable[list]:
+class LoadedPage(TypedDict):
+    """What the inspector shows for one page (load_page)."""
+
+    page_id: str
+    full: ReadItem  # every projection
+    raw: ReadResult  # exactly what `pcp read --json ID` prints
+    titles: dict[str, str]  # relation ends' titles
+    input_titles: dict[str, str]  # provenance inputs' titles
+
+
+def chunks(items: list[Any], size: int = LIMITS["max_ids_per_read"]) -> Iterable[list[Any]]:
     """`items` in batches one read_pages call accepts."""
     return _chunks(items, size)
 
 
-def title_of(envelope: dict) -> str:
+def title_of(envelope: Mapping[str, Any]) -> str:
     """A page's title as the store derives it: the title facet, else the first content line (printable)."""
     facets = envelope.get("facets") or {}
     if facets.get("title"):
@@ -82,7 +96,7 @@ def whole_content(store: Any, revision_id: str) -> str:
     return text
 
 
-def load_page(store: Any, page_id: str) -> dict:
+def load_page(store: Any, page_id: str) -> LoadedPage:
     """Everything the inspector shows for one page, in two reads plus relation-end titles."""
     full = store.read_pages([page_id], projections=PROJECTIONS)["results"][0]
     raw = store.read_pages([page_id])  # exactly what `pcp read --json ID` prints
@@ -106,12 +120,12 @@ def revision_titles(store: Any, revision_ids: Iterable[str]) -> dict[str, str]:
     return names
 
 
-def neighbourhood(store: Any, root: str, hops: int, types: set[str] | None = None) -> dict:
+def neighbourhood(store: Any, root: str, hops: int, types: set[str] | None = None) -> dict[str, Any]:
     """Pages within `hops` relations of `root` (either direction), optionally only some relation types.
 
     Returns {"nodes": {page_id: {"hop", "title"}}, "edges": [(relation_id, from, type, to)], "truncated"}.
     """
-    nodes: dict[str, dict] = {root: {"hop": 0}}
+    nodes: dict[str, dict[str, Any]] = {root: {"hop": 0}}
     edges: dict[str, tuple[str, str, str, str]] = {}
     frontier, truncated = [root], False
     for hop in range(1, hops + 1):
@@ -142,7 +156,7 @@ def neighbourhood(store: Any, root: str, hops: int, types: set[str] | None = Non
     return {"nodes": nodes, "edges": kept, "truncated": truncated}
 
 
-def provenance_children(store: Any, revision_id: str) -> dict:
+def provenance_children(store: Any, revision_id: str) -> dict[str, Any]:
     """One level of a revision's provenance: its events' input revisions and its source refs."""
     res = store.read_pages([revision_id], projections=("manifest",))["results"][0]
     env = res["revision"]

@@ -28,7 +28,10 @@ import sys
 import threading
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from .reading import LoadedPage
 
 LANES = ("page-window", "scopes", "inspector")
 MIN_BYTES = 32 * 1024 * 1024  # a smaller store answers in a few ms in a thread: no child for it
@@ -42,9 +45,9 @@ class Superseded(Exception):
     """A newer request of the same lane was made before this one ran: nobody waits for its answer."""
 
 
-def all_scopes(store: Any) -> list[dict]:
+def all_scopes(store: Any) -> list[dict[str, Any]]:
     """Every scope the session sees (list_scopes, a page of 100 at a time)."""
-    scopes: list[dict] = []
+    scopes: list[dict[str, Any]] = []
     cursor = None
     while True:
         page = store.list_scopes(limit=100, cursor=cursor)
@@ -54,7 +57,7 @@ def all_scopes(store: Any) -> list[dict]:
             return scopes
 
 
-def _load_page(store: Any, page_id: str) -> dict:
+def _load_page(store: Any, page_id: str) -> LoadedPage:
     from . import reading
 
     return reading.load_page(store, page_id)
@@ -68,7 +71,7 @@ COMPOSED: dict[str, Callable[..., Any]] = {"all_scopes": all_scopes, "load_page"
 THREAD_READS = frozenset({"all_scopes"})
 
 
-def run(store: Any, op: str, args: tuple, kwargs: dict) -> Any:
+def run(store: Any, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """One read, in whichever process holds `store`."""
     if op in COMPOSED:
         return COMPOSED[op](store, *args, **kwargs)
@@ -115,7 +118,7 @@ def _child_ping() -> int:
     return os.getpid()
 
 
-def _child_serve(lane: int | None, generation: int, op: str, args: tuple, kwargs: dict) -> tuple:
+def _child_serve(lane: int | None, generation: int, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
     from store import PcpError
 
     if lane is not None and _child_lanes[lane] != generation:
@@ -199,7 +202,7 @@ class Reads:
             sys.stderr = captured
         return True
 
-    def _started(self, future: Future) -> None:
+    def _started(self, future: Future[int]) -> None:
         if future.cancelled() or future.exception() is not None:
             self._dead = True
             return

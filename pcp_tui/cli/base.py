@@ -10,6 +10,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -55,7 +56,7 @@ def _late_json(ctx: click.Context, param: click.Parameter, value: bool) -> None:
 # --- option value types (a bad value is `invalid`, exit 1, as the contract says) --------------------------
 
 
-class _Checked(click.ParamType):
+class _Checked(click.ParamType[Any]):
     """A type whose refusal is an operation error (CliError), not a usage error."""
 
     def check(self, value: str, flag: str) -> Any:
@@ -252,11 +253,11 @@ def undecodable(params: dict[str, Any], paths: frozenset[str]) -> str | None:
     return None
 
 
-def command(*args: Any, **kwargs: Any) -> Any:
+def command(*args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Command]:
     """click.command with pcp's Command class (--json after the name, an example in --help)."""
     return click.command(*args, cls=Command, **kwargs)
 
 
-def group(*args: Any, **kwargs: Any) -> Any:
+def group(*args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Group]:
     """click.group with pcp's Group class."""
     return click.group(*args, cls=Group, **kwargs)

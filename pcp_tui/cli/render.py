@@ -208,7 +208,7 @@ def short_date(value: Any) -> str | None:
     return str(value)[:10] if value else None
 
 
-def marked_snippet(snippet: str, highlights: list, limit: int = 240) -> Text:
+def marked_snippet(snippet: str, highlights: list[Any], limit: int = 240) -> Text:
     """The snippet on one line (runs of white space folded), its highlighted ranges in bold."""
     out: list[str] = []
     where: list[int] = []  # position in `out` of each character of `snippet` (folded space: the previous one)

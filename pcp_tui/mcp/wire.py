@@ -128,7 +128,7 @@ def refusal_for(line: str) -> str | None:
         return ""
     ident = message["id"]
     if message.get("method") == "tools/call":
-        body: dict = {"result": {"content": [{"type": "text", "text": SURROGATE_MESSAGE}], "isError": True}}
+        body: dict[str, Any] = {"result": {"content": [{"type": "text", "text": SURROGATE_MESSAGE}], "isError": True}}
     else:
         body = {"error": {"code": -32602, "message": SURROGATE_MESSAGE}}
     return json.dumps({"jsonrpc": "2.0", "id": ident, **body})

@@ -39,7 +39,7 @@ def typed_count(text: str) -> int | None:
     return int(digits) if digits.isdecimal() else None  # not isdigit(): "²" is a digit int() refuses
 
 
-def bulk_plan_text(plan: dict, label: str) -> Content:
+def bulk_plan_text(plan: dict[str, Any], label: str) -> Content:
     """What plan_bulk_delete says will be erased, in sentences."""
     pages = plan["pages"]
     lines = [
@@ -71,7 +71,7 @@ def bulk_plan_text(plan: dict, label: str) -> Content:
     return Content("\n".join(lines))
 
 
-def bulk_receipt_text(receipt: dict, titles: dict[str, str], stopped: bool) -> Content:
+def bulk_receipt_text(receipt: dict[str, Any], titles: dict[str, str], stopped: bool) -> Content:
     """How far the deletion got, and the pages erased (by title where it was known before)."""
     done, total, rid = receipt["pages_done"], receipt["pages"], receipt["receipt_id"]
     parts = counts_text(receipt.get("counts", {}))
@@ -104,15 +104,15 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason):
     batch_size: int | None = None  # pages per batch; None: the store's own (tests make batches small)
 
     def __init__(self, filters: dict[str, Any], label: str, titles: dict[str, str] | None = None,
-                 follow: Callable[[dict, bool], None] | None = None) -> None:
+                 follow: Callable[[dict[str, Any], bool], None] | None = None) -> None:
         super().__init__()
         self.filters, self.label = filters, label
         # Told when the erasure starts (False) and when it ends or stops (True), with the receipt: the screen
         # under the dialog shows what is true while the receipt is still up.
         self.follow = follow
         self.titles: dict[str, str] = dict(titles or {})
-        self.plan: dict | None = None
-        self.receipt: dict | None = None  # once recorded: how far it got
+        self.plan: dict[str, Any] | None = None
+        self.receipt: dict[str, Any] | None = None  # once recorded: how far it got
         self.running = False
         self.stopped = False
         self._stop = threading.Event()
@@ -170,7 +170,7 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason):
     def _resume(self, receipt_id: str) -> None:
         self._run(self.app.store.bulk_deletion(receipt_id), first=False)
 
-    def _run(self, started: dict, first: bool) -> None:
+    def _run(self, started: dict[str, Any], first: bool) -> None:
         """Erase the recorded set (in the worker): titles first, while the pages still have them."""
         store = self.app.store
         receipt_id = started["receipt_id"]

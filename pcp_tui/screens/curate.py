@@ -5,6 +5,8 @@ Every destructive step first shows a ConfirmScreen (or the DeleteScreen) that sa
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from textual import on, work
 from textual.screen import Screen
 
@@ -17,6 +19,9 @@ from .confirm import FormScreen
 from .delete import DeleteScreen
 from .link import LinkScreen
 from .revise import BOX_LIMIT, ReviseScreen
+
+if TYPE_CHECKING:
+    from store.types import Revision
 
 EXPLAIN = {
     "archive": "It leaves ordinary search and the default page list (the Status filter 'archived' shows it); it stays "
@@ -47,7 +52,7 @@ class CurateActions(StoreWorkers, Screen[None]):
         row = next((r for r in self.query_one(PageList).rows if r["page_id"] == page_id), None)
         return (row.get("title") if row else None) or page_id
 
-    def _selected_envelope(self) -> dict | None:
+    def _selected_envelope(self) -> Revision | None:
         page = self.query_one(Inspector).page
         if page is None:
             self.notify("Select a page first.", severity="warning")
@@ -64,13 +69,14 @@ class CurateActions(StoreWorkers, Screen[None]):
         env = self._selected_envelope()
         if env is None:
             return
-        if env.get("payload") is None or "content" not in env["payload"]:
+        payload = env.get("payload")
+        if payload is None or "content" not in payload:
             self.notify("This page has no text payload to edit.", severity="warning")
             return
         self._load_for_revise(env, editor)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="revise-load")
-    def _load_for_revise(self, env: dict, editor: bool) -> None:
+    def _load_for_revise(self, env: dict[str, Any], editor: bool) -> None:
         """The whole current text (the inspector holds at most one read budget of it): a revise never writes
         back a cut text."""
         content = reading.whole_content(self.app.store, env["revision_id"])
@@ -87,7 +93,7 @@ class CurateActions(StoreWorkers, Screen[None]):
         env = {**message.envelope, "payload": {**message.envelope["payload"], "content": message.content}}
         self.app.push_screen(ReviseScreen(env, open_editor=message.editor), self._after_revise)
 
-    def _after_revise(self, result: dict | None) -> None:
+    def _after_revise(self, result: dict[str, Any] | None) -> None:
         if result:
             self.notify(f"Revised: new revision {result['revision_id']}.", title="Revise")
             self.app.announce_change(result["page_id"])
@@ -98,7 +104,7 @@ class CurateActions(StoreWorkers, Screen[None]):
             self.app.push_screen(LinkScreen(env["page_id"], reading.title_of(env)),
                                  self._after_link)
 
-    def _after_link(self, result: dict | None) -> None:
+    def _after_link(self, result: dict[str, Any] | None) -> None:
         if result:
             target = result.get("to_title") or result["to_page_id"]
             self.notify(f"Linked “{result.get('from_title') or result['from_page_id']}” "
@@ -117,7 +123,7 @@ class CurateActions(StoreWorkers, Screen[None]):
             op = "untombstone" if env["lifecycle_status"] == "tombstoned" else "tombstone"
             self._confirm_lifecycle(env, op)
 
-    def _confirm_lifecycle(self, env: dict, op: str) -> None:
+    def _confirm_lifecycle(self, env: Revision, op: str) -> None:
         title = reading.title_of(env)
         screen = FormScreen(f"{op.capitalize()} “{title}”?", f"{title} ({env['page_id']})\n\n{EXPLAIN[op]}",
                                confirm_label=op.capitalize(), danger=op in ("archive", "tombstone"),
@@ -214,7 +220,7 @@ class CurateActions(StoreWorkers, Screen[None]):
         self.app.push_screen(screen, answered)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curate")
-    def _unlink(self, relation: dict, reason: str) -> None:
+    def _unlink(self, relation: dict[str, Any], reason: str) -> None:
         self.post_message(Unlinked(self.app.store.unlink(relation["relation_id"], reason), relation))
 
     @on(Unlinked)
@@ -230,7 +236,7 @@ class CurateActions(StoreWorkers, Screen[None]):
             self.app.push_screen(DeleteScreen(env["page_id"], reading.title_of(env), follow=self._deleting),
                                  self._after_delete)
 
-    def _deleting(self, page_ids: list[str], receipt: dict | None) -> None:
+    def _deleting(self, page_ids: list[str], receipt: dict[str, Any] | None) -> None:
         """While the delete dialog is up: the pages about to go are let go of (no receipt yet), then, erased,
         they leave the list and every view (StoreChanged)."""
         self.query_one(Inspector).withhold(set(page_ids))  # (until the dialog closes: removed rows move the cursor)
@@ -241,7 +247,7 @@ class CurateActions(StoreWorkers, Screen[None]):
         self.app.forget_pages(page_ids)
         self.app.announce_change(None, removed=True)
 
-    def _after_delete(self, receipt: dict | None) -> None:
+    def _after_delete(self, receipt: dict[str, Any] | None) -> None:
         self.query_one(Inspector).withhold(set())  # (a delete that failed: its page is shown again)
         if receipt:
             self.notify(f"Erased; receipt {receipt['receipt_id']}.", title="Deleted")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -23,7 +23,7 @@ def short_id(page_id: str) -> str:
     return page_id[-6:]
 
 
-def plan_text(plan: dict, titles: dict[str, str]) -> Content:
+def plan_text(plan: dict[str, Any], titles: dict[str, str]) -> Content:
     """What plan_delete says will be erased, in sentences."""
     counts = plan.get("counts", {})
     lines = [
@@ -70,7 +70,7 @@ def counts_text(counts: dict[str, int]) -> str:
     return ", ".join(words)
 
 
-def receipt_text(receipt: dict) -> Content:
+def receipt_text(receipt: dict[str, Any]) -> Content:
     parts = counts_text(receipt.get("counts", {}))
     return Content.assemble(
         ("Deleted. ", "bold"), f"Receipt {receipt['receipt_id']} at {receipt['created_at']}\n",
@@ -78,7 +78,7 @@ def receipt_text(receipt: dict) -> Content:
         f"Reason: {receipt.get('reason', '')}\n", "The receipt holds ids and counts only, never content.")
 
 
-class TypedThenReason(ModalScreen["dict | None"]):
+class TypedThenReason(ModalScreen["dict[str, Any] | None"]):
     """A deletion's two fields: what must be typed (#typed), then the reason (#reason). Enter in the first
     moves to the reason; in the reason it presses #confirm when the dialog is ready, else says what is
     missing (`not_ready`). Subclasses keep #confirm's state with `_check_ready`."""
@@ -110,15 +110,15 @@ class DeleteScreen(StoreWorkers, TypedThenReason):
     COMMAND_SCOPE = "delete"
     BINDINGS = commands.bindings("delete")
 
-    def __init__(self, page_id: str, title: str, follow: Callable[[list[str], dict | None], None] | None = None) -> None:
+    def __init__(self, page_id: str, title: str, follow: Callable[[list[str], dict[str, Any] | None], None] | None = None) -> None:
         super().__init__()
         self.page_id, self.page_title = page_id, title
         # Told the pages about to go (no receipt yet) and then the receipt: the screen under the dialog lets go
         # of them before they go (a change noticed meanwhile would read an erased page back: a failed read in
         # the audit log) and shows what is true while the receipt is up.
         self.follow = follow
-        self.plan: dict | None = None
-        self.receipt: dict | None = None
+        self.plan: dict[str, Any] | None = None
+        self.receipt: dict[str, Any] | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog wide"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual import on, work
@@ -21,7 +22,7 @@ from .confirm import ConfirmScreen
 from ..text import counted
 
 
-def tui_clipboard(app: Any, use_pyperclip: bool = True):
+def tui_clipboard(app: Any, use_pyperclip: bool = True) -> Callable[[str], str]:
     """The clipboard function Store.copy calls (in a worker): pyperclip first, and always OSC 52 via the app.
 
     App.copy_to_clipboard also keeps the text in `app.clipboard`. The answer names the path that
@@ -37,7 +38,7 @@ def tui_clipboard(app: Any, use_pyperclip: bool = True):
     return copy
 
 
-def summary(result: dict, what: str) -> Content:
+def summary(result: dict[str, Any], what: str) -> Content:
     """Size, tokens, entries, warnings and cuts of a bundle or copy result."""
     exact = "" if result.get("tokens_exact") else " (estimated)"
     lines: list[Content] = [Content.assemble(
@@ -65,7 +66,7 @@ def copy_sentence(path: str) -> str:
     return "Not copied to a clipboard."
 
 
-class HandoffScreen(StoreWorkers, Screen):
+class HandoffScreen(StoreWorkers, Screen[Any]):
     """The basket on the left; preview and ledger on the right."""
 
     COMMAND_SCOPE = "handoff"
@@ -73,7 +74,7 @@ class HandoffScreen(StoreWorkers, Screen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.preview: dict | None = None
+        self.preview: dict[str, Any] | None = None
         self.ledger_page: str | None = None  # the basket page the ledger is filtered on (None: every handoff)
 
     def compose(self) -> ComposeResult:

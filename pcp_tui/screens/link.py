@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -18,7 +20,7 @@ from ..widgets.fields import Field
 from .confirm import key_hint
 
 
-class LinkScreen(StoreWorkers, ModalScreen["dict | None"]):
+class LinkScreen(StoreWorkers, ModalScreen[dict[str, Any] | None]):
     """Dismisses with link_pages' answer, or None when cancelled."""
 
     COMMAND_SCOPE = "link"

@@ -47,9 +47,10 @@ def statuses_of(status: str) -> list[str]:
     return STATUS_SETS.get(status, [status])
 
 
-def list_fetch(read: Callable[..., Any], scopes: list[str] | None, status: str, order: str, actor: str | None):
+def list_fetch(read: Callable[..., Any], scopes: list[str] | None, status: str, order: str,
+               actor: str | None) -> Callable[[str | None], tuple[list[dict[str, Any]], str | None]]:
     """A page-list window fetcher over list_pages (runs in the list's worker; `read` is PcpApp.read)."""
-    def fetch(after: str | None) -> tuple[list[dict], str | None]:
+    def fetch(after: str | None) -> tuple[list[dict[str, Any]], str | None]:
         r = read("page-window", "list_pages", scopes=scopes, status=statuses_of(status), order=order, after=after,
                  limit=WINDOW, actor_types=[actor] if actor else None)
         return r["pages"], r["next_cursor"]
@@ -58,7 +59,7 @@ def list_fetch(read: Callable[..., Any], scopes: list[str] | None, status: str, 
 
 
 def search_fetch(read: Callable[..., Any], query: str, mode: str, scopes: list[str] | None, status: str, actor: str | None,
-                 dates: tuple[str, str] = ("", "")):
+                 dates: tuple[str, str] = ("", "")) -> Callable[[str | None], tuple[list[dict[str, Any]], str | None]]:
     """A page-list window fetcher over search_pages (an empty query with a date filter lists by date)."""
     after_day, before_day = dates
     filters = search_filters(lifecycle_status=statuses_of(status), actor_types=[actor] if actor else None,
@@ -66,7 +67,7 @@ def search_fetch(read: Callable[..., Any], query: str, mode: str, scopes: list[s
     if not query.strip():
         mode = "temporal"  # no words: newest first, within the dates
 
-    def fetch(after: str | None) -> tuple[list[dict], str | None]:
+    def fetch(after: str | None) -> tuple[list[dict[str, Any]], str | None]:
         r = read("page-window", "search_pages", query, scopes=scopes or (), mode=mode, filters=filters,
                  limit=SEARCH_WINDOW, cursor=after)
         return r["hits"], r["next_cursor"]
@@ -103,7 +104,7 @@ class MainScreen(CurateActions):
         self.query_text = ""
         self.dates: tuple[str, str] = ("", "")  # when it happened (observed, else stored): on or after, before
         self.reviews = 0
-        self.sync_state: dict | None = None  # sync_status, for the status line (F7 opens the sync dialog)
+        self.sync_state: dict[str, Any] | None = None  # sync_status, for the status line (F7 opens the sync dialog)
         self.listed: tuple[int, bool] | None = None  # rows in the list, and whether that is all of them
         self._timer: Timer | None = None
         self._deferred: Timer | None = None  # the loads that wait for the first window (on_mount)
@@ -510,7 +511,7 @@ class MainScreen(CurateActions):
     def selected_count(self) -> int:
         return self.matching.pages if self.matching is not None else len(self.selection)
 
-    def _listing_key(self) -> tuple:
+    def _listing_key(self) -> tuple[Any, ...]:
         """What the list shows: a "select every match" holds while this stays the same."""
         return (tuple(self.scopes) if self.scopes is not None else None, self.status, self.actor,
                 self.query_text.strip(), self.mode, self.dates)
@@ -590,7 +591,7 @@ class MainScreen(CurateActions):
         self._count_matching(filters, label, self._listing_key())
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="select-matching")
-    def _count_matching(self, filters: dict[str, Any], label: str, key: tuple) -> None:
+    def _count_matching(self, filters: dict[str, Any], label: str, key: tuple[Any, ...]) -> None:
         plan = self.app.store.plan_bulk_delete(filters)
         self.post_message(SelectionCounted(filters, label, plan["pages"], key))
 
@@ -620,7 +621,7 @@ class MainScreen(CurateActions):
                                       follow=self._bulk_erasing)
         self.app.push_screen(screen, self._after_bulk_delete)
 
-    def _bulk_erasing(self, receipt: dict, finished: bool) -> None:
+    def _bulk_erasing(self, receipt: dict[str, Any], finished: bool) -> None:
         """While the bulk-delete dialog is up. Erasing starts: no page of the set is shown in the inspector until
         it ends (read back once erased, each would leave a failed read in the audit log). It ends or stops: the erased
         pages leave the selection, the list, the basket and every view (StoreChanged), under the receipt."""
@@ -644,7 +645,7 @@ class MainScreen(CurateActions):
         if erased:
             self.app.announce_change(None, removed=True)
 
-    def _after_bulk_delete(self, receipt: dict | None) -> None:
+    def _after_bulk_delete(self, receipt: dict[str, Any] | None) -> None:
         """The dialog closed: what it did, in a toast (the views followed it while it was up)."""
         self.query_one(Inspector).withhold(set())  # (an erasure that failed: its pages are shown again)
         if not receipt:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -23,7 +25,7 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.rows: list[dict] = []
+        self.rows: list[dict[str, Any]] = []
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog full"):
@@ -97,7 +99,7 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
         if not message.audit_only:
             self._load()
 
-    def _current(self) -> dict | None:
+    def _current(self) -> dict[str, Any] | None:
         row = self.query_one(DataTable).cursor_row
         return self.rows[row] if 0 <= row < len(self.rows) else None
 

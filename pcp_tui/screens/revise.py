@@ -40,13 +40,13 @@ def run_editor(argv: list[str], editor: str) -> str | None:
     return None
 
 
-class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
+class ReviseScreen(StoreWorkers, ModalScreen["dict[str, Any] | None"]):
     """Dismisses with revise_page's answer, or None when cancelled."""
 
     COMMAND_SCOPE = "revise"
     BINDINGS = commands.bindings("revise")
 
-    def __init__(self, envelope: dict, *, open_editor: bool = False) -> None:
+    def __init__(self, envelope: dict[str, Any], *, open_editor: bool = False) -> None:
         super().__init__()
         self.envelope = envelope
         self.expected = envelope["revision_id"]
@@ -121,7 +121,7 @@ class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
         self._save(self.envelope["page_id"], self.expected, self.draft, facets)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="revise")
-    def _save(self, page_id: str, expected: str, content: str, facets: dict | None) -> None:
+    def _save(self, page_id: str, expected: str, content: str, facets: dict[str, Any] | None) -> None:
         from store import Conflict
 
         store = self.app.store

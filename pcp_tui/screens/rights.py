@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pathlib import Path
 
 from textual import on, work
@@ -48,7 +50,7 @@ def missing_folders(path: Path) -> list[Path]:
     return missing[::-1]
 
 
-class RightsScreen(StoreWorkers, Screen):
+class RightsScreen(StoreWorkers, Screen[Any]):
     """Every right of pcp-core sections 6-7 with a keyboard path."""
 
     COMMAND_SCOPE = "rights"
@@ -57,8 +59,8 @@ class RightsScreen(StoreWorkers, Screen):
     def __init__(self) -> None:
         super().__init__()
         self.audit_cursor: str | None = None
-        self.audit_events: list[dict] = []  # the rows of the audit table, in order
-        self.scope_plan: dict | None = None
+        self.audit_events: list[dict[str, Any]] = []  # the rows of the audit table, in order
+        self.scope_plan: dict[str, Any] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Content.styled("Your rights: take everything out, erase a whole scope, see who did what", "bold"),
@@ -370,7 +372,7 @@ class RightsScreen(StoreWorkers, Screen):
         elif event.button.id == "scope-run" and self.scope_plan:
             self._confirm_scope_delete(self.scope_plan)
 
-    def _confirm_scope_delete(self, plan: dict) -> None:
+    def _confirm_scope_delete(self, plan: dict[str, Any]) -> None:
         """The second step, as for a page: the typed namespace opened the button, this asks once more (on Cancel)."""
         namespace = plan["namespace"]
         pages = plan["pages"]

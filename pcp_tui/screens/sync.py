@@ -27,7 +27,7 @@ from .confirm import ConfirmScreen, FormScreen, key_hint, key_of
 from ..text import counted, when
 
 
-def load_state(store: Any) -> tuple[dict, dict[str, tuple[str, str]]]:
+def load_state(store: Any) -> tuple[dict[str, Any], dict[str, tuple[str, str]]]:
     """sync_status, and the title and scope of each page in conflict (runs in a worker)."""
     from store import NotFound
 
@@ -46,7 +46,7 @@ def load_state(store: Any) -> tuple[dict, dict[str, tuple[str, str]]]:
     return status, pages
 
 
-def summary(result: dict) -> str:
+def summary(result: dict[str, Any]) -> str:
     """What one folder sync did, in a sentence or two."""
     taken = sum(r["added"].get("page", 0) for r in result["read"])
     revisions = sum(r["added"].get("revision", 0) for r in result["read"])
@@ -83,7 +83,7 @@ def folder_problem(text: str) -> str | None:
     return None
 
 
-def pairing_state(status: dict, *, offer_taken: bool, joined: bool) -> str:
+def pairing_state(status: dict[str, Any], *, offer_taken: bool, joined: bool) -> str:
     """How this store stands among the owner's stores, after its id on the state line.
 
     The store says only whether it holds a folder key ("paired"), which an offer gives it as well as a join; with
@@ -115,7 +115,7 @@ class OfferTaken(Message):
 class Joined(Message):
     """sync_join answered (the sync goes on in the same worker)."""
 
-    result: dict
+    result: dict[str, Any]
 
 
 @dataclass
@@ -124,10 +124,10 @@ class JoinAsk(Message):
 
     folder: str
     code: str
-    plan: dict
+    plan: dict[str, Any]
 
 
-def merge_text(plan: dict) -> str:
+def merge_text(plan: dict[str, Any]) -> str:
     """What a join merges, as the CLI's prompt says it: scopes and page counts, shared namespaces and labels."""
     lines = [f"This store holds history of its own; joining merges it with {plan['paired_with']}'s: one owner "
              "from then on. Scopes here:"]
@@ -151,7 +151,7 @@ class JoinRefused(Message):
     problem: str
 
 
-class ConflictTable(DataTable):
+class ConflictTable(DataTable[Any]):
     """The pages with conflicts; Enter on an empty table goes on to the dialog's Open (which says there is none)."""
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -180,11 +180,11 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.status: dict | None = None
+        self.status: dict[str, Any] | None = None
         self.rows: list[tuple[str, str, str]] = []  # page id, title, namespace of each page in conflict
         self.running = False
         self.took_pages = False  # a sync brought pages in (an empty store's welcome screen gives way to the pages)
-        self.offer: dict | None = None  # the pairing code on screen: code, offer (its file), folder, peers before it
+        self.offer: dict[str, Any] | None = None  # the pairing code on screen: code, offer (its file), folder, peers before it
         self.offer_taken = False  # a store joined with the last code shown (its offer file went)
         self.joined = False  # this dialog paired the store with a typed code
         self.paired_note = ""  # what the join said, for the notice of the sync that follows it

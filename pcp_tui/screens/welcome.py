@@ -5,6 +5,8 @@ gets the same screen titled for what it is then, an import into it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -37,7 +39,7 @@ REPORT_LINES = 200  # lines of the kept report shown; `pcp import-report ID` pri
 WELCOME, IMPORT = "Welcome to pcp", "Import"  # the title: an empty store, a store with pages
 
 
-def report_lines(report: dict) -> str:
+def report_lines(report: dict[str, Any]) -> str:
     """The kept report, one line per conversation, session or skipped item."""
     entries = report.get("entries", [])
     lines = [f"Report {report['import_id']} ({report['source']}): {len(entries):,} "
@@ -68,7 +70,7 @@ def _records(added: dict[str, int]) -> str:
                      for kind, n in sorted(added.items()) if n)
 
 
-def report_text(report: dict) -> str:
+def report_text(report: dict[str, Any]) -> str:
     if "added" in report:  # a pcp export: records by kind, not conversations
         return f"Imported {report.get('path', 'the export')}: {_records(report['added']) or 'nothing new'}."
     counts = ", ".join(counted(report[k], noun) + after for k, noun, after in COUNTS if report.get(k))
@@ -87,7 +89,7 @@ def failure(error: BaseException) -> str:
     return one_line(text)
 
 
-class WelcomeScreen(StoreWorkers, Screen):
+class WelcomeScreen(StoreWorkers, Screen[Any]):
     """First run (or F5): bring history in, or look at the demo first."""
 
     COMMAND_SCOPE = "welcome"

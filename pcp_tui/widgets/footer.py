@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.cells import cell_len
 from textual.screen import Screen
 from textual.widgets import Footer
@@ -18,9 +20,9 @@ class FitFooter(Footer):
     difference); it composes again only for grouped keys or a change of the palette key or compact mode.
     """
 
-    _shown: tuple | None = None
+    _shown: tuple[Any, ...] | None = None
 
-    def _keys(self, screen: Screen) -> tuple:
+    def _keys(self, screen: Screen[Any]) -> tuple[Any, ...]:
         """What compose would show: each shown binding's key, label, description, action and state."""
         keys = tuple((binding.key, self.app.get_key_display(binding), binding.description, binding.action,
                       binding.group, enabled, tooltip)
@@ -28,17 +30,17 @@ class FitFooter(Footer):
         return keys + (self.show_command_palette, self.compact)
 
     @staticmethod
-    def _plain(keys: tuple) -> list[tuple] | None:
+    def _plain(keys: tuple[Any, ...]) -> list[tuple[Any, ...]] | None:
         """Of `_keys`, what compose would show (the first binding of each action, in order), or None when any
         is grouped (compose draws groups with widgets of their own)."""
-        first: dict[str, tuple] = {}
+        first: dict[str, tuple[Any, ...]] = {}
         for key, display, description, action, group, enabled, tooltip in keys[:-2]:
             if group is not None:
                 return None
             first.setdefault(action, (key, display, description, action, enabled, tooltip))
         return list(first.values())
 
-    def bindings_changed(self, screen: Screen) -> None:
+    def bindings_changed(self, screen: Screen[Any]) -> None:
         if self._bindings_ready and self.is_attached and screen is self.screen and self.app.app_focus:
             keys = self._keys(screen)
             if keys == self._shown:
@@ -47,7 +49,7 @@ class FitFooter(Footer):
                 return
         super().bindings_changed(screen)
 
-    def _in_place(self, keys: tuple) -> bool:
+    def _in_place(self, keys: tuple[Any, ...]) -> bool:
         plain = self._plain(keys)
         if plain is None or self.query(KeyGroup):
             return False

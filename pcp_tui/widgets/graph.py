@@ -6,6 +6,8 @@ after it. Colours come from $graph-root, $graph-node and $graph-edge.
 
 from __future__ import annotations
 
+from typing import Any
+
 from collections import deque
 
 from textual.content import Content
@@ -19,7 +21,7 @@ from ..text import one_line
 ROOT, NODE, EDGE = "bold $graph-root", "$graph-node", "$graph-edge"
 
 
-def graph_lines(graph: dict, root: str, empty: str = "") -> list[tuple[Content, str | None]]:
+def graph_lines(graph: dict[str, Any], root: str, empty: str = "") -> list[tuple[Content, str | None]]:
     """(line, page id to follow or None) for a neighbourhood from reading.neighbourhood; `empty` is said
     under the root when no relation was drawn (e.g. `No “contains” within 2 hops.`)."""
     nodes, edges = graph["nodes"], graph["edges"]
@@ -74,7 +76,7 @@ class GraphView(SteadyOptionList):
             super().__init__()
             self.page_id = page_id
 
-    def show_graph(self, graph: dict, root: str, empty: str = "") -> None:
+    def show_graph(self, graph: dict[str, Any], root: str, empty: str = "") -> None:
         options = []
         for n, (line, target) in enumerate(graph_lines(graph, root, empty)):
             options.append(Option(line, id=f"g{n}:{target}" if target else None, disabled=target is None))

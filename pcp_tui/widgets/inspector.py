@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import asyncio
 import json
 import time
@@ -30,6 +32,9 @@ from .revisions import RevisionsView
 from .tabs import show_tab
 from ..text import printable
 
+if TYPE_CHECKING:
+    from store.types import PageLifecycle, ReadItem, Revision
+
 CODE_LANGUAGES = {
     "application/json": "json", "application/javascript": "javascript", "text/javascript": "javascript",
     "application/x-python": "python", "application/x-sh": "bash", "text/x-shellscript": "bash",
@@ -51,13 +56,13 @@ LAZY_TAB_QUIET = 0.5
 MARKDOWN_LIMIT = 200_000  # content characters drawn as Markdown (or highlighted code); longer: plain text  # later, seconds without input before the next one is mounted
 
 
-def lifecycle_notes(full: dict) -> Content | None:
+def lifecycle_notes(full: ReadItem) -> Content | None:
     """`archived by user:owner on 2026-03-01: “done with it”` and `⊘ suppressed in chat:x (reason)`, or None."""
     env = full["revision"]
-    life = full.get("lifecycle") or {}
+    life: PageLifecycle = full.get("lifecycle") or {"events": [], "suppressions": []}
     lines: list[Content] = []
     status = env["lifecycle_status"]
-    steps = life.get("events") or []
+    steps = life["events"]
     if status in ("archived", "tombstoned") and steps and steps[0]["to_status"] == status:
         step = steps[0]
         who = step["created_by"]
@@ -67,11 +72,12 @@ def lifecycle_notes(full: dict) -> Content | None:
     elif status == "superseded":
         lines.append(Content.assemble(("superseded", "bold $lifecycle-superseded"),
                                       ": a newer page supersedes it (Relations tab, 4)"))
-    for sup in (life.get("suppressions") or [])[:3]:
+    for sup in life["suppressions"][:3]:
         reason = f" ({sup['reason']})" if sup.get("reason") else ""
-        until = f" until {sup['expires_at'][:10]}" if sup.get("expires_at") else ""
+        expires = sup.get("expires_at")
+        until = f" until {expires[:10]}" if expires else ""
         lines.append(Content.assemble(("⊘ suppressed", "bold $warning"), f" in {sup['context_id']}{until}{reason}"))
-    more = len(life.get("suppressions") or []) - 3
+    more = len(life["suppressions"]) - 3
     if more > 0:
         lines.append(Content.styled(f"… suppressed in {more} more context{'s' if more != 1 else ''}", "dim"))
     if full.get("conflict_revision_ids"):  # concurrent revisions from another of the owner's stores (sync)
@@ -133,7 +139,7 @@ class Inspector(StoreWorkers, Vertical):
         super().__init__(id=id)
         self.page_id: str | None = None
         self.withheld: set[str] = set()  # pages a deletion under way is erasing (withhold)
-        self.page: dict | None = None  # the last load_page result
+        self.page: reading.LoadedPage | None = None  # the last load_page result
         self._stale: set[str] = set()  # tabs not yet drawn for this page
         self._mounted: set[str] = {"content"}  # tabs whose widgets are mounted (see compose)
         self._mounting: dict[str, asyncio.Event] = {}  # tabs being mounted: set once they are
@@ -301,14 +307,15 @@ class Inspector(StoreWorkers, Vertical):
             return
         self.page = message.data
         full = message.data["full"]
-        self._content = ((full["revision"].get("payload") or {}).get("content")) or ""
+        payload = full["revision"].get("payload")
+        self._content = (payload.get("content") if payload else None) or ""
         self._next_offset, self._content_chars = full.get("next_offset"), full.get("content_chars", 0)
         self._reading_more = False
         self._fill(message.data)
 
     # --- drawing ---
 
-    def _fill(self, data: dict) -> None:
+    def _fill(self, data: reading.LoadedPage) -> None:
         env = data["full"]["revision"]
         who = env["created_by"]
         head = Content.assemble(
@@ -323,7 +330,7 @@ class Inspector(StoreWorkers, Vertical):
         self._stale = set(TABS)
         self._draw_tab(self.active_tab)
 
-    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[Any]) -> None:
         """The provenance line under the cursor, wrapped in full (the tree cuts long ones at its edge)."""
         if isinstance(event.control, ProvenanceTree):
             event.stop()
@@ -331,7 +338,7 @@ class Inspector(StoreWorkers, Vertical):
             self.query_one("#provenance-detail", Static).update(
                 Content(label.plain if hasattr(label, "plain") else str(label)))
 
-    def _show_notes(self, full: dict | None) -> None:
+    def _show_notes(self, full: ReadItem | None) -> None:
         """The reason for a non-active status (the newest lifecycle step) and the contexts that suppress it."""
         notes = lifecycle_notes(full) if full else None
         box = self.query_one(NotesBox)
@@ -363,7 +370,8 @@ class Inspector(StoreWorkers, Vertical):
         elif tab == "provenance":
             self.query_one(ProvenanceTree).show(env, reading.title_of(env), self.page["input_titles"])
         elif tab == "relations":
-            self.query_one(RelationsView).show(env["page_id"], full.get("relations", {}), self.page["titles"])
+            self.query_one(RelationsView).show(env["page_id"], full.get("relations") or {"outgoing": [], "incoming": []},
+                                                self.page["titles"])
         elif tab == "facets":
             facets = full.get("facets") or {}
             text = json.dumps(facets, ensure_ascii=False, indent=2) if facets else "No facets."
@@ -373,11 +381,11 @@ class Inspector(StoreWorkers, Vertical):
             raw = json.dumps(self.page["raw"], ensure_ascii=False, indent=2)
             self.query_one("#raw-text", Document).show(partial(highlight, raw, language="json"), raw)
 
-    def _show_content(self, env: dict, to_end: bool | None = None) -> None:
+    def _show_content(self, env: Revision, to_end: bool | None = None) -> None:
         """The content read so far; `to_end` (more of it arrived): keep the view where it is, or go to its end."""
-        payload = env.get("payload") or {}
+        payload = env.get("payload")
         view = self.query_one("#content-view", Document)
-        if payload.get("content") is None:
+        if payload is None or payload.get("content") is None:
             refs = printable("\n".join(r.get("uri", "") for r in env.get("source_refs", [])))
             plain = f"No payload; the page points to its sources:\n{refs}"
             view.show(partial(Content, plain), plain)

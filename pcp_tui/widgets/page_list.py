@@ -30,7 +30,7 @@ from ..messages import StoreWorkers
 from .steady import SteadyScrollbars, set_virtual_size
 from ..text import printable
 
-Fetch = Callable[[str | None], tuple[list[dict], str | None]]
+Fetch = Callable[[str | None], tuple[list[dict[str, Any]], str | None]]
 Piece = tuple[str, Style | None, bool]  # text, its own style (None: the base), a search match
 MAX_ROWS = 20_000  # rows kept in memory; older ones are dropped from the top
 DROP = 5_000
@@ -38,7 +38,7 @@ PREFETCH = 40  # fetch the next window when the cursor or the view gets this clo
 STATUS_GLYPH = {"active": "●", "superseded": "◌", "archived": "▣", "tombstoned": "✝"}
 
 
-def short_date(row: dict) -> str:
+def short_date(row: dict[str, Any]) -> str:
     """A row's day: a search hit's `date`, a listed page's sort time (both observed, else created)."""
     stamp = row.get("date") or row.get("sort_time") or row.get("observed_at") or row.get("created_at") or ""
     return stamp[:10]
@@ -48,7 +48,7 @@ _SPACES = re.compile(r"\s+")
 _SHRINKS = re.compile(r"^\s+|\s{2,}")  # the runs that move what follows them (a single space stays put)
 
 
-def marked_snippet(snippet: str, highlights: list | None, query: str) -> tuple[str, list[tuple[int, int]]]:
+def marked_snippet(snippet: str, highlights: list[Any] | None, query: str) -> tuple[str, list[tuple[int, int]]]:
     """The snippet on one line (runs of whitespace become one space) and its marks moved along with it.
 
     Marks are the hit's `highlights` ([start, end] within the snippet, from the store); a hit without
@@ -127,12 +127,12 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
     class Highlighted(Message):
         """The cursor moved onto a row (None when the list is empty)."""
 
-        def __init__(self, row: dict | None) -> None:
+        def __init__(self, row: dict[str, Any] | None) -> None:
             super().__init__()
             self.row = row
 
     class Chosen(Message):
-        def __init__(self, row: dict) -> None:
+        def __init__(self, row: dict[str, Any]) -> None:
             super().__init__()
             self.row = row
 
@@ -144,13 +144,13 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
             self.count, self.complete = count, complete
 
     class Window(Message):
-        def __init__(self, generation: int, rows: list[dict], next_cursor: str | None, first: bool) -> None:
+        def __init__(self, generation: int, rows: list[dict[str, Any]], next_cursor: str | None, first: bool) -> None:
             super().__init__()
             self.generation, self.rows, self.next_cursor, self.first = generation, rows, next_cursor, first
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.rows: list[dict] = []
+        self.rows: list[dict[str, Any]] = []
         self.marked: set[str] = set()  # in the handoff basket (◆)
         # The selection for a bulk deletion (✓), its own column while there is one; `select_all`: every row
         # listed is selected (the selection is "everything matching the current search and filters").
@@ -168,7 +168,7 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
         self._keep_index: int | None = None  # a quiet reload's fallback cursor when its page is gone
         self._replace = False  # a quiet reload: the next first window replaces the rows on screen
         self._styles: dict[str, Any] = {}
-        self._lines: dict[tuple, Strip] = {}  # drawn lines by (row identity, line, width, cursor, marks)
+        self._lines: dict[tuple[Any, ...], Strip] = {}  # drawn lines by (row identity, line, width, cursor, marks)
 
     # --- loading ---
 
@@ -254,7 +254,7 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
         return self._next is not None
 
     @property
-    def current(self) -> dict | None:
+    def current(self) -> dict[str, Any] | None:
         return self.rows[self.cursor] if 0 <= self.cursor < len(self.rows) else None
 
     def update_row(self, page_id: str, **changes: Any) -> None:
@@ -414,7 +414,7 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
             segments.append(Segment(" " * room, base + cursor if cursor is not None else base))
         return Strip(segments, width)
 
-    def _title_pieces(self, row: dict, width: int, marked: bool, chosen: bool, choosing: bool) -> list[Piece]:
+    def _title_pieces(self, row: dict[str, Any], width: int, marked: bool, chosen: bool, choosing: bool) -> list[Piece]:
         status = row.get("lifecycle_status", "active")
         date = f" {short_date(row)} "
         title = printable(" ".join((row.get("title") or row["page_id"]).split()))
@@ -431,7 +431,7 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
         pieces.append((date, self._style("page-list--meta"), False))
         return pieces
 
-    def _meta_pieces(self, row: dict) -> list[Piece]:
+    def _meta_pieces(self, row: dict[str, Any]) -> list[Piece]:
         parts = [row.get("namespace", "")]
         if row.get("actor_type"):
             parts.append(f"by {row['actor_type']}")
@@ -439,7 +439,7 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
             parts.append(row["lifecycle_status"])
         return [("    " + printable(" · ".join(parts)), self._style("page-list--meta"), False)]
 
-    def _snippet_pieces(self, row: dict) -> list[Piece]:
+    def _snippet_pieces(self, row: dict[str, Any]) -> list[Piece]:
         # The one-line snippet and its marks, worked out once per row and query.
         cached = row.get("_one_line")
         if cached is None or cached[0] != self.search_query:

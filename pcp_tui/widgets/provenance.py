@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from rich.text import Text
 from textual import on, work
 from textual.widgets import Tree
@@ -14,14 +16,17 @@ from .. import reading
 from ..messages import ProvenanceLoaded, StoreWorkers
 from ..text import printable
 
+if TYPE_CHECKING:
+    from store.types import Revision
 
-class ProvenanceTree(StoreWorkers, Tree[dict]):
+
+class ProvenanceTree(StoreWorkers, Tree[dict[str, Any]]):
     """Expanding an input revision reads its provenance (lazily, like Textual's DirectoryTree)."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("Provenance", data={"kind": "none"}, id=id)
 
-    def show(self, envelope: dict, title: str, input_titles: dict[str, str]) -> None:
+    def show(self, envelope: Revision, title: str, input_titles: dict[str, str]) -> None:
         """Start from a revision envelope already read (no store call for the first level)."""
         self.reset(Text(f"{title}  ({envelope['revision_id']})"), {"kind": "revision", "id": envelope["revision_id"],
                                                                      "loaded": True})
@@ -32,7 +37,7 @@ class ProvenanceTree(StoreWorkers, Tree[dict]):
         """No page: an empty tree (answers still in flight find no node and are dropped)."""
         self.reset("Provenance", {"kind": "none"})
 
-    def _add_level(self, node: TreeNode, envelope: dict, input_titles: dict[str, str]) -> None:
+    def _add_level(self, node: TreeNode[Any], envelope: Revision, input_titles: dict[str, str]) -> None:
         for event in envelope.get("provenance", []):
             who = f"{event.get('actor_type', '?')}:{event.get('actor_id', '?')}"
             label = Text(f"{event.get('operation', '?')} by {who} at {(event.get('timestamp') or '')[:19]}")
@@ -59,7 +64,7 @@ class ProvenanceTree(StoreWorkers, Tree[dict]):
         if not node.children:
             node.add_leaf(Text("no recorded inputs or sources", style="dim"), data={"kind": "none"})
 
-    def on_tree_node_expanded(self, event: Tree.NodeExpanded) -> None:
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[Any]) -> None:
         event.stop()
         data = event.node.data or {}
         if data.get("kind") == "revision" and not data.get("loaded"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -18,6 +20,9 @@ from .graph import EDGE, NODE, GraphView
 from .steady import SteadyOptionList, update_rows
 from ..text import one_line
 
+if TYPE_CHECKING:
+    from store.types import Relation, Relations
+
 HOPS = (1, 2, 3)  # how deep the graph is drawn; 2 to start with
 
 
@@ -29,30 +34,30 @@ class RelationList(SteadyOptionList):
             super().__init__()
             self.page_id = page_id
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.relations: dict[str, dict] = {}  # option id -> the relation it shows
+        self.relations: dict[str, dict[str, Any]] = {}  # option id -> the relation it shows
 
     @property
-    def highlighted_relation(self) -> dict | None:
+    def highlighted_relation(self) -> dict[str, Any] | None:
         """The relation under the cursor (None on a heading or an empty list)."""
         if self.highlighted is None:
             return None
         return self.relations.get(self.get_option_at_index(self.highlighted).id or "")
 
-    def show_relations(self, relations: dict, titles: dict[str, str]) -> None:
+    def show_relations(self, relations: Relations, titles: dict[str, str]) -> None:
         self.relations = {}
         options: list[Option] = []
         n = 0
-        for direction, other_key, arrow in (("outgoing", "to_page_id", "─▶"), ("incoming", "from_page_id", "◀─")):
-            groups: dict[str, list[dict]] = {}
-            for rel in relations.get(direction, []):
+        for direction, arrow in (("outgoing", "─▶"), ("incoming", "◀─")):
+            groups: dict[str, list[Relation]] = {}
+            for rel in relations["outgoing"] if direction == "outgoing" else relations["incoming"]:
                 groups.setdefault(rel["relation_type"], []).append(rel)
             for rtype in sorted(groups):
                 options.append(Option(Content.styled(f"{direction} · {one_line(rtype)} ({len(groups[rtype])})", "bold"),
                                       disabled=True))
                 for rel in groups[rtype]:
-                    other = rel[other_key]
+                    other = rel["to_page_id"] if direction == "outgoing" else rel["from_page_id"]
                     n += 1
                     self.relations[f"r{n}:{other}"] = {**rel, "other_title": titles.get(other, other)}
                     options.append(Option(Content.assemble((f"  {arrow} ", EDGE), (one_line(titles.get(other, other)), NODE),
@@ -94,12 +99,12 @@ class RelationsView(StoreWorkers, Vertical):
         update_rows(self.query_one("#relation-detail", Static),
                     Content((prompt.plain if isinstance(prompt, Content) else str(prompt)).strip()))
 
-    def show(self, page_id: str, relations: dict, titles: dict[str, str]) -> None:
+    def show(self, page_id: str, relations: Relations, titles: dict[str, str]) -> None:
         if page_id != self.page_id:  # the line shown in full was another page's: it goes with that page
             update_rows(self.query_one("#relation-detail", Static), "")
         self.page_id = page_id
         self.query_one(RelationList).show_relations(relations, titles)
-        found = sorted({r["relation_type"] for d in ("outgoing", "incoming") for r in relations.get(d, [])})
+        found = sorted({r["relation_type"] for r in [*relations["outgoing"], *relations["incoming"]]})
         from store import RECOMMENDED_RELATION_TYPES
 
         self.types = found + sorted(set(RECOMMENDED_RELATION_TYPES) - set(found))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -17,15 +19,18 @@ from ..messages import DiffLoaded, StoreWorkers
 from .diff import DiffView
 from .steady import SteadyOptionList, update_rows
 
+if TYPE_CHECKING:
+    from store.types import HistoryEntry
 
-def revision_label(n: int, rev: dict) -> str:
+
+def revision_label(n: int, rev: HistoryEntry) -> str:
     """`#2 stored 2026-03-01 10:00 user …ABC123`: revisions carry the time they were stored."""
-    who = rev.get("created_by", {})
-    return (f"#{n} stored {rev['created_at'][:16].replace('T', ' ')} {who.get('actor_type', '?')} "
+    who = rev["created_by"]
+    return (f"#{n} stored {rev['created_at'][:16].replace('T', ' ')} {who.get('actor_type') or '?'} "
             f"…{rev['revision_id'][-6:]}")
 
 
-def dates_note(history: list[dict], observed_at: str | None) -> str:
+def dates_note(history: list[HistoryEntry], observed_at: str | None) -> str:
     """Which date is which: the list's date is when it happened (observed), else when it was stored."""
     if not history:
         return ""
@@ -68,7 +73,7 @@ class RevisionsView(StoreWorkers, Vertical):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.history: list[dict] = []
+        self.history: list[HistoryEntry] = []
         self.sides: tuple[str, str] | None = None  # (from, to) revision ids of the diff shown
 
     def compose(self) -> ComposeResult:
@@ -77,7 +82,7 @@ class RevisionsView(StoreWorkers, Vertical):
         yield Static("", id="diff-controls")
         yield DiffView(id="diff")
 
-    def show(self, history: list[dict], observed_at: str | None = None) -> None:
+    def show(self, history: list[HistoryEntry], observed_at: str | None = None) -> None:
         self.history = history
         update_rows(self.query_one("#dates-note", Static), dates_note(history, observed_at))
         total = len(history)
@@ -156,6 +161,8 @@ class RevisionsView(StoreWorkers, Vertical):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         ids = [r["revision_id"] for r in self.history]
+        if event.option.id not in ids:  # every option is a revision of the history shown
+            return
         index = ids.index(event.option.id)
         self.compare(ids[min(index + 1, len(ids) - 1)], ids[index])
 

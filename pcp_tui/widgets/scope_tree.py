@@ -7,6 +7,8 @@ The line under the tree (ScopePane) shows the highlighted node in full: its name
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -18,6 +20,9 @@ from textual.widgets.tree import TreeNode
 
 from .steady import SteadyScrollbars, update_rows
 from ..text import counted, one_line, printable
+
+if TYPE_CHECKING:
+    from store.types import Scope
 
 
 def prefix_of(namespace: str) -> str:
@@ -35,7 +40,7 @@ def newest(*dates: str | None) -> str:
     return max((d for d in dates if d), default="")
 
 
-class ScopeTree(SteadyScrollbars, Tree[dict]):
+class ScopeTree(SteadyScrollbars, Tree[dict[str, Any]]):
     """Selecting a node asks for its pages: one scope (and its child scopes), a prefix group, or everything."""
 
     BINDINGS = [
@@ -55,15 +60,15 @@ class ScopeTree(SteadyScrollbars, Tree[dict]):
         self.show_root = True
         self.auto_expand = False  # Enter shows a scope's pages and leaves the tree as it is; space folds
         self.guide_depth = 2
-        self.scopes: list[dict] = []
+        self.scopes: list[Scope] = []
 
-    def show_scopes(self, scopes: list[dict], selected: list[str] | None = None) -> None:
+    def show_scopes(self, scopes: list[Scope], selected: list[str] | None = None) -> None:
         """Rebuild the tree from list_scopes rows."""
         self.scopes = scopes
         self.clear()
         known = {s["namespace"] for s in scopes}
-        children: dict[str, list[dict]] = {}
-        tops: list[dict] = []
+        children: dict[str, list[Scope]] = {}
+        tops: list[Scope] = []
         for scope in scopes:
             parent = scope.get("parent")
             if parent and parent in known and parent != scope["namespace"]:
@@ -72,10 +77,10 @@ class ScopeTree(SteadyScrollbars, Tree[dict]):
                 tops.append(scope)
         placed: set[str] = set()
 
-        def subtree(scope: dict) -> dict:
+        def subtree(scope: Scope) -> dict[str, Any]:
             """The scope, the subtrees under it, and what they hold together."""
             placed.add(scope["namespace"])
-            kids = []
+            kids: list[dict[str, Any]] = []
             for kid in children.get(scope["namespace"], []):
                 if kid["namespace"] not in placed:  # (a cycle of parents is cut where it closes)
                     kids.append(subtree(kid))
@@ -84,14 +89,14 @@ class ScopeTree(SteadyScrollbars, Tree[dict]):
                     "newest": newest(scope.get("last_activity"), *(k["newest"] for k in kids)),
                     "scopes": 1 + sum(k["scopes"] for k in kids)}
 
-        groups: dict[str, list[dict]] = {}
+        groups: dict[str, list[dict[str, Any]]] = {}
         for scope in tops:
             groups.setdefault(prefix_of(scope["namespace"]), []).append(subtree(scope))
         for scope in scopes:  # scopes whose parents form a cycle hang under no top scope: each cycle enters once
             if scope["namespace"] not in placed:
                 groups.setdefault(prefix_of(scope["namespace"]), []).append(subtree(scope))
 
-        def add(node: TreeNode, tree: dict) -> None:
+        def add(node: TreeNode[Any], tree: dict[str, Any]) -> None:
             scope = tree["scope"]
             data = {"kind": "scope", "namespace": scope["namespace"], "own": scope.get("page_count", 0),
                     "title": scope.get("title"), **{k: tree[k] for k in ("count", "newest", "scopes")}}
@@ -117,7 +122,7 @@ class ScopeTree(SteadyScrollbars, Tree[dict]):
         self.root.expand()
         self.post_message(self.Highlighted(None))  # the tree changed under its cursor: the detail line follows
 
-    def namespaces_under(self, node: TreeNode) -> list[str]:
+    def namespaces_under(self, node: TreeNode[Any]) -> list[str]:
         """Every scope namespace in this node's subtree."""
         out = []
         if node.data and node.data.get("kind") == "scope":
@@ -126,7 +131,7 @@ class ScopeTree(SteadyScrollbars, Tree[dict]):
             out += self.namespaces_under(child)
         return out
 
-    def on_tree_node_selected(self, event: Tree.NodeSelected) -> None:
+    def on_tree_node_selected(self, event: Tree.NodeSelected[Any]) -> None:
         event.stop()
         data = event.node.data or {}
         if data.get("kind") == "all":
@@ -141,16 +146,16 @@ class ScopeTree(SteadyScrollbars, Tree[dict]):
     class Highlighted(Message):
         """The cursor moved (or the tree was rebuilt under it): the detail line shows `node` (None: the cursor's)."""
 
-        def __init__(self, node: TreeNode | None) -> None:
+        def __init__(self, node: TreeNode[Any] | None) -> None:
             super().__init__()
             self.node = node
 
-    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[Any]) -> None:
         event.stop()
         self.post_message(self.Highlighted(event.node))
 
 
-def detail(data: dict) -> Content:
+def detail(data: dict[str, Any]) -> Content:
     """The highlighted node in full, in three lines: what it is, what choosing it lists, its last activity."""
     kind, count = data.get("kind"), data.get("count", 0)
     scopes = data.get("scopes", 0)
@@ -184,7 +189,7 @@ class ScopePane(Vertical):
     def on_resize(self) -> None:
         self.call_after_refresh(self.show_detail)  # (shown again at the new width: its rows as wrapped there)
 
-    def show_detail(self, node: TreeNode | None = None) -> None:
+    def show_detail(self, node: TreeNode[Any] | None = None) -> None:
         """The detail line shows `node` (by default the cursor's node, or the root)."""
         tree = self.query_one(ScopeTree)
         node = node or tree.cursor_node or tree.root

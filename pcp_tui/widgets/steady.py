@@ -39,7 +39,7 @@ class SteadyScrollbars:
     def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
         if unchanged(cast(Widget, self), size, container_size):  # a layout pass elsewhere: nothing to redo here
             return False
-        return super()._size_updated(size, virtual_size, container_size, layout)  # type: ignore[misc]
+        return bool(super()._size_updated(size, virtual_size, container_size, layout))  # type: ignore[misc]
 
 
 def set_virtual_size(widget: Widget, size: Size) -> None:

@@ -32,7 +32,7 @@ def register(cli: Group) -> None:
 @bulk_filters
 @plan_or_yes(resume=True)
 @click.pass_context
-def delete(ctx: click.Context, page_id: str | None, cascade: bool, plan_digest: str | None, batch_size: int | None,
+def delete(ctx: click.Context, /, page_id: str | None, cascade: bool, plan_digest: str | None, batch_size: int | None,
            reason: str | None, plan: bool, yes: bool, resume: str | None, **filters: Any) -> int:
     """Erase a page, or every page the filters select, for good (plan first)."""
     check_plan_or_yes(ctx, plan, yes, reason, resume)

@@ -15,8 +15,10 @@ from ...shared import search_filters as shared_filters
 
 
 def register(cli: Group) -> None:
-    for cmd in (describe, doctor, scopes, scope, write, revise, read, search, list_pages, link, unlink, ingest,
-                    *LIFECYCLE, recommend_tombstone, suppress, unsuppress, audit):
+    commands: tuple[click.Command, ...] = (
+        describe, doctor, scopes, scope, write, revise, read, search, list_pages, link, unlink, ingest, *LIFECYCLE,
+        recommend_tombstone, suppress, unsuppress, audit)
+    for cmd in commands:
         cli.add_command(cmd)
 
 
