@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -24,6 +24,11 @@ from .collector import TICK, IdleCollector
 from .palette import PcpCommands
 from .messages import BasketChanged, BasketChecked, Progress, StoreActivity, StoreChanged, StoreReady, StoreWorkers
 from .text import printable
+
+if TYPE_CHECKING:
+    from store import Store
+
+    from .reads import Reads, StoreReader
 
 WATCH_INTERVAL = 1.0  # seconds between looks at the store's newest audit event (changes by other processes)
 # Operations that write nothing but their audit event: when only these appear, only the audit log changed.
@@ -83,7 +88,7 @@ class PcpApp(StoreWorkers, App[int]):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (34, "-tall")]
 
     def __init__(self, db: str | Path | None = None, *, demo: bool = False, config_folder: Path | None = None,
-                 theme: str | None = None, cursor_blink: bool = True, store: Any = None,
+                 theme: str | None = None, cursor_blink: bool = True, store: Store | None = None,
                  use_pyperclip: bool = True, watch_interval: float = WATCH_INTERVAL) -> None:
         super().__init__()
         self.watch_interval = watch_interval  # 0 turns the watcher off
@@ -94,13 +99,13 @@ class PcpApp(StoreWorkers, App[int]):
         self.forced_theme = theme  # tests and snapshots pin a theme; it is not saved
         self.blink_cursor = cursor_blink
         self.use_pyperclip = use_pyperclip  # tests keep the desktop clipboard out of it
-        self.store: Any = store
+        self.store: Store | None = store  # None until open_store has opened it
         self.basket: list[dict[str, Any]] = []  # pages chosen for a handoff: {page_id, title, namespace}
         self.user_keymap: dict[str, str] = {}
         self._theme_ready = False
         self.theme_names: list[str] = []
         self.index_progress: tuple[int, int | None] | None = None  # the last index upgrade report shown
-        self.reads: Any = None  # reads.Reads: the heavy reads in a child process (reads.py), once the store is open
+        self.reads: Reads | None = None  # reads.Reads: the heavy reads in a child process (reads.py), once the store is open
         self.reads_min_bytes: int | None = None  # tests and the bench choose when a child is used
         self.collector = IdleCollector()  # full garbage collections in the user's pauses (collector.py)
         self._collector_timer: Timer | None = None
@@ -258,7 +263,7 @@ class PcpApp(StoreWorkers, App[int]):
             self._start_reads(store)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="reads")
-    def _start_reads(self, store: Any) -> None:
+    def _start_reads(self, store: Store) -> None:
         """The child process for heavy reads (reads.py); until it is ready they run in worker threads."""
         from .reads import MIN_BYTES, Reads
 
@@ -270,17 +275,20 @@ class PcpApp(StoreWorkers, App[int]):
             old.close()
         reads.start()
 
-    def read(self, lane: str | None, op: str, *args: Any, **kwargs: Any) -> Any:
-        """One heavy read (reads.py: list_pages, search_pages, all_scopes, load_page), from a worker thread.
+    @property
+    def opened_store(self) -> Store:
+        """The open store, for code that runs only once it is open (screens, their workers)."""
+        if self.store is None:
+            raise RuntimeError("no store is open")
+        return self.store
 
-        Raises reads.Superseded when a newer read of the same lane came first: the caller drops it quietly.
-        """
-        from .reads import run
+    def reader(self, lane: str | None) -> StoreReader:
+        """The heavy reads (reads.py: list_pages, search_pages, all_scopes, load_page) of one lane, typed as the
+        Store's, for worker threads. A read raises reads.Superseded when a newer read of the same lane came
+        first: the caller drops it quietly."""
+        from .reads import StoreReader
 
-        reads, store = self.reads, self.store
-        if reads is None or reads.store is not store:
-            return run(store, op, args, kwargs)
-        return reads.call(lane, op, *args, **kwargs)
+        return StoreReader(lambda: (self.reads, self.store), lane)
 
     def on_unmount(self) -> None:
         self.collector.stop()
@@ -313,7 +321,7 @@ class PcpApp(StoreWorkers, App[int]):
             self._check_basket([b["page_id"] for b in self.basket])
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="watch")
-    def watch_store(self, store: Any) -> None:
+    def watch_store(self, store: Store) -> None:
         """About once a second, look at the newest audit events: every write by any process records one."""
         import time
 
@@ -347,7 +355,7 @@ class PcpApp(StoreWorkers, App[int]):
         found: dict[str, tuple[str, str]] = {}
         for batch in reading.chunks(page_ids):
             try:
-                results = self.store.read_pages(batch, projections=("manifest",))["results"]
+                results = self.opened_store.read_pages(batch, projections=("manifest",))["results"]
             except NotFound:  # every page of the batch was erased
                 continue
             for res in results:

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 from importlib import resources
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from .shared import LIFECYCLE_STATUSES
+from .shared import LIFECYCLE_STATUSES, lifecycle_change
+
+if TYPE_CHECKING:
+    from store import Store
 
 MODEL_PERMISSIONS = {"search", "read", "write", "manage_scope", "revise", "link", "suppress", "tombstone"}
 
@@ -24,7 +27,7 @@ def demo_operations() -> Iterator[dict[str, Any]]:
             yield json.loads(line)
 
 
-def is_empty(store: Any) -> bool:
+def is_empty(store: Store) -> bool:
     """True when the store holds no page at all (of any status) and no scope."""
     # The page first: list_scopes counts the pages of the scopes it lists (slow on a big store).
     if store.list_pages(status=list(LIFECYCLE_STATUSES), limit=1)["pages"]:
@@ -32,7 +35,7 @@ def is_empty(store: Any) -> bool:
     return not store.list_scopes(limit=1)["scopes"]
 
 
-def fill(store: Any, progress: Callable[[int, int], None] | None = None) -> dict[str, str]:
+def fill(store: Store, progress: Callable[[int, int], None] | None = None) -> dict[str, str]:
     """Replay the demo world into `store`; returns the demo refs -> page ids."""
     from store import AccessSession
 
@@ -40,7 +43,7 @@ def fill(store: Any, progress: Callable[[int, int], None] | None = None) -> dict
     refs: dict[str, str] = {}
     heads: dict[str, str] = {}
 
-    def session(op: dict[str, Any]) -> Any:
+    def session(op: dict[str, Any]) -> Store:
         actor = op.get("actor")
         if not actor:
             return store
@@ -73,7 +76,7 @@ def fill(store: Any, progress: Callable[[int, int], None] | None = None) -> dict
         elif kind == "link":
             store.link_pages(refs[op["from"]], op["type"], refs[op["to"]])
         elif kind in ("archive", "tombstone"):
-            getattr(store, f"{kind}_page")(refs[op["ref"]], op["reason"])
+            lifecycle_change(store, kind)(refs[op["ref"]], op["reason"])
         elif kind == "suppress":
             store.suppress_pages([refs[op["ref"]]], op["context"], reason=op.get("reason"))
         elif kind == "recommend_tombstone":

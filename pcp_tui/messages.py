@@ -16,7 +16,9 @@ from textual.worker import Worker, WorkerState
 
 if TYPE_CHECKING:
     from .reading import LoadedPage
-    from store.types import Scope
+    from store import Store
+    from store.types import ImportExportResult, ImportSummary
+    from store.types import AuditLog, BulkDeletePlan, BulkDeleteReceipt, BundleResult, CopyResult, DeletePlan, ExportResult, HandoffList, Hit, ImportReportResult, LinkResult, Receipt, Revision, Scope, ScopeDeletePlan, StoppedBulkDeletion, SuppressResult, TransitionResult, UnlinkResult, UnsuppressResult, WriteResult
     from textual import getters
     from textual.widgets.tree import NodeID
 
@@ -66,7 +68,7 @@ class LookAlikeNamespace(Message):
 class StoreReady(Message):
     """The store is open (and filled, for the demo); `empty` says whether it holds any page."""
 
-    def __init__(self, store: Any, empty: bool, demo: bool) -> None:
+    def __init__(self, store: Store, empty: bool, demo: bool) -> None:
         super().__init__()
         self.store, self.empty, self.demo = store, empty, demo
 
@@ -141,14 +143,14 @@ class LifecycleChanged(Message):
     """archive/restore/tombstone/untombstone_page answered; `op` is the one asked for."""
 
     op: str
-    result: Data
+    result: TransitionResult
 
 
 @dataclass
 class Unlinked(Message):
     """unlink answered (the relation is retracted)."""
 
-    result: Data
+    result: UnlinkResult
     relation: Data
 
 
@@ -156,14 +158,14 @@ class Unlinked(Message):
 class Unsuppressed(Message):
     """unsuppress_pages answered: the context and the pages whose suppression was lifted."""
 
-    result: Data
+    result: UnsuppressResult
 
 
 @dataclass
 class Suppressed(Message):
     """suppress_pages answered."""
 
-    result: Data
+    result: SuppressResult
 
 
 # The link screen
@@ -173,14 +175,14 @@ class Suppressed(Message):
 class LinkCandidates(Message):
     """Search hits the page can be linked to (the page itself left out)."""
 
-    hits: list[Data]
+    hits: list[Hit]
 
 
 @dataclass
 class Linked(Message):
     """link_pages answered with the new relation."""
 
-    relation: Data
+    relation: LinkResult
 
 
 # The rights screen
@@ -190,7 +192,7 @@ class Linked(Message):
 class AuditLoaded(Message):
     """One page of the audit log (events and the cursor of the next page); `first` starts the table over."""
 
-    page: Data
+    page: AuditLog
     first: bool = False
 
 
@@ -198,29 +200,29 @@ class AuditLoaded(Message):
 class ReceiptsLoaded(Message):
     """Every deletion receipt, and the bulk deletions recorded but not finished."""
 
-    receipts: list[Data]
-    stopped: list[Data]
+    receipts: list[Receipt]
+    stopped: list[StoppedBulkDeletion]
 
 
 @dataclass
 class Exported(Message):
     """export answered: where, what format, counts, checksum."""
 
-    result: Data
+    result: ExportResult
 
 
 @dataclass
 class ScopePlanned(Message):
     """plan_delete_scope answered: what erasing the scope would remove."""
 
-    plan: Data
+    plan: ScopeDeletePlan
 
 
 @dataclass
 class ScopeDeleted(Message):
     """delete_scope answered with its receipt."""
 
-    receipt: Data
+    receipt: Receipt
 
 
 # The revise screen
@@ -239,7 +241,7 @@ class ReviseLoaded(Message):
 class Revised(Message):
     """revise_page answered with the new revision."""
 
-    result: Data
+    result: WriteResult
 
 
 @dataclass
@@ -247,7 +249,7 @@ class ReviseConflicted(Message):
     """revise_page raised Conflict: the store's sentence and the page's head revision now."""
 
     text: str
-    current: Data
+    current: Revision
 
 
 # The recommendations screen
@@ -274,7 +276,7 @@ class Tombstoned(Message):
 class DeletePlanned(Message):
     """plan_delete answered, with the titles of the pages it names."""
 
-    plan: Data
+    plan: DeletePlan
     titles: dict[str, str]
 
 
@@ -282,7 +284,7 @@ class DeletePlanned(Message):
 class PageDeleted(Message):
     """delete_page answered with its receipt."""
 
-    receipt: Data
+    receipt: Receipt
 
 
 # The bulk delete screen (many pages at once) and the main screen's selection
@@ -302,14 +304,14 @@ class SelectionCounted(Message):
 class BulkPlanned(Message):
     """plan_bulk_delete answered for the selection (the dialog's plan)."""
 
-    plan: Data
+    plan: BulkDeletePlan
 
 
 @dataclass
 class BulkStarted(Message):
     """The bulk deletion is recorded (begin_bulk_delete or a resume), with the titles of its first pages."""
 
-    receipt: Data
+    receipt: BulkDeleteReceipt
     titles: dict[str, str]
 
 
@@ -317,7 +319,7 @@ class BulkStarted(Message):
 class BulkFinished(Message):
     """The erasure ended: complete, or `stopped` between batches (the receipt says how far it got)."""
 
-    receipt: Data
+    receipt: BulkDeleteReceipt
     stopped: bool
 
 
@@ -328,14 +330,14 @@ class BulkFinished(Message):
 class BundleBuilt(Message):
     """bundle answered (the preview)."""
 
-    bundle: Data
+    bundle: BundleResult
 
 
 @dataclass
 class Copied(Message):
     """copy or copy_continue answered."""
 
-    result: Data
+    result: CopyResult
 
 
 @dataclass
@@ -349,7 +351,7 @@ class NothingNew(Message):
 class LedgerLoaded(Message):
     """handoffs answered, for one page or (page_id None) for every handoff."""
 
-    ledger: Data
+    ledger: HandoffList
     page_id: str | None
 
 
@@ -360,14 +362,14 @@ class LedgerLoaded(Message):
 class Imported(Message):
     """An import finished with its report."""
 
-    report: Data
+    report: ImportExportResult | ImportSummary
 
 
 @dataclass
 class ImportReportLoaded(Message):
     """import_report answered: the kept report of the import just run, line by line."""
 
-    report: Data
+    report: ImportReportResult
 
 
 @dataclass

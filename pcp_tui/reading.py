@@ -12,6 +12,7 @@ from .shared import PROJECTIONS
 from .text import printable
 
 if TYPE_CHECKING:
+    from store import Store
     from store.types import ReadItem, ReadResult
 
 MAX_GRAPH_NODES = 40
@@ -46,7 +47,13 @@ def title_of(envelope: Mapping[str, Any]) -> str:
     return printable(refs[0]["uri"] if refs else envelope.get("page_id", ""))
 
 
-def titles(store: Any, page_ids: Iterable[str], *, marked: bool = False) -> dict[str, str]:
+def content_of(item: ReadItem) -> str:
+    """The content a read_pages result carries ("" without a revision, a payload or content)."""
+    payload = item["revision"].get("payload") if "revision" in item else None
+    return (payload.get("content") if payload else None) or ""
+
+
+def titles(store: Store, page_ids: Iterable[str], *, marked: bool = False) -> dict[str, str]:
     """Titles of pages (those the session may see; others are left out). `marked`: a page that is not active
     says so after its title (`… (tombstoned)`), as the relation list and the graph show them."""
     wanted = list(dict.fromkeys(page_ids))
@@ -63,8 +70,8 @@ def titles(store: Any, page_ids: Iterable[str], *, marked: bool = False) -> dict
                 out[env["page_id"]] = title_of(env)
                 status[env["page_id"]] = env.get("lifecycle_status", "active")
     for pid in [p for p in wanted if p in out and not out[p]]:
-        env = store.read_pages([pid], max_chars=200)["results"][0].get("revision", {})
-        out[pid] = title_of(env)
+        first = store.read_pages([pid], max_chars=200)["results"][0]
+        out[pid] = title_of(first["revision"] if "revision" in first else {})
     if marked:
         for pid, state in status.items():
             if state != "active":
@@ -72,7 +79,7 @@ def titles(store: Any, page_ids: Iterable[str], *, marked: bool = False) -> dict
     return out
 
 
-def whole_content(store: Any, revision_id: str) -> str:
+def whole_content(store: Store, revision_id: str) -> str:
     """A revision's whole content, read part by part (`offset`); checked against its digest, so that a cut text
     can never pass for the whole (it would be written back by a revise). Run in a worker thread."""
     from store import Conflict
@@ -86,7 +93,7 @@ def whole_content(store: Any, revision_id: str) -> str:
                                 **({} if offset is None else {"offset": offset}))["results"][0]
         revision = item["revision"]
         digest = revision.get("content_digest")
-        parts.append(((revision.get("payload") or {}).get("content")) or "")
+        parts.append(content_of(item))
         offset = item.get("next_offset")
         if offset is None:
             break
@@ -96,7 +103,7 @@ def whole_content(store: Any, revision_id: str) -> str:
     return text
 
 
-def load_page(store: Any, page_id: str) -> LoadedPage:
+def load_page(store: Store, page_id: str) -> LoadedPage:
     """Everything the inspector shows for one page, in two reads plus relation-end titles."""
     full = store.read_pages([page_id], projections=PROJECTIONS)["results"][0]
     raw = store.read_pages([page_id])  # exactly what `pcp read --json ID` prints
@@ -107,7 +114,7 @@ def load_page(store: Any, page_id: str) -> LoadedPage:
             "input_titles": revision_titles(store, inputs)}
 
 
-def revision_titles(store: Any, revision_ids: Iterable[str]) -> dict[str, str]:
+def revision_titles(store: Store, revision_ids: Iterable[str]) -> dict[str, str]:
     """Titles of revisions (erased or hidden ones are left out)."""
     names: dict[str, str] = {}
     for batch in chunks(list(dict.fromkeys(revision_ids))):
@@ -120,7 +127,7 @@ def revision_titles(store: Any, revision_ids: Iterable[str]) -> dict[str, str]:
     return names
 
 
-def neighbourhood(store: Any, root: str, hops: int, types: set[str] | None = None) -> dict[str, Any]:
+def neighbourhood(store: Store, root: str, hops: int, types: set[str] | None = None) -> dict[str, Any]:
     """Pages within `hops` relations of `root` (either direction), optionally only some relation types.
 
     Returns {"nodes": {page_id: {"hop", "title"}}, "edges": [(relation_id, from, type, to)], "truncated"}.
@@ -132,8 +139,8 @@ def neighbourhood(store: Any, root: str, hops: int, types: set[str] | None = Non
         following: list[str] = []
         for batch in chunks(frontier):
             for res in store.read_pages(batch, projections=("manifest", "relations"))["results"]:
-                rels = res.get("relations") or {}
-                for rel in rels.get("outgoing", []) + rels.get("incoming", []):
+                rels = res.get("relations") or {"outgoing": [], "incoming": []}
+                for rel in rels["outgoing"] + rels["incoming"]:
                     if types and rel["relation_type"] not in types:
                         continue
                     edges[rel["relation_id"]] = (rel["relation_id"], rel["from_page_id"], rel["relation_type"],
@@ -156,7 +163,7 @@ def neighbourhood(store: Any, root: str, hops: int, types: set[str] | None = Non
     return {"nodes": nodes, "edges": kept, "truncated": truncated}
 
 
-def provenance_children(store: Any, revision_id: str) -> dict[str, Any]:
+def provenance_children(store: Store, revision_id: str) -> dict[str, Any]:
     """One level of a revision's provenance: its events' input revisions and its source refs."""
     res = store.read_pages([revision_id], projections=("manifest",))["results"][0]
     env = res["revision"]

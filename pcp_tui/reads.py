@@ -28,9 +28,12 @@ import sys
 import threading
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 if TYPE_CHECKING:
+    from store import Store
+    from store.types import PageList, ReadResult, Scope, ScopeList, SearchResult
+
     from .reading import LoadedPage
 
 LANES = ("page-window", "scopes", "inspector")
@@ -45,9 +48,9 @@ class Superseded(Exception):
     """A newer request of the same lane was made before this one ran: nobody waits for its answer."""
 
 
-def all_scopes(store: Any) -> list[dict[str, Any]]:
+def all_scopes(store: Store) -> list[Scope]:
     """Every scope the session sees (list_scopes, a page of 100 at a time)."""
-    scopes: list[dict[str, Any]] = []
+    scopes: list[Scope] = []
     cursor = None
     while True:
         page = store.list_scopes(limit=100, cursor=cursor)
@@ -57,7 +60,7 @@ def all_scopes(store: Any) -> list[dict[str, Any]]:
             return scopes
 
 
-def _load_page(store: Any, page_id: str) -> LoadedPage:
+def _load_page(store: Store, page_id: str) -> LoadedPage:
     from . import reading
 
     return reading.load_page(store, page_id)
@@ -71,7 +74,7 @@ COMPOSED: dict[str, Callable[..., Any]] = {"all_scopes": all_scopes, "load_page"
 THREAD_READS = frozenset({"all_scopes"})
 
 
-def run(store: Any, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def run(store: Store, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """One read, in whichever process holds `store`."""
     if op in COMPOSED:
         return COMPOSED[op](store, *args, **kwargs)
@@ -82,7 +85,7 @@ def run(store: Any, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
 
 # --- the child ---
 
-_child_store: Any = None
+_child_store: Store | None = None
 _child_lanes: Any = None
 
 
@@ -123,6 +126,8 @@ def _child_serve(lane: int | None, generation: int, op: str, args: tuple[Any, ..
 
     if lane is not None and _child_lanes[lane] != generation:
         return (_STALE,)
+    if _child_store is None:  # _child_start, the pool's initializer, opens it first
+        raise RuntimeError("the reader child has no store open")
     stop = threading.Event()
     if lane is not None:  # a request superseded while it runs (the next keystroke's search) stops there
         threading.Thread(target=_interrupt_when_stale, args=(lane, generation, _child_store._db.connection(), stop),
@@ -155,7 +160,7 @@ def _interrupt_when_stale(lane: int, generation: int, connection: Any, stop: thr
 class Reads:
     """Runs the app's heavy reads of `store` in a child process when that helps, else in the calling thread."""
 
-    def __init__(self, store: Any, *, min_bytes: int = MIN_BYTES, start_method: str = "spawn") -> None:
+    def __init__(self, store: Store, *, min_bytes: int = MIN_BYTES, start_method: str = "spawn") -> None:
         self.store = store
         self.min_bytes = min_bytes
         self.start_method = start_method
@@ -252,3 +257,56 @@ class Reads:
                 os.kill(pid, 15)
             except OSError:
                 pass
+
+
+# --- the typed face of the transport ---
+
+
+class StoreReader:
+    """The app's heavy reads with the Store's own signatures and result types, for one lane.
+
+    The operation's name travels only inside this module (to the child, or to `run` in the calling thread), so
+    every read the app makes is type-checked like a call on the Store itself. `route` answers, at each call,
+    the app's Reads (None before the child is wanted) and its open store."""
+
+    def __init__(self, route: Callable[[], tuple[Reads | None, Store | None]], lane: str | None) -> None:
+        self.route = route
+        self.lane = lane
+
+    def _send(self, op: str, *args: Any, **kwargs: Any) -> Any:
+        reads, store = self.route()
+        if store is None:
+            raise RuntimeError("no store is open")
+        if reads is None or reads.store is not store:
+            return run(store, op, args, kwargs)
+        return reads.call(self.lane, op, *args, **kwargs)
+
+    # The Store's reads (same parameters and defaults: tests/tui/test_reads.py compares them).
+
+    def list_pages(self, scopes: Any = None, status: Any = None, order: str = "recent", after: str | None = None,
+                   limit: int | None = None, actor_types: Any = None) -> PageList:
+        return cast("PageList", self._send("list_pages", scopes=scopes, status=status, order=order, after=after,
+                                           limit=limit, actor_types=actor_types))
+
+    def search_pages(self, query: str = "", scopes: Any = (), mode: str = "auto", filters: dict[str, Any] | None = None,
+                     limit: int | None = None, cursor: str | None = None, context_id: str | None = None,
+                     all_revisions: bool = False) -> SearchResult:
+        return cast("SearchResult", self._send("search_pages", query, scopes=scopes, mode=mode, filters=filters,
+                                               limit=limit, cursor=cursor, context_id=context_id,
+                                               all_revisions=all_revisions))
+
+    def list_scopes(self, query: str | None = None, limit: int | None = None, cursor: str | None = None) -> ScopeList:
+        return cast("ScopeList", self._send("list_scopes", query=query, limit=limit, cursor=cursor))
+
+    def read_pages(self, ids_: list[str] | str, projections: Any = ("manifest", "payload"),
+                   max_chars: int | None = None, offset: int | None = None) -> ReadResult:
+        return cast("ReadResult", self._send("read_pages", ids_, projections=projections, max_chars=max_chars,
+                                             offset=offset))
+
+    # The app's composed reads.
+
+    def all_scopes(self) -> list[Scope]:
+        return cast("list[Scope]", self._send("all_scopes"))
+
+    def load_page(self, page_id: str) -> LoadedPage:
+        return cast("LoadedPage", self._send("load_page", page_id))

@@ -7,7 +7,11 @@ loading it); tests/mcp/test_mcp_protocol.py checks each list against the store's
 
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping, get_args
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, get_args
+
+if TYPE_CHECKING:
+    from store import Store
+    from store.types import TransitionResult
 
 SearchMode = Literal["auto", "text", "exact", "temporal", "graph"]
 Projection = Literal["manifest", "payload", "source_spans", "relations", "facets", "history", "lifecycle"]
@@ -44,3 +48,15 @@ def revised_facets(current: Mapping[str, Any] | None, **changes: Any) -> dict[st
     if not changed:
         return None
     return {**(current or {}), **changed}
+
+
+LIFECYCLE_CHANGES = ("archive", "restore", "tombstone", "untombstone")
+
+
+def lifecycle_change(st: Store, change: str) -> Callable[[str, str], TransitionResult]:
+    """The store's operation for a lifecycle change (archive_page, ...), called with (page_id, reason)."""
+    operations = {"archive": st.archive_page, "restore": st.restore_page, "tombstone": st.tombstone_page,
+                  "untombstone": st.untombstone_page}
+    if change not in operations:
+        raise ValueError(f"{change!r} is not a lifecycle change; use one of {', '.join(LIFECYCLE_CHANGES)}.")
+    return operations[change]

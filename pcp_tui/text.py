@@ -3,6 +3,7 @@ safe to draw, paths on one line. Imports Rich's cell measure only, never Textual
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import os
@@ -16,7 +17,7 @@ def counted(n: int, singular: str, plural: str | None = None) -> str:
     return f"{n:,} {singular if n == 1 else plural or singular + 's'}"
 
 
-def already_gone(receipt: dict[str, Any]) -> str:
+def already_gone(receipt: Mapping[str, Any]) -> str:
     """For a bulk deletion's receipt: how many of the pages it dealt with it erased itself, when some were
     already gone (erased another way meanwhile, e.g. by a second deletion while this one was stopped)."""
     done = int(receipt.get("pages_done") or 0)

@@ -11,7 +11,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -251,6 +251,17 @@ def undecodable(params: dict[str, Any], paths: frozenset[str]) -> str | None:
                     return (f"The {name.replace('_', '-')} argument is not valid UTF-8 text (byte 0x{bad[0]:02x}); "
                             "pass UTF-8.")
     return None
+
+
+T = TypeVar("T")
+
+
+def present(value: T | None, flag: str) -> T:
+    """A value the usage checks made sure of (--reason with --yes, DIR without --with): the type checker's
+    proof, and a one-line refusal should a check ever miss it."""
+    if value is None:
+        raise CliError("invalid", f"{flag} is required here.")
+    return value
 
 
 def command(*args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Command]:

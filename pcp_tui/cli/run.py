@@ -10,7 +10,10 @@ import contextlib
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from store import Store
 
 import click
 
@@ -19,7 +22,7 @@ from .base import PROG, CliError, emit_json, fail, globals_of, json_mode, undeco
 # Arguments that name files: they may hold any bytes (the store never keeps them), so no UTF-8 check.
 PATH_PARAMS = frozenset({"db", "file", "path", "out", "source", "folder", "with_db", "json_out"})
 
-Op = Callable[[Any], Any]
+Op = Callable[["Store"], Any]  # a call of the store's typed methods; its result goes to the renderer
 
 
 def all_params(ctx: click.Context) -> dict[str, Any]:
@@ -81,7 +84,7 @@ def show(result: Any, render: str | Callable[[Any], str], as_json: bool) -> None
     getattr(draw, name)(draw.make_console(), result)
 
 
-def _refuse_undecodable(st: Any, ctx: click.Context) -> None:
+def _refuse_undecodable(st: Store, ctx: click.Context) -> None:
     message = undecodable(all_params(ctx), PATH_PARAMS)
     if message is not None:
         from store import Invalid
@@ -102,7 +105,7 @@ def progress(ctx: click.Context, description: str) -> Iterator[Callable[..., Non
         yield update
 
 
-def finish_index_upgrade(st: Any, as_json: bool) -> None:
+def finish_index_upgrade(st: Store, as_json: bool) -> None:
     """A store written by an older pcp is re-indexed before its first command (resumable if cut short).
 
     A person at a terminal sees a progress bar on stderr; a script sees two lines there (none with --json)."""
@@ -126,7 +129,7 @@ def finish_index_upgrade(st: Any, as_json: bool) -> None:
         sys.stderr.flush()
 
 
-def write_out(st: Any, out: str, text: str) -> None:
+def write_out(st: Store, out: str, text: str) -> None:
     """Write `text` to the file `--out` names: 0600, never the store or its side files, never through a link."""
     from store.files import open_private, refuse_store_target
 

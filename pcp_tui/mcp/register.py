@@ -28,7 +28,11 @@ import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+if TYPE_CHECKING:
+    from store.types import Scope
+    from store import Store
 
 CLIENTS = ("claude-code", "claude-desktop", "codex", "gemini")
 CODING_AGENTS = {"claude-code": "claude-code", "codex": "codex", "gemini": "gemini"}
@@ -144,7 +148,7 @@ GROUP_WHAT = {
 }
 
 
-def scope_groups(scopes: Iterable[dict[str, Any]]) -> list[Group]:
+def scope_groups(scopes: Iterable[Scope]) -> list[Group]:
     """Scopes that hold pages, gathered into the groups a grant names (largest first, then by name)."""
     groups: dict[str, Group] = {}
     for scope in scopes:
@@ -167,8 +171,8 @@ def _what(pattern: str) -> str:
     return GROUP_WHAT.get(head, "")
 
 
-def all_scopes(st: Any) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def all_scopes(st: Store) -> list[Scope]:
+    out: list[Scope] = []
     cursor = None
     while True:
         page = st.list_scopes(limit=200, cursor=cursor)

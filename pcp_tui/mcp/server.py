@@ -21,7 +21,7 @@ import json
 import sys
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Mapping, ParamSpec, TypeVar
 from urllib.parse import quote, unquote
 
 import anyio
@@ -39,6 +39,13 @@ from ..shared import (RECOMMENDED_RELATION_TYPES, ActorType, LifecycleStatus, Pr
 from . import schema
 from .wire import PcpServer, package_version, run_stdio
 
+if TYPE_CHECKING:
+    from store import Store
+    from store.types import ReadResult, Revision
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
 READ_TOOLS = ("describe", "list_scopes", "search_pages", "read_pages")
 WRITE_TOOLS = ("write_page", "revise_page", "link_pages", "ingest_event", "suppress_pages", "recommend_tombstone")
 TOOLSETS = {"read": READ_TOOLS, "write": READ_TOOLS + WRITE_TOOLS}
@@ -52,6 +59,12 @@ SNIPPET_CHARS = 300
 MAX_LIST_LINES = 25       # relations / history / source refs shown per page
 FACETS_CHARS = 1_500
 RESULT_CEILING = MAX_READ_CHARS + 24_000  # no tool result is ever longer than this
+
+
+def _first_revision(result: ReadResult) -> Revision | None:
+    """The revision of a one-id read_pages answer (None when it was not read)."""
+    items = result["results"]
+    return items[0].get("revision") if items else None
 
 
 def _clamp(value: Any, low: int, high: int, default: int) -> int:
@@ -389,7 +402,7 @@ class PcpMcp:
         self.grants = dict(grants)
         self.toolset = toolset
         self.context_id = f"mcp:{client_id}"
-        self._store: Any = None
+        self._store: Store | None = None
         self._open_error: tuple[str, str] | None = None
         self._open_lock = anyio.Lock()
         self._schemas: dict[str, dict[str, Any]] | None = None
@@ -426,7 +439,7 @@ class PcpMcp:
             raise store.Conflict("The search index of this store is being upgraded: run pcp once to upgrade this store.")
         return opened
 
-    async def store(self) -> Any:
+    async def store(self) -> Store:
         async with self._open_lock:
             if self._store is None and self._open_error is None:
                 import store
@@ -438,6 +451,8 @@ class PcpMcp:
                     sys.stderr.write(f"pcp: {exc.message} ({exc.code})\n")
             if self._open_error is not None:
                 raise _Unavailable(f"{self._open_error[0]}: {self._open_error[1]}")
+            if self._store is None:  # (opened above unless it failed, which is said above)
+                raise _Unavailable("unavailable: the store is not open")
             return self._store
 
     def _output_schemas(self) -> dict[str, dict[str, Any]]:
@@ -445,7 +460,7 @@ class PcpMcp:
             self._schemas = output_schemas()
         return self._schemas
 
-    async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    async def _call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         import store
 
         try:
@@ -453,13 +468,13 @@ class PcpMcp:
         except store.PcpError as exc:
             raise ToolError(f"{exc.code}: {exc.message}") from None
 
-    async def _op(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        """Call the store operation `name` in the worker thread."""
+    async def _op(self, op: Callable[[Store], T]) -> T:
+        """Run `op` (a call of the store's typed methods) on the open store, in the worker thread."""
         try:
             st = await self.store()
         except _Unavailable as exc:
             raise ToolError(str(exc)) from None
-        return await self._call(getattr(st, name), *args, **kwargs)
+        return await self._call(op, st)
 
     async def _audit_refusal(self, tool: str, message: str) -> None:
         """A call refused before it reached the store (unknown tool, wrong arguments), audited as a failure."""
@@ -512,7 +527,7 @@ class PcpMcp:
     # --- tools ---
 
     async def describe(self) -> CallToolResult:
-        caps = await self._op("describe_capabilities")
+        caps = await self._op(lambda st: st.describe_capabilities())
         structured = {"client_id": self.client_id, "toolset": self.toolset, "tools": list(TOOLSETS[self.toolset]),
                       "grants": {ns: sorted(p) for ns, p in sorted(self.grants.items())},
                       "never_available": ["tombstone", "delete", "export"], "context_id": self.context_id,
@@ -527,8 +542,8 @@ class PcpMcp:
         limit: Annotated[int, Field(description="scopes per page, 1 to 50")] = 20,
         cursor: Cursor = None,
     ) -> CallToolResult:
-        result = await self._op("list_scopes", query=query or None, limit=_clamp(limit, 1, 50, 20),
-                                cursor=cursor or None)
+        result = await self._op(lambda st: st.list_scopes(query=query or None, limit=_clamp(limit, 1, 50, 20),
+                                cursor=cursor or None))
         return _text_result(format_scopes(result), result)
 
     async def search_pages(
@@ -565,11 +580,10 @@ class PcpMcp:
             lifecycle_status=lifecycle_status, relation_types=relation_types, actor_types=actor_types,
             created_after=created_after, created_before=created_before, observed_after=observed_after,
             observed_before=observed_before)
-        result = await self._op(
-            "search_pages", query or "", scopes=list(scopes or ()), mode=mode or "auto",
+        result = await self._op(lambda st: st.search_pages(query or "", scopes=list(scopes or ()), mode=mode or "auto",
             filters=filters, limit=_clamp(limit, 1, MAX_HITS, DEFAULT_HITS), cursor=cursor or None,
             context_id=self.context_id,  # always this session's own context, never another client's
-        )
+        ))
         return _text_result(_bounded(format_hits(result, query or "")), result)
 
     async def read_pages(
@@ -590,8 +604,8 @@ class PcpMcp:
         if len(ids) > MAX_IDS:
             raise ToolError(f"limit: at most {MAX_IDS} ids per read_pages call, got {len(ids)}.")
         budget = _clamp(max_chars, 0, MAX_READ_CHARS, DEFAULT_READ_CHARS)
-        result = await self._op("read_pages", list(ids), projections=tuple(projections or ("manifest", "payload")),
-                                max_chars=budget, offset=offset)
+        result = await self._op(lambda st: st.read_pages(list(ids), projections=tuple(projections or ("manifest", "payload")),
+                                max_chars=budget, offset=offset))
         return _text_result(format_read(result, budget), result)
 
     async def write_page(
@@ -611,11 +625,10 @@ class PcpMcp:
         facets = {k: v for k, v in {"title": title, "summary": summary, "keywords": keywords}.items() if v}
         provenance = [{"operation": "derive", "input_revision_ids": list(derived_from), "tool_or_model": "pcp-mcp"}] \
             if derived_from else None
-        result = await self._op(
-            "write_page", namespace, content=content, media_type=media_type or "text/markdown",
+        result = await self._op(lambda st: st.write_page(namespace, content=content, media_type=media_type or "text/markdown",
             facets=facets or None, source_refs=[{"uri": u} for u in source_uris] if source_uris else None,
             provenance=provenance, idempotency_key=idempotency_key or None,
-        )
+        ))
         return _text_result(format_written(result, "Page", namespace), result)
 
     async def revise_page(
@@ -635,18 +648,18 @@ class PcpMcp:
         facets = None
         if (title, summary, keywords) != (None, None, None):
             # Facets given replace the stored ones, so merge the changes into the expected revision's facets.
-            current = await self._op("read_pages", [expected_revision_id], projections=("manifest",), max_chars=0)
-            item = (current.get("results") or [{}])[0]
-            facets = revised_facets((item.get("revision") or {}).get("facets"), title=title, summary=summary,
+            current = await self._op(lambda st: st.read_pages([expected_revision_id], projections=("manifest",), max_chars=0))
+            revision = _first_revision(current)
+            facets = revised_facets(revision.get("facets") if revision else None, title=title, summary=summary,
                                     keywords=keywords)
-        result = await self._op(
-            "revise_page", page_id, expected_revision_id, content=content, media_type=media_type,
+        result = await self._op(lambda st: st.revise_page(page_id, expected_revision_id, content=content, media_type=media_type,
             facets=facets, idempotency_key=idempotency_key or None,
-        )
+        ))
         namespace = None
         try:  # name the scope too; a session with revise but without read simply goes without it
-            head = await self._op("read_pages", [result["revision_id"]], projections=("manifest",), max_chars=0)
-            namespace = ((head.get("results") or [{}])[0].get("revision") or {}).get("namespace")
+            head = await self._op(lambda st: st.read_pages([result["revision_id"]], projections=("manifest",), max_chars=0))
+            revision = _first_revision(head)
+            namespace = revision.get("namespace") if revision else None
         except ToolError:
             pass
         return _text_result(format_written(result, "Revision", namespace), result)
@@ -659,7 +672,7 @@ class PcpMcp:
         to_id: Annotated[str, Field(description=f"where the relation points: {ID_TEXT}")],
         idempotency_key: Annotated[str | None, Field(description=KEY_TEXT)] = None,
     ) -> CallToolResult:
-        result = await self._op("link_pages", from_id, relation_type, to_id, idempotency_key=idempotency_key or None)
+        result = await self._op(lambda st: st.link_pages(from_id, relation_type, to_id, idempotency_key=idempotency_key or None))
         return _text_result(format_link(result), result)
 
     async def ingest_event(
@@ -684,7 +697,7 @@ class PcpMcp:
                 event[key] = value
         if title:
             event["facets"] = {"title": title}
-        result = await self._op("ingest_event", event, namespace, idempotency_key)
+        result = await self._op(lambda st: st.ingest_event(event, namespace, idempotency_key))
         return _text_result(format_written(result, "Event page", namespace), result)
 
     async def suppress_pages(
@@ -694,8 +707,8 @@ class PcpMcp:
         reason: Annotated[str | None, Field(description="why, for the user reading the audit")] = None,
         expires_at: Annotated[Time, _time("when the pages show again (default: never)")] = None,
     ) -> CallToolResult:
-        result = await self._op("suppress_pages", list(page_ids), self.context_id, reason=reason or None,
-                                expires_at=expires_at or None)
+        result = await self._op(lambda st: st.suppress_pages(list(page_ids), self.context_id, reason=reason or None,
+                                expires_at=expires_at or None))
         text = (f"Suppressed {len(result['suppressed'])} page(s) in context {result['context_id']} only "
                 f"(no revision written, nothing hidden elsewhere): {', '.join(result['suppressed'])}")
         return _text_result(text, result)
@@ -705,7 +718,7 @@ class PcpMcp:
         page_id: Annotated[str, Field(description="the page (pg_...) to recommend withdrawing")],
         reason: Annotated[str, Field(description="why the page should be withdrawn, shown to the user")],
     ) -> CallToolResult:
-        result = await self._op("recommend_tombstone", page_id, reason)
+        result = await self._op(lambda st: st.recommend_tombstone(page_id, reason))
         text = (f"Recommendation recorded for the user to review (the page is not withdrawn).\n"
                 f"recommendation_id: {result['recommendation_id']} | page_id: {result['page_id']} | "
                 f"status: {result['status']}")
@@ -713,22 +726,22 @@ class PcpMcp:
 
     # --- resources: the session's scopes, and pages by id ---
 
-    async def _resource_store(self) -> Any:
+    async def _resource_store(self) -> Store:
         try:
             return await self.store()
         except _Unavailable as exc:
             raise MCPError(code=-32603, message=str(exc)) from None
 
-    async def _resource_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+    async def _resource_call(self, op: Callable[[Store], T]) -> T:
         st = await self._resource_store()
         try:
-            return await self._call(getattr(st, name), *args, **kwargs)
+            return await self._call(op, st)
         except ToolError as exc:
             code = -32002 if str(exc).startswith("not_found") else -32602
             raise MCPError(code=code, message=str(exc)) from None
 
     async def _list_resources(self, ctx: Any, params: PaginatedRequestParams) -> ListResourcesResult:
-        result = await self._resource_call("list_scopes", limit=50, cursor=params.cursor or None)
+        result = await self._resource_call(lambda st: st.list_scopes(limit=50, cursor=params.cursor or None))
         resources = [Resource(uri=scope_uri(s["namespace"]), name=s["namespace"],
                               title=s.get("display_name") or s["namespace"],
                               description=_cut(s.get("description") or f"{s.get('page_count')} page(s)", 300),
@@ -760,7 +773,7 @@ class PcpMcp:
         return ReadResourceResult(contents=[TextResourceContents(uri=uri, text=text, mime_type="text/plain")])
 
     async def _scope_text(self, namespace: str) -> str:
-        pages = await self._resource_call("list_pages", scopes=[namespace], limit=schema.MAX_LIST)
+        pages = await self._resource_call(lambda st: st.list_pages(scopes=[namespace], limit=schema.MAX_LIST))
         lines = [f"scope {namespace}: {len(pages['pages'])} most recent page(s)"
                  + (" (more: search_pages with this scope)" if pages.get("next_cursor") else "")]
         for p in pages["pages"]:
@@ -771,12 +784,14 @@ class PcpMcp:
     async def _page_text(self, page_id: str, revision_id: str | None) -> str:
         if not page_id.startswith("pg_") or (revision_id is not None and not revision_id.startswith("rev_")):
             raise MCPError(code=-32602, message="invalid: a page resource is pcp://page/<pg_...>[@<rev_...>].")
-        result = await self._resource_call("read_pages", [revision_id or page_id], max_chars=DEFAULT_READ_CHARS)
-        item = (result.get("results") or [{}])[0]
-        if "error" in item:
-            raise MCPError(code=-32002 if item["error"]["code"] == "not_found" else -32602,
-                           message=f"{item['error']['code']}: {item['error']['message']}")
-        if (item.get("revision") or {}).get("page_id") != page_id:
+        result = await self._resource_call(lambda st: st.read_pages([revision_id or page_id], max_chars=DEFAULT_READ_CHARS))
+        items = result["results"]
+        error = items[0].get("error") if items else None
+        if error is not None:
+            raise MCPError(code=-32002 if error["code"] == "not_found" else -32602,
+                           message=f"{error['code']}: {error['message']}")
+        revision = _first_revision(result)
+        if (revision.get("page_id") if revision else None) != page_id:
             raise MCPError(code=-32002, message=f"not_found: revision {revision_id} is not a revision of {page_id}.")
         return format_read(result, DEFAULT_READ_CHARS)
 

@@ -9,7 +9,7 @@ receipt keeps the rest: ctrl+r here (or `pcp delete --resume DEL_ID`) continues 
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -25,6 +25,9 @@ from .confirm import key_hint
 from .delete import TypedThenReason, counts_text
 from ..text import already_gone, counted
 
+if TYPE_CHECKING:
+    from store.types import BulkDeletePlan, BulkDeleteReceipt
+
 LISTED = 500  # pages named in the receipt on screen (the stored receipt lists them all)
 FIRST = 12  # pages named in the plan (the store gives the first 20 by id)
 
@@ -39,7 +42,7 @@ def typed_count(text: str) -> int | None:
     return int(digits) if digits.isdecimal() else None  # not isdigit(): "²" is a digit int() refuses
 
 
-def bulk_plan_text(plan: dict[str, Any], label: str) -> Content:
+def bulk_plan_text(plan: BulkDeletePlan, label: str) -> Content:
     """What plan_bulk_delete says will be erased, in sentences."""
     pages = plan["pages"]
     lines = [
@@ -71,7 +74,7 @@ def bulk_plan_text(plan: dict[str, Any], label: str) -> Content:
     return Content("\n".join(lines))
 
 
-def bulk_receipt_text(receipt: dict[str, Any], titles: dict[str, str], stopped: bool) -> Content:
+def bulk_receipt_text(receipt: BulkDeleteReceipt, titles: dict[str, str], stopped: bool) -> Content:
     """How far the deletion got, and the pages erased (by title where it was known before)."""
     done, total, rid = receipt["pages_done"], receipt["pages"], receipt["receipt_id"]
     parts = counts_text(receipt.get("counts", {}))
@@ -96,7 +99,7 @@ def bulk_receipt_text(receipt: dict[str, Any], titles: dict[str, str], stopped: 
         "\n".join(lines))
 
 
-class BulkDeleteScreen(StoreWorkers, TypedThenReason):
+class BulkDeleteScreen(StoreWorkers, TypedThenReason["BulkDeleteReceipt | None"]):
     """Dismisses with the bulk deletion's receipt (how far it got), or None when nothing was started."""
 
     COMMAND_SCOPE = "bulk_delete"
@@ -104,15 +107,15 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason):
     batch_size: int | None = None  # pages per batch; None: the store's own (tests make batches small)
 
     def __init__(self, filters: dict[str, Any], label: str, titles: dict[str, str] | None = None,
-                 follow: Callable[[dict[str, Any], bool], None] | None = None) -> None:
+                 follow: Callable[[BulkDeleteReceipt, bool], None] | None = None) -> None:
         super().__init__()
         self.filters, self.label = filters, label
         # Told when the erasure starts (False) and when it ends or stops (True), with the receipt: the screen
         # under the dialog shows what is true while the receipt is still up.
         self.follow = follow
         self.titles: dict[str, str] = dict(titles or {})
-        self.plan: dict[str, Any] | None = None
-        self.receipt: dict[str, Any] | None = None  # once recorded: how far it got
+        self.plan: BulkDeletePlan | None = None
+        self.receipt: BulkDeleteReceipt | None = None  # once recorded: how far it got
         self.running = False
         self.stopped = False
         self._stop = threading.Event()
@@ -157,22 +160,22 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="bulk-plan")
     def _plan(self) -> None:
-        self.post_message(BulkPlanned(self.app.store.plan_bulk_delete(self.filters)))
+        self.post_message(BulkPlanned(self.app.opened_store.plan_bulk_delete(self.filters)))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="bulk-delete")
     def _erase(self, reason: str, digest: str) -> None:
-        store = self.app.store
+        store = self.app.opened_store
         sized = {} if self.batch_size is None else {"batch_size": self.batch_size}
         started = store.begin_bulk_delete(self.filters, reason, digest, **sized)
         self._run(started, first=True)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="bulk-delete")
     def _resume(self, receipt_id: str) -> None:
-        self._run(self.app.store.bulk_deletion(receipt_id), first=False)
+        self._run(self.app.opened_store.bulk_deletion(receipt_id), first=False)
 
-    def _run(self, started: dict[str, Any], first: bool) -> None:
+    def _run(self, started: BulkDeleteReceipt, first: bool) -> None:
         """Erase the recorded set (in the worker): titles first, while the pages still have them."""
-        store = self.app.store
+        store = self.app.opened_store
         receipt_id = started["receipt_id"]
         missing = [p for p in started["page_ids"][started["pages_done"]:LISTED] if p not in self.titles]
         self.post_message(BulkStarted(started, reading.titles(store, missing) if missing else {}))
@@ -218,7 +221,7 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="bulk-status")
     def _status_after_failure(self, receipt_id: str) -> None:
-        self.post_message(BulkFinished(self.app.store.bulk_deletion(receipt_id), True))
+        self.post_message(BulkFinished(self.app.opened_store.bulk_deletion(receipt_id), True))
 
     # --- answers ---
 

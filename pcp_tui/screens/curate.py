@@ -12,6 +12,7 @@ from textual.screen import Screen
 
 from .. import reading
 from ..messages import LifecycleChanged, ReviseLoaded, StoreWorkers, Suppressed, Unlinked, Unsuppressed
+from ..shared import lifecycle_change
 from ..widgets.inspector import Inspector
 from ..widgets.page_list import PageList
 from ..widgets.relations import RelationList
@@ -21,7 +22,7 @@ from .link import LinkScreen
 from .revise import BOX_LIMIT, ReviseScreen
 
 if TYPE_CHECKING:
-    from store.types import Revision
+    from store.types import Receipt, Revision, WriteResult
 
 EXPLAIN = {
     "archive": "It leaves ordinary search and the default page list (the Status filter 'archived' shows it); it stays "
@@ -79,7 +80,7 @@ class CurateActions(StoreWorkers, Screen[None]):
     def _load_for_revise(self, env: dict[str, Any], editor: bool) -> None:
         """The whole current text (the inspector holds at most one read budget of it): a revise never writes
         back a cut text."""
-        content = reading.whole_content(self.app.store, env["revision_id"])
+        content = reading.whole_content(self.app.opened_store, env["revision_id"])
         self.post_message(ReviseLoaded(env, content, editor))
 
     @on(ReviseLoaded)
@@ -93,7 +94,7 @@ class CurateActions(StoreWorkers, Screen[None]):
         env = {**message.envelope, "payload": {**message.envelope["payload"], "content": message.content}}
         self.app.push_screen(ReviseScreen(env, open_editor=message.editor), self._after_revise)
 
-    def _after_revise(self, result: dict[str, Any] | None) -> None:
+    def _after_revise(self, result: WriteResult | None) -> None:
         if result:
             self.notify(f"Revised: new revision {result['revision_id']}.", title="Revise")
             self.app.announce_change(result["page_id"])
@@ -137,7 +138,7 @@ class CurateActions(StoreWorkers, Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curate")
     def _lifecycle(self, op: str, page_id: str, reason: str) -> None:
-        result = getattr(self.app.store, f"{op}_page")(page_id, reason)
+        result = lifecycle_change(self.app.opened_store, op)(page_id, reason)
         self.post_message(LifecycleChanged(op, result))
 
     def action_suppress(self) -> None:
@@ -160,7 +161,7 @@ class CurateActions(StoreWorkers, Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curate")
     def _suppress(self, page_id: str, context: str, reason: str) -> None:
-        result = self.app.store.suppress_pages([page_id], context, reason=reason)
+        result = self.app.opened_store.suppress_pages([page_id], context, reason=reason)
         self.post_message(Suppressed(result))
 
     def action_unsuppress(self) -> None:
@@ -181,7 +182,7 @@ class CurateActions(StoreWorkers, Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curate")
     def _unsuppress(self, page_id: str, context: str) -> None:
-        self.post_message(Unsuppressed(self.app.store.unsuppress_pages([page_id], context)))
+        self.post_message(Unsuppressed(self.app.opened_store.unsuppress_pages([page_id], context)))
 
     @on(Unsuppressed)
     def _unsuppressed(self, message: Unsuppressed) -> None:
@@ -221,7 +222,7 @@ class CurateActions(StoreWorkers, Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curate")
     def _unlink(self, relation: dict[str, Any], reason: str) -> None:
-        self.post_message(Unlinked(self.app.store.unlink(relation["relation_id"], reason), relation))
+        self.post_message(Unlinked(self.app.opened_store.unlink(relation["relation_id"], reason), relation))
 
     @on(Unlinked)
     def _unlinked(self, message: Unlinked) -> None:
@@ -236,7 +237,7 @@ class CurateActions(StoreWorkers, Screen[None]):
             self.app.push_screen(DeleteScreen(env["page_id"], reading.title_of(env), follow=self._deleting),
                                  self._after_delete)
 
-    def _deleting(self, page_ids: list[str], receipt: dict[str, Any] | None) -> None:
+    def _deleting(self, page_ids: list[str], receipt: Receipt | None) -> None:
         """While the delete dialog is up: the pages about to go are let go of (no receipt yet), then, erased,
         they leave the list and every view (StoreChanged)."""
         self.query_one(Inspector).withhold(set(page_ids))  # (until the dialog closes: removed rows move the cursor)
@@ -247,7 +248,7 @@ class CurateActions(StoreWorkers, Screen[None]):
         self.app.forget_pages(page_ids)
         self.app.announce_change(None, removed=True)
 
-    def _after_delete(self, receipt: dict[str, Any] | None) -> None:
+    def _after_delete(self, receipt: Receipt | None) -> None:
         self.query_one(Inspector).withhold(set())  # (a delete that failed: its page is shown again)
         if receipt:
             self.notify(f"Erased; receipt {receipt['receipt_id']}.", title="Deleted")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -17,13 +17,16 @@ from ..widgets.fields import Field
 from .confirm import key_hint
 from ..text import counted
 
+if TYPE_CHECKING:
+    from store.types import DeletePlan, Receipt
+
 
 def short_id(page_id: str) -> str:
     """The last 6 characters of a page id: what the user types to confirm a delete."""
     return page_id[-6:]
 
 
-def plan_text(plan: dict[str, Any], titles: dict[str, str]) -> Content:
+def plan_text(plan: DeletePlan, titles: dict[str, str]) -> Content:
     """What plan_delete says will be erased, in sentences."""
     counts = plan.get("counts", {})
     lines = [
@@ -70,7 +73,7 @@ def counts_text(counts: dict[str, int]) -> str:
     return ", ".join(words)
 
 
-def receipt_text(receipt: dict[str, Any]) -> Content:
+def receipt_text(receipt: Receipt) -> Content:
     parts = counts_text(receipt.get("counts", {}))
     return Content.assemble(
         ("Deleted. ", "bold"), f"Receipt {receipt['receipt_id']} at {receipt['created_at']}\n",
@@ -78,7 +81,10 @@ def receipt_text(receipt: dict[str, Any]) -> Content:
         f"Reason: {receipt.get('reason', '')}\n", "The receipt holds ids and counts only, never content.")
 
 
-class TypedThenReason(ModalScreen["dict[str, Any] | None"]):
+ResultT = TypeVar("ResultT")  # what the dialog dismisses with (a receipt, or None)
+
+
+class TypedThenReason(ModalScreen[ResultT]):
     """A deletion's two fields: what must be typed (#typed), then the reason (#reason). Enter in the first
     moves to the reason; in the reason it presses #confirm when the dialog is ready, else says what is
     missing (`not_ready`). Subclasses keep #confirm's state with `_check_ready`."""
@@ -104,21 +110,21 @@ class TypedThenReason(ModalScreen["dict[str, Any] | None"]):
             confirm.press()
 
 
-class DeleteScreen(StoreWorkers, TypedThenReason):
+class DeleteScreen(StoreWorkers, TypedThenReason["Receipt | None"]):
     """Dismisses with the deletion receipt, or None when nothing was erased."""
 
     COMMAND_SCOPE = "delete"
     BINDINGS = commands.bindings("delete")
 
-    def __init__(self, page_id: str, title: str, follow: Callable[[list[str], dict[str, Any] | None], None] | None = None) -> None:
+    def __init__(self, page_id: str, title: str, follow: Callable[[list[str], Receipt | None], None] | None = None) -> None:
         super().__init__()
         self.page_id, self.page_title = page_id, title
         # Told the pages about to go (no receipt yet) and then the receipt: the screen under the dialog lets go
         # of them before they go (a change noticed meanwhile would read an erased page back: a failed read in
         # the audit log) and shows what is true while the receipt is up.
         self.follow = follow
-        self.plan: dict[str, Any] | None = None
-        self.receipt: dict[str, Any] | None = None
+        self.plan: DeletePlan | None = None
+        self.receipt: Receipt | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog wide"):
@@ -149,13 +155,13 @@ class DeleteScreen(StoreWorkers, TypedThenReason):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="delete-plan")
     def _plan(self, cascade: bool) -> None:
-        plan = self.app.store.plan_delete(self.page_id, cascade=cascade)
-        names = reading.titles(self.app.store, plan.get("pages", [])[:12] + plan.get("derived_pages", [])[:8])
+        plan = self.app.opened_store.plan_delete(self.page_id, cascade=cascade)
+        names = reading.titles(self.app.opened_store, plan.get("pages", [])[:12] + plan.get("derived_pages", [])[:8])
         self.post_message(DeletePlanned(plan, names))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="delete")
     def _delete(self, reason: str, cascade: bool) -> None:
-        self.post_message(PageDeleted(self.app.store.delete_page(self.page_id, reason, cascade=cascade)))
+        self.post_message(PageDeleted(self.app.opened_store.delete_page(self.page_id, reason, cascade=cascade)))
 
     @on(DeletePlanned)
     def _show_plan(self, message: DeletePlanned) -> None:
@@ -214,7 +220,7 @@ class DeleteScreen(StoreWorkers, TypedThenReason):
         if event.button.id == "confirm" and not event.button.disabled:
             event.button.disabled = True
             if self.follow is not None:
-                self.follow(list((self.plan or {}).get("pages", [self.page_id])), None)
+                self.follow(list(self.plan.get("pages", [self.page_id]) if self.plan else [self.page_id]), None)
             self._delete(self.query_one("#reason", Field).value.strip(), self.query_one("#cascade", Checkbox).value)
         elif event.button.id == "cancel":
             self.action_cancel()

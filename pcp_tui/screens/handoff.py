@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -20,6 +20,9 @@ from ..widgets.footer import FitFooter
 from ..widgets.tabs import show_tab
 from .confirm import ConfirmScreen
 from ..text import counted
+
+if TYPE_CHECKING:
+    from store.types import BundleResult
 
 
 def tui_clipboard(app: Any, use_pyperclip: bool = True) -> Callable[[str], str]:
@@ -38,7 +41,8 @@ def tui_clipboard(app: Any, use_pyperclip: bool = True) -> Callable[[str], str]:
     return copy
 
 
-def summary(result: dict[str, Any], what: str) -> Content:
+def summary(result: Mapping[str, Any], what: str) -> Content:
+    # (a bundle or a copy: the copy adds where it went)
     """Size, tokens, entries, warnings and cuts of a bundle or copy result."""
     exact = "" if result.get("tokens_exact") else " (estimated)"
     lines: list[Content] = [Content.assemble(
@@ -74,7 +78,7 @@ class HandoffScreen(StoreWorkers, Screen[Any]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.preview: dict[str, Any] | None = None
+        self.preview: BundleResult | None = None
         self.ledger_page: str | None = None  # the basket page the ledger is filtered on (None: every handoff)
 
     def compose(self) -> ComposeResult:
@@ -176,7 +180,7 @@ class HandoffScreen(StoreWorkers, Screen[Any]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="bundle")
     def _bundle(self, ids: list[str], budget: int | None) -> None:
-        self.post_message(BundleBuilt(self.app.store.bundle(ids=ids, max_tokens=budget)))
+        self.post_message(BundleBuilt(self.app.opened_store.bundle(ids=ids, max_tokens=budget)))
 
     def action_copy(self) -> None:
         label = self._label()
@@ -184,7 +188,7 @@ class HandoffScreen(StoreWorkers, Screen[Any]):
             if not self.ids:
                 self.notify("The basket is empty.", severity="warning")
             return
-        warnings = (self.preview or {}).get("warnings", [])
+        warnings = self.preview["warnings"] if self.preview is not None else []
         if self.preview is None or warnings:
             body = "\n".join(f"⚠ {w.get('message', w)}" for w in warnings) or "No preview was made yet."
             screen = ConfirmScreen(f"Copy {counted(len(self.ids), 'page')} to “{label}”?",
@@ -206,7 +210,7 @@ class HandoffScreen(StoreWorkers, Screen[Any]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="copy")
     def _copy(self, label: str, ids: list[str], budget: int | None, continuing: bool) -> None:
-        store, clip = self.app.store, tui_clipboard(self.app, getattr(self.app, "use_pyperclip", True))
+        store, clip = self.app.opened_store, tui_clipboard(self.app, getattr(self.app, "use_pyperclip", True))
         if continuing:
             from store import Invalid
 
@@ -227,7 +231,7 @@ class HandoffScreen(StoreWorkers, Screen[Any]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="ledger")
     def _fetch_ledger(self, page_id: str | None) -> None:
-        self.post_message(LedgerLoaded(self.app.store.handoffs(page_id=page_id, limit=50), page_id))
+        self.post_message(LedgerLoaded(self.app.opened_store.handoffs(page_id=page_id, limit=50), page_id))
 
     @on(BundleBuilt)
     def _show_bundle(self, message: BundleBuilt) -> None:

@@ -73,13 +73,13 @@ class LinkScreen(StoreWorkers, ModalScreen[dict[str, Any] | None]):
     def _search(self, query: str) -> None:
         if not query.strip():
             return
-        hits = self.app.store.search_pages(query, limit=20)["hits"]
+        hits = self.app.opened_store.search_pages(query, limit=20)["hits"]
         if not get_current_worker().is_cancelled:
             self.post_message(LinkCandidates([h for h in hits if h["page_id"] != self.page_id]))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="link")
     def _link(self, relation_type: str, target: str) -> None:
-        self.post_message(Linked(self.app.store.link_pages(self.page_id, relation_type, target)))
+        self.post_message(Linked(self.app.opened_store.link_pages(self.page_id, relation_type, target)))
 
     @on(LinkCandidates)
     def _show_candidates(self, message: LinkCandidates) -> None:

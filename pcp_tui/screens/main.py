@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -19,7 +20,7 @@ from ..messages import (BasketChanged, OpenPage, ReviewsCounted, ScopesLoaded, S
 from ..widgets.fields import Field
 from ..widgets.graph import GraphView
 from ..widgets.inspector import Inspector
-from ..widgets.page_list import PageList
+from ..widgets.page_list import Fetch, PageList
 from ..widgets.relations import RelationList
 from ..widgets.scope_tree import ScopePane, ScopeTree
 from ..widgets.steady import update_rows
@@ -27,6 +28,11 @@ from ..widgets.footer import FitFooter
 from .curate import CurateActions
 from ..shared import ACTOR_TYPES, LIFECYCLE_STATUSES, search_filters
 from ..text import counted, printable, shown_path, when
+
+if TYPE_CHECKING:
+    from store.types import BulkDeleteReceipt
+
+    from ..reads import StoreReader
 
 ORDERS = ("recent", "title")
 STATUSES = ("active", "all", *sorted(set(LIFECYCLE_STATUSES) - {"active"}))  # the order the filter cycles
@@ -47,19 +53,19 @@ def statuses_of(status: str) -> list[str]:
     return STATUS_SETS.get(status, [status])
 
 
-def list_fetch(read: Callable[..., Any], scopes: list[str] | None, status: str, order: str,
-               actor: str | None) -> Callable[[str | None], tuple[list[dict[str, Any]], str | None]]:
-    """A page-list window fetcher over list_pages (runs in the list's worker; `read` is PcpApp.read)."""
-    def fetch(after: str | None) -> tuple[list[dict[str, Any]], str | None]:
-        r = read("page-window", "list_pages", scopes=scopes, status=statuses_of(status), order=order, after=after,
+def list_fetch(reader: StoreReader, scopes: list[str] | None, status: str, order: str,
+               actor: str | None) -> Fetch:
+    """A page-list window fetcher over list_pages (runs in the list's worker; `reader` is PcpApp.reader's)."""
+    def fetch(after: str | None) -> tuple[Sequence[Mapping[str, Any]], str | None]:
+        r = reader.list_pages(scopes=scopes, status=statuses_of(status), order=order, after=after,
                  limit=WINDOW, actor_types=[actor] if actor else None)
         return r["pages"], r["next_cursor"]
 
     return fetch
 
 
-def search_fetch(read: Callable[..., Any], query: str, mode: str, scopes: list[str] | None, status: str, actor: str | None,
-                 dates: tuple[str, str] = ("", "")) -> Callable[[str | None], tuple[list[dict[str, Any]], str | None]]:
+def search_fetch(reader: StoreReader, query: str, mode: str, scopes: list[str] | None, status: str, actor: str | None,
+                 dates: tuple[str, str] = ("", "")) -> Fetch:
     """A page-list window fetcher over search_pages (an empty query with a date filter lists by date)."""
     after_day, before_day = dates
     filters = search_filters(lifecycle_status=statuses_of(status), actor_types=[actor] if actor else None,
@@ -67,8 +73,8 @@ def search_fetch(read: Callable[..., Any], query: str, mode: str, scopes: list[s
     if not query.strip():
         mode = "temporal"  # no words: newest first, within the dates
 
-    def fetch(after: str | None) -> tuple[list[dict[str, Any]], str | None]:
-        r = read("page-window", "search_pages", query, scopes=scopes or (), mode=mode, filters=filters,
+    def fetch(after: str | None) -> tuple[Sequence[Mapping[str, Any]], str | None]:
+        r = reader.search_pages(query, scopes=scopes or (), mode=mode, filters=filters,
                  limit=SEARCH_WINDOW, cursor=after)
         return r["hits"], r["next_cursor"]
 
@@ -152,7 +158,7 @@ class MainScreen(CurateActions):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sync-note")
     def _load_sync(self) -> None:
-        self.post_message(SyncNoted(dict(self.app.store.sync_status())))
+        self.post_message(SyncNoted(dict(self.app.opened_store.sync_status())))
 
     @on(SyncNoted)
     def _sync_noted(self, message: SyncNoted) -> None:
@@ -165,7 +171,7 @@ class MainScreen(CurateActions):
         from ..reads import Superseded
 
         try:  # scopes are few; a store with thousands still lists them a page at a time (reads.all_scopes)
-            scopes = self.app.read("scopes", "all_scopes")
+            scopes = self.app.reader("scopes").all_scopes()
         except Superseded:
             return
         if not get_current_worker().is_cancelled:
@@ -176,7 +182,7 @@ class MainScreen(CurateActions):
         from store import NotFound
 
 
-        store = self.app.store
+        store = self.app.opened_store
         pending = {r["page_id"] for r in store.list_recommendations()["recommendations"]}
         waiting = 0  # a recommendation for a page already tombstoned waits for nothing
         for batch in reading.chunks(sorted(pending)):
@@ -190,7 +196,7 @@ class MainScreen(CurateActions):
         self.post_message(ReviewsCounted(waiting))
 
     def reload_pages(self, keep_page: str | None = None, quiet: bool = False) -> None:
-        read = self.app.read
+        reader = self.app.reader("page-window")
         page_list = self.query_one(PageList)
         page_list.marked = {b["page_id"] for b in self.app.basket}
         if self.matching is not None and self.matching.key != self._listing_key():
@@ -198,11 +204,11 @@ class MainScreen(CurateActions):
         if not quiet:
             self.listed = None
         if self.query_text.strip() or any(self.dates):
-            fetch = search_fetch(read, self.query_text, self.mode, self.scopes, self.status, self.actor, self.dates)
+            fetch = search_fetch(reader, self.query_text, self.mode, self.scopes, self.status, self.actor, self.dates)
             page_list.load(fetch, query=self.query_text, keep_page=keep_page,
                            empty_note="No pages match.", quiet=quiet)
         else:
-            fetch = list_fetch(read, self.scopes, self.status, self.order, self.actor)
+            fetch = list_fetch(reader, self.scopes, self.status, self.order, self.actor)
             hint = (f"the Author filter: {self.app.key_display('actor_filter')}" if self.actor
                     else f"the Status filter: {self.app.key_display('status_filter')}")
             page_list.load(fetch, keep_page=keep_page, empty_note=f"No pages here (try {hint}).", quiet=quiet)
@@ -247,11 +253,11 @@ class MainScreen(CurateActions):
         parts.append(f"help {self.app.key_display('help')}")
         bar = self.query_one("#status-line", Static)
         width, demo = bar.content_size.width, "  (demo)" if self.app.demo_mode else ""
-        shortest = cell_len(shown_path(self.app.store.path, 1)) + len(demo)  # "…" and the file name
+        shortest = cell_len(shown_path(self.app.opened_store.path, 1)) + len(demo)  # "…" and the file name
         if width > 0 and shortest + cell_len("  ·  " + "  ·  ".join(parts)) > width:
             parts.pop()  # help (F1 and the palette work anyway) before the basket or the recommendations
         rest = "  ·  " + "  ·  ".join(parts)
-        where = shown_path(self.app.store.path, width - cell_len(rest) - len(demo))
+        where = shown_path(self.app.opened_store.path, width - cell_len(rest) - len(demo))
         bottom = where + demo + rest
         if bottom != self._shown_bottom:  # a repaint at the bottom as well as the top re-renders all between
             self._shown_bottom = bottom
@@ -592,7 +598,7 @@ class MainScreen(CurateActions):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="select-matching")
     def _count_matching(self, filters: dict[str, Any], label: str, key: tuple[Any, ...]) -> None:
-        plan = self.app.store.plan_bulk_delete(filters)
+        plan = self.app.opened_store.plan_bulk_delete(filters)
         self.post_message(SelectionCounted(filters, label, plan["pages"], key))
 
     @on(SelectionCounted)
@@ -621,7 +627,7 @@ class MainScreen(CurateActions):
                                       follow=self._bulk_erasing)
         self.app.push_screen(screen, self._after_bulk_delete)
 
-    def _bulk_erasing(self, receipt: dict[str, Any], finished: bool) -> None:
+    def _bulk_erasing(self, receipt: BulkDeleteReceipt, finished: bool) -> None:
         """While the bulk-delete dialog is up. Erasing starts: no page of the set is shown in the inspector until
         it ends (read back once erased, each would leave a failed read in the audit log). It ends or stops: the erased
         pages leave the selection, the list, the basket and every view (StoreChanged), under the receipt."""
@@ -645,7 +651,7 @@ class MainScreen(CurateActions):
         if erased:
             self.app.announce_change(None, removed=True)
 
-    def _after_bulk_delete(self, receipt: dict[str, Any] | None) -> None:
+    def _after_bulk_delete(self, receipt: BulkDeleteReceipt | None) -> None:
         """The dialog closed: what it did, in a toast (the views followed it while it was up)."""
         self.query_one(Inspector).withhold(set())  # (an erasure that failed: its pages are shown again)
         if not receipt:

@@ -48,7 +48,7 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
     def _load(self) -> None:
         from store import NotFound
 
-        store = self.app.store
+        store = self.app.opened_store
         recs = store.list_recommendations()["recommendations"]
         found = {}
         wanted = {r["page_id"] for r in recs} | {r["from_page_id"] for r in recs if r.get("from_page_id")}
@@ -127,7 +127,7 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="reviews-tombstone")
     def _tombstone(self, page_id: str, reason: str, title: str) -> None:
-        self.post_message(Tombstoned({**self.app.store.tombstone_page(page_id, reason), "title": title}))
+        self.post_message(Tombstoned({**self.app.opened_store.tombstone_page(page_id, reason), "title": title}))
 
     def action_confirm(self) -> None:
         rec = self._current()
@@ -148,7 +148,7 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="reviews-confirm")
     def _confirm(self, from_page_id: str, page_id: str, title: str) -> None:
-        self.app.store.link_pages(from_page_id, "supersedes", page_id)
+        self.app.opened_store.link_pages(from_page_id, "supersedes", page_id)
         self.post_message(Tombstoned({"page_id": page_id, "action": "supersedes", "title": title}))
 
     def action_back(self) -> None:

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from store.types import WriteResult
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -21,6 +22,7 @@ from ..messages import ReviseConflicted, Revised, StoreWorkers
 from ..shared import revised_facets
 from ..widgets.fields import Editor, Field
 from .confirm import key_hint
+
 
 # Longer texts are not put in the edit box (a TextArea lays out every line: seconds of a blocked loop for a long
 # page); they are revised in $EDITOR only, the dialog holding the draft.
@@ -40,7 +42,7 @@ def run_editor(argv: list[str], editor: str) -> str | None:
     return None
 
 
-class ReviseScreen(StoreWorkers, ModalScreen["dict[str, Any] | None"]):
+class ReviseScreen(StoreWorkers, ModalScreen[WriteResult | None]):
     """Dismisses with revise_page's answer, or None when cancelled."""
 
     COMMAND_SCOPE = "revise"
@@ -124,7 +126,7 @@ class ReviseScreen(StoreWorkers, ModalScreen["dict[str, Any] | None"]):
     def _save(self, page_id: str, expected: str, content: str, facets: dict[str, Any] | None) -> None:
         from store import Conflict
 
-        store = self.app.store
+        store = self.app.opened_store
         kwargs: dict[str, Any] = {"content": content}
         if facets is not None:
             kwargs["facets"] = facets

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pathlib import Path
 
@@ -23,6 +23,9 @@ from ..widgets.footer import FitFooter
 from ..widgets.tabs import show_tab
 from .confirm import ConfirmScreen
 from ..text import counted
+
+if TYPE_CHECKING:
+    from store.types import AuditEvent, ScopeDeletePlan
 
 AUDIT_PAGE = 50
 
@@ -59,8 +62,8 @@ class RightsScreen(StoreWorkers, Screen[Any]):
     def __init__(self) -> None:
         super().__init__()
         self.audit_cursor: str | None = None
-        self.audit_events: list[dict[str, Any]] = []  # the rows of the audit table, in order
-        self.scope_plan: dict[str, Any] | None = None
+        self.audit_events: list[AuditEvent] = []  # the rows of the audit table, in order
+        self.scope_plan: ScopeDeletePlan | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Content.styled("Your rights: take everything out, erase a whole scope, see who did what", "bold"),
@@ -103,7 +106,7 @@ class RightsScreen(StoreWorkers, Screen[Any]):
     def on_mount(self) -> None:
         for bar in self.query(ProgressBar):
             bar.display = False
-        self.query_one("#export-path", Field).value = default_export_path(self.app.store.path, "jsonl")
+        self.query_one("#export-path", Field).value = default_export_path(self.app.opened_store.path, "jsonl")
         self.query_one("#audit-table", DataTable).add_columns("time", "decision", "operation", "principal", "scopes",
                                                               "counts", "ms")  # (decision in sight at 80x24)
         self.query_one("#receipts-table", DataTable).add_columns("receipt", "time", "scope", "pages", "revisions",
@@ -128,7 +131,7 @@ class RightsScreen(StoreWorkers, Screen[Any]):
     def _load_scopes(self) -> None:
         scopes, cursor = [], None
         while True:
-            page = self.app.store.list_scopes(limit=100, cursor=cursor)
+            page = self.app.opened_store.list_scopes(limit=100, cursor=cursor)
             scopes += page["scopes"]
             if not (cursor := page["next_cursor"]):
                 break
@@ -136,12 +139,12 @@ class RightsScreen(StoreWorkers, Screen[Any]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="rights-audit")
     def _load_audit(self, cursor: str | None) -> None:
-        self.post_message(AuditLoaded(self.app.store.audit_log(limit=AUDIT_PAGE, cursor=cursor), first=cursor is None))
+        self.post_message(AuditLoaded(self.app.opened_store.audit_log(limit=AUDIT_PAGE, cursor=cursor), first=cursor is None))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="rights-receipts")
     def _load_receipts(self) -> None:
-        self.post_message(ReceiptsLoaded(self.app.store.list_receipts()["receipts"],
-                                         self.app.store.stopped_bulk_deletions()["deletions"]))
+        self.post_message(ReceiptsLoaded(self.app.opened_store.list_receipts()["receipts"],
+                                         self.app.opened_store.stopped_bulk_deletions()["deletions"]))
 
     @on(ScopesLoaded)
     def _show_scopes(self, message: ScopesLoaded) -> None:
@@ -220,7 +223,7 @@ class RightsScreen(StoreWorkers, Screen[Any]):
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "export-format" and isinstance(event.value, str):
-            self.query_one("#export-path", Field).value = default_export_path(self.app.store.path, event.value)
+            self.query_one("#export-path", Field).value = default_export_path(self.app.opened_store.path, event.value)
         elif event.select.id == "scope-choice" and isinstance(event.value, str):
             self.scope_plan = None
             self.query_one("#scope-plan", Static).update("Planning…")
@@ -237,7 +240,7 @@ class RightsScreen(StoreWorkers, Screen[Any]):
         missing = missing_folders(target)
         # The default folder (<store folder>/exports) is made without asking; any other missing folder is asked
         # about first, so a typo never quietly creates folders somewhere else (at the filesystem root, say).
-        if missing and target.parent != self.app.store.path.parent / "exports":
+        if missing and target.parent != self.app.opened_store.path.parent / "exports":
             many = f" (and {len(missing) - 1} folder{'s' if len(missing) > 2 else ''} above it)" if len(missing) > 1 else ""
             self.app.push_screen(ConfirmScreen(
                 "Create the folder?",
@@ -275,8 +278,10 @@ class RightsScreen(StoreWorkers, Screen[Any]):
     def _export(self, path: Path, scopes: list[str] | None, fmt: str, create: bool) -> None:
         if create:
             path.parent.mkdir(parents=True, exist_ok=True)
-        result = self.app.store.export(path, scopes=scopes, format=fmt,
-                                       progress=lambda done, total, *_: self.post_message(Progress("export", done, total)))
+        def progress(done: int, total: int | None, what: str = "", /) -> None:
+            self.post_message(Progress("export", done, total))
+
+        result = self.app.opened_store.export(path, scopes=scopes, format=fmt, progress=progress)
         self.post_message(Exported(result))
 
     @on(Worker.StateChanged)
@@ -316,7 +321,7 @@ class RightsScreen(StoreWorkers, Screen[Any]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="scope-plan")
     def _plan_scope(self, namespace: str) -> None:
-        self.post_message(ScopePlanned(self.app.store.plan_delete_scope(namespace)))
+        self.post_message(ScopePlanned(self.app.opened_store.plan_delete_scope(namespace)))
 
     @on(ScopePlanned)
     def _show_scope_plan(self, message: ScopePlanned) -> None:
@@ -345,8 +350,10 @@ class RightsScreen(StoreWorkers, Screen[Any]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="delete-scope")
     def _delete_scope(self, namespace: str, reason: str) -> None:
-        receipt = self.app.store.delete_scope(
-            namespace, reason, progress=lambda done, total, *_: self.post_message(Progress("delete-scope", done, total)))
+        def progress(done: int, total: int | None, what: str = "", /) -> None:
+            self.post_message(Progress("delete-scope", done, total))
+
+        receipt = self.app.opened_store.delete_scope(namespace, reason, progress=progress)
         self.post_message(ScopeDeleted(receipt))
 
     @on(ScopeDeleted)
@@ -372,7 +379,7 @@ class RightsScreen(StoreWorkers, Screen[Any]):
         elif event.button.id == "scope-run" and self.scope_plan:
             self._confirm_scope_delete(self.scope_plan)
 
-    def _confirm_scope_delete(self, plan: dict[str, Any]) -> None:
+    def _confirm_scope_delete(self, plan: ScopeDeletePlan) -> None:
         """The second step, as for a page: the typed namespace opened the button, this asks once more (on Cancel)."""
         namespace = plan["namespace"]
         pages = plan["pages"]

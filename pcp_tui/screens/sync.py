@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -26,12 +26,15 @@ from ..messages import OpenPage, PairOffered, Progress, StoreChanged, StoreWorke
 from .confirm import ConfirmScreen, FormScreen, key_hint, key_of
 from ..text import counted, when
 
+if TYPE_CHECKING:
+    from store import Store
 
-def load_state(store: Any) -> tuple[dict[str, Any], dict[str, tuple[str, str]]]:
+
+def load_state(store: Store) -> tuple[dict[str, Any], dict[str, tuple[str, str]]]:
     """sync_status, and the title and scope of each page in conflict (runs in a worker)."""
     from store import NotFound
 
-    status = dict(store.sync_status())
+    status: dict[str, Any] = dict(store.sync_status())
     pages: dict[str, tuple[str, str]] = {}
     for batch in reading.chunks(list(status["conflicts"])):
         try:
@@ -228,7 +231,7 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="sync-state")
     def _load(self) -> None:
         offer = self.offer  # (only read here)
-        status, pages = load_state(self.app.store)
+        status, pages = load_state(self.app.opened_store)
         if get_current_worker().is_cancelled:
             return  # a newer load is on its way: this state may be older than what the screen shows
         if offer is not None and not os.path.exists(offer["offer"]):  # a join takes the offer file away
@@ -382,9 +385,9 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sync-pair")
     def _pair(self, folder: str) -> None:
-        offer = dict(self.app.store.sync_pair(folder))
+        offer = dict(self.app.opened_store.sync_pair(folder))
         # The stores known now: one that shows up later joined with this code (which then pairs nothing more).
-        peers = {p["store_id"] for p in self.app.store.sync_status()["peers"]}
+        peers = {p["store_id"] for p in self.app.opened_store.sync_status()["peers"]}
         self.post_message(PairOffered({**offer, "folder": folder, "peers": peers}))
 
     @on(PairOffered)
@@ -466,7 +469,7 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sync-run")
     def _sync(self, folder: str, code: str | None = None, merge: bool = False) -> None:
-        def report(done: int, total: int, what: str) -> None:
+        def report(done: int, total: int | None, what: str = "", /) -> None:
             self.post_message(Progress("sync", done, total, what))
 
         from store import PcpError
@@ -474,16 +477,16 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         try:
             if code is not None:
                 try:
-                    plan = None if merge else dict(self.app.store.sync_join_plan(folder, code))
+                    plan = None if merge else dict(self.app.opened_store.sync_join_plan(folder, code))
                     if plan is not None and plan["merge"]:  # history of its own here: asked first
                         self.post_message(JoinAsk(folder, code, plan))
                         return
-                    joined = self.app.store.sync_join(folder, code, merge=merge)
+                    joined = self.app.opened_store.sync_join(folder, code, merge=merge)
                 except PcpError as exc:  # a wrong or used code: said in the prompt, typed again there
                     self.post_message(JoinRefused(folder, code, exc.message))
                     return
                 self.post_message(Joined(dict(joined)))
-            result = self.app.store.sync_folder(folder, progress=report)
+            result = self.app.opened_store.sync_folder(folder, progress=report)
         except Exception:
             self.post_message(SyncFailed())
             raise

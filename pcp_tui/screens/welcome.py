@@ -5,7 +5,8 @@ gets the same screen titled for what it is then, an import into it."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -23,6 +24,9 @@ from ..widgets.fields import Field
 from ..widgets.footer import FitFooter
 from ..text import counted, one_line
 
+if TYPE_CHECKING:
+    from store.types import ImportExportResult, ImportReportResult, ImportSummary
+
 SOURCES = [
     ("ChatGPT export (.zip or conversations.json)", "chatgpt"),
     ("Claude export (.zip or conversations.json)", "claude"),
@@ -39,7 +43,7 @@ REPORT_LINES = 200  # lines of the kept report shown; `pcp import-report ID` pri
 WELCOME, IMPORT = "Welcome to pcp", "Import"  # the title: an empty store, a store with pages
 
 
-def report_lines(report: dict[str, Any]) -> str:
+def report_lines(report: ImportReportResult) -> str:
     """The kept report, one line per conversation, session or skipped item."""
     entries = report.get("entries", [])
     lines = [f"Report {report['import_id']} ({report['source']}): {len(entries):,} "
@@ -70,7 +74,7 @@ def _records(added: dict[str, int]) -> str:
                      for kind, n in sorted(added.items()) if n)
 
 
-def report_text(report: dict[str, Any]) -> str:
+def report_text(report: Mapping[str, Any]) -> str:
     if "added" in report:  # a pcp export: records by kind, not conversations
         return f"Imported {report.get('path', 'the export')}: {_records(report['added']) or 'nothing new'}."
     counts = ", ".join(counted(report[k], noun) + after for k, noun, after in COUNTS if report.get(k))
@@ -103,7 +107,7 @@ class WelcomeScreen(StoreWorkers, Screen[Any]):
 
     def _intro(self, empty: bool) -> tuple[Content, Content]:
         """The title and the intro: a welcome for an empty store, an import for one with pages."""
-        path = getattr(self.app.store, "path", "")
+        path = self.app.store.path if self.app.store is not None else ""
         if getattr(self.app, "demo_mode", False):  # (no "look around the demo": this is it)
             return Content.styled(IMPORT, "bold"), Content(
                 f"Import into the demo store: {path}\nTry an import here; your own store is not touched (`pcp` "
@@ -149,7 +153,7 @@ class WelcomeScreen(StoreWorkers, Screen[Any]):
     def _check_empty(self) -> None:
         from .. import demo
 
-        self.post_message(StoreEmptiness(demo.is_empty(self.app.store)))
+        self.post_message(StoreEmptiness(demo.is_empty(self.app.opened_store)))
 
     @on(StoreEmptiness)
     def _emptiness(self, message: StoreEmptiness) -> None:
@@ -207,20 +211,24 @@ class WelcomeScreen(StoreWorkers, Screen[Any]):
         def progress(done: int, total: int | None = None, *what: object) -> None:
             self.post_message(Progress("import", done, total))
 
-        store = self.app.store
+        store = self.app.opened_store
         try:
             if confirmed and namespace:  # the owner said yes to a name that reads like another scope's
                 store.create_scope(namespace, confirm_lookalike=True)
+            import_id: str | None = None  # an importer's kept report (an export keeps none)
+            report: ImportExportResult | ImportSummary
             if source == "export":
                 report = store.import_export(path, progress=progress)
             elif source in AGENTS:
                 importer = getattr(adapters, f"import_{source}")
-                report = importer(store, path or None, progress=progress).to_dict()
+                summary: ImportSummary = importer(store, path or None, progress=progress).to_dict()
+                report, import_id = summary, summary.get("import_id")
             else:
                 importer = getattr(adapters, f"import_{source}", None)
                 if importer is None:
                     raise RuntimeError(f"This pcp has no {source} importer.")
-                report = importer(store, path, namespace=namespace, progress=progress).to_dict()
+                summary = importer(store, path, namespace=namespace, progress=progress).to_dict()
+                report, import_id = summary, summary.get("import_id")
         except LookAlike as error:
             if namespace and error.existing:
                 odd = sorted({codepoint(ch) for ch in namespace if not ch.isascii()})
@@ -236,8 +244,8 @@ class WelcomeScreen(StoreWorkers, Screen[Any]):
             self.post_message(ImportFailed(failure(error)))
             raise
         self.post_message(Imported(report))
-        if report.get("import_id"):
-            self.post_message(ImportReportLoaded(store.import_report(report["import_id"])))
+        if import_id:
+            self.post_message(ImportReportLoaded(store.import_report(import_id)))
 
     def on_progress(self, message: Progress) -> None:
         self.query_one("#progress", ProgressBar).update(total=message.total, progress=message.done)

@@ -285,7 +285,7 @@ class Inspector(StoreWorkers, Vertical):
         from ..reads import Superseded
 
         try:
-            data = self.app.read("inspector", "load_page", page_id)
+            data = self.app.reader("inspector").load_page(page_id)
         except Superseded:  # another page was asked for meanwhile
             return
         except NotFound:
@@ -424,9 +424,9 @@ class Inspector(StoreWorkers, Vertical):
         parts, start = [], offset
         next_offset: int | None = offset
         while next_offset is not None:
-            item = self.app.store.read_pages([revision_id], projections=("payload",),
+            item = self.app.opened_store.read_pages([revision_id], projections=("payload",),
                                              offset=next_offset)["results"][0]
-            parts.append((item["revision"].get("payload") or {}).get("content") or "")
+            parts.append(reading.content_of(item))
             next_offset = item.get("next_offset")
             if not whole or get_current_worker().is_cancelled:
                 break

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import Any, Callable
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
@@ -30,7 +31,10 @@ from ..messages import StoreWorkers
 from .steady import SteadyScrollbars, set_virtual_size
 from ..text import printable
 
-Fetch = Callable[[str | None], tuple[list[dict[str, Any]], str | None]]
+# A window of rows: listed pages (store PageSummary) or search hits (store Hit); the list keeps its own copies, to
+# which it adds what it caches per row (the one-line snippet), so a row on screen is a plain dict.
+Row = dict[str, Any]
+Fetch = Callable[[str | None], tuple[Sequence[Mapping[str, Any]], str | None]]
 Piece = tuple[str, Style | None, bool]  # text, its own style (None: the base), a search match
 MAX_ROWS = 20_000  # rows kept in memory; older ones are dropped from the top
 DROP = 5_000
@@ -204,7 +208,8 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
         from ..reads import Superseded
 
         try:
-            rows, next_cursor = fetch(after)
+            window, next_cursor = fetch(after)
+            rows = [dict(row) for row in window]
         except Superseded:  # a newer window was asked for (the next keystroke's search): this one is dropped
             return
         if not get_current_worker().is_cancelled:

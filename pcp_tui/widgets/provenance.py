@@ -74,7 +74,7 @@ class ProvenanceTree(StoreWorkers, Tree[dict[str, Any]]):
     # Not exclusive: expanding two nodes in a row must load both (each result goes to its own node).
     @work(thread=True, exclusive=False, exit_on_error=False, group="provenance")
     def _expand(self, node_id: NodeID, revision_id: str) -> None:
-        level = reading.provenance_children(self.app.store, revision_id)
+        level = reading.provenance_children(self.app.opened_store, revision_id)
         if not get_current_worker().is_cancelled:
             self.post_message(ProvenanceLoaded(node_id, level))
 

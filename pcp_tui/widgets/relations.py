@@ -155,7 +155,7 @@ class RelationsView(StoreWorkers, Vertical):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="graph")
     def _graph(self, page_id: str, hops: int, types: set[str] | None) -> None:
-        graph = reading.neighbourhood(self.app.store, page_id, hops, types)
+        graph = reading.neighbourhood(self.app.opened_store, page_id, hops, types)
         kinds = " ".join(f"“{one_line(t)}”" for t in sorted(types or ()))
         # (short: the graph is 37 columns wide at 80x24; a type drawn alone is followed from this page only)
         empty = f"No {kinds or 'relations'} within {hops} hop{'' if hops == 1 else 's'}."

@@ -17,6 +17,7 @@ from textual.worker import get_current_worker
 
 from ..messages import DiffLoaded, StoreWorkers
 from .diff import DiffView
+from .. import reading
 from .steady import SteadyOptionList, update_rows
 
 if TYPE_CHECKING:
@@ -168,8 +169,8 @@ class RevisionsView(StoreWorkers, Vertical):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="diff")
     def _diff(self, old: str, new: str) -> None:
-        results = self.app.store.read_pages([old, new], projections=("payload",))["results"]
-        texts = [((r.get("revision") or {}).get("payload") or {}).get("content") or "" for r in results]
+        results = self.app.opened_store.read_pages([old, new], projections=("payload",))["results"]
+        texts = [reading.content_of(r) for r in results]
         if not get_current_worker().is_cancelled:
             self.post_message(DiffLoaded(texts[0], texts[1], old, new))
 

@@ -12,7 +12,7 @@ import pytest
 from store import NotFound, Store
 
 from pcp_tui import reads as reads_module
-from pcp_tui.reads import Reads, Superseded
+from pcp_tui.reads import Reads, StoreReader, Superseded
 
 from helpers import page_list, settle, until
 from waits import wait_for
@@ -205,23 +205,23 @@ def test_the_child_ends_when_the_app_process_dies(small_store):
     wait_for(lambda: not alive(), "the reader child to end with the app's process")
 
 
-async def test_a_superseded_window_or_page_is_dropped_without_a_word(demo_store, make_app):
+async def test_a_superseded_window_or_page_is_dropped_without_a_word(demo_store, make_app, monkeypatch):
     st, refs = demo_store
     app = make_app(st)
     async with app.run_test() as pilot:
         await settle(app, pilot)
         pages = page_list(app)
         before = [r["page_id"] for r in pages.rows]
-        real = app.read
+        real = StoreReader._send
 
-        def superseded_once(lane, op, *args, **kwargs):
-            if lane in ("page-window", "inspector") and not skipped[lane]:
-                skipped[lane] = True
+        def superseded_once(reader, op, *args, **kwargs):
+            if reader.lane in ("page-window", "inspector") and not skipped[reader.lane]:
+                skipped[reader.lane] = True
                 raise Superseded(op)
-            return real(lane, op, *args, **kwargs)
+            return real(reader, op, *args, **kwargs)
 
         skipped = {"page-window": False, "inspector": False}
-        app.read = superseded_once
+        monkeypatch.setattr(StoreReader, "_send", superseded_once)
         app.screen.reload_pages()  # its window is "superseded": nothing lands, nothing is reported
         await settle(app, pilot)
         assert skipped["page-window"] and not [n for n in app._notifications if n.severity == "error"]
@@ -261,3 +261,35 @@ def test_a_request_superseded_while_it_runs_is_interrupted(small_store, monkeypa
     assert not serving.is_alive(), "the superseded read was not interrupted"
     assert answer == [(reads_module._STALE,)]
     assert small_store.list_pages(limit=1)["pages"]  # the connection is usable afterwards
+
+
+READER_OPERATIONS = ("list_pages", "search_pages", "list_scopes", "read_pages")
+
+
+def test_the_typed_reader_mirrors_the_store(small_store):
+    """StoreReader's reads take exactly the Store's parameters (names, kinds, defaults, annotations) and
+    answer its result types: a change to a store read shows up here and in mypy, not at run time."""
+    import inspect
+
+    for name in READER_OPERATIONS:
+        store_side = inspect.signature(getattr(small_store, name))
+        reader_side = inspect.signature(getattr(StoreReader(lambda: (None, small_store), None), name))
+        # (the operation's own signature starts with the call context the facade supplies)
+        assert list(store_side.parameters)[0] == "call", name
+        assert list(reader_side.parameters.values()) == list(store_side.parameters.values())[1:], name
+        assert reader_side.return_annotation == store_side.return_annotation, name
+
+
+def test_the_typed_reader_answers_as_the_store_does(small_store, child):
+    """Through the child and in the calling thread alike."""
+    page_id = small_store.list_pages(limit=1)["pages"][0]["page_id"]
+    for route in (lambda: (child, small_store), lambda: (None, small_store)):
+        reader = StoreReader(route, "page-window")
+        assert reader.list_pages(limit=10) == small_store.list_pages(limit=10)
+        assert reader.list_scopes(limit=10) == small_store.list_scopes(limit=10)
+        assert reader.read_pages([page_id]) == small_store.read_pages([page_id])
+        assert [h["page_id"] for h in reader.search_pages("alpha gamma", limit=10)["hits"]] == \
+            [h["page_id"] for h in small_store.search_pages("alpha gamma", limit=10)["hits"]]
+        assert StoreReader(route, "scopes").all_scopes() == reads_module.all_scopes(small_store)
+        assert StoreReader(route, "inspector").load_page(page_id)["full"]["revision"]["page_id"] == page_id
+    assert child.offloaded

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import signal
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..base import Group, flat, given, command
+from ..base import present, Group, flat, given, command
 from ..options import bulk_filters, check_plan_or_yes, plan_or_yes
 from ..run import progress, run_store
+
+if TYPE_CHECKING:
+    from store import Store
 
 FILTER_FLAGS = {"scope": "--scope", "query": "--query", "mode": "--mode", "status": "--status",
                 "actor_type": "--actor-type", "media_type": "--media-type", "relation_type": "--relation-type",
@@ -41,15 +44,17 @@ def delete(ctx: click.Context, /, page_id: str | None, cascade: bool, plan_diges
     if resume is None and page_id:
         if plan:
             return run_store(ctx, lambda st: st.plan_delete(page_id, cascade=cascade), "delete_plan")
-        return run_store(ctx, lambda st: st.delete_page(page_id, reason, cascade=cascade), "receipt")
+        return run_store(ctx, lambda st: st.delete_page(page_id, present(reason, "--reason"), cascade=cascade),
+                         "receipt")
     if plan:
         return run_store(ctx, lambda st: st.plan_bulk_delete(bulk_filter(filters)), "bulk_delete_plan")
 
-    def erase(st: Any) -> Any:
+    def erase(st: Store) -> Any:
         if resume is not None:
             st.bulk_deletion(resume)  # not_found before any bar is drawn
             return erase_in_batches(ctx, st, resume, first=False)
-        started = st.begin_bulk_delete(bulk_filter(filters), reason, plan_digest, **given(batch_size=batch_size))
+        started = st.begin_bulk_delete(bulk_filter(filters), present(reason, "--reason"),
+                                       present(plan_digest, "--plan-digest"), **given(batch_size=batch_size))
         return erase_in_batches(ctx, st, started["receipt_id"], first=True)
 
     return run_store(ctx, erase, "bulk_receipt")
@@ -89,7 +94,7 @@ def bulk_filter(f: dict[str, Any]) -> dict[str, Any]:
                  created_before=f["created_before"], created_after=f["created_after"], in_page=f["in_page"])
 
 
-def erase_in_batches(ctx: click.Context, st: Any, receipt_id: str, first: bool) -> Any:
+def erase_in_batches(ctx: click.Context, st: Store, receipt_id: str, first: bool) -> Any:
     """Run a recorded bulk deletion with a bar on stderr; Ctrl-C stops it between batches (whole pages only).
 
     A second Ctrl-C stops at once: the batch under way is rolled back, so whole pages only still holds."""

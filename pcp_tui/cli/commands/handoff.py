@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -10,6 +11,9 @@ from ..base import CliError, Group, given, json_mode, command
 from ..options import paging, selection
 from ..run import decode, read_stdin, run_store, write_out
 from .pages import clamped
+
+if TYPE_CHECKING:
+    from store import Store
 
 BUNDLE_KEYS = ("text", "digest", "bytes", "tokens", "tokens_exact", "entries", "cut", "warnings")
 COPY_KEYS = ("handoff_id", "label", "digest", "continuation_of", "text", "file", "clipboard", "bytes", "tokens",
@@ -30,9 +34,10 @@ def bundle(ctx: click.Context, ids: tuple[str, ...], query: str | None, scope: t
     """Render pages as one bundle to paste into a chat (records nothing)."""
     as_json = json_mode(ctx)
 
-    def run(st: Any) -> Any:
+    def run(st: Store) -> Any:
         result = st.bundle(list(ids), query=query, scopes=tuple(scope), max_tokens=max_tokens)
-        document = {k: result[k] for k in BUNDLE_KEYS}
+        fields: Mapping[str, Any] = result
+        document = {k: fields[k] for k in BUNDLE_KEYS}
         if out is not None:
             write_out(st, out, result["text"])
         return document if as_json else {**document, "out": out}
@@ -58,7 +63,7 @@ def copy(ctx: click.Context, ids: tuple[str, ...], query: str | None, scope: tup
         raise click.UsageError("--query and --scope choose pages for a new chat (--label), not for --continue", ctx)
     as_json = json_mode(ctx)
 
-    def run(st: Any) -> Any:
+    def run(st: Store) -> Any:
         from ...clipboard import Clipboard
 
         clipboard = Clipboard()
@@ -68,7 +73,8 @@ def copy(ctx: click.Context, ids: tuple[str, ...], query: str | None, scope: tup
         else:
             result = st.copy(list(ids), query=query, scopes=tuple(scope), label=label, max_tokens=max_tokens,
                              strict=strict, clipboard=clipboard)
-        document = {k: result[k] for k in COPY_KEYS}
+        fields: Mapping[str, Any] = result
+        document = {k: fields[k] for k in COPY_KEYS}
         if as_json:
             return document
         detail = clipboard.report.detail if clipboard.report else "not copied to a clipboard"

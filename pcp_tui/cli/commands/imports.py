@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .. import base
-from ..base import CliError, Group, OneOf, json_mode, command
+from ..base import present, CliError, Group, OneOf, json_mode, command
 from ..run import progress, run_store, write_out
+
+if TYPE_CHECKING:
+    from store import Store
 
 AGENT_SOURCES = ("claude-code", "codex", "gemini")
 IMPORT_SOURCES = ("chatgpt", "claude", "markdown", "events", "export", *AGENT_SOURCES, "memory")
@@ -54,12 +57,12 @@ def import_(ctx: click.Context, source: str, path: str | None, namespace: str | 
 
     as_json = json_mode(ctx)
 
-    def run(st: Any) -> Any:
+    def run(st: Store) -> Any:
         from store import adapters
 
         with progress(ctx, f"importing {source}") as update:
             if source == "export":
-                return st.import_export(path, progress=update)
+                return st.import_export(present(path, "PATH"), progress=update)
             if source in AGENT_SOURCES:
                 importer = getattr(adapters, f"import_{source.replace('-', '_')}")
                 report = importer(st, path, with_tools=with_tools, progress=update)
@@ -74,7 +77,7 @@ def import_(ctx: click.Context, source: str, path: str | None, namespace: str | 
     return run_store(ctx, run, "import_report", creates=True)
 
 
-def _with_report(st: Any, summary: dict[str, Any]) -> dict[str, Any]:
+def _with_report(st: Store, summary: dict[str, Any]) -> dict[str, Any]:
     """The summary, and the kept report's lines (per file and conversation) shown after it."""
     if summary.get("import_id"):
         summary = {**summary, "report": st.import_report(summary["import_id"])["entries"]}
@@ -111,14 +114,14 @@ def export(ctx: click.Context, scope: tuple[str, ...], fmt: str, out: str, write
     if write_profile:
         raise click.UsageError("--yes goes with --format memory-profile", ctx)
 
-    def run(st: Any) -> Any:
+    def run(st: Store) -> Any:
         with progress(ctx, "exporting") as update:
             return st.export(out, scopes=list(scope) or None, progress=update, format=fmt)
 
     return run_store(ctx, run, "export_done")
 
 
-def _memory_profile(ctx: click.Context, st: Any, scope: tuple[str, ...], out: str, write: bool) -> Any:
+def _memory_profile(ctx: click.Context, st: Store, scope: tuple[str, ...], out: str, write: bool) -> Any:
     """The memory as one text: shown, then written to --out when confirmed (a terminal) or with --yes."""
     from store.adapters.memory import memory_profile
 

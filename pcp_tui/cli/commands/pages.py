@@ -3,15 +3,19 @@ ingest, the lifecycle commands, suppress, unsuppress, audit."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..base import AtLeast, Group, JsonObject, OneOf, Relation, Timestamp, flat, given, command, group
+from ..base import present, AtLeast, Group, JsonObject, OneOf, Relation, Timestamp, flat, given, command, group
 from ..options import LIST_MAXIMUM, check_plan_or_yes, content, one_of, paging, plan_or_yes, repeated_lists
 from ..run import progress, read_text, run_store
-from ...shared import ACTOR_TYPES, SEARCH_MODES, checked_query, revised_facets
+from ...shared import ACTOR_TYPES, SEARCH_MODES, checked_query, lifecycle_change, revised_facets
 from ...shared import search_filters as shared_filters
+
+if TYPE_CHECKING:
+    from store.types import PageList
+    from store import Store
 
 
 def register(cli: Group) -> None:
@@ -92,9 +96,9 @@ def scope_delete(ctx: click.Context, namespace: str, reason: str | None, plan: b
     if plan:
         return run_store(ctx, lambda st: st.plan_delete_scope(namespace), "delete_plan")
 
-    def erase(st: Any) -> Any:
+    def erase(st: Store) -> Any:
         with progress(ctx, f"deleting {namespace}") as update:
-            return st.delete_scope(namespace, reason, **given(progress=update))
+            return st.delete_scope(namespace, present(reason, "--reason"), **given(progress=update))
 
     return run_store(ctx, erase, "receipt")
 
@@ -153,7 +157,7 @@ def revise(ctx: click.Context, page_id: str, expected: str, content: str | None,
     if facets is not None:
         kwargs["facets"] = dict(facets)
 
-    def run(st: Any) -> Any:
+    def run(st: Store) -> Any:
         if title is not None:
             kwargs["facets"] = revised_facets(kwargs.get("facets") or facets_of(st, expected), title=title)
         return st.revise_page(page_id, expected, **kwargs, **given(idempotency_key=idempotency_key))
@@ -161,7 +165,7 @@ def revise(ctx: click.Context, page_id: str, expected: str, content: str | None,
     return run_store(ctx, run, "written", creates=True)
 
 
-def facets_of(st: Any, revision_id: str) -> dict[str, Any]:
+def facets_of(st: Store, revision_id: str) -> dict[str, Any]:
     """The facets of a revision (a new title alone keeps the others)."""
     from ..base import CliError
 
@@ -232,7 +236,7 @@ def search(ctx: click.Context, query: str, scope: tuple[str, ...], status: tuple
                              created_before=before, observed_after=observed_after, observed_before=observed_before)
     size = clamped(limit)
 
-    def run(st: Any) -> Any:
+    def run(st: Store) -> Any:
         checked_query(query)  # refused before any work; the store's search applies the same bound
         return st.search_pages(query=query or "", scopes=tuple(scope), mode=mode or "auto", filters=filters,
                                all_revisions=all_revisions, **given(limit=size, cursor=cursor, context_id=context))
@@ -254,7 +258,7 @@ def list_pages(ctx: click.Context, scope: tuple[str, ...], status: tuple[list[st
         after=cursor))), "pages")
 
 
-def listed(result: dict[str, Any]) -> dict[str, Any]:
+def listed(result: PageList) -> dict[str, Any]:
     """list_pages' rows in the shape of search hits, without what ranking adds (score, snippet, highlights)."""
     hits = [{"page_id": r["page_id"], "revision_id": r["revision_id"], "namespace": r["namespace"],
              "lifecycle_status": r["lifecycle_status"], "title": r["title"], "date": r["sort_time"],
@@ -304,7 +308,7 @@ def _lifecycle(name: str, what: str) -> click.Command:
     @click.option("--reason", required=True, metavar="R", help="why (kept in the audit log)")
     @click.pass_context
     def lifecycle(ctx: click.Context, page_id: str, reason: str) -> int:
-        return run_store(ctx, lambda st: getattr(st, f"{name}_page")(page_id, reason), "lifecycle")
+        return run_store(ctx, lambda st: lifecycle_change(st, name)(page_id, reason), "lifecycle")
 
     return lifecycle
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .. import base
-from ..base import CliError, Group, command, json_mode
+from ..base import present, CliError, Group, command, json_mode
 from ..options import one_of
 from ..run import progress, run_store
+
+if TYPE_CHECKING:
+    from store import Store
 
 
 def register(cli: Group) -> None:
@@ -45,28 +48,28 @@ def sync(ctx: click.Context, folder: str | None, with_db: str | None, pair: bool
         if yes and not join:
             raise click.UsageError("--yes goes with --join", ctx)
 
-    def run(st: Any) -> Any:
+    def run(st: Store) -> Any:
         if status:
             return {"action": "status", **st.sync_status()}
         if with_db:
             return {"action": "with", **st.sync_with(with_db)}
         if pair:
-            return {"action": "pair", **st.sync_pair(folder, rekey=rekey)}
+            return {"action": "pair", **st.sync_pair(present(folder, "DIR"), rekey=rekey)}
         if join:
             merge = yes
             if not merge:
-                plan = st.sync_join_plan(folder, join)
+                plan = st.sync_join_plan(present(folder, "DIR"), join)
                 if plan["merge"]:
                     merge = _ask_merge(ctx, plan)
-            joined = st.sync_join(folder, join, merge=merge)
+            joined = st.sync_join(present(folder, "DIR"), join, merge=merge)
             with progress(ctx, "syncing") as update:
-                return {"action": "join", **joined, "sync": st.sync_folder(folder, progress=update)}
+                return {"action": "join", **joined, "sync": st.sync_folder(present(folder, "DIR"), progress=update)}
         if unpair:
-            unpaired = st.sync_unpair(folder, unpair)
+            unpaired = st.sync_unpair(present(folder, "DIR"), unpair)
             with progress(ctx, "syncing") as update:
-                return {"action": "unpair", **unpaired, "sync": st.sync_folder(folder, progress=update)}
+                return {"action": "unpair", **unpaired, "sync": st.sync_folder(present(folder, "DIR"), progress=update)}
         with progress(ctx, "syncing") as update:
-            return {"action": "folder", **st.sync_folder(folder, progress=update)}
+            return {"action": "folder", **st.sync_folder(present(folder, "DIR"), progress=update)}
 
     return run_store(ctx, run, "synced", creates=True)
 
