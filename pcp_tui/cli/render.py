@@ -18,25 +18,13 @@ from rich.measure import Measurement
 from rich.padding import Padding
 from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
 from store import ALL_PERMISSIONS  # the owner holds every permission; shown as "all"
 
+from ..compat import SafeConsole
 from ..text import already_gone, one_line, printable
-
-
-class SafeConsole(Console):
-    """A console whose text never carries a control character to the terminal: stored text (an import, a
-    model's write) with ESC ] 2 (window title) or ESC ] 52 (clipboard) is printed as visible symbols (ESC as
-    ␛, printable). Rich's own control segments (cursor moves, styles) pass as they are. Relies on Rich's
-    Console._render_buffer, the one place every printed segment goes through (re-check on a Rich upgrade)."""
-
-    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
-        return super()._render_buffer(
-            segment if segment.control else Segment(printable(segment.text), segment.style)
-            for segment in buffer)
 
 
 def make_console(stderr: bool = False) -> Console:

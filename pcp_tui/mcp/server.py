@@ -37,6 +37,7 @@ from pydantic import Field
 from ..shared import (RECOMMENDED_RELATION_TYPES, ActorType, LifecycleStatus, Projection, SearchMode, checked_query,
                       revised_facets, search_filters)
 from . import schema
+from ..compat import lowlevel_server, withdraw_request_handlers
 from .wire import PcpServer, package_version, run_stdio
 
 if TYPE_CHECKING:
@@ -508,10 +509,10 @@ class PcpMcp:
             title, description, hints, _ = TOOL_INFO[name]
             self.server.add_tool(self._as_tool(getattr(self, name)), name=name, title=title, description=description,
                                  annotations=ToolAnnotations(title=title, **hints), structured_output=False)
-        lowlevel = self.server._lowlevel_server
-        for method in ("prompts/list", "prompts/get", "resources/subscribe", "resources/unsubscribe",
-                       "completion/complete", "logging/setLevel"):
-            lowlevel._request_handlers.pop(method, None)  # advertised only what is served
+        lowlevel = lowlevel_server(self.server)
+        withdraw_request_handlers(self.server, (  # advertised only what is served
+            "prompts/list", "prompts/get", "resources/subscribe", "resources/unsubscribe", "completion/complete",
+            "logging/setLevel"))
         lowlevel.add_request_handler("resources/list", PaginatedRequestParams, self._list_resources)
         lowlevel.add_request_handler("resources/templates/list", PaginatedRequestParams, self._list_templates)
         lowlevel.add_request_handler("resources/read", ReadResourceRequestParams, self._read_resource)

@@ -21,6 +21,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import ValidationError
 
+from ..compat import lowlevel_server
+
 SURROGATE_MESSAGE = ("invalid: the request holds text that is not valid Unicode (a lone surrogate escape such as "
                      "\\ud800); send the text as UTF-8.")
 
@@ -228,6 +230,6 @@ async def run_stdio(server: MCPServer) -> None:
     stdout = _Stdout(anyio.wrap_file(io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", write_through=True)))
     stdin = _Stdin(anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")), stdout,
                    server if isinstance(server, PcpServer) else None)
-    lowlevel = server._lowlevel_server  # the SDK's own stdio runner does the same
+    lowlevel = lowlevel_server(server)  # the SDK's own stdio runner does the same
     async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())

@@ -11,6 +11,7 @@ from typing import Any
 
 from textual_serve.server import Server
 
+from ..compat import ServeAppHook
 from .guard import LocalGuard
 
 _REMOTE_LINK = re.compile(r"<link[^>]*href=\"https?://[^\"]*\"[^>]*/?>", re.S)
@@ -34,7 +35,7 @@ def offline_templates(source: Path, target: Path) -> Path:
     return target
 
 
-class GuardedServer(Server):
+class GuardedServer(ServeAppHook, Server):
     """textual-serve on 127.0.0.1 only, every request through `guard`, the page self-contained."""
 
     def __init__(self, command: str, guard: LocalGuard, title: str = "pcp") -> None:
@@ -43,10 +44,8 @@ class GuardedServer(Server):
         self._templates_dir = tempfile.TemporaryDirectory(prefix="pcp-serve-")
         self.templates_path = offline_templates(self.templates_path, Path(self._templates_dir.name))
 
-    async def _make_app(self) -> Any:
-        app = await super()._make_app()
+    def configure_app(self, app: Any) -> None:
         app.middlewares.append(self.guard.aiohttp_middleware())
-        return app
 
     async def on_startup(self, app: Any) -> None:
         print(f"pcp: serving the app on {self.guard.url}  (ctrl+c stops)", file=sys.stderr)

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len
 from textual.screen import Screen
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey, KeyGroup
+
+from ..compat import footer_parts, set_footer_key_enabled
+
+if TYPE_CHECKING:
+    from ..compat import FooterKeyType
+
+FooterKey, KeyGroup = footer_parts()
 
 
 class FitFooter(Footer):
@@ -58,7 +64,7 @@ class FitFooter(Footer):
         shown = [w for w in widgets if w not in palette]
         for widget, (key, display, description, action, enabled, tooltip) in zip(shown, plain, strict=False):
             widget.key, widget.key_display, widget.description, widget.action = key, display, description, action
-            widget._disabled = not enabled
+            set_footer_key_enabled(widget, enabled)
             widget.set_class(not enabled, "-disabled")
             widget.tooltip = tooltip or None
             widget.display = True
@@ -97,6 +103,6 @@ class FitFooter(Footer):
             key.display = not full
 
     @staticmethod
-    def _width(key: FooterKey) -> int:
+    def _width(key: FooterKeyType) -> int:
         """Cells a compact key takes: its key, a space, its description and the gap after it."""
         return cell_len(key.key_display) + 1 + cell_len(key.description) + 1

@@ -18,7 +18,7 @@ from textual.highlight import highlight
 from rich.markdown import Markdown as RichMarkdown
 from textual.widget import Widget
 from textual.widgets import Static, TabbedContent, TabPane, Tabs, Tree
-from textual.widgets._tabbed_content import ContentTab
+from textual.widgets.tabbed_content import ContentTab
 from textual.worker import get_current_worker
 
 from store import LIMITS

@@ -19,6 +19,8 @@ from textual.widget import Widget
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from ..compat import SizeUpdateHook, scroll_update
+
 
 def unchanged(widget: Widget, size: Size, container_size: Size) -> bool:
     """True when nothing a scroll view's scrollbars depend on changed since its last layout."""
@@ -31,15 +33,13 @@ def unchanged(widget: Widget, size: Size, container_size: Size) -> bool:
     return False
 
 
-class SteadyScrollbars:
+class SteadyScrollbars(SizeUpdateHook):
     """Put before a scroll view among a widget's bases: a layout pass that changed nothing about it leaves its
     scrollbars alone (`unchanged`). A plain mixin, not a Widget: Textual merges the component classes and CSS
     of the Widget classes among the bases, and one more there hid the Tree's."""
 
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
-        if unchanged(cast(Widget, self), size, container_size):  # a layout pass elsewhere: nothing to redo here
-            return False
-        return bool(super()._size_updated(size, virtual_size, container_size, layout))  # type: ignore[misc]
+    def size_unchanged(self, size: Size, container_size: Size) -> bool:
+        return unchanged(cast(Widget, self), size, container_size)
 
 
 def set_virtual_size(widget: Widget, size: Size) -> None:
@@ -49,7 +49,7 @@ def set_virtual_size(widget: Widget, size: Size) -> None:
     (not height-auto)."""
     if size != widget.virtual_size:
         widget.set_reactive(Widget.virtual_size, size)
-        widget._scroll_update(size)
+        scroll_update(widget, size)
 
 
 def update_rows(widget: Static, text: str | Content, max_rows: int | None = None) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from textual.widgets import TabbedContent, TabPane
-from textual.widgets._tabbed_content import ContentTabs
+from textual.widgets.tabbed_content import ContentTabs
 
 
 def show_tab(tabs: TabbedContent, tab: str, *, focus_into: bool = False) -> None:
