@@ -26,6 +26,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from datetime import date, timedelta
 from typing import Iterator, cast
 
 import snowballstemmer  # type: ignore[import-untyped]
@@ -474,3 +475,201 @@ def number_terms(salt: bytes) -> frozenset[str]:
     return frozenset(index_terms(" ".join(sorted(_NUMBER_WORDS)), salt))
 
 
+
+
+# --------------------------------------------------------------------------- time as people say it
+# Relative time in a message ("yesterday", "last Friday", "two weeks ago", "上周", "前天") read
+# against the message's own date: the days it names are indexed beside its text (see store.index).
+
+_NUM_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+              "eight": 8, "nine": 9, "ten": 10, "couple": 2, "few": 3}
+_WEEKDAYS = {name: i for i, name in enumerate("monday tuesday wednesday thursday friday saturday sunday".split())}
+_EN_RELATIVE = re.compile(
+    r"\b(?:(?P<dby>the\s+day\s+before\s+yesterday)|(?P<dat>the\s+day\s+after\s+tomorrow)"
+    r"|(?P<yday>yesterday|last\s+night)|(?P<today>today|tonight|this\s+(?:morning|afternoon|evening))"
+    r"|(?P<tmrw>tomorrow)"
+    r"|(?:(?P<n>\d{1,2}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+couple\s+of|a\s+few|couple\s+of|few)"
+    r"\s+(?P<unit>day|week|weekend|month|year)s?\s+(?:ago|back|earlier))"
+    r"|(?:(?P<rel>last|this\s+past|past|this|next|on)\s+(?P<what>week|weekend|month|year|summer|winter|spring|fall|autumn"
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)))\b",
+    re.I,
+)
+_CN_NUM = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10,
+           "几": 3}
+_CJK_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+_CJK_RELATIVE = re.compile(
+    r"(?P<d3>大前天)|(?P<d2>前天|一昨日)|(?P<d1>昨天|昨日|昨晚|昨夜)|(?P<d0>今天|今日|今早|今晚|今朝)|(?P<p1>明天|明日)"
+    r"|(?P<p2>后天|明後日)"
+    r"|(?P<lw>上周|上星期|上个星期|上個星期|上週|先週)(?P<lwd>[一二三四五六日天]|末)?"
+    r"|(?P<nw>下周|下星期|下个星期|下週|来週)(?P<nwd>[一二三四五六日天]|末)?"
+    r"|(?P<tw>这周|这个星期|本周|今週)(?P<twd>[一二三四五六日天]|末)?"
+    r"|(?:周|星期)(?P<wd>[一二三四五六日天])"
+    r"|(?P<lm>上个月|上個月|上月|先月)|(?P<ly>去年|昨年)|(?P<ly2>前年)"
+    r"|(?P<cn>\d{1,2}|[一两二三四五六七八九十几])\s*(?:个|個)?(?P<cu>天|日|周|星期|礼拜|月|年)(?:前|以前)"
+)
+SEASON_MONTHS = {"summer": (6, 7, 8), "winter": (12, 1, 2), "spring": (3, 4, 5), "fall": (9, 10, 11), "autumn": (9, 10, 11)}
+MAX_EVENT_DATES = 24  # days one message may name (a long text says many things; its first mentions count)
+EVENT_SCAN_CHARS = 20_000
+
+
+def _day_of(stamp: str | None) -> date | None:
+    if not stamp or len(stamp) < 10:
+        return None
+    try:
+        return date(int(stamp[:4]), int(stamp[5:7]), int(stamp[8:10]))
+    except ValueError:
+        return None
+
+
+def _month_shift(day: date, months: int) -> tuple[int, int]:
+    total = day.year * 12 + day.month - 1 + months
+    return total // 12, total % 12 + 1
+
+
+def _week(start: date) -> list[date]:
+    return [start + timedelta(days=i) for i in range(7)]
+
+
+def _season(what: str, said: date, back: bool, ahead: bool) -> list[DateNamed]:
+    """The months of "last summer", "next winter", "this fall" said on a given day."""
+    if what == "winter":  # December and the January and February after it
+        if back:
+            dec = said.year - 1 if said.month >= 3 else said.year - 2
+        elif ahead or said.month >= 3:
+            dec = said.year
+        else:
+            dec = said.year - 1
+        return [(dec, 12, None), (dec + 1, 1, None), (dec + 1, 2, None)]
+    months = SEASON_MONTHS[what]
+    year = said.year
+    if back and said.month <= max(months):
+        year -= 1
+    elif ahead and said.month >= min(months):
+        year += 1
+    return [(year, mo, None) for mo in months]
+
+
+def event_dates(text: str | None, stamp: str | None) -> list[DateNamed]:
+    """The days (or months, or years) a text's relative time expressions name, read against the
+    date it was said (`stamp`, ISO 8601): "yesterday" said on 4 October 2023 is (2023, 10, 3);
+    "last week" is the seven days of the week before; "last month" is (year, month, None).
+
+    Only what a calendar can settle is read: a bare weekday is the last one before the day of
+    speaking (after it with "next"), "this weekend" the coming one; vaguer words ("recently",
+    "the other day") name nothing.
+    """
+    said = _day_of(stamp)
+    if said is None or not text:
+        return []
+    scan = text[:EVENT_SCAN_CHARS]
+    out: list[DateNamed] = []
+    days: list[date] = []
+    monday = said - timedelta(days=said.weekday())
+    for m in _EN_RELATIVE.finditer(scan):
+        g = m.groupdict()
+        if g["dby"]:
+            days.append(said - timedelta(days=2))
+        elif g["dat"]:
+            days.append(said + timedelta(days=2))
+        elif g["yday"]:
+            days.append(said - timedelta(days=1))
+        elif g["today"]:
+            days.append(said)
+        elif g["tmrw"]:
+            days.append(said + timedelta(days=1))
+        elif g["unit"]:
+            word = " ".join(g["n"].lower().split())
+            n = int(word) if word.isdigit() else _NUM_WORDS.get(word.split()[-1] if word.split()[-1] != "of" else word.split()[-2], 1)
+            unit = g["unit"].lower()
+            if unit == "day":
+                days.append(said - timedelta(days=n))
+            elif unit == "week":
+                days.extend(_week(monday - timedelta(days=7 * n)))
+            elif unit == "weekend":
+                sat = monday - timedelta(days=2) - timedelta(days=7 * (n - 1))
+                days.extend((sat, sat + timedelta(days=1)))
+            elif unit == "month":
+                y, mo = _month_shift(said, -n)
+                out.append((y, mo, None))
+            else:
+                out.append((said.year - n, None, None))
+        else:
+            rel = " ".join(g["rel"].lower().split())
+            what = g["what"].lower()
+            back = rel in ("last", "this past", "past")
+            ahead = rel == "next"
+            if what in _WEEKDAYS:
+                wd = _WEEKDAYS[what]
+                if ahead or (rel == "this" and wd > said.weekday()):
+                    delta = (wd - said.weekday()) % 7 or 7
+                    days.append(said + timedelta(days=delta))
+                elif rel == "this":
+                    days.append(monday + timedelta(days=wd))
+                else:  # "last Friday", "on Friday", "this past Friday": the last one before today
+                    delta = (said.weekday() - wd) % 7 or 7
+                    days.append(said - timedelta(days=delta))
+            elif what == "week":
+                if rel == "on":
+                    continue
+                days.extend(_week(monday + timedelta(days=-7 if back else 7 if ahead else 0)))
+            elif what == "weekend":
+                if rel == "on":
+                    continue
+                sat = monday + timedelta(days=5)
+                if back:
+                    sat = sat - timedelta(days=7) if said < sat + timedelta(days=2) else sat
+                    if said.weekday() >= 5 and rel == "last":
+                        sat = monday - timedelta(days=2)
+                elif ahead:
+                    sat += timedelta(days=7)
+                days.extend((sat, sat + timedelta(days=1)))
+            elif what == "month":
+                if rel != "on":
+                    y, mo = _month_shift(said, -1 if back else 1 if ahead else 0)
+                    out.append((y, mo, None))
+            elif what == "year":
+                if rel != "on":
+                    out.append((said.year + (-1 if back else 1 if ahead else 0), None, None))
+            elif what in SEASON_MONTHS and rel != "on":
+                out.extend(_season(what, said, back, ahead))
+        if len(days) + len(out) >= MAX_EVENT_DATES:
+            break
+    for m in _CJK_RELATIVE.finditer(scan):
+        g = m.groupdict()
+        for key, shift in (("d3", -3), ("d2", -2), ("d1", -1), ("d0", 0), ("p1", 1), ("p2", 2)):
+            if g[key]:
+                days.append(said + timedelta(days=shift))
+        for key, sub, weeks in (("lw", "lwd", -1), ("nw", "nwd", 1), ("tw", "twd", 0)):
+            if g[key]:
+                start = monday + timedelta(days=7 * weeks)
+                if g[sub] == "末":
+                    days.extend((start + timedelta(days=5), start + timedelta(days=6)))
+                elif g[sub]:
+                    days.append(start + timedelta(days=_CJK_WEEKDAY[g[sub]]))
+                else:
+                    days.extend(_week(start))
+        if g["wd"]:
+            days.append(monday + timedelta(days=_CJK_WEEKDAY[g["wd"]]))
+        if g["lm"]:
+            y, mo = _month_shift(said, -1)
+            out.append((y, mo, None))
+        if g["ly"]:
+            out.append((said.year - 1, None, None))
+        if g["ly2"]:
+            out.append((said.year - 2, None, None))
+        if g["cn"]:
+            n = int(g["cn"]) if g["cn"].isdigit() else _CN_NUM[g["cn"]]
+            unit = g["cu"]
+            if unit in ("天", "日"):
+                days.append(said - timedelta(days=n))
+            elif unit in ("周", "星期", "礼拜"):
+                days.extend(_week(monday - timedelta(days=7 * n)))
+            elif unit == "月":
+                y, mo = _month_shift(said, -n)
+                out.append((y, mo, None))
+            else:
+                out.append((said.year - n, None, None))
+        if len(days) + len(out) >= MAX_EVENT_DATES:
+            break
+    out.extend((d.year, d.month, d.day) for d in days if d != said)
+    return sorted(set(out), key=lambda f: (f[0] or 0, f[1] or 0, f[2] or 0))[:MAX_EVENT_DATES]

@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from .analysis import ANALYSER_VERSION, index_terms, stat_terms
+from .analysis import ANALYSER_VERSION, DateNamed, event_dates, index_terms, stat_terms
 from .errors import Conflict
 
 UPGRADE_HINT = "run pcp once to upgrade this store"
@@ -79,11 +79,12 @@ def facet_text(facets: dict[str, Any]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Analysed:
-    """A revision's three index columns as term lists."""
+    """A revision's three index columns as term lists, and the derived date tokens (not counted)."""
 
     title: list[str]
     body: list[str]
     meta: list[str]
+    dates: tuple[str, ...] = ()
 
     @property
     def count(self) -> int:
@@ -98,14 +99,38 @@ class Analysed:
         return stat_terms(self.title) | stat_terms(self.body) | stat_terms(self.meta)
 
 
-def analyse(title: str, content: str | None, facets: dict[str, Any], salt: bytes) -> Analysed:
+def date_tokens(dates: Sequence[DateNamed]) -> tuple[str, ...]:
+    """FTS tokens of event dates: `zdYYYYMMDD` for a day, `zmYYYYMM` for its month, `zyYYYY` for its year."""
+    out: dict[str, None] = {}
+    for y, m, d in dates:
+        if y is None:
+            continue
+        if m is not None and d is not None:
+            out[f"zd{y:04d}{m:02d}{d:02d}"] = None
+        if m is not None:
+            out[f"zm{y:04d}{m:02d}"] = None
+        out[f"zy{y:04d}"] = None
+    return tuple(out)
+
+
+def derived_dates(content: str | None, when: str | None) -> tuple[str, ...]:
+    """The one derivation the write paths call: the date tokens of the days a text's relative time
+    expressions name, read against `when` (the revision's observed_at, else its created_at)."""
+    if not content or not when:
+        return ()
+    return date_tokens(event_dates(content, when))
+
+
+def analyse(title: str, content: str | None, facets: dict[str, Any], salt: bytes, when: str | None = None) -> Analysed:
     """The index view of a revision. A title taken from the content's first line is not indexed
-    twice (it would double those words' postings); a facet or source title is."""
+    twice (it would double those words' postings); a facet or source title is. With `when` (the
+    revision's date) the days its relative time expressions name are derived too."""
     own_title = bool(facets.get("title")) or content is None
     return Analysed(
         index_terms(title, salt) if own_title and title else [],
         index_terms(content or "", salt),
         index_terms(facet_text(facets), salt) if facets else [],
+        derived_dates(content, when),
     )
 
 
@@ -150,7 +175,10 @@ class StatsDelta:
 
 
 def fts_row(rowid: int, scope_pk: int, doc: Analysed) -> tuple[int, str, str, str, str]:
-    return (rowid, " ".join(doc.title), " ".join(doc.body), " ".join(doc.meta), f"zs{scope_pk}")
+    # The `scope` column also holds the derived date tokens: queries never match it with words, and
+    # they leave with the row when it is deleted (erased with the revision).
+    scope = f"zs{scope_pk} " + " ".join(doc.dates) if doc.dates else f"zs{scope_pk}"
+    return (rowid, " ".join(doc.title), " ".join(doc.body), " ".join(doc.meta), scope)
 
 
 INSERT_FTS = f"INSERT INTO {FTS_TABLE}(rowid, title, body, meta, scope) VALUES (?,?,?,?,?)"
@@ -158,13 +186,16 @@ DELETE_FTS = (f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, body, meta, s
               "VALUES ('delete', ?,?,?,?,?)")
 
 
-def add_revisions(cur: Any, salt: bytes, rows: Iterable[tuple[int, int, str, str | None, dict[str, Any]]],
-                  counted: bool = True) -> None:
-    """Index revisions given as (revision pk, scope pk, title, content, facets) and count them."""
+IndexRow = tuple[int, int, str, str | None, dict[str, Any], str | None]
+
+
+def add_revisions(cur: Any, salt: bytes, rows: Iterable[IndexRow], counted: bool = True) -> None:
+    """Index revisions given as (revision pk, scope pk, title, content, facets, date) and count them;
+    the date (observed_at, else created_at) is what relative time in the content is read against."""
     delta = StatsDelta()
     fts = []
-    for rev_pk, scope_pk, title, content, facets in rows:
-        doc = analyse(title, content, facets, salt)
+    for rev_pk, scope_pk, title, content, facets, when in rows:
+        doc = analyse(title, content, facets, salt, when)
         fts.append(fts_row(rev_pk, scope_pk, doc))
         if counted:
             delta.add(scope_pk, doc)
@@ -390,13 +421,14 @@ def upgrade_batch(cur: Any, salt: bytes, size: int = 2000) -> bool:
         return True
     cursor, until = state
     rows = cur.execute(
-        "SELECT r.id, r.scope_id, r.title, r.content, r.facets, p.status FROM revision r JOIN page p ON p.id = r.page_id "
-        "WHERE r.id > ? AND r.id <= ? ORDER BY r.id LIMIT ?", (cursor, until, size),
+        "SELECT r.id, r.scope_id, r.title, r.content, r.facets, p.status, COALESCE(r.observed_at, r.created_at) "
+        "FROM revision r JOIN page p ON p.id = r.page_id WHERE r.id > ? AND r.id <= ? ORDER BY r.id LIMIT ?",
+        (cursor, until, size),
     ).fetchall()
     delta = StatsDelta()
     fts = []
-    for rev_pk, scope_pk, title, content, facets, status in rows:
-        doc = analyse(title or "", content, json.loads(facets or "{}"), salt)
+    for rev_pk, scope_pk, title, content, facets, status, when in rows:
+        doc = analyse(title or "", content, json.loads(facets or "{}"), salt, when)
         fts.append(fts_row(rev_pk, scope_pk, doc))
         if status != "tombstoned":
             delta.add(scope_pk, doc)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from . import analysis
 from .analysis import Unit
@@ -241,6 +241,10 @@ class Ranker:
                 for rid in self._enumerate(u.match, CAP):
                     held.setdefault(rid, set()).add(u.key)
             found = {rid: sum(idf[k] for k in keys) for rid, keys in held.items()}
+            if dates:
+                # What happened on the days a question names is a candidate before what did not.
+                for rid, boost in self._dated(list(found), dates).items():
+                    found[rid] *= boost
             pool = sorted(found, key=lambda r: (-found[r], -r))[:pool_size]
         if not pool:
             return []
@@ -260,6 +264,34 @@ class Ranker:
             self._lend(scores, rows, units, idf, avgdl, dates)
         ranked = sorted(((s, rid) for rid, s in scores.items() if s > 0), key=lambda x: (-x[0], -x[1]))
         return [(rid, s) for s, rid in ranked[:need]]
+
+    def _dated(self, rev_pks: list[int], dates: Sequence[analysis.DateNamed]) -> dict[int, float]:
+        """Candidates said on, or telling of, a day the question names, and their date factor (the
+        events come from the date tokens indexed beside the text, see `store.index.derived_dates`)."""
+        out: dict[int, float] = {}
+        for part in _chunks(rev_pks):
+            marks = ",".join("?" * len(part))
+            for rid, date in self._db.execute_sql(
+                f"SELECT id, COALESCE(observed_at, created_at) FROM revision WHERE id IN ({marks})", part
+            ).fetchall():
+                try:
+                    day = (int(date[:4]), int(date[5:7]), int(date[8:10]))
+                except (TypeError, ValueError):
+                    continue
+                factor = _date_factor(day, (), dates)
+                if factor > 1.0:
+                    out[rid] = factor
+        tokens = _named_tokens(dates)
+        if tokens:
+            wanted = set(rev_pks)
+            match = "scope : (" + " OR ".join(tokens) + ")"
+            rows = self._db.execute_sql(
+                f"SELECT rowid, scope FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? ORDER BY rowid DESC LIMIT ?",
+                [match, 20 * CAP]).fetchall()
+            for rid, _ in rows:
+                if rid in wanted:
+                    out[rid] = max(out.get(rid, 1.0), 1 + DATE_BOOST)
+        return out
 
     def _lend(self, scores: dict[int, float], rows: dict[int, Any], units: Sequence[Unit],
               idf: dict[str, float], avgdl: float, dates: Sequence[analysis.DateNamed]) -> None:
@@ -313,22 +345,66 @@ class Ranker:
         return [(a, b, c, bool(u)) for a, b, c, u in self._db.execute_sql(sql, [*pages, *pages, *sc.params]).fetchall()]
 
 
+def _date_factor(day: tuple[int, int, int] | None, events: Sequence[analysis.DateNamed],
+                 dates: Sequence[analysis.DateNamed]) -> float:
+    """How much a question's dates favour a text said on `day` whose relative time names `events`:
+    its day of speaking or a day it tells of in a month or year named, more on a day named."""
+    best = 1.0
+    said = [(day[0], day[1], day[2])] if day else []
+    for y, m, d in [*said, *events]:
+        for qy, qm, qd in dates:
+            if qy is not None and qy != y:
+                continue
+            if qm is not None and qm != m:
+                continue
+            if qm is None and qy is None:
+                continue
+            boost = 1 + DATE_BOOST
+            if qd is not None and d == qd:
+                boost *= 1 + DAY_BOOST
+            elif qd is not None and d is None:
+                continue  # "last month" does not tell which day
+            best = max(best, boost)
+    return best
+
+
 def _date_boost(scores: dict[int, float], rows: dict[int, Any],
                 dates: Sequence[analysis.DateNamed]) -> None:
-    """A question that names a month or a year favours what happened then (the page's date), and one
-    that names a day what happened on that day most."""
+    """A question that names a month or a year favours what happened then (the page's date, or a day
+    its text tells of: "yesterday", "last week"), and one that names a day what happened on that day most.
+    A factor on the words' score: a text holding none of the question's other words stays at zero."""
     for rid, row in rows.items():
         date = row[5] or ""
         try:
-            year, month, day = int(date[:4]), int(date[5:7]), int(date[8:10])
+            day: tuple[int, int, int] | None = (int(date[:4]), int(date[5:7]), int(date[8:10]))
         except ValueError:
+            day = None
+        if not scores.get(rid):
             continue
-        month_match = [d for y, m, d in dates if (y is None or y == year) and (m is None or m == month)]
-        if month_match:
-            boost = 1 + DATE_BOOST
-            if day in month_match:
-                boost *= 1 + DAY_BOOST
-            scores[rid] = scores.get(rid, 0.0) * boost
+        events = analysis.event_dates(row[3], date) if row[3] else []
+        factor = _date_factor(day, events, dates)
+        if factor != 1.0:
+            scores[rid] *= factor
+
+
+def _named_tokens(dates: Sequence[analysis.DateNamed]) -> list[str]:
+    """The date tokens (see `store.index.date_tokens`) of the days, months and years a question names."""
+    out = []
+    for y, m, d in dates:
+        if y is None:
+            continue
+        if m is None:
+            out.append(f"zy{y:04d}")
+        elif d is None:
+            out.append(f"zm{y:04d}{m:02d}")
+        else:
+            out.append(f"zd{y:04d}{m:02d}{d:02d}")
+    return sorted(set(out))
+
+
+def _chunks(items: list[int], size: int = 500) -> Iterable[list[int]]:
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
 
 
 def _count(where: dict[str, list[int]], parts: tuple[str, ...]) -> tuple[int, list[int]]:
