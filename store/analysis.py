@@ -210,6 +210,8 @@ class Unit:
 
     key: str  # the term, or the two CJK characters of a bigram
     parts: tuple[str, ...]  # the index terms it is made of (one, or two adjacent CJK characters)
+    weight: float = 1.0  # below 1 for an instance standing in for a kind word ("hike" for "sports")
+    group: str = ""  # the key of the question's unit it stands in for (a spelling, an instance); "" for itself
 
     @property
     def match(self) -> str:
@@ -673,3 +675,84 @@ def event_dates(text: str | None, stamp: str | None) -> list[DateNamed]:
             break
     out.extend((d.year, d.month, d.day) for d in days if d != said)
     return sorted(set(out), key=lambda f: (f[0] or 0, f[1] or 0, f[2] or 0))[:MAX_EVENT_DATES]
+
+
+# --------------------------------------------------------------------------- chatter
+# Words of greetings, thanks and agreement: a message made only of these (and names, and function
+# words) says nothing a question asks for ("Thanks, Sam! Talk soon. Bye!").
+_PLEASANTRIES = frozenset("""hi hey hello hiya yo bye goodbye cya thanks thank thx ty welcome great awesome cool nice good
+    sure ok okay yeah yes yep yup yea wow whoa glad happy sound sounds love talk soon later see care take catch
+    appreciate appreciated enjoy definitely totally absolutely congrats congratulations luck hope well amazing
+    fantastic wonderful lovely really true right fun agree course haha lol cheers alright fine bet keep touch chat
+    awesome super sweet thrilled excited proud stoked hear same too indeed exactly lot lots much anytime wish best
+    let know hang tight dear buddy pal friend man guys guy folks night morning evening""".split())
+_AFTER_NO = frozenset("problem problems worries worry prob probs".split())
+_CJK_PLEASANTRIES = frozenset("谢好哈嗯哦呀啦拜再见嘿喂行棒太感")
+
+
+@lru_cache(maxsize=1)
+def _pleasantry_terms() -> frozenset[str]:
+    return frozenset(normalise_word(w) for w in _PLEASANTRIES) | _CJK_PLEASANTRIES
+
+
+@lru_cache(maxsize=1)
+def _after_no_terms() -> frozenset[str]:
+    return frozenset(normalise_word(w) for w in _AFTER_NO)
+
+
+def content_terms(terms: list[str]) -> set[str]:
+    """The terms of a text that carry content: not function words, not greetings or thanks
+    ("no problem" and "no worries" are thanks)."""
+    chatter = _pleasantry_terms()
+    after_no = _after_no_terms()
+    out = set()
+    prev = ""
+    for t in terms:
+        if not (t in chatter or is_stop(t) or (prev == "no" and t in after_no) or t in CJK_STOP):
+            out.add(t)
+        prev = t
+    return out
+
+
+# --------------------------------------------------------------------------- words that differ
+INSTANCE_WEIGHT = 0.5  # an instance of a kind the question names ("hike" for "sports")
+MAX_ALTERNATIVES = 48
+
+
+@lru_cache(maxsize=4)
+def _word_tables(salt: bytes) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
+    """The kind and spelling tables of `store.words` as index terms."""
+    from .words import KINDS, SPELLINGS
+
+    def term(word: str) -> str:
+        terms = index_terms(word, salt)
+        return terms[0] if len(terms) == 1 else ""
+
+    kinds: dict[str, tuple[str, ...]] = {}
+    for kind, instances in KINDS.items():
+        key = term(kind)
+        if key:
+            found = [t for t in (term(w) for w in instances) if t and t != key]
+            kinds[key] = tuple(dict.fromkeys((*kinds.get(key, ()), *found)))
+    spellings = {term(a): term(b) for a, b in SPELLINGS.items() if term(a) and term(b) and term(a) != term(b)}
+    return kinds, spellings
+
+
+def alternatives(units: list[Unit], salt: bytes) -> list[Unit]:
+    """Units standing in for a question's words: the other spelling (full weight) and the instances
+    of a kind word (lower weight), never one the question already has."""
+    kinds, spellings = _word_tables(salt)
+    have = {u.key for u in units}
+    out: list[Unit] = []
+    for u in units:
+        if len(u.parts) != 1 or u.group:
+            continue
+        other = spellings.get(u.key)
+        if other and other not in have:
+            have.add(other)
+            out.append(Unit(other, (other,), 1.0, u.key))
+        for inst in kinds.get(u.key, ()):
+            if inst not in have and len(out) < MAX_ALTERNATIVES:
+                have.add(inst)
+                out.append(Unit(inst, (inst,), INSTANCE_WEIGHT, u.key))
+    return out

@@ -72,6 +72,8 @@ class SearchOps(Part):
         # In `auto` a date says when: its day and year are not words to look for.
         units = analysis.ranked_units(analysis.without_dates(query) if mode == "auto" else query, self._salt)
         units = units or analysis.ranked_units(query, self._salt)
+        if mode == "auto":
+            units = units + analysis.alternatives(units, self._salt)
         expr = analysis.text_match(query, self._salt) if mode == "text" else None
         if mode == "text" and expr is None:
             return []
