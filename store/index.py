@@ -48,6 +48,7 @@ UPGRADE_KEY = "index_upgrade"  # meta: "<cursor> <until>" while old revisions ar
 # meta: the analyser version (analysis.ANALYSER_VERSION) that wrote the rows of FTS_TABLE. A row is
 # deleted with the values it was indexed with, so a pcp whose analyser differs must re-index first.
 ANALYSER_KEY = "index_analyser"
+DATES_KEY = "index_dates"  # meta: "<cursor> <until>" while old revisions' event dates are being derived
 
 STATS_DDL = (
     "CREATE TABLE IF NOT EXISTS term_stat (term TEXT NOT NULL, scope_id INTEGER NOT NULL, df INTEGER NOT NULL, "
@@ -442,6 +443,73 @@ def upgrade_batch(cur: Any, salt: bytes, size: int = 2000) -> bool:
                 cur.execute(f"DROP TABLE {table}")
         return True
     cur.execute("UPDATE meta SET value = ? WHERE key = ?", (f"{rows[-1][0]} {until}", UPGRADE_KEY))
+    return False
+
+
+def _dates_state(cur: Any) -> tuple[int, int] | None:
+    row = cur.execute("SELECT value FROM meta WHERE key = ?", (DATES_KEY,)).fetchone()
+    if row is None:
+        return None
+    cursor, until = row[0].split()
+    return int(cursor), int(until)
+
+
+def start_dates(cur: Any) -> None:
+    """Mark every existing revision for the derivation of its event dates (schema 7; search keeps working).
+    A pending re-index derives them anyway."""
+    if _upgrade_state(cur) is not None:
+        return
+    until = cur.execute("SELECT COALESCE(MAX(id), 0) FROM revision").fetchone()[0]
+    cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (DATES_KEY, f"0 {until}"))
+
+
+def pending_progress(cur: Any) -> tuple[int, int] | None:
+    """(done, total) over both passes an older store may need (re-index, then event dates); None when none."""
+    passes = [p for p in (upgrade_progress(cur), _dates_progress(cur)) if p is not None]
+    if not passes:
+        return None
+    return sum(p[0] for p in passes), sum(p[1] for p in passes)
+
+
+def _dates_progress(cur: Any) -> tuple[int, int] | None:
+    state = _dates_state(cur)
+    if state is None:
+        return None
+    cursor, until = state
+    done = cur.execute("SELECT COUNT(*) FROM revision WHERE id <= ?", (min(cursor, until),)).fetchone()[0]
+    total = cur.execute("SELECT COUNT(*) FROM revision WHERE id <= ?", (until,)).fetchone()[0]
+    return int(done), int(total)
+
+
+def pending_batch(cur: Any, salt: bytes, size: int = 2000) -> bool:
+    """The next batch of whichever pass is pending (re-index first); True when nothing is left."""
+    if _upgrade_state(cur) is not None:
+        upgrade_batch(cur, salt, size)
+        return _upgrade_state(cur) is None and _dates_state(cur) is None
+    return dates_batch(cur, salt, size)
+
+
+def dates_batch(cur: Any, salt: bytes, size: int = 2000) -> bool:
+    """Derive the event dates of the next `size` older revisions (their FTS rows are written again with
+    them; the statistics do not change); True when none are left."""
+    state = _dates_state(cur)
+    if state is None:
+        return True
+    cursor, until = state
+    rows = cur.execute(
+        "SELECT id, scope_id, title, content, facets, COALESCE(observed_at, created_at) FROM revision "
+        "WHERE id > ? AND id <= ? ORDER BY id LIMIT ?", (cursor, until, size)).fetchall()
+    fts = []
+    for rev_pk, scope_pk, title, content, facets, when in rows:
+        if derived_dates(content, when):
+            fts.append(fts_row(rev_pk, scope_pk, analyse(title or "", content, json.loads(facets or "{}"), salt, when)))
+    if fts:
+        remove_revisions(cur, salt, [row[0] for row in fts], count=False)
+        cur.executemany(INSERT_FTS, fts)
+    if len(rows) < size:
+        cur.execute("DELETE FROM meta WHERE key = ?", (DATES_KEY,))
+        return True
+    cur.execute("UPDATE meta SET value = ? WHERE key = ?", (f"{rows[-1][0]} {until}", DATES_KEY))
     return False
 
 
