@@ -50,7 +50,7 @@ CHATTER = 0.3  # factor on a message holding only pleasantries, names and functi
 CHATTER_MIN = 6  # messages a conversation needs before a term common in it weighs less
 COMMON_SHARE = 0.8  # share of a conversation's messages holding a term that makes it common there
 COMMON_WEIGHT = 0.5  # its weight inside that conversation
-SESSION_LIFT = 2.0  # how much the best conversation lifts its messages (the others in proportion)
+SESSION_LIFT = 1.0  # how much the best conversation lifts its messages (the others in proportion)
 CLOSE_MIN = 5  # letters a word needs before its close forms are looked for
 CLOSE_WEIGHT = 0.9  # a close form of a word no visible revision holds
 

@@ -38,7 +38,7 @@ _KINDS: dict[str, str] = {
         "teacher nurse doctor engineer developer programmer lawyer accountant banker manager designer writer "
         "artist chef cook counselor therapist volunteer intern internship barista cashier driver mechanic "
         "firefighter police officer soldier scientist researcher consultant musician photographer"),
-    "place places city cities country countries travel trip destination": (
+    "place places city cities country countries": (
         "paris london tokyo rome berlin madrid barcelona amsterdam york chicago boston seattle "
         "france spain italy germany england uk britain ireland japan china canada mexico brazil india "
         "australia greece portugal sweden norway thailand vietnam korea"),
@@ -61,6 +61,11 @@ _KINDS: dict[str, str] = {
     "movie movies film films show shows series": "watched cinema theater theatre netflix episode trilogy",
     "book books novel novels reading": "read novel author series chapter story stories library",
     "game games gaming": "played playing tournament console xbox playstation nintendo rpg chess",
+    "achievement achievements accomplishment accomplishments milestone success": (
+        "finished completed won win award prize promoted promotion graduated graduation degree published "
+        "record champion championship certified accepted"),
+    "transformation makeover appearance look looks": (
+        "hair haircut dyed tattoo piercing beard weight glasses outfit style"),
 }
 
 # British spelling -> American spelling (the question may use either).
