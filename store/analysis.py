@@ -532,6 +532,67 @@ def _week(start: date) -> list[date]:
     return [start + timedelta(days=i) for i in range(7)]
 
 
+# Every English expression read holds one of these words: text without any is not scanned at all,
+# and text with some is scanned only around them (most text never names a relative day).
+_EN_ANCHORS = ("yesterday", "tomorrow", "today", "tonight", "night", "morning", "afternoon", "evening", " ago",
+               " back", "earlier", "week", "month", "year", "summer", "winter", "spring", "fall", "autumn",
+               "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+_UNITS = ("day days week weeks weekend weekends month months year years summer winter spring fall autumn "
+          "monday tuesday wednesday thursday friday saturday sunday night morning afternoon evening")
+_BEFORE = "last this next past on few couple a an one two three four five six seven eight nine ten"
+_AFTER = "ago back earlier"
+_ALONE = "yesterday tomorrow today tonight"
+
+
+@lru_cache(maxsize=1)
+def _time_stems() -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
+    def stems(words: str) -> frozenset[str]:
+        return frozenset(normalise_word(w) for w in words.split())
+    return stems(_UNITS), stems(_BEFORE), stems(_AFTER), stems(_ALONE)
+
+
+def may_name_time(terms: list[str]) -> bool:
+    """Whether a text's index terms hold a word pair a relative time expression needs ("last week",
+    "days ago", "yesterday"): most text holds none and is never scanned for dates."""
+    units, before, after, alone = _time_stems()
+    if alone.isdisjoint(terms) is False:
+        return True
+    if units.isdisjoint(terms):
+        return False
+    prev = ""
+    for i, t in enumerate(terms):
+        if t in units and (prev in before or (i + 1 < len(terms) and terms[i + 1] in after)):
+            return True
+        prev = t
+    return False
+
+
+def _en_matches(scan: str) -> Iterator[re.Match[str]]:
+    """The English relative time expressions of a text, in order (only windows around an anchor are read)."""
+    low = scan.lower()
+    windows: list[list[int]] = []
+    for word in _EN_ANCHORS:
+        i = low.find(word)
+        while i >= 0:
+            start = low.rfind(" ", 0, max(0, i - 32)) + 1  # from a word boundary
+            windows.append([start, min(len(low), i + len(word) + 24)])
+            i = low.find(word, i + len(word))
+    if not windows:
+        return
+    windows.sort()
+    merged = [windows[0]]
+    for s, e in windows[1:]:
+        if s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    for s, e in merged:
+        end = low.find(" ", e)
+        yield from _EN_RELATIVE.finditer(scan, s, len(scan) if end < 0 else end)
+
+
 def _season(what: str, said: date, back: bool, ahead: bool) -> list[DateNamed]:
     """The months of "last summer", "next winter", "this fall" said on a given day."""
     if what == "winter":  # December and the January and February after it
@@ -567,7 +628,7 @@ def event_dates(text: str | None, stamp: str | None) -> list[DateNamed]:
     out: list[DateNamed] = []
     days: list[date] = []
     monday = said - timedelta(days=said.weekday())
-    for m in _EN_RELATIVE.finditer(scan):
+    for m in _en_matches(scan):
         g = m.groupdict()
         if g["dby"]:
             days.append(said - timedelta(days=2))
@@ -636,7 +697,7 @@ def event_dates(text: str | None, stamp: str | None) -> list[DateNamed]:
                 out.extend(_season(what, said, back, ahead))
         if len(days) + len(out) >= MAX_EVENT_DATES:
             break
-    for m in _CJK_RELATIVE.finditer(scan):
+    for m in (() if scan.isascii() else _CJK_RELATIVE.finditer(scan)):
         g = m.groupdict()
         for key, shift in (("d3", -3), ("d2", -2), ("d1", -1), ("d0", 0), ("p1", 1), ("p2", 2)):
             if g[key]:

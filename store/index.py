@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from .analysis import ANALYSER_VERSION, DateNamed, event_dates, index_terms, stat_terms
+from .analysis import ANALYSER_VERSION, DateNamed, event_dates, index_terms, may_name_time, stat_terms
 from .errors import Conflict
 
 UPGRADE_HINT = "run pcp once to upgrade this store"
@@ -114,10 +114,13 @@ def date_tokens(dates: Sequence[DateNamed]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def derived_dates(content: str | None, when: str | None) -> tuple[str, ...]:
+def derived_dates(content: str | None, when: str | None, terms: list[str] | None = None) -> tuple[str, ...]:
     """The one derivation the write paths call: the date tokens of the days a text's relative time
-    expressions name, read against `when` (the revision's observed_at, else its created_at)."""
+    expressions name, read against `when` (the revision's observed_at, else its created_at). With the
+    text's index terms, text that cannot name a relative day is passed over without a scan."""
     if not content or not when:
+        return ()
+    if terms is not None and content.isascii() and not may_name_time(terms):
         return ()
     return date_tokens(event_dates(content, when))
 
@@ -127,11 +130,12 @@ def analyse(title: str, content: str | None, facets: dict[str, Any], salt: bytes
     twice (it would double those words' postings); a facet or source title is. With `when` (the
     revision's date) the days its relative time expressions name are derived too."""
     own_title = bool(facets.get("title")) or content is None
+    body = index_terms(content or "", salt)
     return Analysed(
         index_terms(title, salt) if own_title and title else [],
-        index_terms(content or "", salt),
+        body,
         index_terms(facet_text(facets), salt) if facets else [],
-        derived_dates(content, when),
+        derived_dates(content, when, body) if when else (),
     )
 
 

@@ -391,21 +391,11 @@ class Ranker:
         their visible messages only: candidates come through the session's WHERE clause, and a
         conversation's size counts the messages that pass it."""
         sc = self._scope
-        cands = list(held) or list(pool)
-        conv_of: dict[int, int] = {}
-        for part in _chunks(cands):
-            marks = ",".join("?" * len(part))
-            # The container must sit in the message's scope and not be tombstoned (relations never
-            # reach into a scope the session cannot search).
-            for rid, conv in self._db.execute_sql(
-                f"SELECT r.id, MIN(x.from_page_id) FROM revision r CROSS JOIN relation x ON x.to_page_id = r.page_id "
-                "AND x.relation_type = 'contains' AND x.retracted = 0 CROSS JOIN page cp ON cp.id = x.from_page_id "
-                f"AND cp.scope_id = r.scope_id AND cp.status != 'tombstoned' WHERE r.id IN ({marks}) GROUP BY r.id",
-                part,
-            ).fetchall():
-                conv_of[rid] = conv
+        # The pool first: when none of the best candidates is a message of a conversation, nothing more is asked.
+        conv_of = self._containers(sorted(pool))
         if not conv_of:
             return None
+        conv_of.update(self._containers(sorted(set(held) - pool)))
         counts: dict[int, dict[str, int]] = {}
         for rid, conv in conv_of.items():
             per = counts.setdefault(conv, {})
@@ -423,6 +413,21 @@ class Ranker:
             ).fetchall():
                 size[conv] = int(n)
         return Conversations(conv_of, counts, size, units, idf)
+
+    def _containers(self, rev_pks: list[int]) -> dict[int, int]:
+        """revision pk -> the page pk of the conversation that contains its page. The container must sit
+        in the message's scope and not be tombstoned (relations never reach into another scope)."""
+        out: dict[int, int] = {}
+        for part in _chunks(rev_pks):
+            marks = ",".join("?" * len(part))
+            for rid, conv in self._db.execute_sql(
+                f"SELECT r.id, MIN(x.from_page_id) FROM revision r CROSS JOIN relation x ON x.to_page_id = r.page_id "
+                "AND x.relation_type = 'contains' AND x.retracted = 0 CROSS JOIN page cp ON cp.id = x.from_page_id "
+                f"AND cp.scope_id = r.scope_id AND cp.status != 'tombstoned' WHERE r.id IN ({marks}) GROUP BY r.id",
+                part,
+            ).fetchall():
+                out[rid] = conv
+        return out
 
     def _dated(self, rev_pks: list[int], dates: Sequence[analysis.DateNamed]) -> dict[int, float]:
         """Candidates said on, or telling of, a day the question names, and their date factor (the
