@@ -13,7 +13,16 @@ How a question is ranked (see `store.analysis` for how it becomes units):
    standing close together, plus a coverage bonus for holding more of the query.
 4. Conversation: a message lends part of its score to the messages it `responds_to` and
    that respond to it, when they are in the same scope and pass the same WHERE clause, so
-   the reply that holds an answer ranks beside the message that asked.
+   the reply that holds an answer ranks beside the message that asked. Candidates are also
+   grouped by the conversation that `contains` them (same scope): a conversation is scored
+   as a whole from its candidates and its size, both counted over messages passing the
+   WHERE clause, and lifts its messages; a term in almost every message of a conversation
+   weighs less inside it; a message of only pleasantries ranks below content.
+5. Dates: a question naming a day, month or year multiplies the score of a revision said
+   then, or telling of then ("yesterday" said the next day; `store.analysis.event_dates`).
+   A factor, never a term: a revision without the question's other words stays at zero.
+6. Words that differ: a kind word's instances (`store.words`), the other spelling, and for a
+   word no visible revision holds, the visible terms one or two edits away, stand in for it.
 Order is score, then newest revision first; every input is a function of visible data.
 """
 
@@ -47,6 +56,8 @@ TEXT_CAP = 500
 POOL = 80  # candidates scored exactly (at least)
 MAX_ANALYSED_CHARS = 30_000
 CHATTER = 0.3  # factor on a message holding only pleasantries, names and function words
+CHATTER_TERMS = 40  # a text longer than this (in terms) is never taken for small talk
+LONG = "\x00long"  # stands for the content of such a text
 CHATTER_MIN = 6  # messages a conversation needs before a term common in it weighs less
 COMMON_SHARE = 0.8  # share of a conversation's messages holding a term that makes it common there
 COMMON_WEIGHT = 0.5  # its weight inside that conversation
@@ -252,8 +263,11 @@ class Ranker:
             marks.add("time")
         if self.how_many and any(t.isdigit() or t in self._numbers for t in b_terms):
             marks.add("number")
-        content_terms = analysis.content_terms(b_terms) | analysis.content_terms(m_terms) | (
-            analysis.content_terms(t_terms) if own_title else set())
+        if dl > CHATTER_TERMS:  # a text this long is not small talk: no need to look
+            content_terms = {LONG}
+        else:
+            content_terms = analysis.content_terms(b_terms) | analysis.content_terms(m_terms) | (
+                analysis.content_terms(t_terms) if own_title else set())
         return b_pos, t_pos, (_positions(m_terms, wanted) if m_terms else {}), dl, marks, content_terms
 
     def _tf(self, doc: tuple[Any, ...], unit: Unit, avgdl: float) -> tuple[float, list[int]]:
