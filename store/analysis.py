@@ -817,3 +817,19 @@ def alternatives(units: list[Unit], salt: bytes) -> list[Unit]:
                 have.add(inst)
                 out.append(Unit(inst, (inst,), INSTANCE_WEIGHT, u.key))
     return out
+
+
+_SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]{0,40}(?: [A-Z][\w'.-]{0,40})?)\s*:")
+_NAME = re.compile(r"(?<![.!?:;\n]\s)(?<![.!?:;\n])(?<=\s)([A-Z][a-z]+)")
+
+
+def names(text: str) -> set[str]:
+    """Index terms of what reads as names in a short text: a leading speaker tag ("Ann: ...") and
+    capitalised words that do not start a sentence ("No problem, Maria!")."""
+    found = set()
+    m = _SPEAKER.match(text)
+    if m:
+        found.update(normalise_word(w) for w in m.group(1).split())
+    for m in _NAME.finditer(text):
+        found.add(normalise_word(m.group(1)))
+    return found

@@ -156,6 +156,7 @@ class Ranker:
         self._numbers: frozenset[str] = frozenset()
         self.how_many = False
         self.sessions = True
+        self._chatter: set[int] = set()  # scored revisions holding only small talk
 
     # --- statistics ---
 
@@ -263,11 +264,13 @@ class Ranker:
             marks.add("time")
         if self.how_many and any(t.isdigit() or t in self._numbers for t in b_terms):
             marks.add("number")
-        if dl > CHATTER_TERMS:  # a text this long is not small talk: no need to look
+        if len(b_terms) > CHATTER_TERMS:  # a text this long is not small talk: no need to look
             content_terms = {LONG}
         else:
-            content_terms = analysis.content_terms(b_terms) | analysis.content_terms(m_terms) | (
-                analysis.content_terms(t_terms) if own_title else set())
+            # Names (a speaker tag, a capitalised word inside a sentence) do not make small talk content.
+            # What was said counts, not the facets an importer adds (a role, the conversation's title).
+            content_terms = (analysis.content_terms(b_terms) - analysis.names(content) if content
+                             else analysis.content_terms(t_terms))
         return b_pos, t_pos, (_positions(m_terms, wanted) if m_terms else {}), dl, marks, content_terms
 
     def _tf(self, doc: tuple[Any, ...], unit: Unit, avgdl: float) -> tuple[float, list[int]]:
@@ -285,6 +288,7 @@ class Ranker:
         positions: list[list[int]] = []
         matched_idf = 0.0
         total_idf = 0.0
+        stand_in: dict[str, float] = {}  # a question unit -> the best score one of its stand-ins earned
         groups: dict[str, float] = {}  # a question unit -> the best weight it matched with (itself or a stand-in)
         for u in units:
             w = idf.get(u.key, 0.0)
@@ -294,11 +298,15 @@ class Ranker:
             if tf <= 0:
                 continue
             own = u.group or u.key
-            weight = w * u.weight
             groups[own] = max(groups.get(own, 0.0), (idf.get(own, 0.0) if u.group else w) * u.weight)
-            score += weight * tf * (K1 + 1) / (tf + K1)
+            part = w * u.weight * tf * (K1 + 1) / (tf + K1)
+            if u.group:  # stand-ins for one word of the question count once: the best of them
+                stand_in[u.group] = max(stand_in.get(u.group, 0.0), part)
+            else:
+                score += part
             if pos:
                 positions.append(pos)
+        score += sum(stand_in.values())
         matched_idf = sum(groups.values())
         if score <= 0:
             return 0.0
@@ -381,7 +389,8 @@ class Ranker:
         scores = {rid: self._score(units, convs.idf_of(rid, idf) if convs else idf, avgdl, docs[rid]) for rid in rows}
         for rid, doc in docs.items():
             # Only pleasantries, function words and the conversation's common names: below anything with content.
-            if scores.get(rid) and not (doc[5] - (convs.common_of(rid) if convs else frozenset())):
+            if not (doc[5] - (convs.common_of(rid) if convs else frozenset())):
+                self._chatter.add(rid)
                 scores[rid] *= CHATTER
         if convs is not None:
             convs.lift(scores)
@@ -488,7 +497,10 @@ class Ranker:
             if missing:
                 extra = self._load(missing)
                 for rid, row in extra.items():
-                    scores[rid] = own[rid] = self._score(units, idf, avgdl, self._doc(row))
+                    doc = self._doc(row)
+                    scores[rid] = own[rid] = self._score(units, idf, avgdl, doc) * (1.0 if doc[5] else CHATTER)
+                    if not doc[5]:
+                        self._chatter.add(rid)
                 if dates:
                     _date_boost(scores, extra, dates)
                     own.update({rid: scores[rid] for rid in extra})
@@ -502,8 +514,8 @@ class Ranker:
             seen.update(nxt)
             carried = nxt
             share *= NEIGHBOUR_SHARE
-        for rid, value in lent.items():
-            scores[rid] = scores.get(rid, 0.0) + value
+        for rid, value in lent.items():  # small talk takes a small share
+            scores[rid] = scores.get(rid, 0.0) + value * (CHATTER if rid in self._chatter else 1.0)
 
     def _neighbours(self, pages: list[int]) -> list[tuple[int, int, int, bool]]:
         """(lender page pk, neighbour page pk, neighbour head revision pk) over live `responds_to` links,
