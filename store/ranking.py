@@ -472,10 +472,12 @@ class Ranker:
         if tokens:
             wanted = set(rev_pks)
             match = "scope : (" + " OR ".join(tokens) + ")"
+            if self._scope.scope_tokens is not None:
+                match += " AND scope : (" + " OR ".join(f"zs{t}" for t in self._scope.scope_tokens) + ")"
             rows = self._db.execute_sql(
-                f"SELECT rowid, scope FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? ORDER BY rowid DESC LIMIT ?",
+                f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? ORDER BY rowid DESC LIMIT ?",
                 [match, 20 * CAP]).fetchall()
-            for rid, _ in rows:
+            for (rid,) in rows:
                 if rid in wanted:
                     out[rid] = max(out.get(rid, 1.0), 1 + DATE_BOOST)
         return out
