@@ -827,7 +827,7 @@ _NAME = re.compile(r"(?<![.!?:;\n]\s)(?<![.!?:;\n])(?<=\s)([A-Z][a-z]+)")
 def names(text: str) -> set[str]:
     """Index terms of what reads as names in a short text: a leading speaker tag ("Ann: ...") and
     capitalised words that do not start a sentence ("No problem, Maria!")."""
-    found = set()
+    found: set[str] = set()
     m = _SPEAKER.match(text)
     if m:
         found.update(normalise_word(w) for w in m.group(1).split())
