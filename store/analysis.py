@@ -620,7 +620,9 @@ def event_dates(text: str | None, stamp: str | None) -> list[DateNamed]:
 
     Only what a calendar can settle is read: a bare weekday is the last one before the day of
     speaking (after it with "next"), "this weekend" the coming one; vaguer words ("recently",
-    "the other day") name nothing.
+    "the other day") name nothing. The index holds what this returns (store.index.date_tokens): a
+    change to its rules is a change to the analyser (bump ANALYSER_VERSION), or an erasure would take
+    rows out with other values than they went in with.
     """
     said = _day_of(stamp)
     if said is None or not text:

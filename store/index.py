@@ -223,16 +223,19 @@ def _revision_docs(cur: Any, salt: bytes, rev_pks: Sequence[int],
     """(revision pk, scope pk, analysed text, counted) of stored revisions already in the current index
     (with `every`, of all of them)."""
     state = None if every else _upgrade_state(cur)
+    dated = _dates_state(cur)
     out = []
     for part in chunks(list(rev_pks)):
         marks = ",".join("?" * len(part))
-        for rev_pk, scope_pk, title, content, facets, status in cur.execute(
-            "SELECT r.id, r.scope_id, r.title, r.content, r.facets, p.status FROM revision r "
-            f"JOIN page p ON p.id = r.page_id WHERE r.id IN ({marks})", part,
+        for rev_pk, scope_pk, title, content, facets, status, when in cur.execute(
+            "SELECT r.id, r.scope_id, r.title, r.content, r.facets, p.status, COALESCE(r.observed_at, r.created_at) "
+            f"FROM revision r JOIN page p ON p.id = r.page_id WHERE r.id IN ({marks})", part,
         ).fetchall():
             if state is not None and state[0] < rev_pk <= state[1]:
                 continue  # not re-indexed yet: it has no statistics to move
-            doc = analyse(title or "", content, json.loads(facets or "{}"), salt)
+            if dated is not None and dated[0] < rev_pk <= dated[1]:
+                when = None  # its row was written before event dates were derived (schema 7): it holds none
+            doc = analyse(title or "", content, json.loads(facets or "{}"), salt, when)
             out.append((rev_pk, scope_pk, doc, status != "tombstoned"))
     return out
 
@@ -413,6 +416,7 @@ def start_reindex(cur: Any) -> None:
         cur.execute(f"DROP TABLE {FTS_TABLE}")
     else:
         cur.execute(f"ALTER TABLE {FTS_TABLE} RENAME TO {OLD_FTS_TABLE}")
+    cur.execute("DELETE FROM meta WHERE key = ?", (DATES_KEY,))  # the batches derive the event dates too
     for table in ("term_stat", "scope_stat"):  # counted again, revision by revision, by the batches
         if _has_table(cur, table):
             cur.execute(f"DELETE FROM {table}")
@@ -459,8 +463,9 @@ def _dates_state(cur: Any) -> tuple[int, int] | None:
 
 
 def start_dates(cur: Any) -> None:
-    """Mark every existing revision for the derivation of its event dates (schema 7; search keeps working).
-    A pending re-index derives them anyway."""
+    """Mark every existing revision for the derivation of its event dates (schema 8; search keeps working).
+    A pending re-index derives them anyway. Until a revision's batch has run, its row holds no dates, and
+    it leaves the index (an erasure) with the values it has (`_revision_docs`)."""
     if _upgrade_state(cur) is not None:
         return
     until = cur.execute("SELECT COALESCE(MAX(id), 0) FROM revision").fetchone()[0]
@@ -503,12 +508,15 @@ def dates_batch(cur: Any, salt: bytes, size: int = 2000) -> bool:
     rows = cur.execute(
         "SELECT id, scope_id, title, content, facets, COALESCE(observed_at, created_at) FROM revision "
         "WHERE id > ? AND id <= ? ORDER BY id LIMIT ?", (cursor, until, size)).fetchall()
-    fts = []
+    old, fts = [], []
     for rev_pk, scope_pk, title, content, facets, when in rows:
         if derived_dates(content, when):
-            fts.append(fts_row(rev_pk, scope_pk, analyse(title or "", content, json.loads(facets or "{}"), salt, when)))
+            doc = analyse(title or "", content, json.loads(facets or "{}"), salt, when)
+            fts.append(fts_row(rev_pk, scope_pk, doc))
+            # The row leaves with exactly the values schema 7 wrote (no dates), and comes back with them.
+            old.append(fts_row(rev_pk, scope_pk, Analysed(doc.title, doc.body, doc.meta)))
     if fts:
-        remove_revisions(cur, salt, [row[0] for row in fts], count=False)
+        cur.executemany(DELETE_FTS, old)
         cur.executemany(INSERT_FTS, fts)
     if len(rows) < size:
         cur.execute("DELETE FROM meta WHERE key = ?", (DATES_KEY,))

@@ -1,4 +1,4 @@
-"""Re-indexing an older store (schema 1 -> 2; event dates for schema 6 -> 7) as a user runs it: bounded batches, each its own
+"""Re-indexing an older store (schema 1 -> 2; event dates for schema 7 -> 8) as a user runs it: bounded batches, each its own
 IMMEDIATE transaction, so a killed upgrade resumes where the last committed batch ended.
 
 The schema migration (store.db) only creates the new index and marks the old revisions; the
