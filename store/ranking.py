@@ -35,7 +35,7 @@ from typing import Any, Iterable, Sequence
 
 from . import analysis
 from .analysis import Unit
-from .index import FTS_TABLE, facet_text
+from .index import FTS_TABLE, analyse, facet_text
 
 K1 = 1.2
 B = 0.9
@@ -76,6 +76,9 @@ class Scope:
     where: str  # the hit condition over r (revision), p (page), s (scope)
     params: list[Any]
     scope_tokens: list[int] | None  # scope pks to filter inside FTS5, when few
+    # Pages suppressed in the session's context: their revisions leave the statistics too, so what a
+    # session has put out of its context changes no score (computed at query time, never stored).
+    suppressed: tuple[int, ...] = ()
 
 
 def _terms(text: str, salt: bytes) -> list[str]:
@@ -179,8 +182,31 @@ class Ranker:
                 f"SELECT term, SUM(df) FROM term_stat WHERE term IN ({marks}){in_scope} GROUP BY term", [*keys, *sp]
             ).fetchall():
                 df[term] = int(count)
+        if sc.suppressed:
+            n, terms = self._unsuppress(keys, int(n), int(terms), df)
         avgdl = (terms / n) if n else 1.0
         return int(n), max(avgdl, 1.0), df
+
+    def _unsuppress(self, keys: list[str], n: int, terms: int, df: dict[str, int]) -> tuple[int, int]:
+        """Take the counted revisions of the context's suppressed pages out of N, the term total and the
+        document frequencies, exactly as the index counted them (store.index.analyse)."""
+        sc = self._scope
+        wanted = set(keys)
+        in_scope = "" if sc.scope_sql == "1" else f" AND r.scope_id IN (SELECT s.id FROM scope s WHERE {sc.scope_sql})"
+        for part in _chunks(list(sc.suppressed)):
+            marks = ",".join("?" * len(part))
+            for title, content, facets in self._db.execute_sql(
+                "SELECT r.title, r.content, r.facets FROM revision r CROSS JOIN page p ON p.id = r.page_id "
+                f"WHERE p.id IN ({marks}) AND p.status != 'tombstoned'{in_scope}", [*part, *sc.scope_params],
+            ).fetchall():
+                doc = analyse(title or "", content, json.loads(facets or "{}"), self._salt)
+                n -= 1
+                terms -= doc.count
+                for key in doc.keys() & wanted:
+                    df[key] -= 1
+        for key in [k for k, v in df.items() if v <= 0]:
+            del df[key]
+        return n, terms
 
     def _close_forms(self, missing: Sequence[Unit]) -> list[Unit]:
         """For a word of the question that no visible revision holds (a typo, another spelling): the

@@ -58,15 +58,24 @@ class SearchOps(Part):
             used = "temporal"
         if used in ("auto", "text"):
             units = analysis.ranked_units(query, self._salt)
-            rows = self._ranked(used, query, named, where, params, offset + size + 1)[offset:]
+            rows = self._ranked(used, query, named, where, params, offset + size + 1,
+                                self._suppressed(context_id))[offset:]
             if rows or offset or used == "text":
                 return self._page_of_hits(rows, size, offset, used, query, fingerprint, call, units)
             used = "exact"  # nothing ranked (a fragment of a word, a symbol): look for it as a substring
         rows = self._run(used, query, where, params, size + 1, offset, flt, bool(all_revisions), call)
         return self._page_of_hits(rows, size, offset, used, query, fingerprint, call)
 
+    def _suppressed(self, context_id: str | None) -> tuple[int, ...]:
+        """The page pks suppressed in this session's context now (their words must lift no score)."""
+        if not context_id:
+            return ()
+        return tuple(r[0] for r in self._db.execute_sql(
+            "SELECT DISTINCT page_id FROM suppression WHERE context_id = ? AND (expires_at IS NULL OR expires_at > ?) "
+            "ORDER BY page_id", [self._context_key(context_id), idmod.now()]).fetchall())
+
     def _ranked(self, mode: str, query: str, named: list[str], where: str, params: list[Any],
-                need: int) -> list[tuple[int, float]]:
+                need: int, suppressed: tuple[int, ...] = ()) -> list[tuple[int, float]]:
         """The best `need` (revision pk, score) rows of `auto` (any term) or `text` (every term)."""
         self._require_current_index()
         # In `auto` a date says when: its day and year are not words to look for.
@@ -77,7 +86,7 @@ class SearchOps(Part):
         expr = analysis.text_match(query, self._salt) if mode == "text" else None
         if mode == "text" and expr is None:
             return []
-        ranker = Ranker(self._db, self._salt, self._rank_scope(named, where, params))
+        ranker = Ranker(self._db, self._salt, self._rank_scope(named, where, params, suppressed))
         ranker.when = mode == "auto" and analysis.asks_when(query)
         ranker.how_many = mode == "auto" and analysis.asks_number(query)
         return ranker.rank(units, need, text_expr=expr, dates=analysis.dates_named(query) if mode == "auto" else ())
@@ -89,7 +98,8 @@ class SearchOps(Part):
             raise Conflict(f"Index upgrade in progress ({done:,} of {total:,} revisions); run pcp once to finish it, "
                            "or search with mode exact meanwhile.")
 
-    def _rank_scope(self, named: list[str], where: str, params: list[Any]) -> RankScope:
+    def _rank_scope(self, named: list[str], where: str, params: list[Any],
+                    suppressed: tuple[int, ...] = ()) -> RankScope:
         """The scopes whose statistics this session's scores may use: those it may search (and named ones)."""
         scope_sql, scope_params = self._scope_filter("search", "s.namespace")
         if named:
@@ -103,7 +113,7 @@ class SearchOps(Part):
             tokens = sorted(pks) if 0 < len(pks) <= MAX_SCOPE_TOKENS else None
             if tokens is not None and len(tokens) == self._db.execute_sql("SELECT COUNT(*) FROM scope").fetchone()[0]:
                 tokens = None  # every scope is visible: a filter inside FTS5 would only cost time (same hits)
-        return RankScope(scope_sql, scope_params, where, params, tokens)
+        return RankScope(scope_sql, scope_params, where, params, tokens, suppressed)
 
     def _page_of_hits(self, rows: list[Any], size: int, offset: int, used: str, query: str, fingerprint: str, call: Call,
                       units: list[analysis.Unit] | None = None) -> SearchResult:

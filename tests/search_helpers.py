@@ -98,6 +98,13 @@ def add_hidden_pages(st) -> None:
     st.tombstone_page(gone["page_id"], "withdrawn for the test")
 
 
+def add_pages_in_scope(st) -> list[str]:
+    """Pages in SCOPE itself holding the questions' words (for the suppressed and erased cases): their ids."""
+    texts = [f"{EN_PAGE} {EN_QUESTION} proof route compactness finite products", f"{CJK_PAGE}{CJK_QUESTION}",
+             "compactness compactness compactness of finite products: a proof route", "有限乘积 有限乘积 紧致性 证明路线"]
+    return [st.write_page(SCOPE, content=text)["page_id"] for text in texts * 2]
+
+
 # Queries of the authorization-before-relevance check: (query, mode); text needs every term on the page.
 PROBES = [
     (EN_QUESTION, "auto"), (CJK_QUESTION, "auto"), ("compactness products", "auto"), ("紧致性 证明", "auto"),
