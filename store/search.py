@@ -270,15 +270,17 @@ class SearchOps(Part):
             r[0]: r
             for r in self._db.execute_sql(
                 "SELECT r.id, r.revision_id, r.title, r.content, r.created_at, r.observed_at, p.page_id, p.head, "
-                "p.status, p.superseded, s.namespace FROM revision r JOIN page p ON p.id = r.page_id "
+                "p.status, p.superseded, s.namespace, p.id FROM revision r JOIN page p ON p.id = r.page_id "
                 f"JOIN scope s ON s.id = r.scope_id WHERE r.id IN ({marks})",
                 [row[0] for row in rows],
             ).fetchall()
         }
+        conversation = self._conversations_of(sorted({r[11] for r in found.values()}))
         hits: list[Hit] = []
         for rev_pk, score in rows:
             spans: list[list[int]]
-            _, revision_id, title, content, created_at, observed_at, page_id, head, status, superseded, ns = found[rev_pk]
+            _, revision_id, title, content, created_at, observed_at, page_id, head, status, superseded, ns, page_pk = (
+                found[rev_pk])
             body, projection = (content, "payload") if content is not None else (title, "manifest")
             if units is not None:
                 text, start, end, spans = analysis.passage(body, units, self._salt)
@@ -302,5 +304,18 @@ class SearchOps(Part):
                 "projections": [p for p in PROJECTIONS if p != "payload" or content is not None],
                 "created_at": created_at,
                 "observed_at": observed_at,
+                "conversation": conversation.get(page_pk),
             })
         return hits
+
+    def _conversations_of(self, page_pks: list[int]) -> dict[int, str]:
+        """page pk -> the page id of the conversation that `contains` it (a live relation, in the page's own
+        scope, so a session that may search the hit may search it; a tombstoned conversation is not named)."""
+        if not page_pks:
+            return {}
+        marks = ",".join("?" * len(page_pks))
+        return {pk: conv for pk, conv in self._db.execute_sql(
+            "SELECT p.id, MIN(cp.page_id) FROM page p JOIN relation x ON x.to_page_id = p.id "
+            "AND x.relation_type = 'contains' AND x.retracted = 0 JOIN page cp ON cp.id = x.from_page_id "
+            f"AND cp.scope_id = p.scope_id AND cp.status != 'tombstoned' WHERE p.id IN ({marks}) GROUP BY p.id",
+            page_pks).fetchall()}

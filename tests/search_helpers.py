@@ -8,7 +8,7 @@ from store.analysis import normalise_word
 
 HIT_KEYS = {
     "page_id", "revision_id", "namespace", "owner_id", "lifecycle_status", "title", "date", "snippet", "highlights",
-    "projection", "range", "matched_by", "score", "projections", "created_at", "observed_at",
+    "projection", "range", "matched_by", "score", "projections", "created_at", "observed_at", "conversation",
 }
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 

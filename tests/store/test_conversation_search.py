@@ -190,6 +190,26 @@ def test_hidden_messages_change_nothing_for_a_restricted_session(store, tmp_path
     assert [model.search_pages(q, limit=50) for q in questions] == before
 
 
+def test_a_hit_names_its_conversation(store, tmp_path):
+    """A message's hit names the conversation page that contains it (the conversation's own hit, and a page
+    no conversation contains, name none); a tombstoned conversation is not named."""
+    (m1, m2), extra = _two_conversations(store, tmp_path)
+    note = store.write_page(SCOPE, content="A note on the old lighthouse, in no conversation.")["page_id"]
+    hits = {x["page_id"]: x for x in store.search_pages(QUESTION, limit=50)["hits"]}
+    convs = {}
+    for message in (m1, m2, extra):
+        row = store._db.execute_sql(
+            "SELECT cp.page_id FROM relation x JOIN page cp ON cp.id = x.from_page_id JOIN page p ON p.id = x.to_page_id "
+            "WHERE p.page_id = ? AND x.relation_type = 'contains'", [message]).fetchone()
+        convs[message] = row[0]
+        assert hits[message]["conversation"] == row[0]
+    assert convs[m1] == convs[extra] != convs[m2]
+    assert hits[note]["conversation"] is None
+    store.tombstone_page(convs[m2], "withdrawn")
+    again = {x["page_id"]: x for x in store.search_pages(QUESTION, limit=50)["hits"]}
+    assert again[m2]["conversation"] is None and again[m1]["conversation"] == convs[m1]
+
+
 @pytest.mark.parametrize("question,instance", [("What sports does Maria play?", "volleyball"),
                                                 ("What is her favourite colour?", "color")])
 def test_words_that_differ_still_meet(store, tmp_path, question, instance):
