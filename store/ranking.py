@@ -62,7 +62,6 @@ CHATTER_MIN = 6  # messages a conversation needs before a term common in it weig
 COMMON_SHARE = 0.8  # share of a conversation's messages holding a term that makes it common there
 COMMON_WEIGHT = 0.5  # its weight inside that conversation
 SESSION_LIFT = 1.0  # how much the best conversation lifts its messages (the others in proportion)
-POOL_LIFT = 1.0  # the same lift (times this) when the candidates to score are chosen
 CLOSE_MIN = 5  # letters a word needs before its close forms are looked for
 CLOSE_WEIGHT = 0.9  # a close form of a word no visible revision holds
 
@@ -138,12 +137,12 @@ class Conversations:
         conv = self.conv_of.get(rid)
         return self._common.get(conv, frozenset()) if conv is not None else frozenset()
 
-    def lift(self, scores: dict[int, float], by: float = 1.0) -> None:
-        """Messages of the conversations that hold most of the question rise (the best by `by` x SESSION_LIFT)."""
+    def lift(self, scores: dict[int, float]) -> None:
+        """Messages of the conversations that hold most of the question rise (the best by SESSION_LIFT)."""
         for rid, value in scores.items():
             conv = self.conv_of.get(rid)
             if value and conv is not None:
-                scores[rid] = value * (1 + by * SESSION_LIFT * self._lift.get(conv, 0.0))
+                scores[rid] = value * (1 + SESSION_LIFT * self._lift.get(conv, 0.0))
 
 
 class Ranker:
@@ -370,7 +369,6 @@ class Ranker:
         present = list(units)
         pool_size = max(POOL, 3 * need)
         held: dict[int, set[str]] = {}  # candidate revision -> the units it is known to hold
-        convs: Conversations | None = None
         if text_expr is not None:
             pool = self._enumerate(text_expr, TEXT_CAP)
         else:  # candidate revision -> the units it is known to hold
@@ -407,18 +405,13 @@ class Ranker:
                 for rid, boost in self._dated(list(found), dates).items():
                     found[rid] *= boost
             pool = sorted(found, key=lambda r: (-found[r], -r))[:pool_size]
-            if self.sessions and pool:
-                # Sessions, then messages: the conversations holding most of the question are ranked
-                # first, and their messages enter the exact scoring before those of weaker ones.
-                convs = self._conversations(held, set(pool), units, idf)
-                if convs is not None and POOL_LIFT:
-                    lifted = dict(found)
-                    convs.lift(lifted, POOL_LIFT)
-                    pool = sorted(lifted, key=lambda r: (-lifted[r], -r))[:pool_size]
         if not pool:
             return []
         rows = self._load(pool)
         docs = {rid: self._doc(row) for rid, row in rows.items()}
+        convs: Conversations | None = None
+        if text_expr is None and self.sessions:
+            convs = self._conversations(held, set(rows), units, idf)
         scores = {rid: self._score(units, convs.idf_of(rid, idf) if convs else idf, avgdl, docs[rid]) for rid in rows}
         for rid, doc in docs.items():
             # Only pleasantries, function words and the conversation's common names: below anything with content.
