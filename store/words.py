@@ -61,11 +61,6 @@ _KINDS: dict[str, str] = {
     "movie movies film films show shows series": "watched cinema theater theatre netflix episode trilogy",
     "book books novel novels reading": "read novel author series chapter story stories library",
     "game games gaming": "played playing tournament console xbox playstation nintendo rpg chess",
-    "achievement achievements accomplishment accomplishments milestone success": (
-        "finished completed won win award prize promoted promotion graduated graduation degree published "
-        "record champion championship certified accepted"),
-    "transformation makeover appearance look looks": (
-        "hair haircut dyed tattoo piercing beard weight glasses outfit style"),
 }
 
 # British spelling -> American spelling (the question may use either).
