@@ -8,7 +8,6 @@ of migrations (schema 1 and schema 6 fixtures)."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -139,19 +138,3 @@ def test_older_stores_reach_schema_8_through_the_chain(tmp_path, fixture):
         assert st.search_pages("Where did we walk on October 3, 2023?", limit=1)["hits"][0]["page_id"] == page["page_id"]
     integrity(db)
     assert scope_tokens(db) == expected_tokens(db)
-
-
-def test_the_schema_7_fixture_is_what_its_script_writes():
-    """The conversations the script imports are the ones the tests read (a guard against a stale fixture)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("make7", STORES / "make_schema7_dated_store.py")
-    assert spec and spec.loader
-    text = (STORES / "make_schema7_dated_store.py").read_text(encoding="utf-8")
-    con = h.sqlite3.connect(f"file:{FIXTURE}?mode=ro", uri=True)
-    try:
-        contents = {r[0] for r in con.execute("SELECT content FROM revision")}
-    finally:
-        con.close()
-    assert "Yesterday I met some painters in Lisbon at the harbour market." in contents
-    assert json.dumps("Yesterday I met some painters in Lisbon at the harbour market.")[1:-1] in text
