@@ -196,7 +196,7 @@ def capture_one(agent: str, path: Path, db: str | None, record: dict[str, Any], 
     try:
         import fcntl
     except ImportError:
-        fcntl = None  # type: ignore[assignment]
+        fcntl = None  # type: ignore[assignment]  # (no fcntl on Windows: the module or None)
     try:
         lock = open(state.lock_path(path), "a")  # noqa: SIM115 - held for the whole import
         try:

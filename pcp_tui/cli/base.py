@@ -162,7 +162,7 @@ class _Usage:
     """argparse's wording, which scripts and the contract tests know: `usage: pcp ...`, `pcp X: error: ...`."""
 
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        pieces = self.collect_usage_pieces(ctx)  # type: ignore[attr-defined]
+        pieces = self.collect_usage_pieces(ctx)  # type: ignore[attr-defined]  # (a mixin: click.Command follows it)
         formatter.write_usage(ctx.command_path, " ".join(pieces), prefix="usage: ")
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -173,7 +173,7 @@ class _Usage:
             with formatter.indentation():
                 for line in example.splitlines():  # as written: an example is never re-wrapped
                     formatter.write(f"{'':>{formatter.current_indent}}{line}\n")
-        super().format_epilog(ctx, formatter)  # type: ignore[misc]
+        super().format_epilog(ctx, formatter)  # type: ignore[misc]  # (a mixin: click.Command follows it)
 
 
 class Command(_Usage, click.Command):

@@ -28,10 +28,11 @@ Op = Callable[["Store"], Any]  # a call of the store's typed methods; its result
 def all_params(ctx: click.Context) -> dict[str, Any]:
     """The parameters of the command and of every group above it."""
     params: dict[str, Any] = {}
-    while ctx is not None:
-        for name, value in ctx.params.items():
+    current: click.Context | None = ctx
+    while current is not None:
+        for name, value in current.params.items():
             params.setdefault(name, value)
-        ctx = ctx.parent  # type: ignore[assignment]
+        current = current.parent
     return params
 
 

@@ -231,5 +231,6 @@ async def run_stdio(server: MCPServer) -> None:
     stdin = _Stdin(anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")), stdout,
                    server if isinstance(server, PcpServer) else None)
     lowlevel = lowlevel_server(server)  # the SDK's own stdio runner does the same
+    # (stdio_server wants anyio files; ours are wrappers that check each line)
     async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 from types import SimpleNamespace
 
 import click
@@ -11,7 +12,7 @@ from .. import base
 from ..base import CliError, Group, OneOf, emit_json, fail, globals_of, json_mode, group
 from .imports import AGENT_SOURCES
 
-AGENT = {"metavar": "AGENT", "type": OneOf(*AGENT_SOURCES)}
+AGENT: dict[str, Any] = {"metavar": "AGENT", "type": OneOf(*AGENT_SOURCES)}
 
 
 def register(cli: Group) -> None:
@@ -48,7 +49,7 @@ def _run(ctx: click.Context, action: str, **args: object) -> int:
 
 
 @capture.command(example="pcp capture install claude-code\npcp capture install codex --all")
-@click.argument("agent", **AGENT)  # type: ignore[arg-type]
+@click.argument("agent", **AGENT)
 @click.option("--project", is_flag=True, help="capture sessions of the current folder (the default)")
 @click.option("--all", "all_", is_flag=True, help="capture sessions of every project")
 @click.pass_context
@@ -61,7 +62,7 @@ def install(ctx: click.Context, agent: str, project: bool, all_: bool) -> int:
 
 
 @capture.command(example="pcp capture uninstall gemini")
-@click.argument("agent", **AGENT)  # type: ignore[arg-type]
+@click.argument("agent", **AGENT)
 @click.pass_context
 def uninstall(ctx: click.Context, agent: str) -> int:
     """Take pcp's entries out of the agent's configuration."""
@@ -85,7 +86,7 @@ def run_now(ctx: click.Context, agents: tuple[str, ...]) -> int:
 
 
 @capture.command(example="(installed by pcp capture install; the agent runs it after each turn)")
-@click.argument("agent", **AGENT)  # type: ignore[arg-type]
+@click.argument("agent", **AGENT)
 @click.argument("payload", required=False)
 @click.pass_context
 def hook(ctx: click.Context, agent: str, payload: str | None) -> int:
