@@ -37,8 +37,7 @@ def version(python: Path, package: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", action="store_true", help="keep the virtual environment (its path is printed)")
-    parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="more pytest arguments (e.g. -n 2 -x)")
-    args = parser.parse_args()
+    args, pytest_args = parser.parse_known_args()  # the rest goes to pytest (e.g. -n 2 -x)
     folder = Path(tempfile.mkdtemp(prefix="pcp-textual-newest-"))
     venv = folder / "venv"
     python = venv / "bin" / "python"
@@ -56,7 +55,7 @@ def main() -> int:
         if step is steps[1]:
             pinned = version(python, "textual")
     newest = version(python, "textual")
-    done = run(str(python), "-m", "pytest", "-q", *TESTS, *args.pytest_args)
+    done = run(str(python), "-m", "pytest", "-q", *TESTS, *pytest_args)
     print(f"\nTextual pinned {pinned}, tested {newest} (rich {version(python, 'rich')}): "
           f"{'the tests pass' if done.returncode == 0 else f'pytest exited {done.returncode}'}")
     if args.keep:
