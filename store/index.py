@@ -161,10 +161,16 @@ DELETE_FTS = (f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, body, meta, s
 def add_revisions(cur: Any, salt: bytes, rows: Iterable[tuple[int, int, str, str | None, dict[str, Any]]],
                   counted: bool = True) -> None:
     """Index revisions given as (revision pk, scope pk, title, content, facets) and count them."""
+    add_analysed(cur, [(rev_pk, scope_pk, analyse(title, content, facets, salt), counted)
+                       for rev_pk, scope_pk, title, content, facets in rows])
+
+
+def add_analysed(cur: Any, rows: Iterable[tuple[int, int, Analysed, bool]]) -> None:
+    """Index revisions already analysed, as (revision pk, scope pk, terms, counted in the statistics)
+    (the bulk path analyses outside the write lock)."""
     delta = StatsDelta()
     fts = []
-    for rev_pk, scope_pk, title, content, facets in rows:
-        doc = analyse(title, content, facets, salt)
+    for rev_pk, scope_pk, doc, counted in rows:
         fts.append(fts_row(rev_pk, scope_pk, doc))
         if counted:
             delta.add(scope_pk, doc)
