@@ -120,12 +120,23 @@ class Groups:
     def open(self) -> bool:
         return self._txn is not None
 
-    def begin(self) -> None:
-        if self._txn is not None:
-            return
+    def wait_turn(self) -> None:
+        """Before taking the lock again: let it be free at least YIELD_FOR_S since the last group."""
         gap = YIELD_FOR_S - (time.monotonic() - self._released)
         if gap > 0:
             time.sleep(gap)  # a writer waiting in its busy handler gets its turn in this gap
+
+    def released(self) -> None:
+        """A group committed by its own transaction (an audited operation): note it, fold the WAL when due."""
+        self.groups += 1
+        self._released = time.monotonic()
+        if self._released - self._folded >= FOLD_EVERY_S:
+            self.fold()
+
+    def begin(self) -> None:
+        if self._txn is not None:
+            return
+        self.wait_turn()
         self._txn = self.db.atomic("IMMEDIATE")
         self._txn.__enter__()
         self.since = time.monotonic()
@@ -139,10 +150,7 @@ class Groups:
             return
         txn, self._txn = self._txn, None
         txn.__exit__(None, None, None)
-        self.groups += 1
-        self._released = time.monotonic()
-        if self._released - self._folded >= FOLD_EVERY_S:
-            self.fold()
+        self.released()
 
     def fold(self) -> None:
         """Copy the WAL's frames into the database now, without the lock and without waiting for readers."""
