@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Any
+from typing import Any, Literal
 
 import peewee as pw
 
@@ -107,9 +107,9 @@ class Groups:
     Use `begin()` before writing a unit and `unit_done()` after it; `close()` commits what is open
     (or, with commit=False, rolls the open group back: earlier groups stay)."""
 
-    def __init__(self, db: pw.SqliteDatabase, seconds: float | None = GROUP_SECONDS) -> None:
+    def __init__(self, db: pw.SqliteDatabase, seconds: float | None | Literal["group"] = "group") -> None:
         self.db = db
-        self.seconds = seconds
+        self.seconds = GROUP_SECONDS if seconds == "group" else seconds
         self._txn: Any = None
         self.since = 0.0
         self._released = float("-inf")

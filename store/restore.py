@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from . import ids, index
-from .bulkwrite import GROUP_SECONDS, Groups, RowWriter
+from . import bulkwrite
+from .bulkwrite import Groups, RowWriter
 from .constants import Progress, chunks
 from .core import Call, dumps, settle_erasures
 from .errors import Forbidden, Invalid
@@ -314,7 +315,7 @@ class Restore:
         resuming = marker is not None and marker.get("sha256") == self.plan.sha256
         self.grouped = self.plan.canonical and (empty or resuming)
         if self.grouped:
-            groups.seconds = GROUP_SECONDS
+            groups.seconds = bulkwrite.GROUP_SECONDS
             if not resuming:
                 db.execute_sql("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (RESTORE_KEY, dumps({
                     "path": str(self.p.resolve()), "sha256": self.plan.sha256, "started_at": ids.now(),
@@ -345,7 +346,7 @@ class Restore:
         if self.progress:
             self.progress(min(self.done_lines + 1, self.plan.lines), self.plan.lines, "lines")
         if lines and took > 0:
-            size = int(lines * GROUP_SECONDS / took)
+            size = int(lines * bulkwrite.GROUP_SECONDS / took)
         return max(FIRST_BATCH // 4, min(MAX_BATCH, size))
 
     # --- making a batch ready (no database) ---

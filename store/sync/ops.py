@@ -19,7 +19,8 @@ from typing import Any, Iterable, Iterator
 
 from .. import ids, index
 from ..constants import chunks
-from ..core import Call, Part, StoreContext, dumps, operation
+from ..bulkwrite import Groups
+from ..core import Call, Part, StoreContext, dumps, operation, settle_erasures
 from ..deletion import DeletionOps
 from ..errors import Conflict, Forbidden, Invalid
 from ..export import ExportOps
@@ -140,13 +141,33 @@ class SyncOps(Part):
 
     # --- applying ---
 
-    @operation("sync", write=True)
-    def apply(self, call: Call, peer: str, recs: Iterable[dict[str, Any]], marks: dict[str, Any] | None = None,
+    def apply(self, peer: str, recs: Iterable[dict[str, Any]], marks: dict[str, Any] | None = None,
               foreign: bool = False) -> SyncApplied:
-        """Apply records from `peer` once, in one transaction; `marks` (if given) is remembered as how far we got.
+        """Apply records from `peer` once, in groups of whole pages (store/bulkwrite.Groups: another writer waits
+        at most about one group); `marks` (if given) is remembered as how far we got, with the last group.
+
+        A page is written with its first revision (until then it waits in a temporary table, seen by no one), so
+        no group makes a page visible without its head. A run stopped part way leaves the groups before it; the
+        marks are not moved, so the next sync applies the same records again and skips what is here.
 
         `foreign`: the records come from a store's own change files, which every store reads, so the rows they
         add here are left out of this store's own files (FOREIGN_KEY)."""
+        call = Call("sync")
+        started = time.perf_counter()
+        with self._failures_audited(call, started):
+            settle_erasures(self._db)
+            groups = Groups(self._db)
+            try:
+                groups.begin()
+                result = self._apply(call, started, groups, peer, recs, marks, foreign)
+            except BaseException:
+                groups.close(commit=False)
+                raise
+            groups.close()
+        return result
+
+    def _apply(self, call: Call, started: float, groups: Groups, peer: str, recs: Iterable[dict[str, Any]],
+               marks: dict[str, Any] | None, foreign: bool) -> SyncApplied:
         if not self.session.is_owner:
             raise Forbidden("Only the owner may sync the store.")
         if peer.split("@")[0] in self.revoked():
@@ -154,17 +175,36 @@ class SyncOps(Part):
         before = records.top_marks(self._db) if foreign else {}
         run = _Run(self, call)
         run.fill_gone()
+        counted: dict[str, int] = {}
+        last_page = None
         for rec in recs:
+            page = rec.get("page_id") if rec.get("kind") == "revision" else None
+            if groups.due() and (page is None or page != last_page):  # never between two revisions of one page
+                run.settle()
+                if foreign:
+                    self._remember_foreign(before, records.top_marks(self._db))
+                self._group_audit(call, started, run, counted)
+                groups.commit()
+                groups.begin()
+                before = records.top_marks(self._db) if foreign else {}
+            last_page = page
             run.take(rec)
+        run.unpark()
         told = run.settle()
         if marks is not None:
             self._set_marks(peer, marks)
         if foreign:
             self._remember_foreign(before, records.top_marks(self._db))
-        call.counts.update({k: v for k, v in run.added.items() if v})
+        self._group_audit(call, started, run, counted)
         return {"peer": peer, "added": dict(run.added), "erased_pages": sorted(run.erased),
                 "deleted_while_revised": sorted(told), "conflicts": run.conflicts,
                 "collapsed_pages": sorted(run.collapsed)}
+
+    def _group_audit(self, call: Call, started: float, run: _Run, counted: dict[str, int]) -> None:
+        """One audit event per group, with what that group added."""
+        call.counts = {k: n - counted.get(k, 0) for k, n in run.added.items() if n - counted.get(k, 0)}
+        counted.update(run.added)
+        self._append_audit(call, "allowed", started)
 
     def status(self) -> SyncStatus:
         """This store's sync state: its id, whether it is paired through a folder, its peers, open conflicts."""
@@ -252,6 +292,8 @@ class _Run:
         self.seq: dict[int, int] = {}  # page pk -> the last seq given in this run
         self.index_rows: list[tuple[int, tuple[int, int, str, str | None, dict[str, Any]]]] = []
         self._owners: set[str] | None = None
+        self.parking = False  # the temporary table of parked pages exists
+        self.parked = 0  # pages parked and not written yet
 
     def count(self, kind: str) -> None:
         self.added[kind] = self.added.get(kind, 0) + 1
@@ -281,7 +323,9 @@ class _Run:
             return None
         if page_id not in self.pk:
             row = self.db.execute_sql("SELECT id FROM page WHERE page_id = ?", (page_id,)).fetchone()
-            self.pk[page_id] = row[0] if row else None
+            if row is None:
+                return self._unpark(page_id)  # (cached by _unpark when it was parked; not cached otherwise)
+            self.pk[page_id] = row[0]
         return self.pk[page_id]
 
     def take(self, rec: dict[str, Any]) -> None:
@@ -406,17 +450,53 @@ class _Run:
             return  # its scope was deleted here
         if ids.id_kind(pid) != "pg":
             raise ValueError(f"{str(pid)[:40]!r} is not a page id")
+        # Parked until its first revision (or the end of the run): a group never commits a page without its head.
+        self.park()
+        self.db.execute_sql(
+            "INSERT OR REPLACE INTO temp.sync_parked (page_id, scope_id, head_revision_id, actor_type, created_at, "
+            "updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (pid, scope, rec["head_revision_id"], rec.get("actor_type") or "user", rec["created_at"], rec["updated_at"]))
+        self.pk.pop(pid, None)
+        self.parked += 1
+        self.count("page")
+
+    def park(self) -> None:
+        if not self.parking:
+            self.db.execute_sql("CREATE TEMP TABLE IF NOT EXISTS sync_parked (page_id TEXT PRIMARY KEY, scope_id INTEGER, "
+                                "head_revision_id TEXT, actor_type TEXT, created_at TEXT, updated_at TEXT)")
+            self.db.execute_sql("DELETE FROM temp.sync_parked")
+            self.parking = True
+
+    def _unpark(self, page_id: str) -> int | None:
+        """Write a parked page now (its first revision, or another record naming it, is here)."""
+        if not self.parked:
+            return None
+        row = self.db.execute_sql("SELECT scope_id, head_revision_id, actor_type, created_at, updated_at "
+                                  "FROM temp.sync_parked WHERE page_id = ?", (page_id,)).fetchone()
+        if row is None:
+            return None
+        scope, head, actor, created, updated = row
         cur = self.db.execute_sql(
             "INSERT INTO page (page_id, scope_id, head, head_revision_id, status, superseded, title, actor_type, "
             "created_at, updated_at, sort_time) VALUES (?, ?, NULL, ?, 'active', 0, '', ?, ?, ?, ?)",
-            (pid, scope, rec["head_revision_id"], rec.get("actor_type") or "user", rec["created_at"], rec["updated_at"],
-             rec["created_at"]))
-        pk = cur.lastrowid
-        self.pk[pid] = pk
+            (page_id, scope, head, actor, created, updated, created))
+        self.db.execute_sql("DELETE FROM temp.sync_parked WHERE page_id = ?", (page_id,))
+        self.parked -= 1
+        pk: int = cur.lastrowid
+        self.pk[page_id] = pk
         self.fresh.add(pk)
         self.touched.add(pk)
         self.status_touched.add(pk)
-        self.count("page")
+        return pk
+
+    def unpark(self) -> None:
+        """At the end of the run: the parked pages no revision came for are written as they are."""
+        if not self.parking:
+            return
+        for (page_id,) in self.db.execute_sql("SELECT page_id FROM temp.sync_parked ORDER BY rowid").fetchall():
+            self._unpark(page_id)
+        self.db.execute_sql("DROP TABLE IF EXISTS temp.sync_parked")
+        self.parking = False
 
     def _take_revision(self, rec: dict[str, Any]) -> None:
         """A revision new here (as the export's reader makes it, in plain SQL; indexed in batches)."""
@@ -636,4 +716,6 @@ class _Run:
                     db.execute_sql("UPDATE page SET status = ? WHERE id = ?", (target, pk))
                 if last_at is not None:
                     db.execute_sql("UPDATE page SET updated_at = ? WHERE id = ? AND updated_at < ?", (last_at, pk, last_at))
+        self.touched = set()
+        self.status_touched = set()
         return self.told
