@@ -361,8 +361,9 @@ class Restore:
         title = page_title(facets, payload, refs)
         content = payload["content"] if payload else None
         inputs = sorted({i for e in obj["provenance"] for i in e.get("input_revision_ids", [])})
-        return _Rev(number, obj, title, content, payload["media_type"] if payload else None, dumps(facets), dumps(refs),
-                    dumps(obj["provenance"]), inputs, index.analyse(title, content, facets, self.ex._salt))
+        return _Rev(number, obj, title, content, payload["media_type"] if payload else None,
+                    dumps(facets) if facets else "{}", dumps(refs) if refs else "[]", dumps(obj["provenance"]), inputs,
+                    index.analyse(title, content, facets, self.ex._salt))
 
     # --- writing a batch (inside the group's transaction) ---
 
