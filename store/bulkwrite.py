@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Any, Literal
+from typing import Any, Iterator, Literal
 
 import peewee as pw
 
@@ -99,6 +99,24 @@ class RowWriter:
             index.add_analysed(cursor, self.docs)
             self.docs = []
         self._next = None  # other writers in this transaction may now take keys
+
+
+LOADING_CHECKPOINT = 20_000  # WAL pages (about 80 MB) between automatic checkpoints during a bulk write
+DEFAULT_CHECKPOINT = 1000
+
+
+@contextlib.contextmanager
+def loading(db: pw.SqliteDatabase) -> Iterator[None]:
+    """A long bulk write: the WAL is checkpointed every LOADING_CHECKPOINT pages instead of every 1,000 (index
+    pages touched by many groups are written back once per checkpoint, not once per group; the WAL stays
+    bounded), and folded back at the end."""
+    db.execute_sql(f"PRAGMA wal_autocheckpoint={LOADING_CHECKPOINT}")
+    try:
+        yield
+    finally:
+        db.execute_sql(f"PRAGMA wal_autocheckpoint={DEFAULT_CHECKPOINT}")
+        with contextlib.suppress(pw.OperationalError):
+            db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
 
 class Groups:

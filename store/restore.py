@@ -282,26 +282,29 @@ class Restore:
                 raise Forbidden("Only the owner may import an export.")
             settle_erasures(self.db)
             groups = Groups(self.db, None)
-            try:
-                groups.begin()
-                self._start(groups)
-                batch: list[Unit] = []
-                lines, size = 0, FIRST_BATCH
-                for unit in units(self.p, self.plan):
-                    batch.append(unit)
-                    lines += unit.size
-                    if lines >= size:
-                        size = self._land(groups, batch, call, started, size)
-                        batch, lines = [], 0
-                self._land(groups, batch, call, started, size, last=True)
-            except BaseException:
-                groups.close(commit=False)
-                raise
-            groups.close()
-            groups.fold()
+            with bulkwrite.loading(self.db):
+                self._run(call, started, groups)
         if self.progress:
             self.progress(self.plan.lines, self.plan.lines, "lines")
         return self.added
+
+    def _run(self, call: Call, started: float, groups: Groups) -> None:
+        try:
+            groups.begin()
+            self._start(groups)
+            batch: list[Unit] = []
+            lines, size = 0, FIRST_BATCH
+            for unit in units(self.p, self.plan):
+                batch.append(unit)
+                lines += unit.size
+                if lines >= size:
+                    size = self._land(groups, batch, call, started, size)
+                    batch, lines = [], 0
+            self._land(groups, batch, call, started, size, last=True)
+        except BaseException:
+            groups.close(commit=False)
+            raise
+        groups.close()
 
     def _start(self, groups: Groups) -> None:
         """Inside the first transaction: adopt the owner, choose grouped or whole, mark a grouped restore."""

@@ -12,7 +12,7 @@ from . import validate as v
 from .constants import DERIVATION_TYPES
 from .core import Call, Part, dumps, operation
 from . import index
-from .bulkwrite import Groups, RowWriter
+from .bulkwrite import Groups, RowWriter, loading
 from .errors import Conflict, Cycle, Forbidden, Invalid, NotFound, not_found, shown
 from .titles import page_title
 from .types import BulkWriteResult, LinkResult, Scope, UnlinkResult, WriteResult
@@ -507,10 +507,7 @@ class WriteOps(Part):
         created = 0
         batch: list[dict[str, Any]] = []
         groups = Groups(self._db)
-        # Checkpoint the WAL less often while loading: index pages touched by many batches are
-        # then written back once per checkpoint instead of once per batch.
-        self._db.execute_sql("PRAGMA wal_autocheckpoint=20000")
-        try:
+        with loading(self._db):  # the WAL checkpointed every 20,000 pages meanwhile, and at the end
             for item in items:
                 batch.append(item)
                 if len(batch) >= batch_size:
@@ -522,9 +519,6 @@ class WriteOps(Part):
                 created += self._bulk_batch(ns, batch, groups)
                 if progress:
                     progress(created, total)
-        finally:
-            self._db.execute_sql("PRAGMA wal_autocheckpoint=1000")
-            groups.fold()
         return {"created": created}
 
     def _bulk_ready(self, batch: list[dict[str, Any]]) -> list[tuple[dict[str, str], dict[str, Any], str, str | None,

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Iterator
 
 from .. import ids, index
 from ..constants import chunks
-from ..bulkwrite import Groups
+from ..bulkwrite import Groups, loading
 from ..core import Call, Part, StoreContext, dumps, operation, settle_erasures
 from ..deletion import DeletionOps
 from ..errors import Conflict, Forbidden, Invalid
@@ -157,13 +157,14 @@ class SyncOps(Part):
         with self._failures_audited(call, started):
             settle_erasures(self._db)
             groups = Groups(self._db)
-            try:
-                groups.begin()
-                result = self._apply(call, started, groups, peer, recs, marks, foreign)
-            except BaseException:
-                groups.close(commit=False)
-                raise
-            groups.close()
+            with loading(self._db):
+                try:
+                    groups.begin()
+                    result = self._apply(call, started, groups, peer, recs, marks, foreign)
+                except BaseException:
+                    groups.close(commit=False)
+                    raise
+                groups.close()
         return result
 
     def _apply(self, call: Call, started: float, groups: Groups, peer: str, recs: Iterable[dict[str, Any]],
