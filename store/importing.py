@@ -22,7 +22,7 @@ from . import names
 from . import validate as v
 from .constants import DERIVATION_TYPES
 from .core import Call, Part, StoreContext, dumps
-from . import stops
+from . import bulkwrite, stops
 from .bulkwrite import RowWriter
 from .errors import Invalid
 from .titles import page_title
@@ -371,6 +371,7 @@ class ImportOps(Part):
             return  # SQLite rolled it back itself (disk full, I/O error): the error is on its way
         if commit:
             batch.__exit__(None, None, None)
+            self._bulk.released = time.monotonic()
             stops.reached("import-group")
         else:  # a stop part way (an error, ^C): the group's units go, earlier groups stay
             batch.__exit__(RuntimeError, RuntimeError("import stopped"), None)
@@ -379,6 +380,10 @@ class ImportOps(Part):
         """Inside bulk_loading: open the group's transaction before a unit, if none is open."""
         bulk = self._bulk
         if getattr(bulk, "depth", 0) and bulk.batch is None and not self._db.in_transaction():
+            # The lock stays free a moment between two groups, so a writer waiting for it gets in.
+            gap = bulkwrite.YIELD_FOR_S - (time.monotonic() - getattr(bulk, "released", float("-inf")))
+            if gap > 0:
+                time.sleep(gap)
             bulk.batch = self._db.atomic("IMMEDIATE")
             bulk.batch.__enter__()
             bulk.since = time.perf_counter()
