@@ -68,7 +68,10 @@ def parse_line(data: bytes | None, p: Path, number: int) -> dict[str, Any]:
     if not data:
         raise Invalid(f"{p}: line {number} is empty; the export is damaged.")
     try:
-        obj = loads(data, f"{p}: line {number}")
+        obj = json.loads(data)
+    except RecursionError:  # as store/jsonsafe.loads, without naming the line before it is needed
+        loads(data, f"{p}: line {number}")
+        raise
     except (ValueError, UnicodeDecodeError) as exc:
         raise Invalid(f"{p}: line {number} is not valid JSON ({exc}).") from None
     if not isinstance(obj, dict):
