@@ -21,7 +21,9 @@ from . import index
 
 GROUP_SECONDS = 0.4  # a group holds the write lock about this long
 YIELD_FOR_S = 0.11  # the lock is free at least this long between two groups (SQLite's busy sleeps are <= 100 ms)
-FOLD_EVERY_S = 2.0  # the WAL is folded back at least this often (bounded WAL, cheaper than after every group)
+# The WAL is folded back after every group, without the lock: otherwise the next writer to commit (another
+# process, checkpointing every 1,000 pages) would copy the group's frames back inside its own write.
+FOLD_EVERY_S = 0.0
 
 PAGE_SQL = ("INSERT INTO page (id, page_id, scope_id, head, head_revision_id, status, superseded, title, media_type, "
             "actor_type, created_at, updated_at, sort_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")

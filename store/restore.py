@@ -351,8 +351,8 @@ class Restore:
             groups.commit()  # a batch is a group: the next one is made ready with the lock let go
         if self.progress:
             self.progress(min(self.done_lines + 1, self.plan.lines), self.plan.lines, "lines")
-        if lines and took > 0:
-            size = int(lines * bulkwrite.GROUP_SECONDS / took)
+        if lines and took > 0:  # sized to hold the lock about GROUP_SECONDS, growing at most twofold a time
+            size = min(2 * size, int(lines * bulkwrite.GROUP_SECONDS / took))
         return max(FIRST_BATCH // 4, min(MAX_BATCH, size))
 
     # --- making a batch ready (no database) ---
