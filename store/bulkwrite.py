@@ -19,7 +19,7 @@ import peewee as pw
 
 from . import index
 
-GROUP_SECONDS = 0.4  # a group holds the write lock about this long
+GROUP_SECONDS = 0.3  # a group holds the write lock about this long (longer on a loaded machine: a margin to 1 s)
 YIELD_FOR_S = 0.11  # the lock is free at least this long between two groups (SQLite's busy sleeps are <= 100 ms)
 # The WAL is folded back after every group, without the lock: otherwise the next writer to commit (another
 # process, checkpointing every 1,000 pages) would copy the group's frames back inside its own write.
