@@ -635,7 +635,8 @@ class Restore:
         missing = db.execute_sql("SELECT page_id FROM page WHERE head IS NULL LIMIT 1").fetchone()
         if missing:
             raise Invalid(f"The export names a head revision for page {missing[0]} that it does not contain.")
-        db.execute_sql("DELETE FROM meta WHERE key = ?", (RESTORE_KEY,))
+        if self.grouped:  # (a restore of another file in one transaction leaves an unfinished one's marker)
+            db.execute_sql("DELETE FROM meta WHERE key = ?", (RESTORE_KEY,))
 
 
 def unfinished(db: Any) -> UnfinishedRestore | None:

@@ -148,3 +148,17 @@ def test_a_restore_lets_another_writer_in_between_groups(tmp_path, exported):
         page = st.read_pages([written[0]["page_id"]])["results"][0]["revision"]
         assert page["payload"]["content"] == "written while the restore ran"
     other.close()
+
+
+def test_another_import_leaves_the_unfinished_restore_named(tmp_path, exported):
+    """A different export imported meanwhile (one transaction: the store is not empty) does not hide the
+    stopped restore; running the stopped one again still completes it."""
+    (tmp_path / "b").mkdir()
+    with Store.open(tmp_path / "b" / "s.db") as st:
+        with pytest.raises(Stop):
+            st.import_export(exported, progress=lambda *a: (_ for _ in ()).throw(Stop()))
+        st.export(tmp_path / "partial.jsonl", scopes=["project:s0"])
+        st.import_export(tmp_path / "partial.jsonl")
+        assert st.doctor()["unfinished_restore"]["sha256"]
+        st.import_export(exported)
+        assert "unfinished_restore" not in st.doctor() and _whole_units(st, exported) == 901
