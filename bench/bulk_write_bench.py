@@ -225,7 +225,8 @@ def bare_bulk(pages: int, db: Path) -> None:
 # --- the runs ---
 
 def rounds(name: str, args: argparse.Namespace, base: Path, pcp: Callable[[Path, Watch | None], None],
-           bare: Callable[[Path], None] | None, lazy: bool = False) -> None:
+           bare: Callable[[Path], None] | None, lazy: bool = False,
+           setup: Callable[[Path], None] | None = None) -> None:
     """Rounds of pcp and bare taking turns (no other writer: the rates), then one pcp run with the other
     writer and the WAL watched (the waits)."""
     pcp_s, bare_s = [], []
@@ -235,6 +236,8 @@ def rounds(name: str, args: argparse.Namespace, base: Path, pcp: Callable[[Path,
                 continue
             work = base / f"{name}-{who}-{r}"
             work.mkdir()
+            if who == "pcp" and setup is not None:
+                setup(work / "s.db")
             started = time.perf_counter()
             if who == "bare":
                 assert bare is not None
@@ -253,6 +256,8 @@ def rounds(name: str, args: argparse.Namespace, base: Path, pcp: Callable[[Path,
     if args.writer:
         work = base / f"{name}-watched"
         work.mkdir()
+        if setup is not None:
+            setup(work / "s.db")
         watch = Watch(work / "s.db")
         secs = watch.run(lambda: pcp(work / "s.db", watch), lazy)
         print(f"{name} with another writer: {secs:.2f} s; {watch.report()} ({load()})", flush=True)
@@ -306,22 +311,36 @@ def run(args: argparse.Namespace, base: Path, only: set[str]) -> None:
 
         rounds("write_pages_bulk", args, base, bulk, lambda db: bare_bulk(args.pages, db))
     if "sync" in only:
+        with Store.open(source) as st:
+            owner = st.owner_id
+
+        def same_owner(db: Path) -> None:
+            """The target starts empty with the source's owner (the other writer's pages then do not make it
+            a store of another owner)."""
+            with Store.open(db) as st:
+                st._db.execute_sql("UPDATE meta SET value = ? WHERE key = 'owner_id'", (owner,))
+
         def sync_with(db: Path, watch: Watch | None) -> None:
             with Store.open(db) as st:
                 st.sync_with(source)
 
-        rounds("sync --with", args, base, sync_with, None)
+        rounds("sync --with", args, base, sync_with, None, setup=same_owner)
         folder = base / "folder"
+        codes: list[str] = []
         with Store.open(source) as st:
-            code = st.sync_pair(folder)["code"]
+            for _ in range(args.rounds + 1):
+                codes.append(st.sync_pair(folder)["code"])
             st.sync_folder(folder)
+
+        def join(db: Path) -> None:
+            with Store.open(db) as st:
+                st.sync_join(folder, codes.pop())
 
         def sync_folder(db: Path, watch: Watch | None) -> None:
             with Store.open(db) as st:
-                st.sync_join(folder, code)
                 st.sync_folder(folder)
 
-        rounds("sync folder", args, base, sync_folder, None)
+        rounds("sync folder", args, base, sync_folder, None, setup=join)
 
 
 if __name__ == "__main__":
