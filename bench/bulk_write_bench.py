@@ -333,12 +333,14 @@ def run(args: argparse.Namespace, base: Path, only: set[str]) -> None:
             st.sync_folder(folder)
 
         def join(db: Path) -> None:
+            """A copy of the folder as the source left it (no earlier round's files in it), joined with a code."""
+            shutil.copytree(folder, db.parent / "folder")
             with Store.open(db) as st:
-                st.sync_join(folder, codes.pop())
+                st.sync_join(db.parent / "folder", codes.pop())
 
         def sync_folder(db: Path, watch: Watch | None) -> None:
             with Store.open(db) as st:
-                st.sync_folder(folder)
+                st.sync_folder(db.parent / "folder")
 
         rounds("sync folder", args, base, sync_folder, None, setup=join)
 
