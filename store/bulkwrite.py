@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Any, Iterator, Literal
+from typing import Any, Callable, Iterator, Literal
 
 import peewee as pw
 
@@ -140,8 +140,12 @@ class Groups:
     def open(self) -> bool:
         return self._txn is not None
 
-    def wait_turn(self) -> None:
-        """Before taking the lock again: let it be free at least YIELD_FOR_S since the last group."""
+    def wait_turn(self, fill: Callable[[], bool] | None = None) -> None:
+        """Before taking the lock again: let it be free at least YIELD_FOR_S since the last group, doing
+        `fill()` (work that needs no lock, e.g. reading ahead; False when there is none left) meanwhile."""
+        if fill is not None:
+            while time.monotonic() - self._released < YIELD_FOR_S and fill():
+                pass
         gap = YIELD_FOR_S - (time.monotonic() - self._released)
         if gap > 0:
             time.sleep(gap)  # a writer waiting in its busy handler gets its turn in this gap
@@ -153,10 +157,10 @@ class Groups:
         if self._released - self._folded >= FOLD_EVERY_S:
             self.fold()
 
-    def begin(self) -> None:
+    def begin(self, fill: Callable[[], bool] | None = None) -> None:
         if self._txn is not None:
             return
-        self.wait_turn()
+        self.wait_turn(fill)
         self._txn = self.db.atomic("IMMEDIATE")
         self._txn.__enter__()
         self.since = time.monotonic()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import deque
 from typing import Any, Iterable, Iterator
 
 from .. import ids, index
@@ -32,6 +33,7 @@ from . import records
 STORE_ID_KEY = "sync_store_id"
 GONE_MARK_KEY = "sync_gone_mark"  # deletion_receipt rowid up to which sync_gone_page is filled
 FOREIGN_KEY = "sync_foreign"  # table -> rowid ranges that came in from other stores' change files
+READ_AHEAD = 20_000  # records read ahead while the lock is let go between two groups
 LAST_SYNC_KEY = "sync_last"  # when this store last finished a sync (through a folder or with another store)
 
 
@@ -178,7 +180,28 @@ class SyncOps(Part):
         run.fill_gone()
         counted: dict[str, int] = {}
         last_page = None
-        for rec in recs:
+        source, ahead = iter(recs), deque[dict[str, Any]]()
+
+        def read_ahead() -> bool:
+            """Between two groups (the lock let go): read the next records meanwhile."""
+            if len(ahead) >= READ_AHEAD:
+                return False
+            rec = next(source, None)
+            if rec is not None:
+                ahead.append(rec)
+            return rec is not None
+
+        def stream() -> Iterator[dict[str, Any]]:
+            while True:
+                if ahead:
+                    yield ahead.popleft()
+                    continue
+                rec = next(source, None)
+                if rec is None:
+                    return
+                yield rec
+
+        for rec in stream():
             page = rec.get("page_id") if rec.get("kind") == "revision" else None
             if groups.due() and (page is None or page != last_page):  # never between two revisions of one page
                 run.settle()
@@ -186,7 +209,7 @@ class SyncOps(Part):
                     self._remember_foreign(before, records.top_marks(self._db))
                 self._group_audit(call, started, run, counted)
                 groups.commit()
-                groups.begin()
+                groups.begin(fill=read_ahead)
                 before = records.top_marks(self._db) if foreign else {}
             last_page = page
             run.take(rec)
