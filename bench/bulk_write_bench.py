@@ -222,46 +222,118 @@ def bare_bulk(pages: int, db: Path) -> None:
     conn.close()
 
 
+# --- pcp runs, each in a child process importing `store` from one checkout ---
+
+def child(args: argparse.Namespace) -> None:
+    """`--child TASK`: one pcp run with the `store` of `--root` (its own checkout first on sys.path); prints the
+    seconds of the timed part as JSON on the last line. "started" is printed once the work is under way (the
+    parent then starts the other writer: a restore into an empty store must find it empty)."""
+    sys.path.insert(0, str(args.root))
+    from store import Store
+
+    db, told = args.db, [False]
+
+    def progress(*_: Any) -> None:
+        if not told[0]:
+            told[0] = True
+            print("started", flush=True)
+
+    task = args.child
+    if task == "sync-with" or task == "sync-folder":
+        with Store.open(args.source) as st:
+            owner = st.owner_id
+        with Store.open(db) as st:  # an empty store of the source's owner (the other writer's pages then do not
+            st._db.execute_sql("UPDATE meta SET value = ? WHERE key = 'owner_id'", (owner,))  # make it another's)
+        if task == "sync-folder":
+            with Store.open(db) as st:
+                st.sync_join(args.folder, args.code)
+    started = time.perf_counter()
+    cpu = time.process_time()
+    with Store.open(db) as st:
+        if task == "restore":
+            st.import_export(args.source, progress=progress)
+        elif task == "bulk":
+            progress()
+            st.write_pages_bulk(({"content": t} for t in texts(11, args.pages)), "project:p00")
+        elif task == "sync-with":
+            progress()
+            st.sync_with(args.source)
+        elif task == "sync-folder":
+            progress()
+            st.sync_folder(args.folder)
+        else:
+            raise SystemExit(f"unknown task {task}")
+    print(json.dumps({"seconds": time.perf_counter() - started, "cpu": time.process_time() - cpu}), flush=True)
+
+
+def run_child(root: Path, task: str, db: Path, args: argparse.Namespace, watch: Watch | None = None,
+              source: Path | None = None, folder: Path | None = None, code: str | None = None) -> tuple[float, float]:
+    """(seconds, CPU seconds) of one pcp run in a child process with `root`'s store."""
+    import subprocess
+
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", task, "--root", str(root), "--db", str(db),
+           "--pages", str(args.pages)]
+    if source is not None:
+        cmd += ["--source", str(source)]
+    if folder is not None:
+        cmd += ["--folder", str(folder), "--code", str(code)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    last = ""
+    for line in proc.stdout:
+        if line.strip() == "started" and watch is not None:
+            watch.start_writer()
+        last = line
+    if proc.wait() != 0:
+        raise SystemExit(f"{task} with {root} failed (exit {proc.returncode})")
+    out = json.loads(last)
+    return out["seconds"], out["cpu"]
+
+
 # --- the runs ---
 
-def rounds(name: str, args: argparse.Namespace, base: Path, pcp: Callable[[Path, Watch | None], None],
-           bare: Callable[[Path], None] | None, lazy: bool = False,
-           setup: Callable[[Path], None] | None = None) -> None:
-    """Rounds of pcp and bare taking turns (no other writer: the rates), then one pcp run with the other
-    writer and the WAL watched (the waits)."""
-    pcp_s, bare_s = [], []
+def rounds(name: str, args: argparse.Namespace, base: Path, pcp: Callable[[Path, Path, Watch | None], tuple[float, float]],
+           bare: Callable[[Path], None] | None, compare: bool) -> None:
+    """Rounds of this checkout's pcp, the compared checkout's (`--compare`) and bare taking turns (no other writer:
+    the rates), then one run of each pcp with another writer and the WAL watched (the waits)."""
+    roots = [("pcp", ROOT)] + ([("main", args.compare)] if compare and args.compare else [])
+    sides = [who for who, _ in roots] + (["bare"] if bare is not None else [])
+    secs: dict[str, list[float]] = {who: [] for who in sides}
+    cpus: dict[str, list[float]] = {who: [] for who in sides}
     for r in range(args.rounds):
-        for who in (("pcp", "bare") if r % 2 == 0 else ("bare", "pcp")):
-            if who == "bare" and bare is None:
-                continue
+        order = sides[r % len(sides):] + sides[:r % len(sides)]  # each side goes first in turn
+        for who in order:
             work = base / f"{name}-{who}-{r}"
             work.mkdir()
-            if who == "pcp" and setup is not None:
-                setup(work / "s.db")
-            started = time.perf_counter()
             if who == "bare":
                 assert bare is not None
+                started, cpu = time.perf_counter(), time.process_time()
                 bare(work / "bare.db")
+                took, used = time.perf_counter() - started, time.process_time() - cpu
             else:
-                pcp(work / "s.db", None)
-            (bare_s if who == "bare" else pcp_s).append(time.perf_counter() - started)
-            print(f"  {name} round {r + 1} {who:4} {(bare_s if who == 'bare' else pcp_s)[-1]:7.2f} s ({load()})", flush=True)
+                took, used = pcp(dict(roots)[who], work / "s.db", None)
+            secs[who].append(took)
+            cpus[who].append(used)
+            print(f"  {name} round {r + 1} {who:4} {took:7.2f} s, CPU {used:6.2f} s ({load()})", flush=True)
             shutil.rmtree(work, ignore_errors=True)
-    p = statistics.median(pcp_s)
-    line = f"{name}: pcp {p:.2f} s = {args.pages / p:,.0f} pages/s"
-    if bare_s:
-        b = statistics.median(bare_s)
-        line += f"; bare {b:.2f} s = {args.pages / b:,.0f} pages/s; pcp / bare rate = {b / p:.0%}"
+    parts = []
+    for who in sides:
+        t, c = statistics.median(secs[who]), statistics.median(cpus[who])
+        parts.append(f"{who} {t:.2f} s = {args.pages / t:,.0f} pages/s (CPU {c:.2f} s)")
+    line = f"{name}: " + "; ".join(parts)
+    p = statistics.median(secs["pcp"])
+    for who in sides[1:]:
+        o = statistics.median(secs[who])
+        line += f"; pcp / {who} rate = {o / p:.0%} (CPU {statistics.median(cpus[who]) / statistics.median(cpus['pcp']):.0%})"
     print(f"{line} (medians of {args.rounds}; {load()})", flush=True)
     if args.writer:
-        work = base / f"{name}-watched"
-        work.mkdir()
-        if setup is not None:
-            setup(work / "s.db")
-        watch = Watch(work / "s.db")
-        secs = watch.run(lambda: pcp(work / "s.db", watch), lazy)
-        print(f"{name} with another writer: {secs:.2f} s; {watch.report()} ({load()})", flush=True)
-        shutil.rmtree(work, ignore_errors=True)
+        for who, root in roots:
+            work = base / f"{name}-{who}-watched"
+            work.mkdir()
+            watch = Watch(work / "s.db")
+            took = watch.run(lambda: pcp(root, work / "s.db", watch), lazy=True)
+            print(f"{name} {who} with another writer: {took:.2f} s; {watch.report()} ({load()})", flush=True)
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def main() -> None:
@@ -269,10 +341,23 @@ def main() -> None:
     ap.add_argument("--pages", type=int, default=100_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", default="restore,bulk,sync")
+    ap.add_argument("--compare", type=Path, help="another checkout (e.g. main: git archive main | tar -x -C DIR) run "
+                    "beside this one, round by round")
+    ap.add_argument("--compare-only", default="bulk,sync", help="the parts the other checkout runs too (its restore "
+                    "at 100,000 pages takes many minutes)")
     ap.add_argument("--dir", type=Path)
     ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--no-writer", dest="writer", action="store_false", help="leave out the run with another writer")
+    ap.add_argument("--no-writer", dest="writer", action="store_false", help="leave out the runs with another writer")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--root", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--db", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--source", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--code", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child:
+        child(args)
+        return
     only = set(args.only.split(","))
     if args.dir:
         args.dir.mkdir(parents=True, exist_ok=True)
@@ -285,12 +370,16 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace, base: Path, only: set[str]) -> None:
+    import subprocess
+
     from store import Store
 
     source = base / "source" / "s.db"
     source.parent.mkdir()
-    print(f"bulk write benchmark, {args.pages:,} pages, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')} "
-          f"({load()})", flush=True)
+    compared = set(args.compare_only.split(","))
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    print(f"bulk write benchmark, {args.pages:,} pages, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}, "
+          f"this checkout {head or ROOT}, compared: {args.compare or 'none'} ({load()})", flush=True)
     started = time.perf_counter()
     build(source, args.pages)
     print(f"  source built in {time.perf_counter() - started:.1f} s ({load()})", flush=True)
@@ -298,51 +387,29 @@ def run(args: argparse.Namespace, base: Path, only: set[str]) -> None:
     if "restore" in only:
         with Store.open(source) as st:
             st.export(export)
-
-        def restore(db: Path, watch: Watch | None) -> None:
-            with Store.open(db) as st:
-                st.import_export(export, progress=watch.start_writer if watch else None)
-
-        rounds("restore", args, base, restore, lambda db: bare_restore(export, db), lazy=True)
+        rounds("restore", args, base, lambda root, db, watch: run_child(root, "restore", db, args, watch, source=export),
+               lambda db: bare_restore(export, db), "restore" in compared)
     if "bulk" in only:
-        def bulk(db: Path, watch: Watch | None) -> None:
-            with Store.open(db) as st:
-                st.write_pages_bulk(({"content": t} for t in texts(11, args.pages)), "project:p00")
-
-        rounds("write_pages_bulk", args, base, bulk, lambda db: bare_bulk(args.pages, db))
+        rounds("write_pages_bulk", args, base, lambda root, db, watch: run_child(root, "bulk", db, args, watch),
+               lambda db: bare_bulk(args.pages, db), "bulk" in compared)
     if "sync" in only:
-        with Store.open(source) as st:
-            owner = st.owner_id
-
-        def same_owner(db: Path) -> None:
-            """The target starts empty with the source's owner (the other writer's pages then do not make it
-            a store of another owner)."""
-            with Store.open(db) as st:
-                st._db.execute_sql("UPDATE meta SET value = ? WHERE key = 'owner_id'", (owner,))
-
-        def sync_with(db: Path, watch: Watch | None) -> None:
-            with Store.open(db) as st:
-                st.sync_with(source)
-
-        rounds("sync --with", args, base, sync_with, None, setup=same_owner)
+        rounds("sync --with", args, base,
+               lambda root, db, watch: run_child(root, "sync-with", db, args, watch, source=source), None,
+               "sync" in compared)
         folder = base / "folder"
         codes: list[str] = []
         with Store.open(source) as st:
-            for _ in range(args.rounds + 1):
+            for _ in range(4 * args.rounds + 4):  # a code for every store that joins
                 codes.append(st.sync_pair(folder)["code"])
             st.sync_folder(folder)
 
-        def join(db: Path) -> None:
+        def sync_folder(root: Path, db: Path, watch: Watch | None) -> tuple[float, float]:
             """A copy of the folder as the source left it (no earlier round's files in it), joined with a code."""
-            shutil.copytree(folder, db.parent / "folder")
-            with Store.open(db) as st:
-                st.sync_join(db.parent / "folder", codes.pop())
+            mine = db.parent / "folder"
+            shutil.copytree(folder, mine)
+            return run_child(root, "sync-folder", db, args, watch, source=source, folder=mine, code=codes.pop())
 
-        def sync_folder(db: Path, watch: Watch | None) -> None:
-            with Store.open(db) as st:
-                st.sync_folder(db.parent / "folder")
-
-        rounds("sync folder", args, base, sync_folder, None, setup=join)
+        rounds("sync folder", args, base, sync_folder, None, "sync" in compared)
 
 
 if __name__ == "__main__":
