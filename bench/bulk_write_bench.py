@@ -331,7 +331,7 @@ def rounds(name: str, args: argparse.Namespace, base: Path, pcp: Callable[[Path,
             work = base / f"{name}-{who}-watched"
             work.mkdir()
             watch = Watch(work / "s.db")
-            took = watch.run(lambda: pcp(root, work / "s.db", watch), lazy=True)
+            took = watch.run(lambda root=root, work=work, watch=watch: pcp(root, work / "s.db", watch), lazy=True)
             print(f"{name} {who} with another writer: {took:.2f} s; {watch.report()} ({load()})", flush=True)
             shutil.rmtree(work, ignore_errors=True)
 
