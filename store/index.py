@@ -58,7 +58,10 @@ STATS_DDL = (
 
 
 def facet_text(facets: dict[str, Any]) -> str:
-    """The searchable text of facets other than the title (summary, keywords, anchors, symbols...)."""
+    """The searchable text of facets other than the title (summary, keywords, anchors, symbols...).
+
+    Keys are read in sorted order, the order the stored JSON has (core.dumps): a revision written with
+    its facets in any order is indexed as one restored, synced or analysed again for its erasure is."""
     parts: list[str] = []
 
     def walk(value: Any) -> None:
@@ -68,12 +71,12 @@ def facet_text(facets: dict[str, Any]) -> str:
             for item in value:
                 walk(item)
         elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
+            for key in sorted(value):
+                walk(value[key])
 
-    for key, value in facets.items():
+    for key in sorted(facets):
         if key != "title":
-            walk(value)
+            walk(facets[key])
     return "\n".join(parts)
 
 
