@@ -304,6 +304,7 @@ def rounds(name: str, args: argparse.Namespace, base: Path, pcp: Callable[[Path,
         order = sides[r % len(sides):] + sides[:r % len(sides)]  # each side goes first in turn
         for who in order:
             work = base / f"{name}-{who}-{r}"
+            shutil.rmtree(work, ignore_errors=True)  # (left by a stopped run in a --reuse directory)
             work.mkdir()
             if who == "bare":
                 assert bare is not None
@@ -329,6 +330,7 @@ def rounds(name: str, args: argparse.Namespace, base: Path, pcp: Callable[[Path,
     if args.writer:
         for who, root in roots:
             work = base / f"{name}-{who}-watched"
+            shutil.rmtree(work, ignore_errors=True)  # (left by a stopped run in a --reuse directory)
             work.mkdir()
             watch = Watch(work / "s.db")
             took = watch.run(lambda root=root, work=work, watch=watch: pcp(root, work / "s.db", watch), lazy=True)
@@ -345,8 +347,10 @@ def main() -> None:
                     "beside this one, round by round")
     ap.add_argument("--compare-only", default="bulk,sync", help="the parts the other checkout runs too (its restore "
                     "at 100,000 pages takes many minutes)")
-    ap.add_argument("--dir", type=Path)
-    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--dir", type=Path, help="parent of the temporary directory")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory (source store, export, folder)")
+    ap.add_argument("--reuse", type=Path, help="a directory a --keep run left: its source store and export are "
+                    "used again (built there if missing; kept), so the parts can be run one by one at 1M pages")
     ap.add_argument("--no-writer", dest="writer", action="store_false", help="leave out the runs with another writer")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--root", type=Path, help=argparse.SUPPRESS)
@@ -361,6 +365,10 @@ def main() -> None:
     only = set(args.only.split(","))
     if args.dir:
         args.dir.mkdir(parents=True, exist_ok=True)
+    if args.reuse:
+        args.reuse.mkdir(parents=True, exist_ok=True)
+        run(args, args.reuse, only)
+        return
     base = Path(tempfile.mkdtemp(prefix="pcp-bulk-write-", dir=args.dir))
     try:
         run(args, base, only)
@@ -375,16 +383,19 @@ def run(args: argparse.Namespace, base: Path, only: set[str]) -> None:
     from store import Store
 
     source = base / "source" / "s.db"
-    source.parent.mkdir()
+    source.parent.mkdir(exist_ok=True)
     compared = set(args.compare_only.split(","))
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     print(f"bulk write benchmark, {args.pages:,} pages, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}, "
           f"this checkout {head or ROOT}, compared: {args.compare or 'none'} ({load()})", flush=True)
     started = time.perf_counter()
-    build(source, args.pages)
-    print(f"  source built in {time.perf_counter() - started:.1f} s ({load()})", flush=True)
+    if source.exists():
+        print(f"  source store {source} used again", flush=True)
+    else:
+        build(source, args.pages)
+        print(f"  source built in {time.perf_counter() - started:.1f} s ({load()})", flush=True)
     export = base / "all.jsonl"
-    if "restore" in only:
+    if "restore" in only and not export.exists():
         with Store.open(source) as st:
             st.export(export)
         rounds("restore", args, base, lambda root, db, watch: run_child(root, "restore", db, args, watch, source=export),
@@ -397,8 +408,13 @@ def run(args: argparse.Namespace, base: Path, only: set[str]) -> None:
                lambda root, db, watch: run_child(root, "sync-with", db, args, watch, source=source), None,
                "sync" in compared)
         folder = base / "folder"
+        shutil.rmtree(folder, ignore_errors=True)
+        paired = base / "folder-source" / "s.db"  # a copy of the source pairs with the folder (a --reuse source
+        shutil.rmtree(paired.parent, ignore_errors=True)  # stays as it was built)
+        paired.parent.mkdir()
+        shutil.copy(source, paired)
         codes: list[str] = []
-        with Store.open(source) as st:
+        with Store.open(paired) as st:
             for _ in range(4 * args.rounds + 4):  # a code for every store that joins
                 codes.append(st.sync_pair(folder)["code"])
             st.sync_folder(folder)
@@ -407,7 +423,7 @@ def run(args: argparse.Namespace, base: Path, only: set[str]) -> None:
             """A copy of the folder as the source left it (no earlier round's files in it), joined with a code."""
             mine = db.parent / "folder"
             shutil.copytree(folder, mine)
-            return run_child(root, "sync-folder", db, args, watch, source=source, folder=mine, code=codes.pop())
+            return run_child(root, "sync-folder", db, args, watch, source=paired, folder=mine, code=codes.pop())
 
         rounds("sync folder", args, base, sync_folder, None, "sync" in compared)
 
