@@ -19,6 +19,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
+import peewee as pw
+
 from .. import ids, index
 from ..constants import chunks
 from ..bulkwrite import Groups, loading
@@ -375,6 +377,8 @@ class _Run:
         self.prepared: dict[int, _Prepared] = {}  # id(record) -> its revision made ready while the lock was free
         self.lock: Callable[[], None] = lambda: None  # takes the write lock (a group) before a page is changed
         self.none_gone = False  # set by fill_gone
+        self.no_pages = False
+        self.none_deleted = False
         self.last_was_here = False  # the last revision taken was here already (then none is made ready ahead)
 
     def count(self, kind: str) -> None:
@@ -394,10 +398,14 @@ class _Run:
         # receipts and merges turn it off; only a sync writes these tables).
         self.none_gone = not any(self.db.execute_sql(f"SELECT 1 FROM {t} LIMIT 1").fetchone()
                                  for t in ("sync_gone_page", "sync_alias"))
+        # A store with no page (a first sync): the new pages' and revisions' ids are unique keys, so an insert
+        # that finds one here already (another writer meanwhile) fails and is then taken as "here".
+        self.no_pages = not self.db.execute_sql("SELECT 1 FROM page LIMIT 1").fetchone()
+        self.none_deleted = not self.db.execute_sql("SELECT 1 FROM deleted_revision LIMIT 1").fetchone()
 
     def mark_gone(self, page_ids: list[str], receipt_id: str) -> None:
         if page_ids:
-            self.none_gone = False
+            self.none_gone = self.none_deleted = False
         for part in chunks(page_ids):
             self.db.execute_sql("INSERT OR IGNORE INTO sync_gone_page (page_id, receipt_id) VALUES " +
                                 ",".join("(?,?)" for _ in part), [x for p in part for x in (p, receipt_id)])
@@ -448,6 +456,7 @@ class _Run:
         if db.execute_sql("SELECT 1 FROM deletion_receipt WHERE receipt_id = ?", (rid,)).fetchone():
             return
         page_ids = list(rec["page_ids"])
+        self.none_deleted = False  # its revisions are refused from now on (deleted_revision)
         self.mark_gone(page_ids, rid)
         local: dict[int, str] = {}
         for part in chunks(page_ids):
@@ -541,7 +550,10 @@ class _Run:
     def _take_page(self, rec: dict[str, Any]) -> None:
         """A page new here (as the export's reader makes it, in plain SQL: this is the hot path)."""
         pid = rec["page_id"]
-        pk = self.pk.get(pid) if isinstance(pid, str) and pid in self.pk else self._stored_pk(pid)
+        if isinstance(pid, str) and pid in self.pk:
+            pk = self.pk[pid]
+        else:  # into a store that had no page when the run began, a page is looked up only if its insert fails
+            pk = None if self.no_pages else self._stored_pk(pid)
         if pk is not None:
             self.lock()
             self.db.execute_sql("UPDATE page SET updated_at = ? WHERE id = ? AND updated_at < ?", (rec["updated_at"], pk, rec["updated_at"]))
@@ -588,23 +600,38 @@ class _Run:
         if row is not None:
             self.lock()
             scope, head, actor, created, updated = row
-            pk: int = self.db.execute_sql(
-                "INSERT INTO page (page_id, scope_id, head, head_revision_id, status, superseded, title, actor_type, "
-                "created_at, updated_at, sort_time) VALUES (?, ?, NULL, ?, 'active', 0, '', ?, ?, ?, ?)",
-                (page_id, scope, head, actor, created, updated, created)).lastrowid
+            try:
+                pk: int = self.db.execute_sql(
+                    "INSERT INTO page (page_id, scope_id, head, head_revision_id, status, superseded, title, actor_type, "
+                    "created_at, updated_at, sort_time) VALUES (?, ?, NULL, ?, 'active', 0, '', ?, ?, ?, ?)",
+                    (page_id, scope, head, actor, created, updated, created)).lastrowid
+            except pw.IntegrityError:  # here after all (not looked up first: see no_pages)
+                return self._here(page_id, updated)
             return self._unparked(page_id, pk)
         if self.to_park:
             self.park()
         if not self.parking:
             return None
         self.lock()
-        cur = self.db.execute_sql(
-            "INSERT INTO page (page_id, scope_id, head, head_revision_id, status, superseded, title, actor_type, "
-            "created_at, updated_at, sort_time) SELECT page_id, scope_id, NULL, head_revision_id, 'active', 0, '', "
-            "actor_type, created_at, updated_at, created_at FROM temp.sync_parked WHERE page_id = ?", (page_id,))
+        try:
+            cur = self.db.execute_sql(
+                "INSERT INTO page (page_id, scope_id, head, head_revision_id, status, superseded, title, actor_type, "
+                "created_at, updated_at, sort_time) SELECT page_id, scope_id, NULL, head_revision_id, 'active', 0, '', "
+                "actor_type, created_at, updated_at, created_at FROM temp.sync_parked WHERE page_id = ?", (page_id,))
+        except pw.IntegrityError:
+            updated = self.db.execute_sql("SELECT updated_at FROM temp.sync_parked WHERE page_id = ?", (page_id,)).fetchone()
+            return self._here(page_id, updated[0])
         if not cur.rowcount:
             return None
         return self._unparked(page_id, cur.lastrowid)
+
+    def _here(self, page_id: str, updated: Any) -> int | None:
+        """A parked page this store turned out to hold: taken as the page record of one it holds."""
+        pk = self._stored_pk(page_id)
+        if pk is not None:
+            self.added["page"] -= 1
+            self.db.execute_sql("UPDATE page SET updated_at = ? WHERE id = ? AND updated_at < ?", (updated, pk, updated))
+        return pk
 
     def _unparked(self, page_id: str, pk: int) -> int:
         self.pk[page_id] = pk
@@ -655,10 +682,14 @@ class _Run:
         if pk is None:
             return
         rid = rec["revision_id"]
-        self.last_was_here = self.db.execute_sql("SELECT 1 FROM revision WHERE revision_id = ? UNION ALL SELECT 1 FROM "
-                                                 "deleted_revision WHERE revision_id = ?", (rid, rid)).fetchone() is not None
-        if self.last_was_here:
-            return
+        # A revision of a page made in this run, with nothing erased here: its insert is the look-up (unique id).
+        insert_first = pk in self.fresh and self.none_deleted
+        if not insert_first:
+            self.last_was_here = self.db.execute_sql(
+                "SELECT 1 FROM revision WHERE revision_id = ? UNION ALL SELECT 1 FROM deleted_revision WHERE revision_id = ?",
+                (rid, rid)).fetchone() is not None
+            if self.last_was_here:
+                return
         if ids.id_kind(rid) != "rev":
             raise ValueError(f"{str(rid)[:40]!r} is not a revision id")
         scope = self.scope_pk(rec["namespace"])
@@ -671,14 +702,21 @@ class _Run:
             seq = self.seq.get(pk) or (self.db.execute_sql("SELECT COALESCE(MAX(seq), 0) FROM revision WHERE page_id = ?",
                                                            (pk,)).fetchone()[0])
             seq += 1
+        try:
+            cur = self.db.execute_sql(
+                "INSERT INTO revision (revision_id, page_id, seq, previous_revision_id, scope_id, created_at, observed_at, "
+                "valid_from, valid_to, actor_type, actor_id, media_type, content, content_digest, title, facets, "
+                "source_refs, provenance) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (rid, pk, seq, rec["previous_revision_id"], scope, rec["created_at"], rec["observed_at"], rec["valid_from"],
+                 rec["valid_to"], rec["created_by"]["actor_type"], rec["created_by"]["actor_id"], ready.media_type,
+                 ready.content, rec["content_digest"], ready.title, ready.facets, ready.refs, ready.provenance))
+        except pw.IntegrityError:
+            if not insert_first:
+                raise
+            self.last_was_here = True  # here already (under another page: a record naming it twice)
+            return
+        self.last_was_here = False
         self.seq[pk] = seq
-        cur = self.db.execute_sql(
-            "INSERT INTO revision (revision_id, page_id, seq, previous_revision_id, scope_id, created_at, observed_at, "
-            "valid_from, valid_to, actor_type, actor_id, media_type, content, content_digest, title, facets, source_refs, "
-            "provenance) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (rid, pk, seq, rec["previous_revision_id"], scope, rec["created_at"], rec["observed_at"], rec["valid_from"],
-             rec["valid_to"], rec["created_by"]["actor_type"], rec["created_by"]["actor_id"], ready.media_type,
-             ready.content, rec["content_digest"], ready.title, ready.facets, ready.refs, ready.provenance))
         rev_pk = cur.lastrowid
         if ready.inputs:
             self.db.cursor().executemany(

@@ -112,3 +112,39 @@ def test_a_killed_sync_leaves_whole_pages_and_the_next_sync_completes_it(tmp_pat
     sync(dst, src)
     sync(control, src)
     assert export_lines(dst, tmp_path / "x.jsonl") == export_lines(control, tmp_path / "y.jsonl")
+
+
+def test_a_stream_with_every_page_first_parks_them_and_still_writes_each_with_its_head(tmp_path, grouped, monkeypatch):
+    """Change files of older pcp send every page before any revision: the pages past the few held in memory wait
+    in the temporary table (batched), and still no group shows a page without its head."""
+    from store.sync import ops
+
+    monkeypatch.setattr(ops, "PARK_IN_MEMORY", 5)
+    monkeypatch.setattr(ops, "PARK_BATCH", 7)
+    src, dst = tmp_path / "a.db", tmp_path / "b.db"
+    pages = _source(src)
+    with Store.open(src) as a:
+        owner, peer = a.owner_id, a.sync.store_id
+        with a._db.atomic():
+            upto, stream = a.sync.outgoing({})
+            recs = list(stream)
+    first = ("receipt", "scope", "page")
+    old_order = [r for k in first for r in recs if r["kind"] == k] + [r for r in recs if r["kind"] not in first]
+    assert [r["kind"] for r in recs] != [r["kind"] for r in old_order]  # today's order interleaves them
+    with Store.open(dst) as b:
+        b._db.execute_sql("UPDATE meta SET value = ? WHERE key = 'owner_id'", (owner,))
+    other = Store.open(dst)
+    seen: list[tuple[int, int]] = []
+    take = ops._Run.take
+
+    def watched(self, rec):
+        seen.append(_headless(other))
+        return take(self, rec)
+
+    monkeypatch.setattr(ops._Run, "take", watched)
+    with Store.open(dst) as b:
+        applied = b.sync.apply(peer, iter(old_order), upto)
+    other.close()
+    assert applied["added"]["page"] == pages
+    assert max(n for _, n in seen) == 0 and any(0 < n < pages for n, _ in seen)
+    assert export_lines(dst, tmp_path / "x.jsonl") == export_lines(src, tmp_path / "y.jsonl")
