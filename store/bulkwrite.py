@@ -83,8 +83,9 @@ class RowWriter:
         self.docs.append((rev_pk, scope_pk, doc, counted))
 
     def analyse(self, rev_pk: int, scope_pk: int, title: str, content: str | None, facets: dict[str, Any],
-                counted: bool = True) -> None:
-        self.docs.append((rev_pk, scope_pk, index.analyse(title, content, facets, self.salt), counted))
+                when: str | None, counted: bool = True) -> None:
+        """Index a revision; `when` (its observed_at, else created_at) is what relative time is read against."""
+        self.docs.append((rev_pk, scope_pk, index.analyse(title, content, facets, self.salt, when), counted))
 
     def pending(self) -> int:
         return sum(len(rows) for rows in self.rows.values())

@@ -201,7 +201,7 @@ class ImportUnit:
                        observed or stamp))
         w.add("revision", (rev_pk, rev_id, page_pk, 1, None, scope_pk, stamp, observed, None, None, tool_type, tool,
                            media, content, v.content_digest(content), title, facet_json, refs_json, self._provenance))
-        w.analyse(rev_pk, scope_pk, title, content, facet_map)
+        w.analyse(rev_pk, scope_pk, title, content, facet_map, observed or stamp)
         w.add("source_page", (source_key, page_pk, digest))
         self._pages[page_pk] = (ns, rev_id)
         self._fresh.add(page_pk)

@@ -369,7 +369,7 @@ class Restore:
         inputs = sorted({i for e in obj["provenance"] for i in e.get("input_revision_ids", [])})
         return _Rev(number, obj, title, content, payload["media_type"] if payload else None,
                     dumps(facets) if facets else "{}", dumps(refs) if refs else "[]", dumps(obj["provenance"]), inputs,
-                    index.analyse(title, content, facets, self.ex._salt))
+                    index.analyse(title, content, facets, self.ex._salt, obj["observed_at"] or obj["created_at"]))
 
     # --- writing a batch (inside the group's transaction) ---
 

@@ -190,7 +190,8 @@ class WriteOps(Part):
             if input_page is not None and input_page != page.id:
                 self._refuse_cycle(input_page, page.id, f"Page {page.page_id} cannot be derived from {input_id}: "
                                    "that input is derived from this page.")
-        index.add_revisions(self._db.cursor(), self._salt, [(rev.id, scope.id, rev.title, rev.content, facets)],
+        index.add_revisions(self._db.cursor(), self._salt, [(rev.id, scope.id, rev.title, rev.content, facets,
+                                                              rev.observed_at or rev.created_at)],
                             counted=page.status != "tombstoned")
         return rev
 
@@ -521,9 +522,10 @@ class WriteOps(Part):
                     progress(created, total)
         return {"created": created}
 
-    def _bulk_ready(self, batch: list[dict[str, Any]]) -> list[tuple[dict[str, str], dict[str, Any], str, str | None,
-                                                                      str, index.Analysed]]:
-        """Check and analyse a batch outside the write lock: (payload, facets, facets JSON, observed, title, terms)."""
+    def _bulk_ready(self, batch: list[dict[str, Any]], stamp: str) -> list[tuple[dict[str, str], dict[str, Any], str,
+                                                                                 str | None, str, index.Analysed]]:
+        """Check and analyse a batch outside the write lock: (payload, facets, facets JSON, observed, title, terms).
+        `stamp` is the batch's store time: relative time in a page without observed_at is read against it."""
         out = []
         salt = self._salt
         for item in batch:
@@ -534,21 +536,21 @@ class WriteOps(Part):
             observed = v.optional_time(item["observed_at"], "observed_at") if item.get("observed_at") else None
             title = page_title(facets, payload, [])
             out.append((payload, facets, dumps(facets) if facets else "{}", observed, title,
-                        index.analyse(title, payload["content"], facets, salt)))
+                        index.analyse(title, payload["content"], facets, salt, observed or stamp)))
         return out
 
     def _bulk_batch(self, ns: str, batch: list[dict[str, Any]], groups: Groups) -> int:
         with self._failures_audited(Call("write_pages_bulk"), time.perf_counter()):  # a refused item is audited
-            ready = self._bulk_ready(batch)
+            stamp = ids.now()  # the batch's store time, taken before it is analysed
+            ready = self._bulk_ready(batch, stamp)
         groups.wait_turn()
-        created = self._bulk_write(ns, ready)  # its own transaction, with its audit event
+        created = self._bulk_write(ns, stamp, ready)  # its own transaction, with its audit event
         groups.released()
         return created
 
     @operation("write_pages_bulk", write=True)
-    def _bulk_write(self, call: Call, ns: str, ready: list[Any]) -> int:
+    def _bulk_write(self, call: Call, ns: str, stamp: str, ready: list[Any]) -> int:
         scope = self._scope_for_write(call, ns, "write")
-        stamp = ids.now()
         actor_type, actor_id = self.session.actor_type, self.session.principal_id
         writer = RowWriter(self._db, self._salt)
         # Every page of a batch shares one store time and actor, hence one provenance document.

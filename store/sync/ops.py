@@ -673,7 +673,7 @@ class _Run:
         inputs = sorted({i for e in rec["provenance"] for i in e.get("input_revision_ids", [])})
         return _Prepared(title, content, payload["media_type"] if payload else None, dumps(facets),
                          dumps(rec["source_refs"]), dumps(rec["provenance"]), inputs,
-                         index.analyse(title, content, facets, self.ops._salt))
+                         index.analyse(title, content, facets, self.ops._salt, rec["observed_at"] or rec["created_at"]))
 
     def _take_revision(self, rec: dict[str, Any]) -> None:
         """A revision new here (as the export's reader makes it, in plain SQL; indexed in batches)."""

@@ -17,6 +17,7 @@ ITEMS = [
     {"content": "{\"a\": 1}", "media_type": "application/json"},
     {"content": "有限乘积保持紧致性 — a CJK line", "facets": {"summary": "a summary", "anchors": ["x"]}},
     {"content": "tombstone candidate\nsecond line", "observed_at": "2024-12-31T23:59:59.999Z"},
+    {"content": "Yesterday the harbour master counted the lanterns.", "observed_at": "2025-06-10T09:00:00Z"},
 ] * 3
 
 
