@@ -29,6 +29,7 @@ from ..deletion import DeletionOps
 from ..errors import Conflict, Forbidden, Invalid
 from ..export import ExportOps
 from ..handoff_ledger import LedgerOps
+from ..importing import _fewer_collections
 from ..titles import page_title
 from ..types import SyncApplied, SyncPeer, SyncStatus
 from . import records
@@ -36,7 +37,7 @@ from . import records
 STORE_ID_KEY = "sync_store_id"
 GONE_MARK_KEY = "sync_gone_mark"  # deletion_receipt rowid up to which sync_gone_page is filled
 FOREIGN_KEY = "sync_foreign"  # table -> rowid ranges that came in from other stores' change files
-READ_AHEAD = 20_000  # records read ahead while the lock is let go between two groups
+READ_AHEAD = 5_000  # records read ahead while the lock is let go between two groups
 PARK_BATCH = 1000  # new pages parked in the temporary table a batch at a time
 PARK_IN_MEMORY = 2000  # new pages parked in memory before the temporary table takes the rest
 LAST_SYNC_KEY = "sync_last"  # when this store last finished a sync (through a folder or with another store)
@@ -189,7 +190,7 @@ class SyncOps(Part):
         with self._failures_audited(call, started):
             settle_erasures(self._db)
             groups = Groups(self._db)
-            with loading(self._db):
+            with loading(self._db), _fewer_collections():  # the records read ahead make every full collection long
                 try:
                     groups.begin()
                     result = self._apply(call, started, groups, peer, recs, marks, foreign, added)
