@@ -6,11 +6,11 @@ import os
 from pathlib import Path
 from types import SimpleNamespace
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import peewee as pw
 
-from . import index, scope_titles
+from . import crypt, index, scope_titles
 from .errors import Conflict, Invalid
 from .files import make_private_dirs, make_private_file, narrow, store_files
 from .paths import require_store
@@ -356,10 +356,18 @@ def open_database(path: Path, create: bool = True) -> pw.SqliteDatabase:
             raise Invalid(f"Cannot create the store file {path}: {exc.strerror or exc}.") from None
     for own in store_files(path):
         narrow(own)
-    db = pw.SqliteDatabase(str(path), pragmas=PRAGMAS, timeout=60, autoconnect=True)
+    if crypt.is_encrypted(path):
+        # SQLCipher with its own SQLite; the key is unwrapped once per process (keychain, passphrase, or
+        # handed over a pipe by the parent) and applied to each connection before anything else.
+        db: pw.SqliteDatabase = crypt.CipherDatabase(str(path), crypt.unlock(path), pragmas=PRAGMAS, timeout=60,
+                                                     autoconnect=True)
+        sqlite_version = crypt.sqlite_version()
+    else:
+        db = pw.SqliteDatabase(str(path), pragmas=PRAGMAS, timeout=60, autoconnect=True)
+        # The driver Peewee chose (pysqlite3 when installed, else the standard sqlite3).
+        peewee: Any = pw
+        sqlite_version = str(peewee.sqlite3.sqlite_version)
     db.register_function(_fold, "pcp_fold", 1, deterministic=True)
-    # The driver Peewee chose (pysqlite3 when installed, else the standard sqlite3).
-    sqlite_version: str = pw.sqlite3.sqlite_version  # type: ignore[attr-defined]
     version = tuple(int(x) for x in sqlite_version.split("."))
     if version < MIN_SQLITE:
         raise Invalid(

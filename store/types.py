@@ -316,6 +316,7 @@ class DoctorReport(TypedDict):
     warnings: NotRequired[list[str]]  # e.g. a store folder readable by others
     pending_erasures: NotRequired[list[str]]  # receipt ids whose WAL erasure waits for a reader
     scope_names: NotRequired[list[dict[str, str]]]  # {namespace, why}: names a new scope could not have now
+    encryption: NotRequired[dict[str, Any]]  # {encrypted, cipher, key_file, wrapping_key}: never a secret
 
 
 class AuditEvent(TypedDict):

@@ -1,0 +1,262 @@
+"""Converting a store between plain SQLite and SQLCipher (encrypt, decrypt, rotate the key).
+
+Each conversion copies the whole database into a new file beside the store (`sqlcipher_export`, while a
+write lock keeps other writers out), verifies the copy (integrity check and every table's row count), then
+swaps it in with one rename. The old file is overwritten with zeros through a descriptor held across the
+rename, so no name ever points at a half-written store; an SSD's wear levelling or a filesystem snapshot
+may still keep its old blocks, which no program can reach. An interrupted conversion leaves the store as
+it was and a `.converting` file that the next run removes and starts again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from . import crypt
+from .errors import Conflict, Invalid
+from .files import SIDE_SUFFIXES
+
+TEMP_SUFFIX = ".converting"
+CHUNK = 1 << 20
+
+Progress = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+def status(db_path: Path) -> dict[str, Any]:
+    """Whether the store is encrypted and where its wrapping key lives (for doctor; reads no secret)."""
+    if not crypt.is_encrypted(db_path):
+        return {"encrypted": False}
+    found = next(p for p in crypt.key_files(db_path) if p.exists())
+    try:
+        doc = crypt.read_key_doc(found)
+    except Invalid as exc:
+        return {"encrypted": True, "cipher": "SQLCipher 4", "key_file": str(found), "wrapping_key": str(exc)}
+    if doc["wrap"] == "keyring":
+        where = f"OS keychain ({doc.get('keyring', {}).get('backend', 'keyring')}), service " \
+                f"{crypt.KEYRING_SERVICE}, entry {doc['store_id']}"
+    else:
+        params = doc.get("scrypt") or {}
+        where = f"a passphrase (scrypt n={params.get('n')}, r={params.get('r')}, p={params.get('p')})"
+    return {"encrypted": True, "cipher": "SQLCipher 4 (raw 256-bit key)", "key_file": str(found),
+            "wrapping_key": where}
+
+
+def _side(path: Path, suffix: str) -> Path:
+    return path.with_name(path.name + suffix)
+
+
+def _remove_quietly(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _zero(fd: int) -> None:
+    """Overwrite the whole file behind `fd` with zeros and flush it to the disk."""
+    size = os.fstat(fd).st_size
+    zeros = bytes(CHUNK)
+    os.lseek(fd, 0, os.SEEK_SET)
+    done = 0
+    while done < size:
+        done += os.write(fd, zeros[: min(CHUNK, size - done)])
+    os.fsync(fd)
+
+
+def destroy(path: Path) -> None:
+    """Overwrite a file with zeros, then remove it (a key file, the old store)."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return
+    try:
+        _zero(fd)
+    finally:
+        os.close(fd)
+    path.unlink()
+
+
+def _tables(conn: Any) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                       "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name")]
+
+
+def _counts(conn: Any) -> dict[str, int]:
+    return {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in _tables(conn)}
+
+
+def _convert(db_path: Path, src_key: bytes | None, dst_key: bytes | None, progress: Progress) -> dict[str, int]:
+    """Copy the store into a new file under `dst_key` (None: plain), verify it, swap it in, zero the old file.
+
+    Returns the verified row counts. The caller writes the new key file first (so a crash after the rename
+    still finds it) and retires the old key after."""
+    if not db_path.is_file():
+        raise Invalid(f"No store at {db_path}; nothing was changed.")
+    sqlcipher = crypt.driver()
+    temp = _side(db_path, TEMP_SUFFIX)
+    for leftover in [temp] + [_side(temp, s) for s in SIDE_SUFFIXES]:
+        _remove_quietly(leftover)  # an interrupted run's copy: the store itself was never touched
+    guard = crypt.connect_raw(db_path, src_key)
+    try:
+        guard.execute("PRAGMA busy_timeout = 0")
+        try:
+            busy, log, done = guard.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            busy = busy or log != done
+            guard.execute("BEGIN IMMEDIATE")  # other writers wait (or give up) until the swap
+        except sqlcipher.OperationalError:
+            busy = 1
+        except sqlcipher.DatabaseError:
+            raise Invalid(f"The key does not open the store {db_path}; nothing was changed.") from None
+        if busy:
+            raise Conflict("The store is open in another pcp (the app, pcp mcp, a capture); close it and try again.")
+        source = {t: n for t, n in _counts(guard).items()}
+        before = os.stat(db_path)
+        progress(f"copying {sum(source.values()):,} rows into {temp.name}")
+        copier = crypt.connect_raw(db_path, src_key)
+        try:
+            copier.execute("ATTACH DATABASE ? AS pcp_new KEY ?",
+                           (str(temp), f"x'{dst_key.hex()}'" if dst_key is not None else ""))
+            copier.execute("SELECT sqlcipher_export('pcp_new')")
+            version = copier.execute("PRAGMA main.user_version").fetchone()[0]
+            copier.execute(f"PRAGMA pcp_new.user_version = {int(version)}")
+            copier.execute("DETACH DATABASE pcp_new")
+        finally:
+            copier.close()
+        progress("verifying the copy")
+        check = crypt.connect_raw(temp, dst_key)
+        try:
+            if dst_key is not None and check.execute("PRAGMA cipher_integrity_check").fetchall():
+                raise Invalid("The encrypted copy failed SQLCipher's check; the store is unchanged.")
+            result = check.execute("PRAGMA integrity_check").fetchall()
+            if result != [("ok",)]:
+                raise Invalid(f"The copy failed the integrity check ({result[0][0]}); the store is unchanged.")
+            copied = _counts(check)
+        finally:
+            check.close()
+        if copied != source:
+            raise Invalid("The copy's row counts differ from the store's; the store is unchanged.")
+        guard.execute("ROLLBACK")
+    finally:
+        guard.close()
+    wal = _side(db_path, "-wal")
+    after = os.stat(db_path)
+    if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns) or \
+            (wal.exists() and wal.stat().st_size > 0):
+        _remove_quietly(temp)
+        raise Conflict("The store changed during the copy (another pcp wrote to it); close it and try again.")
+    progress("swapping the files")
+    old = os.open(db_path, os.O_RDWR)
+    try:
+        for suffix in SIDE_SUFFIXES:
+            _remove_quietly(_side(db_path, suffix))
+        os.chmod(temp, 0o600)
+        os.replace(temp, db_path)
+        _fsync_dir(db_path.parent)
+        progress("overwriting the old file")
+        _zero(old)  # the old inode, now nameless: its blocks are zeroed before they are freed
+    finally:
+        os.close(old)
+    return copied
+
+
+def _key_document(db_key: bytes, passphrase: str | None, scrypt: dict[str, int] | None) -> bytes:
+    return json.dumps(crypt.wrap(db_key, passphrase=passphrase, scrypt=scrypt), indent=1).encode() + b"\n"
+
+
+def _retire_key(db_path: Path, doc_path: Path) -> None:
+    """Overwrite and remove an old key file, and delete its keychain entry."""
+    try:
+        doc = crypt.read_key_doc(doc_path)
+    except Invalid:
+        doc = None
+    if doc is not None and doc["wrap"] == "keyring":
+        backend = crypt.keyring_backend()
+        if backend is not None:
+            try:
+                backend.delete_password(crypt.KEYRING_SERVICE, doc["store_id"])
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+    destroy(doc_path)
+
+
+def encrypt(db_path: Path, *, passphrase: str | None = None, scrypt: dict[str, int] | None = None,
+            progress: Progress = _quiet) -> dict[str, Any]:
+    """Encrypt a plain store under a new random key (wrapped by the keychain, or by `passphrase`)."""
+    if crypt.is_encrypted(db_path):
+        raise Invalid(f"The store {db_path} is already encrypted; use --rotate for a new key.")
+    key = os.urandom(crypt.KEY_BYTES)
+    _write_private(crypt.new_key_file(db_path), _key_document(key, passphrase, scrypt))
+    try:
+        counts = _convert(db_path, None, key, progress)
+    except BaseException:
+        _retire_key(db_path, crypt.new_key_file(db_path))
+        raise
+    os.replace(crypt.new_key_file(db_path), crypt.key_file(db_path))
+    _fsync_dir(db_path.parent)
+    crypt.forget(db_path)
+    return {"encrypted": True, "rows": sum(counts.values()), **status(db_path)}
+
+
+def rotate(db_path: Path, *, passphrase: str | None = None, scrypt: dict[str, int] | None = None,
+           progress: Progress = _quiet) -> dict[str, Any]:
+    """Re-encrypt under a new random key; pcp's copies of the old key (file, keychain entry) are destroyed."""
+    if not crypt.is_encrypted(db_path):
+        raise Invalid(f"The store {db_path} is not encrypted; run pcp encrypt first.")
+    old_key = crypt.unlock(db_path)
+    staged = _side(db_path, crypt.ROTATING_SUFFIX)
+    old_docs = [p for p in crypt.key_files(db_path) if p.exists() and p != staged]
+    key = os.urandom(crypt.KEY_BYTES)
+    _write_private(staged, _key_document(key, passphrase, scrypt))
+    try:
+        counts = _convert(db_path, old_key, key, progress)
+    except BaseException:
+        _retire_key(db_path, staged)
+        raise
+    for doc in old_docs:
+        _retire_key(db_path, doc)
+    os.replace(staged, crypt.key_file(db_path))
+    _fsync_dir(db_path.parent)
+    crypt.forget(db_path)
+    return {"rotated": True, "rows": sum(counts.values()), **status(db_path)}
+
+
+def decrypt(db_path: Path, *, progress: Progress = _quiet) -> dict[str, Any]:
+    """Turn an encrypted store back into plain SQLite; its key file and keychain entry are destroyed."""
+    if not crypt.is_encrypted(db_path):
+        raise Invalid(f"The store {db_path} is not encrypted; nothing was changed.")
+    key = crypt.unlock(db_path)
+    counts = _convert(db_path, key, None, progress)
+    for doc in crypt.key_files(db_path):
+        if doc.exists():
+            _retire_key(db_path, doc)
+    crypt.forget(db_path)
+    return {"encrypted": False, "rows": sum(counts.values())}
