@@ -188,6 +188,34 @@ def _convert(db_path: Path, src_key: bytes | None, dst_key: bytes | None, progre
     return copied
 
 
+def _reseal_handoffs(db_path: Path, old_key: bytes | None, new_key: bytes | None) -> int:
+    """Bring the handoff copies beside the store under its new key (or plain after decrypt); each old file
+    is overwritten with zeros before its name moves to the new one."""
+    from . import sealed
+
+    folder = db_path.parent / "handoffs"
+    done = 0
+    if not folder.is_dir():
+        return 0
+    for path in sorted(folder.glob("*.md")):
+        data = path.read_bytes()
+        if data.startswith(sealed.MAGIC):
+            if old_key is None:
+                continue  # sealed under a key pcp no longer has: left as it is
+            data = sealed.open_bytes(data, old_key)
+        fresh = sealed.seal_bytes(data, new_key) if new_key is not None else data
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        _write_private(tmp, fresh)
+        old = os.open(path, os.O_RDWR)
+        try:
+            os.replace(tmp, path)
+            _zero(old)
+        finally:
+            os.close(old)
+        done += 1
+    return done
+
+
 def _key_document(db_key: bytes, passphrase: str | None, scrypt: dict[str, int] | None) -> bytes:
     return json.dumps(crypt.wrap(db_key, passphrase=passphrase, scrypt=scrypt), indent=1).encode() + b"\n"
 
@@ -220,6 +248,7 @@ def encrypt(db_path: Path, *, passphrase: str | None = None, scrypt: dict[str, i
     except BaseException:
         _retire_key(db_path, crypt.new_key_file(db_path))
         raise
+    _reseal_handoffs(db_path, None, key)
     os.replace(crypt.new_key_file(db_path), crypt.key_file(db_path))
     _fsync_dir(db_path.parent)
     crypt.forget(db_path)
@@ -241,6 +270,7 @@ def rotate(db_path: Path, *, passphrase: str | None = None, scrypt: dict[str, in
     except BaseException:
         _retire_key(db_path, staged)
         raise
+    _reseal_handoffs(db_path, old_key, key)
     for doc in old_docs:
         _retire_key(db_path, doc)
     os.replace(staged, crypt.key_file(db_path))
@@ -255,6 +285,7 @@ def decrypt(db_path: Path, *, progress: Progress = _quiet) -> dict[str, Any]:
         raise Invalid(f"The store {db_path} is not encrypted; nothing was changed.")
     key = crypt.unlock(db_path)
     counts = _convert(db_path, key, None, progress)
+    _reseal_handoffs(db_path, key, None)
     for doc in crypt.key_files(db_path):
         if doc.exists():
             _retire_key(db_path, doc)

@@ -409,7 +409,7 @@ class HandoffOps(HandoffPart):
         for part in _chunks(entry_rows):
             m.HandoffEntry.insert_many([{**r, "handoff": h.id} for r in part]).execute()
         try:
-            _write_private(path, comp.text)
+            _write_private(path, comp.text, self._copy_key())
         except OSError as exc:
             raise Invalid(f"Cannot write the handoff copy {path}: {exc.strerror or exc}.") from None
         used = "file-only"

@@ -15,11 +15,30 @@ import pytest
 CLOCK_START = datetime(2026, 3, 1, 9, 0, 0, tzinfo=timezone.utc)
 
 
+def pytest_generate_tests(metafunc):
+    """A test marked `encrypted` that uses the store file runs twice: on a plain and on an encrypted store."""
+    if metafunc.definition.get_closest_marker("encrypted") and "db_path" in metafunc.fixturenames:
+        metafunc.parametrize("store_kind", ["plain", "encrypted"], indirect=True)
+
+
 @pytest.fixture
-def db_path(tmp_path):
+def store_kind(request):
+    return getattr(request, "param", "plain")
+
+
+@pytest.fixture
+def db_path(tmp_path, store_kind):
     d = tmp_path / "db"
     d.mkdir()
-    return d / "s.db"
+    path = d / "s.db"
+    if store_kind != "encrypted":
+        yield path
+        return
+    from keychain import encrypt_new_store, memory_keychain
+
+    with memory_keychain():
+        encrypt_new_store(path)
+        yield path
 
 
 @pytest.fixture
