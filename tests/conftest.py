@@ -6,6 +6,7 @@ their tests need (tests/handoff and tests/tui pin the clock their own way for go
 
 from __future__ import annotations
 
+import os
 import shutil
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -17,13 +18,17 @@ CLOCK_START = datetime(2026, 3, 1, 9, 0, 0, tzinfo=timezone.utc)
 
 def pytest_generate_tests(metafunc):
     """A test marked `encrypted` that uses the store file runs twice: on a plain and on an encrypted store."""
-    if metafunc.definition.get_closest_marker("encrypted") and "db_path" in metafunc.fixturenames:
+    if metafunc.definition.get_closest_marker("encrypted") and \
+            {"db_path", "demo_store"} & set(metafunc.fixturenames):
         metafunc.parametrize("store_kind", ["plain", "encrypted"], indirect=True)
 
 
 @pytest.fixture
 def store_kind(request):
-    return getattr(request, "param", "plain")
+    """plain, or encrypted: the marked tests' second run, or every store with PCP_TEST_STORES=encrypted
+    (.ci/encrypted-matrix)."""
+    default = "encrypted" if os.environ.get("PCP_TEST_STORES") == "encrypted" else "plain"
+    return getattr(request, "param", default)
 
 
 @pytest.fixture
