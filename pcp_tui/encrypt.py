@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -109,3 +110,30 @@ def render(result: dict[str, Any]) -> None:
     for line in result.get("notes", []):
         print(line)
 
+
+
+def tmpfs_folder() -> Path | None:
+    """A memory-backed folder only we can enter (a tmpfs: /dev/shm or $XDG_RUNTIME_DIR), or None."""
+    try:
+        with open("/proc/mounts", encoding="utf-8") as fh:
+            mounts = {line.split()[1]: line.split()[2] for line in fh if len(line.split()) > 2}
+    except OSError:
+        return None
+    for candidate in (os.environ.get("XDG_RUNTIME_DIR"), "/dev/shm"):
+        if candidate and mounts.get(candidate) == "tmpfs" and os.access(candidate, os.W_OK | os.X_OK):
+            return Path(candidate)
+    return None
+
+
+def editor_draft_folder(store_path: Path | None) -> tuple[Path | None, str | None]:
+    """Where the `E` editor's draft of this store may be written: (folder or None for the default temp
+    folder, refusal). An encrypted store's draft goes only to a tmpfs, never to a disk in plain."""
+    from store import crypt
+
+    if store_path is None or not crypt.is_encrypted(Path(store_path)):
+        return None, None
+    folder = tmpfs_folder()
+    if folder is None:
+        return None, ("This store is encrypted and there is no memory-backed folder (tmpfs) for the draft; "
+                      "edit in the box instead.")
+    return folder, None
