@@ -137,3 +137,11 @@ def editor_draft_folder(store_path: Path | None) -> tuple[Path | None, str | Non
         return None, ("This store is encrypted and there is no memory-backed folder (tmpfs) for the draft; "
                       "edit in the box instead.")
     return folder, None
+
+
+def unlock_early(path: Path) -> None:
+    """Unwrap an encrypted store's key before a server starts (pcp mcp): what is missing is said in one line."""
+    from store import crypt
+
+    if crypt.is_encrypted(path):
+        crypt.unlock(path)

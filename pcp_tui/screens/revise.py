@@ -181,7 +181,7 @@ class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
         with tempfile.TemporaryDirectory(prefix="pcp-revise-", dir=base) as folder:
             path = Path(folder) / ("draft" + SUFFIX.get(media, ".txt"))
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:  # newline="": every  stays as it is
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:  # newline="": every \r stays as it is
                 fh.write(self.draft)
             failure = None
             try:

@@ -319,3 +319,61 @@ def test_without_sqlcipher_an_encrypted_store_says_what_to_install(tmp_path, key
     monkeypatch.setitem(sys.modules, "sqlcipher3", None)
     with pytest.raises(Exception, match=r"pip install 'pcp\[encrypt\]'"):
         Store.open(db)
+
+
+def test_pcp_mcp_says_in_one_line_what_is_missing_without_the_key(tmp_path, passphrase_file):
+    db = tmp_path / "s.db"
+    fill(db, TEXTS[:1])
+    encryption.encrypt(db, passphrase=PASSPHRASE)
+    env = {k: v for k, v in os.environ.items() if k not in ("PCP_DB", "PCP_PASSPHRASE_FILE")}
+    done = subprocess.run([sys.executable, "-m", "pcp_tui.cli", "--db", str(db), "mcp", "--client-id", "claude",
+                           "--grant", "notes:*=read"], env=env, cwd=REPO, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=120)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "PCP_PASSPHRASE_FILE" in done.stderr, done.stderr
+    served = subprocess.run([sys.executable, "-m", "pcp_tui.cli", "--db", str(db), "mcp", "--client-id", "claude",
+                             "--grant", "notes:*=read"], env={**env, "PCP_PASSPHRASE_FILE": str(passphrase_file)},
+                            cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    assert "PCP_PASSPHRASE_FILE" not in served.stderr and "does not open" not in served.stderr
+
+
+def test_a_keychain_store_without_a_keychain_says_so_in_one_line(tmp_path, keychain, capfd):
+    from pcp_tui import cli
+    import keyring
+    from keyring.backends import fail
+
+    db = tmp_path / "s.db"
+    fill(db, TEXTS[:1])
+    encryption.encrypt(db)
+    crypt.forget()
+    keyring.set_keyring(fail.Keyring())
+    capfd.readouterr()
+    assert cli.main(["--db", str(db), "doctor"]) == 1
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1 and "no keychain is available" in err
+
+
+def test_sync_and_migration_work_on_encrypted_stores(tmp_path, keychain, schema1_db):
+    from pcp_tui import cli  # noqa: F401 - the same imports the command has
+
+    a, b = tmp_path / "a" / "s.db", tmp_path / "b" / "s.db"
+    a.parent.mkdir()
+    b.parent.mkdir()
+    fill(a, TEXTS[:6])
+    encryption.encrypt(a)
+    Store.open(b).close()
+    encryption.encrypt(b)
+    crypt.forget()
+    with Store.open(a) as st:
+        result = st.sync_with(b)
+        assert result
+    with Store.open(b) as other:
+        assert len(other.search_pages("saffron", limit=50)["hits"]) == 6
+    for path in (a, b, a.with_name("s.db-wal"), b.with_name("s.db-wal")):
+        if path.exists():
+            assert leaks(path.read_bytes(), TEXTS) == [] and crypt.SQLITE_HEADER not in path.read_bytes()
+    # a schema-1 store, encrypted before it was ever upgraded, migrates when opened
+    encryption.encrypt(schema1_db)
+    crypt.forget()
+    with Store.open(schema1_db) as old:
+        assert old.doctor()["schema_version"] >= 2 and old.doctor()["integrity"] == "ok"
