@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The pcp store against bare SQL on the same corpus, side by side in one run.
 
-    python bench/store_bench.py [--pages 1000000] [--scopes 20] [--seed 7] [--dir DIR] [--keep]
+    python bench/store_bench.py [--pages 1000000] [--scopes 20] [--seed 7] [--dir DIR] [--keep] [--encrypted]
 
 It generates N pages of English-like text (fixed seed; ~85 words each: a Zipf-like
 background vocabulary of 4,000 words plus 3,000 rarer "topic" words, 150 topics,
@@ -774,6 +774,116 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+
+def run_encrypted(args: argparse.Namespace) -> int:
+    """--encrypted: a plain and an encrypted store (SQLCipher 4, raw 256-bit key) fed the same batches in the
+    same run, taking turns, then the same natural-language questions (mode auto, the owner) on both.
+
+    SQLCipher serves no memory-mapped reads for an encrypted file: the plain store's 2 GiB map is replaced by
+    SQLite's page cache of decrypted pages. The question rows are timed four ways: plain (mapped, as shipped),
+    plain with the map off, encrypted with the store's 32 MB cache, encrypted with a 256 MB cache (--cipher-cache).
+    """
+    from store import Store, crypt, encryption
+
+    N, S = args.pages, args.scopes
+    scopes = [f"project:p{i:02d}" for i in range(S)]
+    parent = Path(args.dir) if args.dir else None
+    if parent:
+        parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="store_bench_enc_", dir=parent))
+    plain_path, enc_path = work / "plain" / "store.db", work / "enc" / "store.db"
+    plain_path.parent.mkdir()
+    enc_path.parent.mkdir()
+    secret = work / "passphrase"
+    secret.write_text("benchmark passphrase\n")
+    secret.chmod(0o600)
+    os.environ["PCP_PASSPHRASE_FILE"] = str(secret)
+    cipher = crypt.driver()
+    log(f"pcp store benchmark --encrypted: {N:,} pages, {S} scopes, seed {args.seed}, batches of {BATCH}")
+    cipher_version = cipher.connect(":memory:").execute("PRAGMA cipher_version").fetchone()[0]
+    log(f"  python {platform.python_version()}, plain SQLite {sqlite_module().sqlite_version} "
+        f"({sqlite_module().__name__}), SQLCipher {cipher_version} on SQLite {cipher.sqlite_version}, "
+        f"{os.cpu_count()} CPUs, {platform.platform()}")
+    log(f"  load average at start {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}; "
+        f"started {datetime.now().isoformat(timespec='seconds')}; databases in {work}")
+    Store.open(enc_path).close()
+    t0 = time.perf_counter()
+    encryption.encrypt(enc_path, passphrase="benchmark passphrase")
+    log(f"  encrypted the empty store in {time.perf_counter() - t0:.2f} s (scrypt n=2^17 included)")
+    crypt.forget()
+    t0 = time.perf_counter()
+    stores = {"plain": Store.open(plain_path), "encrypted": Store.open(enc_path)}
+    log(f"  opened both ({time.perf_counter() - t0:.2f} s: one scrypt unwrap of the key)")
+
+    corpus = Corpus(args.seed)
+    df: Counter = Counter()
+    gen = corpus.batches(N, df)
+    n_batches = -(-N // BATCH)
+    runs = [(s * n_batches // S, (s + 1) * n_batches // S) for s in range(S)]
+    spent = {"plain": 0.0, "encrypted": 0.0}
+    written = 0
+    for s, (a, b) in enumerate(runs):
+        if b == a:
+            continue
+        batches = [next(gen) for _ in range(b - a)]
+        items = [{"content": t} for batch in batches for t in batch]
+        for who in (("plain", "encrypted") if s % 2 == 0 else ("encrypted", "plain")):
+            t0 = time.perf_counter()
+            stores[who].write_pages_bulk(iter(items), scopes[s], batch_size=BATCH)
+            spent[who] += time.perf_counter() - t0
+        written += len(items)
+        log(f"  ingest {written:>10,}/{N:,}  plain {written / spent['plain']:>8,.0f} p/s  encrypted "
+            f"{written / spent['encrypted']:>8,.0f} p/s  load {os.getloadavg()[0]:.2f}")
+    questions, _ = nl_questions(corpus, df, N, args.nl_queries + NL_WARMUP, args.seed + 11)
+    del df
+    sizes = {who: file_size(p) for who, p in (("plain", plain_path), ("encrypted", enc_path))}
+
+    # the same file opened again for the two other rows; each connection gets its own settings
+    variants = {
+        "plain (mmap 2 GiB, as shipped)": stores["plain"],
+        "plain, mmap off": Store.open(plain_path),
+        "encrypted (32 MB cache, as shipped)": stores["encrypted"],
+        f"encrypted, {args.cipher_cache} MB cache": Store.open(enc_path),
+    }
+    variants["plain, mmap off"]._db.execute_sql("PRAGMA mmap_size = 0")
+    variants[f"encrypted, {args.cipher_cache} MB cache"]._db.execute_sql(
+        f"PRAGMA cache_size = {-1024 * args.cipher_cache}")
+    names = list(variants)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    hits: dict[str, list[int]] = {n: [] for n in names}
+    gc.collect()
+    for i, q in enumerate(questions):
+        order = names if i % 2 == 0 else list(reversed(names))
+        for name in order:
+            t0 = time.perf_counter()
+            found = variants[name].search_pages(q, mode="auto", limit=20)["hits"]
+            dt = time.perf_counter() - t0
+            if i >= NL_WARMUP:
+                times[name].append(dt)
+                hits[name].append(len(found))
+    same = all(hits[n] == hits[names[0]] for n in names)
+    log("")
+    log(f"  {'':40} {'p50 ms':>9} {'p95 ms':>9} {'p95 / plain':>12}")
+    base95 = pct(times[names[0]], .95)
+    for name in names:
+        p95 = pct(times[name], .95)
+        log(f"  {'question ' + name:40} {pct(times[name], .5) * 1000:>9.1f} {p95 * 1000:>9.1f} {p95 / base95:>11.2f}x")
+    ratio_ingest = spent["encrypted"] / spent["plain"]
+    ratio_search = pct(times[names[2]], .95) / base95
+    log(f"  ingest plain {N / spent['plain']:,.0f} p/s, encrypted {N / spent['encrypted']:,.0f} p/s: encrypted takes "
+        f"{ratio_ingest:.2f}x the time (target <= 1.5x: {'met' if ratio_ingest <= 1.5 else 'NOT met'})")
+    log(f"  question search p95, encrypted as shipped / plain as shipped: {ratio_search:.2f}x "
+        f"(target <= 1.5x: {'met' if ratio_search <= 1.5 else 'NOT met'}); {len(times[names[0]])} questions, "
+        f"same hits on every row: {same}")
+    log(f"  files: plain {sizes['plain'] / 1e6:,.1f} MB, encrypted {sizes['encrypted'] / 1e6:,.1f} MB")
+    log(f"  load average at end {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}; "
+        f"ended {datetime.now().isoformat(timespec='seconds')}")
+    for st in variants.values():
+        st.close()
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pages", type=int, default=1_000_000, help="pages to write (default 1,000,000)")
@@ -790,6 +900,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7, help="corpus seed (default 7)")
     parser.add_argument("--dir", help="parent directory for the databases (default: system temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the databases")
+    parser.add_argument("--encrypted", action="store_true",
+                        help="a plain and an encrypted store side by side: ingest and question search (needs "
+                             "pcp[encrypt])")
+    parser.add_argument("--cipher-cache", type=int, default=256, metavar="MB",
+                        help="with --encrypted: the larger page cache tried in place of memory-mapped reads")
     parser.add_argument("--probe", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.probe:
@@ -797,7 +912,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.pages < BATCH:
         parser.error(f"--pages must be at least {BATCH}")
-    return run(args)
+    return run_encrypted(args) if args.encrypted else run(args)
 
 
 if __name__ == "__main__":
