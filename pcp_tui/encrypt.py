@@ -145,3 +145,15 @@ def unlock_early(path: Path) -> None:
 
     if crypt.is_encrypted(path):
         crypt.unlock(path)
+
+
+def export_passphrase(store_path: Path, wanted: bool) -> str | None:
+    """The passphrase for `pcp export --encrypt`; without it, an encrypted store's export is plain: say so."""
+    from store import crypt
+
+    if wanted:
+        return _new_passphrase()
+    if crypt.is_encrypted(Path(store_path)):
+        sys.stderr.write(f"{PROG}: warning: this store is encrypted but the export is plain text; "
+                         "use --encrypt to seal it with a passphrase.\n")
+    return None

@@ -227,6 +227,14 @@ def passphrase_from_file() -> str | None:
     return text
 
 
+def ask_passphrase(path: Path) -> str | None:
+    """A passphrase for `path` (a sealed export): $PCP_PASSPHRASE_FILE, else the terminal's prompt, else None."""
+    given = passphrase_from_file()
+    if given is None and _prompt is not None:
+        given = _prompt(path)
+    return given
+
+
 def unwrap(doc: dict[str, Any], db_path: Path, passphrase: str | None = None) -> bytes:
     """The database key from a key file's document; one-line refusals when the wrapping key is missing or wrong."""
     from cryptography.exceptions import InvalidTag

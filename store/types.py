@@ -606,6 +606,7 @@ class ExportResult(TypedDict):
     lines: NotRequired[int]
     sha256: NotRequired[str]
     files: NotRequired[int]
+    encrypted: NotRequired[bool]  # sealed with a passphrase (pcp export --encrypt)
 
 
 class ImportExportResult(TypedDict):
