@@ -377,3 +377,45 @@ def test_sync_and_migration_work_on_encrypted_stores(tmp_path, keychain, schema1
     crypt.forget()
     with Store.open(schema1_db) as old:
         assert old.doctor()["schema_version"] >= 2 and old.doctor()["integrity"] == "ok"
+
+
+def test_copy_continue_verify_and_erasure_rewrite_work_on_sealed_handoff_copies(tmp_path, keychain):
+    db = tmp_path / "s.db"
+    ids = fill(db, TEXTS[:4])
+    encryption.encrypt(db)
+    st = Store.open(db)
+    try:
+        first = st.copy(ids[:2], label="Claude: harbour", clipboard=lambda text: "file-only")
+        st.revise_page(ids[0], first["entries"][0]["revision_id"], content=TEXTS[0] + " and one more crate")
+        later = st.copy_continue("Claude: harbour", clipboard=lambda text: "file-only")
+        for result in (first, later):
+            path = Path(result["file"])
+            assert path.read_bytes().startswith(sealed.MAGIC) and leaks(path.read_bytes(), TEXTS) == []
+            assert st.handoff_copy_text(result["handoff_id"]) == result["text"]
+            checked = st.verify(result["text"])
+            assert checked["digest_ok"] and checked["origin"] == "this_store"
+        st.delete_page(ids[1], "erase it from the copies too")
+        rewritten = st.handoff_copy_text(first["handoff_id"])  # the erasure rewrote the sealed copy
+        assert TEXTS[1] not in rewritten and Path(first["file"]).read_bytes().startswith(sealed.MAGIC)
+    finally:
+        st.close()
+
+
+def test_the_key_never_reaches_peewees_query_log(tmp_path, keychain, caplog):
+    import logging
+
+    db = tmp_path / "s.db"
+    fill(db, TEXTS[:2])
+    caplog.set_level(logging.DEBUG, logger="peewee")
+    encryption.encrypt(db)
+    crypt.forget()
+    st = Store.open(db)
+    try:
+        st.search_pages("saffron")
+        key = crypt.cached_key(db)
+        assert key is not None
+        logged = "\n".join(str(r.msg) + str(r.args) for r in caplog.records)
+        assert logged, "the query log was on"
+        assert key.hex() not in logged and key.hex().upper() not in logged and "PRAGMA key" not in logged
+    finally:
+        st.close()
