@@ -39,6 +39,7 @@ def db_path(tmp_path, store_kind):
     if store_kind != "encrypted":
         yield path
         return
+    pytest.importorskip("sqlcipher3", reason="encrypted stores need pcp[encrypt]")
     from keychain import encrypt_new_store, memory_keychain
 
     with memory_keychain():

@@ -53,6 +53,7 @@ def demo_store(workdir, fixed_clock, store_kind):
     from pcp_tui import demo
 
     if store_kind == "encrypted":
+        pytest.importorskip("sqlcipher3", reason="encrypted stores need pcp[encrypt]")
         from keychain import encrypt_new_store, memory_keychain
 
         with memory_keychain():
