@@ -5,7 +5,8 @@ write lock keeps other writers out), verifies the copy (integrity check and ever
 swaps it in with one rename. The old file is overwritten with zeros through a descriptor held across the
 rename, so no name ever points at a half-written store; an SSD's wear levelling or a filesystem snapshot
 may still keep its old blocks, which no program can reach. An interrupted conversion leaves the store as
-it was and a `.converting` file that the next run removes and starts again.
+it was and a `.converting` file that the next run resumes, step by committed step, as long as the store is
+unchanged and the new key is the same (it is staged beside the store before the copy starts).
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from . import crypt
+from . import crypt, stops
 from .errors import Conflict, Invalid
 from .files import SIDE_SUFFIXES
 
 TEMP_SUFFIX = ".converting"
 CHUNK = 1 << 20
+CHUNK_ROWS = 20_000  # rows per committed step of the copy (what an interruption loses at most)
 
 Progress = Callable[[str], None]
 
@@ -123,8 +125,6 @@ def _convert(db_path: Path, src_key: bytes | None, dst_key: bytes | None, progre
         raise Invalid(f"No store at {db_path}; nothing was changed.")
     sqlcipher = crypt.driver()
     temp = _side(db_path, TEMP_SUFFIX)
-    for leftover in [temp] + [_side(temp, s) for s in SIDE_SUFFIXES]:
-        _remove_quietly(leftover)  # an interrupted run's copy: the store itself was never touched
     guard = crypt.connect_raw(db_path, src_key)
     try:
         guard.execute("PRAGMA busy_timeout = 0")
@@ -140,30 +140,30 @@ def _convert(db_path: Path, src_key: bytes | None, dst_key: bytes | None, progre
             raise Conflict("The store is open in another pcp (the app, pcp mcp, a capture); close it and try again.")
         source = {t: n for t, n in _counts(guard).items()}
         before = os.stat(db_path)
-        progress(f"copying {sum(source.values()):,} rows into {temp.name}")
+        # What the copy was made from: an interrupted copy is resumed only while this is unchanged.
+        fingerprint = json.dumps({"size": before.st_size, "mtime_ns": before.st_mtime_ns, "rows": source},
+                                 sort_keys=True)
+        resumed = _resumable(temp, dst_key, fingerprint)
+        progress(f"{'resuming the copy of' if resumed else 'copying'} {sum(source.values()):,} rows into {temp.name}")
         copier = crypt.connect_raw(db_path, src_key)
         try:
             copier.execute("ATTACH DATABASE ? AS pcp_new KEY ?",
                            (str(temp), f"x'{dst_key.hex()}'" if dst_key is not None else ""))
-            copier.execute("SELECT sqlcipher_export('pcp_new')")
-            version = copier.execute("PRAGMA main.user_version").fetchone()[0]
-            copier.execute(f"PRAGMA pcp_new.user_version = {int(version)}")
+            _copy(copier, fingerprint, resumed, progress)
             copier.execute("DETACH DATABASE pcp_new")
         finally:
             copier.close()
         progress("verifying the copy")
         check = crypt.connect_raw(temp, dst_key)
         try:
-            if dst_key is not None and check.execute("PRAGMA cipher_integrity_check").fetchall():
-                raise Invalid("The encrypted copy failed SQLCipher's check; the store is unchanged.")
-            result = check.execute("PRAGMA integrity_check").fetchall()
-            if result != [("ok",)]:
-                raise Invalid(f"The copy failed the integrity check ({result[0][0]}); the store is unchanged.")
-            copied = _counts(check)
-        finally:
+            _verify(check, dst_key, source)
+        except Invalid:
             check.close()
-        if copied != source:
-            raise Invalid("The copy's row counts differ from the store's; the store is unchanged.")
+            for leftover in [temp] + [_side(temp, s) for s in SIDE_SUFFIXES]:
+                _remove_quietly(leftover)  # a copy that failed its check is never resumed
+            raise
+        check.close()
+        copied = source
         guard.execute("ROLLBACK")
     finally:
         guard.close()
@@ -216,6 +216,133 @@ def _reseal_handoffs(db_path: Path, old_key: bytes | None, new_key: bytes | None
     return done
 
 
+def _verify(check: Any, key: bytes | None, source: dict[str, int]) -> None:
+    """The copy passes SQLCipher's page check (encrypted), SQLite's integrity check and has every row."""
+    if key is not None and check.execute("PRAGMA cipher_integrity_check").fetchall():
+        raise Invalid("The encrypted copy failed SQLCipher's check; the store is unchanged.")
+    result = check.execute("PRAGMA integrity_check").fetchall()
+    if result != [("ok",)]:
+        raise Invalid(f"The copy failed the integrity check ({result[0][0]}); the store is unchanged.")
+    if _counts(check) != source:
+        raise Invalid("The copy's row counts differ from the store's; the store is unchanged.")
+
+
+def _resumable(temp: Path, key: bytes | None, fingerprint: str) -> bool:
+    """True when `temp` is an interrupted copy of this very store under this key; else it is removed."""
+    if temp.exists():
+        try:
+            conn = crypt.connect_raw(temp, key)
+            try:
+                row = conn.execute("SELECT value FROM pcp_conversion WHERE key = 'source'").fetchone()
+            finally:
+                conn.close()
+            if row is not None and row[0] == fingerprint:
+                return True
+        except Exception:  # noqa: BLE001 - another key, another store, a damaged file: start over
+            pass
+    for leftover in [temp] + [_side(temp, s) for s in SIDE_SUFFIXES]:
+        _remove_quietly(leftover)
+    return False
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+# sqlite_schema keeps each CREATE statement with its leading keywords normalised (as VACUUM relies on): the
+# new database's name goes in after them.
+_PREFIX = {"table": "CREATE TABLE ", "index": "CREATE INDEX ", "unique": "CREATE UNIQUE INDEX ",
+           "trigger": "CREATE TRIGGER ", "view": "CREATE VIEW "}
+
+
+def _in_new(sql: str) -> str:
+    for prefix in _PREFIX.values():
+        if sql.startswith(prefix):
+            return prefix + "pcp_new." + sql[len(prefix):]
+    raise Invalid(f"The store's schema has a statement pcp cannot copy ({sql[:40]!r}); nothing was changed.")
+
+
+def _copy(conn: Any, fingerprint: str, resumed: bool, progress: Progress) -> None:
+    """Copy main into the attached pcp_new in steps that each commit (a resumable copy), like VACUUM INTO:
+    plain tables with their rowids, in chunks of CHUNK_ROWS; then indexes, triggers, views and the
+    virtual tables' definitions (their shadow tables were copied as tables) in one last transaction."""
+    schema = conn.execute("SELECT type, name, sql, rootpage FROM main.sqlite_master WHERE sql IS NOT NULL "
+                          "AND name NOT LIKE 'sqlite_%' ORDER BY rowid").fetchall()
+    tables = [(name, sql) for kind, name, sql, root in schema if kind == "table" and root]
+    if not resumed:
+        auto_vacuum = conn.execute("PRAGMA main.auto_vacuum").fetchone()[0]
+        conn.execute(f"PRAGMA pcp_new.auto_vacuum = {int(auto_vacuum)}")
+        conn.execute("BEGIN")
+        conn.execute("CREATE TABLE pcp_new.pcp_conversion (key TEXT PRIMARY KEY, value TEXT)")
+        conn.execute("INSERT INTO pcp_new.pcp_conversion VALUES ('source', ?)", (fingerprint,))
+        for _name, sql in tables:
+            conn.execute(_in_new(sql))
+        conn.execute("COMMIT")
+    for name, sql in tables:
+        columns = [r[1] for r in conn.execute(f"PRAGMA main.table_info({_q(name)})")]
+        listed = ", ".join(_q(c) for c in columns)
+        mark = conn.execute("SELECT value FROM pcp_new.pcp_conversion WHERE key = ?", (f"table:{name}",)).fetchone()
+        if mark is not None and mark[0] == "done":
+            continue
+        if "WITHOUT ROWID" in sql.upper():  # no rowid to resume from: copied in one step
+            conn.execute("BEGIN")
+            conn.execute(f"DELETE FROM pcp_new.{_q(name)}")
+            conn.execute(f"INSERT INTO pcp_new.{_q(name)} ({listed}) SELECT {listed} FROM main.{_q(name)}")
+            conn.execute("INSERT OR REPLACE INTO pcp_new.pcp_conversion VALUES (?, 'done')", (f"table:{name}",))
+            conn.execute("COMMIT")
+            stops.reached("convert-step")
+            continue
+        last = int(mark[0]) if mark is not None else None
+        while True:
+            conn.execute("BEGIN")
+            after = "" if last is None else f"WHERE rowid > {int(last)} "
+            top = conn.execute(f"SELECT max(rowid) FROM (SELECT rowid FROM main.{_q(name)} {after}"
+                               f"ORDER BY rowid LIMIT {CHUNK_ROWS})").fetchone()[0]
+            if top is None:
+                conn.execute("INSERT OR REPLACE INTO pcp_new.pcp_conversion VALUES (?, 'done')", (f"table:{name}",))
+                conn.execute("COMMIT")
+                break
+            low = "" if last is None else f"rowid > {int(last)} AND "
+            conn.execute(f"INSERT INTO pcp_new.{_q(name)} (rowid, {listed}) SELECT rowid, {listed} "
+                         f"FROM main.{_q(name)} WHERE {low}rowid <= {int(top)}")
+            conn.execute("INSERT OR REPLACE INTO pcp_new.pcp_conversion VALUES (?, ?)", (f"table:{name}", str(top)))
+            conn.execute("COMMIT")
+            last = top
+            stops.reached("convert-step")
+    progress("creating the indexes")
+    conn.execute("BEGIN")
+    if conn.execute("SELECT 1 FROM main.sqlite_master WHERE name = 'sqlite_sequence'").fetchone():
+        conn.execute("DELETE FROM pcp_new.sqlite_sequence")
+        conn.execute("INSERT INTO pcp_new.sqlite_sequence SELECT * FROM main.sqlite_sequence")
+    for kind, _name, sql, _root in schema:
+        if kind in ("index", "trigger", "view"):
+            conn.execute(_in_new(sql))
+    conn.execute("PRAGMA pcp_new.writable_schema = ON")  # virtual tables: their definitions, as VACUUM copies them
+    conn.execute("INSERT INTO pcp_new.sqlite_master (type, name, tbl_name, rootpage, sql) SELECT type, name, "
+                 "tbl_name, rootpage, sql FROM main.sqlite_master WHERE type = 'table' AND rootpage = 0 "
+                 "AND sql LIKE 'CREATE VIRTUAL TABLE%'")
+    conn.execute("PRAGMA pcp_new.writable_schema = OFF")
+    conn.execute("DROP TABLE pcp_new.pcp_conversion")
+    version = conn.execute("PRAGMA main.user_version").fetchone()[0]
+    conn.execute(f"PRAGMA pcp_new.user_version = {int(version)}")
+    conn.execute("COMMIT")
+
+
+def _staged_key(db_path: Path, staged: Path, passphrase: str | None) -> bytes | None:
+    """The key an interrupted conversion staged (so its copy can be resumed), when it unwraps the same way
+    as asked now (the keychain, or this passphrase); otherwise None and the staged file is destroyed."""
+    if not staged.exists():
+        return None
+    try:
+        doc = crypt.read_key_doc(staged)
+        if (doc["wrap"] == "scrypt") == (passphrase is not None):
+            return crypt.unwrap(doc, db_path, passphrase)
+    except Invalid:
+        pass
+    _retire_key(db_path, staged)
+    return None
+
+
 def _key_document(db_key: bytes, passphrase: str | None, scrypt: dict[str, int] | None) -> bytes:
     return json.dumps(crypt.wrap(db_key, passphrase=passphrase, scrypt=scrypt), indent=1).encode() + b"\n"
 
@@ -241,11 +368,13 @@ def encrypt(db_path: Path, *, passphrase: str | None = None, scrypt: dict[str, i
     """Encrypt a plain store under a new random key (wrapped by the keychain, or by `passphrase`)."""
     if crypt.is_encrypted(db_path):
         raise Invalid(f"The store {db_path} is already encrypted; use --rotate for a new key.")
-    key = os.urandom(crypt.KEY_BYTES)
-    _write_private(crypt.new_key_file(db_path), _key_document(key, passphrase, scrypt))
+    key = _staged_key(db_path, crypt.new_key_file(db_path), passphrase)
+    if key is None:
+        key = os.urandom(crypt.KEY_BYTES)
+        _write_private(crypt.new_key_file(db_path), _key_document(key, passphrase, scrypt))
     try:
         counts = _convert(db_path, None, key, progress)
-    except BaseException:
+    except Exception:  # an interruption (Ctrl-C, a kill) keeps the staged key: the next run resumes the copy
         _retire_key(db_path, crypt.new_key_file(db_path))
         raise
     _reseal_handoffs(db_path, None, key)
@@ -263,11 +392,13 @@ def rotate(db_path: Path, *, passphrase: str | None = None, scrypt: dict[str, in
     old_key = crypt.unlock(db_path)
     staged = _side(db_path, crypt.ROTATING_SUFFIX)
     old_docs = [p for p in crypt.key_files(db_path) if p.exists() and p != staged]
-    key = os.urandom(crypt.KEY_BYTES)
-    _write_private(staged, _key_document(key, passphrase, scrypt))
+    key = _staged_key(db_path, staged, passphrase)
+    if key is None:
+        key = os.urandom(crypt.KEY_BYTES)
+        _write_private(staged, _key_document(key, passphrase, scrypt))
     try:
         counts = _convert(db_path, old_key, key, progress)
-    except BaseException:
+    except Exception:  # as in encrypt: an interruption keeps the staged key for the resumed copy
         _retire_key(db_path, staged)
         raise
     _reseal_handoffs(db_path, old_key, key)

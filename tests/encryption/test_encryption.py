@@ -419,3 +419,34 @@ def test_the_key_never_reaches_peewees_query_log(tmp_path, keychain, caplog):
         assert key.hex() not in logged and key.hex().upper() not in logged and "PRAGMA key" not in logged
     finally:
         st.close()
+
+
+def test_an_interrupted_encrypt_leaves_the_store_as_it_was_and_the_next_run_resumes_the_copy(tmp_path,
+                                                                                            passphrase_file):
+    db = tmp_path / "store" / "s.db"
+    db.parent.mkdir()
+    fill(db, TEXTS)
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    env = {k: v for k, v in os.environ.items() if k != "PCP_DB"}
+
+    def pcp(*args: str, stop: str | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "pcp_tui.cli", "--db", str(db), *args],
+                              env={**env, **({"PCP_TEST_STOP": stop} if stop else {})}, cwd=REPO,
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+
+    killed = pcp("encrypt", "--passphrase", stop="convert-step:6")  # SIGKILL after the 6th committed step
+    assert killed.returncode == -9, killed.stderr
+    assert db.read_bytes().startswith(crypt.SQLITE_HEADER)
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before  # the store itself was never written
+    assert db.with_name("s.db.converting").exists() and crypt.new_key_file(db).exists()
+    with Store.open(db) as st:  # still the plain store, whole (and this open writes nothing to its data)
+        assert len(st.search_pages("saffron", limit=50)["hits"]) == len(TEXTS)
+    done = pcp("encrypt", "--passphrase")
+    assert done.returncode == 0, done.stderr
+    assert "resuming the copy" in done.stderr
+    assert not db.read_bytes().startswith(crypt.SQLITE_HEADER)
+    assert sorted(p.name for p in db.parent.iterdir()) == ["s.db", "s.db.key"]
+    crypt.forget()
+    with Store.open(db) as st:
+        assert len(st.search_pages("saffron", limit=50)["hits"]) == len(TEXTS)
+        assert st.doctor()["integrity"] == "ok" and st.doctor()["fts"]["state"] == "ok"
