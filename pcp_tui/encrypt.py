@@ -157,3 +157,22 @@ def export_passphrase(store_path: Path, wanted: bool) -> str | None:
         sys.stderr.write(f"{PROG}: warning: this store is encrypted but the export is plain text; "
                          "use --encrypt to seal it with a passphrase.\n")
     return None
+
+
+def serve_refusal(path: Path) -> str | None:
+    """Why `pcp serve` cannot serve this store, or None: each browser tab runs the app in a child that opens
+    the store itself, so an encrypted store's key must come from the keychain or $PCP_PASSPHRASE_FILE
+    (never typed at this terminal, and never passed on a command line)."""
+    from store import Invalid, crypt
+
+    if not crypt.is_encrypted(path):
+        return None
+    crypt.set_prompt(None)
+    try:
+        crypt.unlock(path)
+    except Invalid as exc:
+        return (f"{exc} pcp serve opens the store in a child per browser tab: keep its key in the OS keychain "
+                "or set PCP_PASSPHRASE_FILE.")
+    finally:
+        crypt.forget(path)
+    return None

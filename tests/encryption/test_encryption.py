@@ -450,3 +450,14 @@ def test_an_interrupted_encrypt_leaves_the_store_as_it_was_and_the_next_run_resu
     with Store.open(db) as st:
         assert len(st.search_pages("saffron", limit=50)["hits"]) == len(TEXTS)
         assert st.doctor()["integrity"] == "ok" and st.doctor()["fts"]["state"] == "ok"
+
+
+def test_pcp_serve_refuses_in_one_line_when_its_tab_children_could_not_get_the_key(tmp_path, passphrase_file):
+    db = tmp_path / "s.db"
+    fill(db, TEXTS[:1])
+    encryption.encrypt(db, passphrase=PASSPHRASE)
+    env = {k: v for k, v in os.environ.items() if k not in ("PCP_DB", "PCP_PASSPHRASE_FILE")}
+    done = subprocess.run([sys.executable, "-m", "pcp_tui.cli", "--db", str(db), "serve", "--port", "1"], env=env,
+                          cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "PCP_PASSPHRASE_FILE" in done.stderr and "child" in done.stderr
