@@ -176,3 +176,14 @@ def serve_refusal(path: Path) -> str | None:
     finally:
         crypt.forget(path)
     return None
+
+
+def unlock_before_app(path: Path) -> None:
+    """Unwrap an encrypted store's key at the terminal before the app takes it over; nothing prompts after."""
+    from store import crypt
+
+    install_prompt()
+    try:
+        unlock_early(path)
+    finally:
+        crypt.set_prompt(None)
