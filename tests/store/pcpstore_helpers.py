@@ -275,7 +275,12 @@ def relations(st, id_: str) -> dict:
 
 @contextlib.contextmanager
 def raw(path):
-    conn = sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True, timeout=30)
+    from store import crypt
+
+    if crypt.is_encrypted(Path(path)):  # an encrypted store (the `encrypted` runs): SQLCipher, with its key
+        conn = crypt.connect_raw(Path(path), crypt.unlock(Path(path)), timeout=30)
+    else:
+        conn = sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True, timeout=30)
     try:
         yield conn
     finally:
