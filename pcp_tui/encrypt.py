@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import getpass
 import os
 import sys
@@ -10,23 +9,6 @@ from pathlib import Path
 from typing import Any
 
 PROG = "pcp"
-
-
-def add_commands(sub: Any, json_flag: Any) -> None:
-    p = sub.add_parser("encrypt", parents=[json_flag],
-                       help="encrypt the store at rest (SQLCipher; needs pip install 'pcp[encrypt]')",
-                       description="Copy the store into an encrypted file under a new random key, verify it, swap "
-                                   "it in and overwrite the plain file (an SSD or a snapshot may still keep its old "
-                                   "blocks). The key is wrapped by the OS keychain, or with --passphrase by a "
-                                   "passphrase (asked at the terminal, or read from $PCP_PASSPHRASE_FILE).")
-    p.add_argument("--passphrase", action="store_true", help="wrap the key with a passphrase, not the OS keychain")
-    p.add_argument("--rotate", action="store_true",
-                   help="re-encrypt an encrypted store under a new key and destroy pcp's copies of the old one")
-    p.set_defaults(parser=p)
-    p = sub.add_parser("decrypt", parents=[json_flag], help="turn an encrypted store back into plain SQLite",
-                       description="Copy the store into a plain SQLite file, verify it, swap it in, and destroy the "
-                                   "key file and its keychain entry.")
-    p.set_defaults(parser=p)
 
 
 def _ask(db_path: Path) -> str | None:
@@ -62,29 +44,28 @@ def _new_passphrase() -> str:
     return first
 
 
-def run(args: argparse.Namespace, db: str | None) -> dict[str, Any]:
-    """Run `pcp encrypt` or `pcp decrypt` on the store path `db` (already chosen by the caller)."""
-    from store import Invalid, crypt, encryption
-    from store.core import default_path
+def run(command: str, db: str | None, *, passphrase: bool = False, rotate: bool = False,
+        quiet: bool = False) -> dict[str, Any]:
+    """Run `pcp encrypt` (`rotate`: a new key) or `pcp decrypt` on the store `db` (--db, $PCP_DB, the default)."""
+    from store import Invalid, crypt, encryption, paths
 
-    path = Path(db).expanduser() if db is not None else default_path()
+    path = paths.chosen_path(db)
     crypt.driver()  # one line naming the extra to install, before anything else
-    if not path.is_file():
-        raise Invalid(f"No store at {path}; nothing was changed.")
+    paths.require_store(path, create=False)  # no store there, or a file that is none: refused untouched
 
     def progress(text: str) -> None:
-        if not args.json:
+        if not quiet:
             sys.stderr.write(f"{PROG}: {text}\n")
 
     install_prompt()
-    if args.command == "decrypt":
+    if command == "decrypt":
         return encryption.decrypt(path, progress=progress)
-    passphrase = _new_passphrase() if args.passphrase else None
-    if passphrase is None and crypt.keyring_backend() is None:
+    given = _new_passphrase() if passphrase else None
+    if given is None and crypt.keyring_backend() is None:
         raise Invalid("No OS keychain is available here; use pcp encrypt --passphrase.")
-    if args.rotate:
-        return encryption.rotate(path, passphrase=passphrase, progress=progress)
-    return encryption.encrypt(path, passphrase=passphrase, progress=progress)
+    if rotate:
+        return encryption.rotate(path, passphrase=given, progress=progress)
+    return encryption.encrypt(path, passphrase=given, progress=progress)
 
 
 def warning_lines(result: dict[str, Any]) -> list[str]:
@@ -94,8 +75,9 @@ def warning_lines(result: dict[str, Any]) -> list[str]:
             "old blocks, and backups made earlier stay plain (or open with the old key)."]
 
 
-def main_command(args: argparse.Namespace, json_mode: bool, db: str | None) -> dict[str, Any]:
-    result = run(args, db)
+def main_command(command: str, db: str | None, *, passphrase: bool = False, rotate: bool = False,
+                 quiet: bool = False) -> dict[str, Any]:
+    result = run(command, db, passphrase=passphrase, rotate=rotate, quiet=quiet)
     result["notes"] = warning_lines(result)
     return result
 
@@ -109,7 +91,6 @@ def render(result: dict[str, Any]) -> None:
         print(f"Store decrypted ({result['rows']:,} rows copied and verified).")
     for line in result.get("notes", []):
         print(line)
-
 
 
 def tmpfs_folder() -> Path | None:

@@ -123,7 +123,7 @@ def test_an_encrypted_stores_passphrase_is_asked_before_the_app_takes_the_termin
     encryption.encrypt(db, passphrase="a long enough passphrase")
     crypt.forget()
     monkeypatch.delenv("PCP_PASSPHRASE_FILE", raising=False)
-    monkeypatch.setattr(cli, "_at_terminal", lambda: True)
+    monkeypatch.setattr(cli.base, "at_terminal", lambda: True)
     tty = io.StringIO()
     tty.isatty = lambda: True  # type: ignore[method-assign]
     monkeypatch.setattr(sys, "stdin", tty)

@@ -5,6 +5,7 @@ None of them has --json output or runs as a model client through the global opti
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -28,8 +29,11 @@ def open_app(ctx: click.Context, command: str | None, port: int = 8000, demo: bo
         raise click.UsageError("the app has no --json output; use a subcommand", ctx)
     if g.as_model or g.grants:
         raise click.UsageError("the app runs as the store's owner; --as-model and --grant apply to subcommands", ctx)
+    from store import PcpError, paths
+
     from ... import launch
     from ...demo import demo_path
+    from ...encrypt import serve_refusal, unlock_before_app
 
     if command == "demo" and not base.at_terminal():
         raise click.UsageError("the app needs a terminal (run it from one, or use pcp serve)", ctx)
@@ -40,10 +44,16 @@ def open_app(ctx: click.Context, command: str | None, port: int = 8000, demo: bo
             except CliError as exc:
                 return fail(exc.code, exc.message, False)
         db = demo_path(g.db) if demo else launch.store_path(g.db)
+        refusal = serve_refusal(Path(db) if db is not None else paths.default_path())
+        if refusal is not None:
+            return fail("invalid", refusal, False)
         return launch.serve(db, port, demo=demo)
-    if command == "demo":
-        return launch.run_app(demo_path(g.db), demo=True)
-    return launch.run_app(launch.store_path(g.db))
+    db = demo_path(g.db) if command == "demo" else launch.store_path(g.db)
+    try:  # an encrypted store's passphrase is asked here, before Textual takes the terminal
+        unlock_before_app(Path(db) if db is not None else paths.default_path())
+    except PcpError as exc:
+        return fail(exc.code, exc.message, False)
+    return launch.run_app(db, demo=command == "demo")
 
 
 @command(example="pcp demo")
@@ -100,6 +110,8 @@ def mcp(ctx: click.Context, client_id: str | None, grants: tuple[str, ...], tool
         raise click.UsageError("pcp mcp needs --client-id ID", ctx)
     if not tokens and not grants:
         raise click.UsageError("pcp mcp needs at least one --grant NS=PERMS", ctx)
+    from store import PcpError
+
     try:
         path = existing_store(g.db)
         if tokens:
@@ -107,7 +119,12 @@ def mcp(ctx: click.Context, client_id: str | None, grants: tuple[str, ...], tool
 
             print(token(path, new=new_token))
             return 0
+        from ...encrypt import unlock_early
+
+        unlock_early(path)  # an encrypted store's key now: a missing one is one line here, not a tool error
     except CliError as exc:
+        return fail(exc.code, exc.message, False)
+    except PcpError as exc:
         return fail(exc.code, exc.message, False)
     try:
         from ... import mcp_server

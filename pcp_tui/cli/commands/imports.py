@@ -103,17 +103,24 @@ def import_report(ctx: click.Context, import_id: str | None, last: bool) -> int:
 @click.option("--out", required=True, metavar="PATH", help="file (jsonl, memory-profile) or folder (markdown)")
 @click.option("--yes", "write_profile", is_flag=True,
               help="memory-profile: write it without asking (it is shown first either way)")
+@click.option("--encrypt", "sealed", is_flag=True,
+              help="seal the JSON Lines file with a passphrase (ChaCha20-Poly1305; pcp import export reads it)")
 @click.pass_context
-def export(ctx: click.Context, scope: tuple[str, ...], fmt: str, out: str, write_profile: bool) -> int:
+def export(ctx: click.Context, scope: tuple[str, ...], fmt: str, out: str, write_profile: bool, sealed: bool) -> int:
     """Take everything out (JSON Lines, a Markdown folder, or your memory as one text)."""
     if fmt == "memory-profile":
         return run_store(ctx, lambda st: _memory_profile(ctx, st, scope, out, write_profile), "memory_profile")
     if write_profile:
         raise click.UsageError("--yes goes with --format memory-profile", ctx)
+    if sealed and fmt != "jsonl":
+        raise click.UsageError("--encrypt seals a JSON Lines export; drop --format or --encrypt", ctx)
 
     def run(st: Any) -> Any:
+        from ...encrypt import export_passphrase
+
+        passphrase = export_passphrase(st.path, sealed)  # and the warning that an encrypted store's export is plain
         with progress(ctx, "exporting") as update:
-            return st.export(out, scopes=list(scope) or None, progress=update, format=fmt)
+            return st.export(out, scopes=list(scope) or None, progress=update, format=fmt, passphrase=passphrase)
 
     return run_store(ctx, run, "export_done")
 
