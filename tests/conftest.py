@@ -39,7 +39,9 @@ def db_path(tmp_path, store_kind):
     if store_kind != "encrypted":
         yield path
         return
-    pytest.importorskip("sqlcipher3", reason="encrypted stores need pcp[encrypt]")
+    from encrypted_extra import require
+
+    require()
     from keychain import encrypt_new_store, memory_keychain
 
     with memory_keychain():

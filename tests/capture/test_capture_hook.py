@@ -306,7 +306,9 @@ def test_the_installed_command_run_as_the_agent_runs_it_captures_into_the_named_
 
 
 def test_on_an_encrypted_store_without_its_passphrase_the_hook_logs_one_line_naming_what_is_missing(fake_home: Home):
-    pytest.importorskip("sqlcipher3")
+    from encrypted_extra import require
+
+    require()
     from store import Store, encryption
     from waits import wait_for
 

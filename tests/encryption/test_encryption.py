@@ -17,11 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from keychain import memory_keychain
-from store import Store, crypt, encryption, sealed
-from store.files import SIDE_SUFFIXES
+from encrypted_extra import require
 
-pytest.importorskip("sqlcipher3")
+require()  # before keychain, which imports keyring
+
+from keychain import memory_keychain  # noqa: E402
+from store import Store, crypt, encryption, sealed  # noqa: E402
+from store.files import SIDE_SUFFIXES  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 TEXTS = [f"Entry {i}: the harbour pilot Ottoline Vranckx logged {i * 7919} crates of saffron at dawn" for i in range(40)]

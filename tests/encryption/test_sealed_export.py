@@ -7,10 +7,12 @@ import json
 
 import pytest
 
-from keychain import memory_keychain
-from store import Store, crypt, encryption, sealed
+from encrypted_extra import require
 
-pytest.importorskip("sqlcipher3")
+require()  # before keychain, which imports keyring
+
+from keychain import memory_keychain  # noqa: E402
+from store import Store, crypt, encryption, sealed  # noqa: E402
 
 TEXTS = [f"Ledger line {i}: Wilhelmina Oosterhuis paid {i * 313} guilders for tulip bulbs" for i in range(30)]
 

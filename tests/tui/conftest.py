@@ -53,7 +53,9 @@ def demo_store(workdir, fixed_clock, store_kind):
     from pcp_tui import demo
 
     if store_kind == "encrypted":
-        pytest.importorskip("sqlcipher3", reason="encrypted stores need pcp[encrypt]")
+        from encrypted_extra import require
+
+        require()
         from keychain import encrypt_new_store, memory_keychain
 
         with memory_keychain():

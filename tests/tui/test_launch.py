@@ -112,7 +112,9 @@ def test_themes_load_from_a_source_checkout_run_from_its_root(tmp_path):
 
 
 def test_an_encrypted_stores_passphrase_is_asked_before_the_app_takes_the_terminal(monkeypatch, tmp_path, capfd):
-    pytest.importorskip("sqlcipher3")
+    from encrypted_extra import require
+
+    require()
     import getpass
     import io
 
