@@ -42,7 +42,7 @@ INSTALL_HINT = "pip install 'pcp[encrypt]'"
 # SQLCipher 4's format with HMAC-SHA256 in place of its default HMAC-SHA512: every page read is checked, and
 # SHA-256 checks a page in less than half the time on x86-64 (SHA extensions; bench/README.md "Encryption at
 # rest"). A file pcp writes is read with exactly these settings (also recorded in the key file).
-CIPHER = {"page_size": 32768, "hmac": "HMAC_SHA256"}
+CIPHER: dict[str, Any] = {"page_size": 32768, "hmac": "HMAC_SHA256"}
 _quiet = False
 # Keys this process already unwrapped (or was handed over a pipe by its parent), by resolved store path.
 _keys: dict[str, bytes] = {}
@@ -216,6 +216,9 @@ def read_key_doc(path: Path) -> dict[str, Any]:
     if not isinstance(doc, dict) or doc.get("format") != KEY_FORMAT or doc.get("wrap") not in ("keyring", "scrypt") \
             or not isinstance(doc.get("store_id"), str):
         raise Invalid(f"{path} is not a pcp key file ({KEY_FORMAT}); restore it from a backup.")
+    if doc.get("cipher", CIPHER) != CIPHER:  # a store written with other SQLCipher settings: say so, not "wrong key"
+        raise Invalid(f"The store's key file {path.name} names SQLCipher settings this pcp does not use "
+                      f"({doc.get('cipher')}); upgrade pcp.")
     return doc
 
 
