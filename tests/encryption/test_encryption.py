@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from encrypted_extra import require
+from encrypted_extra import leaks, require
 
 require()  # before keychain, which imports keyring
 
@@ -28,16 +28,6 @@ from store.files import SIDE_SUFFIXES  # noqa: E402
 REPO = Path(__file__).resolve().parents[2]
 TEXTS = [f"Entry {i}: the harbour pilot Ottoline Vranckx logged {i * 7919} crates of saffron at dawn" for i in range(40)]
 PASSPHRASE = "correct horse battery staple"
-
-
-def windows(text: str, size: int = 16) -> set[bytes]:
-    data = text.encode("utf-8")
-    return {data[i:i + size] for i in range(0, max(1, len(data) - size + 1))}
-
-
-def leaks(data: bytes, texts: list[str]) -> list[bytes]:
-    """Every 16-byte window of any text that occurs in `data` (empty when none does)."""
-    return [w for t in texts for w in windows(t) if w in data]
 
 
 def fill(path: Path, texts: list[str]) -> list[str]:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from encrypted_extra import require
+from encrypted_extra import leaks, require
 
 require()  # before keychain, which imports keyring
 
@@ -15,14 +15,6 @@ from keychain import memory_keychain  # noqa: E402
 from store import Store, crypt, encryption, sealed  # noqa: E402
 
 TEXTS = [f"Ledger line {i}: Wilhelmina Oosterhuis paid {i * 313} guilders for tulip bulbs" for i in range(30)]
-
-
-def leaks(data: bytes, texts: list[str]) -> list[bytes]:
-    out = []
-    for t in texts:
-        b = t.encode()
-        out += [b[i:i + 16] for i in range(len(b) - 15) if b[i:i + 16] in data]
-    return out
 
 
 @pytest.fixture
