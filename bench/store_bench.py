@@ -907,13 +907,16 @@ def run_encrypted(args: argparse.Namespace) -> int:
     del df
     sizes = {"plain": file_size(plain_path), "encrypted": file_size(enc_path)}
 
-    # the same files opened again for the other rows; each connection gets its own settings
+    # Every row opens its store afresh, as a new process would: SQLite's cache starts empty (the one that
+    # wrote the store still held the pages it wrote, decrypted), the OS keeps the files' blocks either way.
+    for st in stores.values():
+        st.close()
     variants = {
-        "plain (mmap 2 GiB, as shipped)": stores["plain"],
+        "plain (mmap 2 GiB, as shipped)": Store.open(plain_path),
         "plain, mmap off": Store.open(plain_path),
-        "encrypted (as shipped)": stores["encrypted"],
+        "encrypted (as shipped)": Store.open(enc_path),
         f"encrypted, {args.cipher_cache} MB cache": Store.open(enc_path),
-        **{name: stores[name] for name in others},
+        **{name: _open_other(others[name], c) for name, c in zip(others, compare, strict=True)},
     }
     variants["plain, mmap off"]._db.execute_sql("PRAGMA mmap_size = 0")
     variants[f"encrypted, {args.cipher_cache} MB cache"]._db.execute_sql(
@@ -961,10 +964,8 @@ def run_encrypted(args: argparse.Namespace) -> int:
     log(f"  files: plain {sizes['plain'] / 1e6:,.1f} MB, encrypted {sizes['encrypted'] / 1e6:,.1f} MB")
     log(f"  load average at end {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}; "
         f"ended {datetime.now().isoformat(timespec='seconds')}")
-    for st in {id(s): s for s in variants.values()}.values():
+    for st in variants.values():
         st.close()
-    for name in others:
-        stores[name].close()
     # pcp encrypt on the plain store just measured: copy, verify, swap, overwrite the old file
     crypt.forget()
     t0 = time.perf_counter()
