@@ -62,7 +62,7 @@ def _remove_quietly(path: Path) -> None:
 
 
 def _write_private(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)  # never through a link
     try:
         os.write(fd, data)
         os.fsync(fd)
@@ -97,7 +97,7 @@ def _zero(fd: int) -> None:
 def destroy(path: Path) -> None:
     """Overwrite a file with zeros, then remove it (a key file, the old store)."""
     try:
-        fd = os.open(path, os.O_RDWR)
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)  # a link at the name: refused, its target never zeroed
     except FileNotFoundError:
         return
     try:
@@ -198,6 +198,8 @@ def _reseal_handoffs(db_path: Path, old_key: bytes | None, new_key: bytes | None
     if not folder.is_dir():
         return 0
     for path in sorted(folder.glob("*.md")):
+        if path.is_symlink() or not path.is_file():
+            continue  # pcp writes no links there: one is never followed, read or overwritten
         data = path.read_bytes()
         if data.startswith(sealed.MAGIC):
             if old_key is None:
@@ -206,7 +208,7 @@ def _reseal_handoffs(db_path: Path, old_key: bytes | None, new_key: bytes | None
         fresh = sealed.seal_bytes(data, new_key) if new_key is not None else data
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         _write_private(tmp, fresh)
-        old = os.open(path, os.O_RDWR)
+        old = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
         try:
             os.replace(tmp, path)
             _zero(old)

@@ -453,3 +453,32 @@ def test_pcp_serve_refuses_in_one_line_when_its_tab_children_could_not_get_the_k
                           cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "PCP_PASSPHRASE_FILE" in done.stderr and "child" in done.stderr
+
+
+def test_encrypt_and_rotate_never_follow_a_link_beside_the_store(tmp_path, keychain):
+    """A link planted in handoffs/ or at a key file's name: its target is never read, sealed or zeroed."""
+    store_dir = tmp_path / "store"
+    store_dir.mkdir()
+    db = store_dir / "s.db"
+    ids = fill(db, TEXTS[:3])
+    st = Store.open(db)
+    st.copy(ids[:1], label="chat", clipboard=lambda text: "file-only")
+    st.close()
+    outside = tmp_path / "outside.md"
+    outside.write_text("not pcp's: " + TEXTS[5])
+    (store_dir / "handoffs" / "planted.md").symlink_to(outside)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("must survive")
+    encryption.encrypt(db)
+    assert outside.read_text() == "not pcp's: " + TEXTS[5]
+    assert (store_dir / "handoffs" / "planted.md").is_symlink()
+    crypt.key_file(db).rename(crypt.new_key_file(db).with_suffix(".moved"))
+    crypt.key_file(db).symlink_to(victim)  # the key file's name now a link: rotate must not zero its target
+    crypt.new_key_file(db).with_suffix(".moved").rename(crypt.new_key_file(db))
+    crypt.forget()
+    with pytest.raises(OSError):
+        encryption.rotate(db)
+    assert victim.read_text() == "must survive"
+    crypt.forget()
+    with Store.open(db) as st:  # the rotated store still opens: its new key waits in the staged file
+        assert len(st.search_pages("saffron", limit=50)["hits"]) == 3
