@@ -16,8 +16,8 @@ from textual.message import Message
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
-from ..reading import counted, one_line, printable
 from .steady import SteadyScrollbars, update_rows
+from ..text import counted, one_line, printable
 
 
 def prefix_of(namespace: str) -> str:

@@ -5,7 +5,6 @@ None of them has --json output or runs as a model client through the global opti
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
@@ -29,10 +28,10 @@ def open_app(ctx: click.Context, command: str | None, port: int = 8000, demo: bo
         raise click.UsageError("the app has no --json output; use a subcommand", ctx)
     if g.as_model or g.grants:
         raise click.UsageError("the app runs as the store's owner; --as-model and --grant apply to subcommands", ctx)
-    from store import PcpError, paths
+    from store import PcpError
+    from store.paths import default_path, demo_path, named_path
 
     from ... import launch
-    from ...demo import demo_path
     from ...encrypt import serve_refusal, unlock_before_app
 
     if command == "demo" and not base.at_terminal():
@@ -43,17 +42,21 @@ def open_app(ctx: click.Context, command: str | None, port: int = 8000, demo: bo
                 existing_store(g.db)
             except CliError as exc:
                 return fail(exc.code, exc.message, False)
-        db = demo_path(g.db) if demo else launch.store_path(g.db)
-        refusal = serve_refusal(Path(db) if db is not None else paths.default_path())
+        from ...serve import web
+
+        db = demo_path(g.db) if demo else named_path(g.db)
+        refusal = serve_refusal(db if db is not None else default_path())
         if refusal is not None:
             return fail("invalid", refusal, False)
-        return launch.serve(db, port, demo=demo)
-    db = demo_path(g.db) if command == "demo" else launch.store_path(g.db)
+        return web.serve(db, port, demo=demo)
+    db = demo_path(g.db) if command == "demo" else named_path(g.db)
     try:  # an encrypted store's passphrase is asked here, before Textual takes the terminal
-        unlock_before_app(Path(db) if db is not None else paths.default_path())
+        unlock_before_app(db if db is not None else default_path())
     except PcpError as exc:
         return fail(exc.code, exc.message, False)
-    return launch.run_app(db, demo=command == "demo")
+    if command == "demo":
+        return launch.run_app(db, demo=True)
+    return launch.run_app(db)
 
 
 @command(example="pcp demo")
@@ -115,7 +118,7 @@ def mcp(ctx: click.Context, client_id: str | None, grants: tuple[str, ...], tool
     try:
         path = existing_store(g.db)
         if tokens:
-            from ...mcp_token import token
+            from ...mcp.token import token
 
             print(token(path, new=new_token))
             return 0
@@ -127,7 +130,7 @@ def mcp(ctx: click.Context, client_id: str | None, grants: tuple[str, ...], tool
     except PcpError as exc:
         return fail(exc.code, exc.message, False)
     try:
-        from ... import mcp_server
+        from ...mcp import server as mcp_server
     except ImportError as exc:
         if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types"):
             raise
@@ -163,7 +166,7 @@ def register_client(ctx: click.Context, client: str, grants: tuple[str, ...], to
     Writes the MCP server entry for `pcp mcp` into the client's user-level config (a backup and a diff first;
     running it again changes nothing). In a terminal it lists your scopes with page counts and asks which to
     grant; elsewhere --grant is required. Never *, read only unless --toolset write --write NS."""
-    from ... import register as registration
+    from ...mcp import register as registration
 
     g = globals_of(ctx)
     as_json = json_mode(ctx)
@@ -183,7 +186,7 @@ def register_client(ctx: click.Context, client: str, grants: tuple[str, ...], to
     if as_json:
         emit_json(plan.to_dict())
         return 0
-    from ... import render
+    from .. import render
 
     render.registered(render.make_console(), plan.to_dict(), print_only)
     return 0
