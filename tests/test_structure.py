@@ -49,3 +49,21 @@ def test_the_front_ends_spell_no_closed_word_list_of_the_store_but_in_shared():
                 words = {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
                 copies += [f"{name}:{node.lineno} spells the {what}" for what, known in lists.items() if known <= words]
     assert copies == [], "import them from pcp_tui.shared:\n" + "\n".join(copies)
+
+
+def test_pcp_import_the_import_screen_and_capture_read_the_one_importer_registry():
+    """store.adapters.IMPORTERS is the one list: `pcp import` takes its names (and a pcp export), the app's
+    import screen lists them (but memory, which needs --from), and capture hooks exactly its agents."""
+    from store import adapters
+    from store.adapters import IMPORTERS
+
+    from pcp_tui.capture import AGENTS
+    from pcp_tui.cli.commands.imports import import_sources
+    from pcp_tui.screens.welcome import SOURCES
+
+    assert set(import_sources()) == {*IMPORTERS, "export"}
+    assert {value for _, value in SOURCES} == {n for n, i in IMPORTERS.items() if i.kind != "memory"} | {"export"}
+    assert set(AGENTS) == {n for n, i in IMPORTERS.items() if i.kind == "agent"}
+    assert all(i.run is getattr(adapters, f"import_{n.replace('-', '_')}") for n, i in IMPORTERS.items())
+    assert {n for n in adapters.__all__ if n.startswith("import_")} == \
+        {f"import_{n.replace('-', '_')}" for n in IMPORTERS}  # no importer left out of the registry
