@@ -177,16 +177,14 @@ class HandoffOps(HandoffPart):
             return []
         self._require_somewhere("search")
         named = self._named_scopes(call, scopes, "search")
-        flt = self._search._filters(None, False)
-        where, params = self._search._where(named, flt, None, False)
+        selection = self._search.page_query(named, None)
         q = v.query(query)
-        args = (where, params, MAX_QUERY_PAGES, 0, flt, False, call)
         if q.strip():
             # A bundle takes the pages that hold every word of the query (ranked), else the substring.
-            rows = (self._search._ranked("text", q, named, where, params, MAX_QUERY_PAGES)
-                    or self._search._run("exact", q, *args))
+            rows = (self._search.ranked("text", q, selection, MAX_QUERY_PAGES)
+                    or self._search.matching("exact", q, selection, MAX_QUERY_PAGES, 0, call))
         else:
-            rows = self._search._run("temporal", q, *args)
+            rows = self._search.matching("temporal", q, selection, MAX_QUERY_PAGES, 0, call)
         pks = [r[0] for r in rows]
         if not pks:
             return []

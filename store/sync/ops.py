@@ -228,7 +228,7 @@ class SyncOps(Part):
     def finish_erasures(self, result: SyncApplied) -> None:
         """Fold the WAL after a sync that erased pages (as a local delete does), outside the transaction."""
         if result["erased_pages"]:
-            self._deletion._checkpoint(f"sync:{result['peer']}")
+            self._deletion.checkpoint(f"sync:{result['peer']}")
 
 
 class _Run:
@@ -334,7 +334,7 @@ class _Run:
         """The local erasure path (store/deletion.py) under the receipt id that travelled (or none, for a duplicate)."""
         self.flush_index()
         deletion = self.ops._deletion
-        plan = deletion._plan(pks, set())
+        plan = deletion.erasure_plan(pks, set())
         local = deletion._erase(self.call, pks, plan, reason, None, None)
         db = self.db
         db.execute_sql("DELETE FROM deletion_receipt WHERE receipt_id = ?", (local["receipt_id"],))
