@@ -21,7 +21,7 @@ from . import ids as idmod
 from .constants import chunks as _chunks
 from .core import Call, StoreContext, dumps, named_rows, operation
 from .errors import Conflict, Invalid, LimitExceeded, NotFound, not_found, shown
-from .handoff_ledger import HandoffPart, _label, _quoted, _write_private
+from .handoff_ledger import HandoffPart, chat_label, quoted_label, write_private
 from . import validate as v
 from .reads import effective_status
 from .search import SearchOps
@@ -270,12 +270,12 @@ class HandoffOps(HandoffPart):
              max_tokens: int | None = None, strict: bool = False, clipboard: Clipboard | None = None) -> CopyResult:
         """Hand a new bundle to the chat `label`: record it, write handoffs/<id>.md, pass it to `clipboard`."""
         self._require_export()
-        name = _label(label)
+        name = chat_label(label)
         budget = _max_tokens(max_tokens)
         m = self._m
         earlier = m.Handoff.select(m.Handoff.handoff_id).where(m.Handoff.label == name).first()
         if earlier is not None:
-            raise Conflict(f"The chat {_quoted(name)} already has handoffs (latest {earlier.handoff_id}); "
+            raise Conflict(f"The chat {quoted_label(name)} already has handoffs (latest {earlier.handoff_id}); "
                            "continue it with --continue, or give a new label.")
         selected = self._select(call, ids, query, scopes)
         if not selected:
@@ -295,12 +295,12 @@ class HandoffOps(HandoffPart):
                       strict: bool = False, clipboard: Clipboard | None = None) -> CopyResult:
         """Hand the chat `label` only what changed since its last copy (a continuation)."""
         self._require_export()
-        name = _label(label)
+        name = chat_label(label)
         budget = _max_tokens(max_tokens)
         m = self._m
         prev = m.Handoff.select().where(m.Handoff.label == name).order_by(m.Handoff.id.desc()).first()
         if prev is None:
-            raise NotFound(f"No chat is labelled {_quoted(name)}; start one with pcp copy --label.")
+            raise NotFound(f"No chat is labelled {quoted_label(name)}; start one with pcp copy --label.")
         old_pack = ContextPack.from_bytes(prev.pack.encode("utf-8"))
         old_body = old_pack.content
         rows = list(m.HandoffEntry.select().where(m.HandoffEntry.handoff == prev.id).order_by(m.HandoffEntry.n))
@@ -313,7 +313,7 @@ class HandoffOps(HandoffPart):
                 held.add(sel.source.revision_id)
                 added.append(sel)
         if not added and not disregard:
-            raise Invalid(f"Nothing new for {_quoted(name)} since its last copy {prev.handoff_id}: no new ids, and no "
+            raise Invalid(f"Nothing new for {quoted_label(name)} since its last copy {prev.handoff_id}: no new ids, and no "
                           "page it holds was revised, withdrawn or erased.")
         first_n = max(r.n for r in rows) + 1
         for item in disregard:
@@ -407,7 +407,7 @@ class HandoffOps(HandoffPart):
         for part in _chunks(entry_rows):
             m.HandoffEntry.insert_many([{**r, "handoff": h.id} for r in part]).execute()
         try:
-            _write_private(path, comp.text)
+            write_private(path, comp.text)
         except OSError as exc:
             raise Invalid(f"Cannot write the handoff copy {path}: {exc.strerror or exc}.") from None
         used = "file-only"
