@@ -34,6 +34,9 @@ offline installs with the package (tiktoken downloads its vocabulary at run time
 The estimate is ``ceil(B / 4) + C`` where C is the number of CJK characters (Han,
 kana, Hangul: one token each, as BPE tokenizers roughly spend) and B the UTF-8 byte
 count of everything else (about four bytes of English or code per token).
+
+Long because: the bundle's byte-for-byte layout (shared spec handoff.md) and its degradation under a token budget
+are one format.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ to `handoffs/<id>.md` beside the database and passes it to a clipboard function 
 caller supplies (the store never draws and never touches a terminal). `copy_continue`
 hands over only what changed and `verify` checks pasted text back. The ledger's
 listing, erasure and export live in store/handoff_ledger.py.
+
+Long because: bundle, copy, continue and verify share one selection and the ledger records they write.
 """
 
 from __future__ import annotations

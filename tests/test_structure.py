@@ -136,3 +136,20 @@ def test_no_module_reaches_into_another_modules_privates():
     assert reaching == [], "make it public (or add a reasoned exception):\n" + "\n".join(sorted(reaching))
     used = {(m, a) for m, a, _, _ in found} | {("*", a) for _, a, _, _ in found}
     assert set(PRIVATE_EXCEPTIONS) <= used, f"exceptions no longer needed: {sorted(set(PRIVATE_EXCEPTIONS) - used)}"
+
+
+MAX_LINES = 500
+
+
+def test_a_module_over_500_lines_says_why_in_its_opening_docstring():
+    """A file is a room with one purpose: one over MAX_LINES lines either is split by purpose or its docstring
+    has a line starting `Long because:` giving the reason."""
+    unexplained = []
+    for name, path in SOURCE.items():
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > MAX_LINES:
+            doc = ast.get_docstring(_tree(name)) or ""
+            if not any(line.startswith("Long because:") for line in doc.splitlines()):
+                unexplained.append(f"{path.relative_to(path.parents[len(name.split('.')) - 1])}: {lines} lines")
+    assert unexplained == [], "split by purpose, or say why in the docstring (`Long because: ...`):\n" + \
+        "\n".join(unexplained)

@@ -12,6 +12,9 @@ Answering `initialize` does no store work and does not even import the store: th
 mcp/schema.py, the tools' text from mcp/format.py, and the store is opened by the first call that needs it.
 
 Needs the optional `mcp` SDK (`pip install 'pcp[mcp]'`); the store never imports it.
+
+Long because: the ten tools, each one method with its parameters described for the model, are the server's surface;
+their text is in format.py, their schemas in schema.py.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ rule is (pcp-core.md, sync):
   `del_` id), and later records of an erased page are dropped on arrival;
 - one source item, one page: when two stores imported the same item (same source key) before they
   synced, the page with the smaller id stays and the other, when it holds the same text, goes.
+
+Long because: each record kind a sync applies (revisions, receipts, relations, lifecycle, handoffs) follows the same
+rules in one transaction.
 """
 
 from __future__ import annotations
