@@ -1,4 +1,6 @@
-"""The SQLite schema (Peewee models, private to store/), connection settings and migrations."""
+"""The SQLite schema (Peewee models, private to store/), connection settings and migrations.
+
+Long because: the Peewee models and the migrations that change them are read together (one schema, its versions)."""
 
 from __future__ import annotations
 

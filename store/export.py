@@ -1,5 +1,8 @@
 """The user's right to take everything out (pcp-core.md section 7): a streamed JSON Lines export,
-its import (ids kept verbatim, idempotent), and a human-readable Markdown folder."""
+its import (ids kept verbatim, idempotent), and a human-readable Markdown folder.
+
+Long because: the JSON Lines export and its import read and write one format symmetrically; the Markdown folder
+writer is the piece to carve out next."""
 
 from __future__ import annotations
 

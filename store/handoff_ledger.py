@@ -30,7 +30,7 @@ from .types import BundleEntry, EraserPlan, HandoffList, HandoffRef
 MAX_LABEL_CHARS = 200
 
 
-def _write_private(path: Path, text: str, key: bytes | None = None) -> None:
+def write_private(path: Path, text: str, key: bytes | None = None) -> None:
     """Write a file only the user can read, atomically (a reader never sees half a bundle); sealed under the
     store's key when the store is encrypted (store/sealed.py), so the copy is no plainer than the store."""
     make_private_dirs(path.parent)
@@ -43,7 +43,8 @@ def _write_private(path: Path, text: str, key: bytes | None = None) -> None:
     os.replace(tmp, path)
 
 
-def _label(value: Any) -> str:
+def chat_label(value: Any) -> str:
+    """A copy's label (the target chat), checked and on one line."""
     if not isinstance(value, str) or not value.strip():
         raise Invalid("A copy needs a label naming the target chat, e.g. --label \"Claude: thesis chapter 3\".")
     label = " ".join(value.split())
@@ -52,7 +53,7 @@ def _label(value: Any) -> str:
     return label
 
 
-def _quoted(label: str) -> str:
+def quoted_label(label: str) -> str:
     """A chat label in a message, in curly quotes as the app writes titles and labels: `“Claude: thesis”` (a
     character that does not print is written as its escape, as repr() did)."""
     return "“" + "".join(c if c.isprintable() else repr(c)[1:-1] for c in label) + "”"
@@ -114,7 +115,7 @@ class LedgerOps(HandoffPart):
         after = decode_cursor(cursor, "handoffs")
         query = m.Handoff.select()
         if label is not None:
-            query = query.where(m.Handoff.label == _label(label))
+            query = query.where(m.Handoff.label == chat_label(label))
         if page_id is not None:
             kind = idmod.id_kind(str(page_id))
             if kind not in ("pg", "rev"):
@@ -223,7 +224,7 @@ class LedgerOps(HandoffPart):
         for path in {Path(h.file), self._handoff_dir() / f"{h.handoff_id}.md"}:
             if path.exists():
                 try:
-                    _write_private(path, text, self._copy_key())
+                    write_private(path, text, self._copy_key())
                 except OSError as exc:
                     raise Invalid(f"Cannot rewrite the handoff copy {path} to erase the page: "
                                   f"{exc.strerror or exc}; nothing was deleted.") from None
@@ -288,7 +289,7 @@ class LedgerOps(HandoffPart):
         for part in _chunks(obj["entries"]):
             m.HandoffEntry.insert_many([{**{k: e[k] for k in keys}, "handoff": h.id} for e in part]).execute()
         try:
-            _write_private(path, self._copied_text(h, pack.content), self._copy_key())
+            write_private(path, self._copied_text(h, pack.content), self._copy_key())
         except OSError as exc:
             raise Invalid(f"Cannot write the handoff copy {path}: {exc.strerror or exc}.") from None
         return True

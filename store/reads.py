@@ -1,4 +1,7 @@
-"""Reading: envelopes, read_pages projections, scopes, capabilities, doctor and the audit log."""
+"""Reading: envelopes, read_pages projections, scopes, capabilities, doctor and the audit log.
+
+Long because: every read operation of the protocol shares one set of row helpers; the cursor codec is the piece to
+move out."""
 
 from __future__ import annotations
 

@@ -8,6 +8,8 @@ carry any key.
 
 No `from __future__ import annotations` here: TypedDict reads `NotRequired` from the
 evaluated annotations (Python 3.11), which is what `__required_keys__` reports at run time.
+
+Long because: one TypedDict per kind of result of the Store API (about 75): a reference, no logic.
 """
 
 from typing import Any, NotRequired, TypedDict
