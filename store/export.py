@@ -1,5 +1,8 @@
 """The user's right to take everything out (pcp-core.md section 7): a streamed JSON Lines export,
-its import (ids kept verbatim, idempotent), and a human-readable Markdown folder."""
+its import (ids kept verbatim, idempotent), and a human-readable Markdown folder.
+
+Long because: the JSON Lines export and its import read and write one format symmetrically; the Markdown folder
+writer is the piece to carve out next."""
 
 from __future__ import annotations
 
@@ -8,12 +11,13 @@ import hashlib
 import json
 import os
 import re
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple, Protocol, Sequence, TypeVar
 
 
 from . import conversation_markdown as cmd
-from . import ids
+from . import crypt, ids, sealed
 from .constants import Progress
 from .db import unmapped
 from .core import Call, Part, StoreContext, dumps, named_rows, operation
@@ -316,10 +320,15 @@ class ExportOps(Part):
         }
 
     def export(self, out: str | os.PathLike[str], scopes: Any = None, progress: Progress | None = None,
-               format: str = "jsonl") -> ExportResult:
-        """Write everything (or chosen scopes) to `out`; returns {path, lines, sha256, counts}."""
+               format: str = "jsonl", passphrase: str | None = None) -> ExportResult:
+        """Write everything (or chosen scopes) to `out`; returns {path, lines, sha256, counts}.
+
+        With a passphrase the JSON Lines file is sealed as it is written (store/sealed.py), its temporary
+        file too: no plain byte of it reaches the disk."""
         if format not in ("jsonl", "markdown"):
             raise Invalid("Export format must be jsonl or markdown.")
+        if passphrase is not None and format != "jsonl":
+            raise Invalid("An encrypted export is a JSON Lines file; drop --format markdown or --encrypt.")
         refuse_store_target(Path(out), self.path)
         writer = self._export_markdown if format == "markdown" else self._export_jsonl
         # Remembered before writing, so that plan_delete and erasure find the export files that hold a page,
@@ -332,6 +341,8 @@ class ExportOps(Part):
                                                      scopes=dumps(wanted), created_at=ids.now())
         try:
             with unmapped(self._db):  # one pass over everything: the map would only grow this process's RSS
+                if format == "jsonl":
+                    return self._export_jsonl(Path(out), scopes, progress, passphrase)
                 return writer(Path(out), scopes, progress)
         except BaseException:
             if record is not None and not Path(out).exists():
@@ -340,7 +351,8 @@ class ExportOps(Part):
             raise
 
     @operation("export", always_audit=True)
-    def _export_jsonl(self, call: Call, out: Path, scopes: Any, progress: Progress | None) -> ExportResult:
+    def _export_jsonl(self, call: Call, out: Path, scopes: Any, progress: Progress | None,
+                      passphrase: str | None = None) -> ExportResult:
         scope_rows = self._export_scopes(call, scopes)
         full = not scopes
         counts = self._export_counts(scope_rows, full)
@@ -355,7 +367,8 @@ class ExportOps(Part):
         tmp = _temp_beside(out)
         lines = 0
         try:
-            with open_private(tmp, fresh=True) as fh:
+            with open_private(tmp, fresh=True) as raw:
+                fh: Any = raw if passphrase is None else sealed.Sealer(raw, passphrase=passphrase)
                 data = _line(header)
                 fh.write(data)
                 digest.update(data)
@@ -372,6 +385,8 @@ class ExportOps(Part):
                         if progress and done % 500 == 0:
                             progress(done, total, "records")
                 fh.write(_line({"kind": END_KIND, "sha256": digest.hexdigest()}))
+                if passphrase is not None:
+                    fh.close()  # the last chunk, sealed and flagged last
             os.replace(tmp, out)
         except OSError as exc:
             _remove(tmp)
@@ -385,7 +400,7 @@ class ExportOps(Part):
             progress(counts["pages"] + counts["revisions"], counts["pages"] + counts["revisions"], "records")
         call.counts.update(lines=lines + 1, scopes=counts["scopes"], pages=counts["pages"], revisions=counts["revisions"])
         return {"path": str(out), "format": "jsonl", "lines": lines + 1, "sha256": digest.hexdigest(),
-                "counts": counts, "scopes": header["scopes"]}
+                "counts": counts, "scopes": header["scopes"], "encrypted": passphrase is not None}
 
     @operation("export", always_audit=True)
     def _export_markdown(self, call: Call, out: Path, scopes: Any, progress: Progress | None) -> ExportResult:
@@ -468,18 +483,31 @@ class ExportOps(Part):
 
     # --- and back in ---
 
-    def import_export(self, path: str | os.PathLike[str], progress: Progress | None = None) -> ImportExportResult:
-        """Load a `pcp export` file: ids, times and counters copied verbatim; idempotent.
+    def import_export(self, path: str | os.PathLike[str], progress: Progress | None = None,
+                      passphrase: str | None = None) -> ImportExportResult:
+        """Load a `pcp export` file (plain, or sealed by `pcp export --encrypt`): ids, times and counters
+        copied verbatim; idempotent.
 
         Every record is checked before anything is written; then whole units are written through the
-        bulk path (store/restore.py), in groups when the store was empty (a stopped run is completed by
-        running it again)."""
+        bulk path (store/restore.py), in groups when the store was empty and the file plain (a stopped run
+        is completed by running it again); a sealed file is read unsealed in memory, in one pass, and
+        written in one transaction."""
         from .adapters.formats import check_file as check_format
 
         p = Path(path)
         check_format(p, "export")  # a chat export or an events file is refused naming its importer
-        plan = check_file(p)
-        added = Restore(self, p, plan, progress).run()
+        opener = None
+        if sealed.is_sealed(p):
+            if passphrase is None:
+                passphrase = crypt.ask_passphrase(p)
+                if passphrase is None:
+                    raise Invalid(f"{p} is an encrypted export: set PCP_PASSPHRASE_FILE or run pcp at a terminal.")
+            secret = passphrase
+
+            def opener() -> Any:
+                return _export_lines(p, secret)
+        plan = check_file(p, opener)
+        added = Restore(self, p, plan, progress, opener).run()
         return {"path": str(p), "added": added, "owner_id": self.owner_id}
 
     def _adopt_owner(self, header: dict[str, Any]) -> None:
@@ -594,6 +622,27 @@ class ExportOps(Part):
         for rev_id in obj["revision_ids"]:
             m.DeletedRevision.insert(revision_id=rev_id, page_id="", receipt_id=obj["receipt_id"]).on_conflict_ignore().execute()
         return True
+
+@contextmanager
+def _export_lines(p: Path, passphrase: str | None) -> Iterator[Iterator[bytes]]:
+    """The export's lines (newline kept), from the plain file or unsealed chunk by chunk in memory."""
+    with open(p, "rb") as fh:
+        if passphrase is None or not sealed.is_sealed(p):
+            yield iter(fh)
+            return
+
+        def lines() -> Iterator[bytes]:
+            pending = b""
+            for chunk in sealed.unseal(fh, passphrase=passphrase):
+                pending += chunk
+                *complete, pending = pending.split(b"\n")
+                for line in complete:
+                    yield line + b"\n"
+            if pending:
+                yield pending
+
+        yield lines()
+
 
 def _temp_beside(out: Path) -> Path:
     return temp_beside(out)

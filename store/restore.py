@@ -21,7 +21,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable, Iterator
 
 from . import ids, index
 from . import bulkwrite
@@ -79,7 +79,12 @@ def parse_line(data: bytes | None, p: Path, number: int) -> dict[str, Any]:
     return obj
 
 
-def check_file(p: Path) -> ExportPlan:
+# Opens an export whose lines cannot be read by offset (a sealed one, unsealed in memory): a context manager
+# giving its lines in order. None: the plain file, read by offset.
+Opener = Callable[[], ContextManager[Iterable[bytes]]] | None
+
+
+def check_file(p: Path, opener: Opener = None) -> ExportPlan:
     """Check the header, every record and the closing digest before anything is written."""
     digest = hashlib.sha256()
     count, last, header = 0, None, None
@@ -89,7 +94,7 @@ def check_file(p: Path) -> ExportPlan:
     last_page = last_rev_page = ""
     offset = 0
     try:
-        with open(p, "rb") as fh:
+        with (opener() if opener is not None else open(p, "rb")) as fh:
             for number, data in enumerate(fh, 1):
                 if last is not None:
                     digest.update(last)
@@ -127,8 +132,8 @@ def check_file(p: Path) -> ExportPlan:
     if end.get("sha256") != digest.hexdigest():
         raise Invalid(f"{p}: the export's digest does not match its lines (damaged or edited).")
     order = [k for k in KIND_ORDER if k in sections]
-    if [k for k in sections if k in KIND_ORDER] != order:
-        canonical = False
+    if [k for k in sections if k in KIND_ORDER] != order or opener is not None:
+        canonical = False  # (a sealed file is read in one pass: no offsets)
     return ExportPlan(count, digest.hexdigest(), canonical, sections)
 
 
@@ -162,8 +167,24 @@ def _read(fh: Any, p: Path, start_line: int, end: int) -> Iterator[Line]:
         number += 1
 
 
-def units(p: Path, plan: ExportPlan) -> Iterator[Unit]:
+def units(p: Path, plan: ExportPlan, opener: Opener = None) -> Iterator[Unit]:
     """The file's units in the order they are written: receipts first, then pages with their revisions."""
+    if opener is not None:  # one pass, in the file's order
+        with opener() as lines:
+            for number, data in enumerate(lines, 1):
+                if number == 1:
+                    continue  # the header
+                obj = parse_line(data, p, number)
+                kind = obj["kind"]
+                if kind == END_KIND:
+                    return
+                if kind == "page":
+                    yield Unit("page", page=(number, obj))
+                elif kind == "revision":
+                    yield Unit("page", revisions=[(number, obj)])
+                else:
+                    yield Unit(kind, line=(number, obj))
+        return
     with open(p, "rb") as fh:
         fh.readline()  # the header
         if not plan.canonical:
@@ -258,8 +279,10 @@ class _Rev:
 class Restore:
     """One run of `import_export` through the bulk write path."""
 
-    def __init__(self, ex: ExportOps, p: Path, plan: ExportPlan, progress: Progress | None) -> None:
+    def __init__(self, ex: ExportOps, p: Path, plan: ExportPlan, progress: Progress | None,
+                 opener: Opener = None) -> None:
         self.ex = ex
+        self.opener = opener
         self.db = ex._db
         self.p = p
         self.plan = plan
@@ -297,7 +320,7 @@ class Restore:
             self._start(groups)
             batch: list[Unit] = []
             lines, size = 0, FIRST_BATCH
-            for unit in units(self.p, self.plan):
+            for unit in units(self.p, self.plan, self.opener):
                 batch.append(unit)
                 lines += unit.size
                 if lines >= size:
@@ -312,8 +335,8 @@ class Restore:
     def _start(self, groups: Groups) -> None:
         """Inside the first transaction: adopt the owner, choose grouped or whole, mark a grouped restore."""
         db, ex = self.db, self.ex
-        with open(self.p, "rb") as fh:
-            header = parse_line(fh.readline(), self.p, 1)
+        with (self.opener() if self.opener is not None else open(self.p, "rb")) as fh:
+            header = parse_line(next(iter(fh), None), self.p, 1)
         ex._adopt_owner(header)
         row = db.execute_sql("SELECT value FROM meta WHERE key = ?", (RESTORE_KEY,)).fetchone()
         marker = json.loads(row[0]) if row else None
