@@ -60,6 +60,9 @@ def _fewer_collections() -> Iterator[None]:
                 gc.set_threshold(*_GcState.saved)
 
 
+fewer_collections = _fewer_collections  # for the other bulk writers (a sync's apply)
+
+
 @dataclass(frozen=True)
 class PageRef:
     """A page an import touched, and what happened to it."""

@@ -12,6 +12,9 @@ Into an empty store (or to finish a restore that stopped) a canonical file is co
 `doctor` shows it, and running the same import again completes it (what is there is skipped, as
 an import always does). Into a store that already holds pages, or from a file in another order,
 the import is one transaction, so a conflict leaves nothing written.
+
+Long because: one pass of one file format, its checking plan, its units and the writing of each kind of
+row are one piece of work, each part meaningful only beside the others.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from ..deletion import DeletionOps
 from ..errors import Conflict, Forbidden, Invalid
 from ..export import ExportOps
 from ..handoff_ledger import LedgerOps
-from ..importing import _fewer_collections
+from ..importing import fewer_collections
 from ..titles import page_title
 from ..types import SyncApplied, SyncPeer, SyncStatus
 from . import records
@@ -193,7 +193,7 @@ class SyncOps(Part):
         with self._failures_audited(call, started):
             settle_erasures(self._db)
             groups = Groups(self._db)
-            with loading(self._db), _fewer_collections():  # the records read ahead make every full collection long
+            with loading(self._db), fewer_collections():  # the records read ahead make every full collection long
                 try:
                     groups.begin()
                     result = self._apply(call, started, groups, peer, recs, marks, foreign, added)
