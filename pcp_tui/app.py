@@ -27,8 +27,7 @@ from .text import printable
 
 if TYPE_CHECKING:
     from store import Store
-
-    from .reads import Reads, StoreReader
+    from .reads import Reads
 
 WATCH_INTERVAL = 1.0  # seconds between looks at the store's newest audit event (changes by other processes)
 # Operations that write nothing but their audit event: when only these appear, only the audit log changed.
@@ -281,14 +280,6 @@ class PcpApp(StoreWorkers, App[int]):
         if self.store is None:
             raise RuntimeError("no store is open")
         return self.store
-
-    def reader(self, lane: str | None) -> StoreReader:
-        """The heavy reads (reads.py: list_pages, search_pages, all_scopes, load_page) of one lane, typed as the
-        Store's, for worker threads. A read raises reads.Superseded when a newer read of the same lane came
-        first: the caller drops it quietly."""
-        from .reads import StoreReader
-
-        return StoreReader(lambda: (self.reads, self.store), lane)
 
     def on_unmount(self) -> None:
         self.collector.stop()

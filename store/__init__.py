@@ -63,7 +63,7 @@ from .types import (
     ReceiptList, RecommendResult, Recommendation, RecommendationList, Relation, Relations, Revision, Scope,
     ScopeDeletePlan, ScopeList, SearchResult, SkippedItem, SourceRef, SourceScope, SuppressResult, SyncApplied, SyncPeer, SyncResult, SyncStatus, FolderRead,
     FolderSyncResult, PairOffer, RefusedFile, TransitionResult,
-    UnlinkResult, UnsuppressResult, UpgradeResult, UpgradeStatus, VerifiedEntry, VerifyResult, WriteResult,
+    UnfinishedRestore, UnlinkResult, UnsuppressResult, UpgradeResult, UpgradeStatus, VerifiedEntry, VerifyResult, WriteResult,
 )
 from .upgrade import UpgradeOps
 from .writes import WriteOps
@@ -145,6 +145,7 @@ class Store:
         self.copy_continue = handoffs.copy_continue
         self.verify = handoffs.verify
         self.handoffs = ledger.handoffs
+        self.handoff_copy_text = ledger.handoff_copy_text  # a copy's file, unsealed when the store is encrypted
         # re-indexing a store an older pcp wrote
         self.index_upgrade_status = upgrade.index_upgrade_status
         self.upgrade_index = upgrade.upgrade_index
@@ -250,7 +251,7 @@ __all__ = [
     "ImportReportResult", "ImportSummary", "LinkResult",
     "PageList", "PageSummary", "Payload", "ProvenanceEvent", "ReadItem", "ReadResult", "Receipt", "ReceiptList",
     "RecommendResult", "Recommendation", "RecommendationList", "Relation", "Relations", "Revision", "Scope",
-    "ScopeDeletePlan", "ScopeList", "SearchResult", "SkippedItem", "SourceRef", "SourceScope", "SuppressResult",
+    "ScopeDeletePlan", "ScopeList", "SearchResult", "SkippedItem", "SourceRef", "SourceScope", "SuppressResult", "UnfinishedRestore",
     "SyncApplied", "SyncPeer", "SyncResult", "SyncStatus", "FolderRead", "FolderSyncResult", "PairOffer", "RefusedFile", "TransitionResult", "UnlinkResult", "UnsuppressResult", "UpgradeResult", "UpgradeStatus", "VerifiedEntry",
     "VerifyResult", "WriteResult",
 ]

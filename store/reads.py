@@ -1,4 +1,7 @@
-"""Reading: envelopes, read_pages projections, scopes, capabilities, doctor and the audit log."""
+"""Reading: envelopes, read_pages projections, scopes, capabilities, doctor and the audit log.
+
+Long because: every read operation of the protocol shares one set of row helpers; the cursor codec is the piece to
+move out."""
 
 from __future__ import annotations
 
@@ -12,10 +15,11 @@ from .constants import LIMITS, LIFECYCLE_STATUSES, RECOMMENDED_RELATION_TYPES
 from .core import Call, Part, named_rows, operation, pending_erasures
 from .db import SCHEMA_VERSION
 from .index import FTS_TABLE
-from . import ids, names
+from . import encryption, ids, names
 from .errors import Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported, shown
 from .files import folder_warnings
 from .scope_titles import live_titles
+from .restore import unfinished
 from .titles import shown_title
 from .types import (
     AuditEvent, AuditLog, Capabilities, DoctorReport, HistoryEntry, PageList, PageSummary, Payload, ProvenanceEvent,
@@ -541,7 +545,7 @@ class ReadOps(Part):
         except Exception as exc:  # reported, not raised: doctor describes damage
             fts_state = f"damaged: {exc}"
         fts_rows = db.execute_sql(f"SELECT COUNT(*) FROM {FTS_TABLE}").fetchone()[0]
-        return {
+        report: DoctorReport = {
             "integrity": integrity,
             "sqlite_version": db.execute_sql("SELECT sqlite_version()").fetchone()[0],
             "schema_version": SCHEMA_VERSION,
@@ -557,7 +561,13 @@ class ReadOps(Part):
             # Scopes made before the namespace rules whose names a new scope could not have now: reported,
             # never renamed (their pages and grants keep working).
             "scope_names": names.refused_scopes(row[0] for row in db.execute_sql("SELECT namespace FROM scope")),
+            # Whether the file is encrypted and where the key that unwraps its key lives (no secret).
+            "encryption": encryption.status(self.path),
         }
+        restore = unfinished(db)
+        if restore is not None:  # a grouped `pcp import export` that stopped part way (run it again to complete it)
+            report["unfinished_restore"] = restore
+        return report
 
     @operation("audit_log")
     def audit_log(self, call: Call, decision: str | None = None, operation: str | None = None,

@@ -8,6 +8,8 @@ carry any key.
 
 No `from __future__ import annotations` here: TypedDict reads `NotRequired` from the
 evaluated annotations (Python 3.11), which is what `__required_keys__` reports at run time.
+
+Long because: one TypedDict per kind of result of the Store API (about 75): a reference, no logic.
 """
 
 from typing import Any, NotRequired, TypedDict
@@ -304,6 +306,15 @@ class FtsState(TypedDict):
     secure_delete: bool
 
 
+class UnfinishedRestore(TypedDict):
+    """A `pcp import export` committed in groups that stopped part way; the same import again completes it."""
+
+    path: str
+    sha256: str
+    started_at: str
+    lines: int
+
+
 class DoctorReport(TypedDict):
     integrity: str
     sqlite_version: str
@@ -316,6 +327,8 @@ class DoctorReport(TypedDict):
     warnings: NotRequired[list[str]]  # e.g. a store folder readable by others
     pending_erasures: NotRequired[list[str]]  # receipt ids whose WAL erasure waits for a reader
     scope_names: NotRequired[list[dict[str, str]]]  # {namespace, why}: names a new scope could not have now
+    unfinished_restore: NotRequired[UnfinishedRestore]  # a restore that stopped part way
+    encryption: NotRequired[dict[str, Any]]  # {encrypted, cipher, key_file, wrapping_key}: never a secret
 
 
 class AuditEvent(TypedDict):
@@ -606,6 +619,7 @@ class ExportResult(TypedDict):
     lines: NotRequired[int]
     sha256: NotRequired[str]
     files: NotRequired[int]
+    encrypted: NotRequired[bool]  # sealed with a passphrase (pcp export --encrypt)
 
 
 class ImportExportResult(TypedDict):
@@ -775,7 +789,7 @@ class UpgradeResult(TypedDict):
 
 __all__ = [
     "UpgradeResult", "UpgradeStatus", "SyncApplied", "SyncPeer", "SyncResult", "SyncStatus", "FolderRead", "FolderSyncResult", "PairOffer",
-    "ListedStore", "RefusedFile", "StoppedBulkDeletion", "StoppedBulkDeletions",
+    "ListedStore", "RefusedFile", "UnfinishedRestore", "StoppedBulkDeletion", "StoppedBulkDeletions",
         "Actor", "AuditEvent", "AuditLog", "BulkDeletePlan", "BulkDeleteReceipt", "BulkPage", "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult",
     "BundleWarning", "Capabilities", "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan",
     "ErasurePlan", "ErrorInfo", "ExportCounts", "ExportFileRef", "ExportResult", "FtsState", "Handoff", "HandoffList", "HandoffRef",

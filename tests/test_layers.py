@@ -33,8 +33,8 @@ def test_ctxpack_uses_only_the_standard_library():
 # What each front-end package may import at module import, besides store, ctxpack and outside libraries
 # (README, Layout). Opening the app is a function-level import (`pcp`, `pcp demo`); nothing else is.
 FRONT_ENDS = {
-    "pcp_tui.cli": {"pcp_tui.text", "pcp_tui.shared", "pcp_tui.compat"},  # the `pcp` command: Rich for people, never Textual
-    "pcp_tui.mcp": {"pcp_tui.serve.guard", "pcp_tui.shared", "pcp_tui.compat", "pcp_tui.text"},  # the MCP server: --http sits behind the same local guard
+    "pcp_tui.cli": {"pcp_tui.text", "pcp_tui.shared", "pcp_tui.capture", "pcp_tui.compat"},  # Rich for people; the capture agents
+    "pcp_tui.mcp": {"pcp_tui.serve.guard", "pcp_tui.shared", "pcp_tui.compat", "pcp_tui.text"},  # --http sits behind the same local guard
     "pcp_tui.serve": {"pcp_tui.compat", "pcp_tui.text"},  # `pcp serve`: textual-serve runs the app in a child process
     "pcp_tui.capture": set(),  # the agents' hook: standard library until it forks
     "pcp_tui.text": set(),

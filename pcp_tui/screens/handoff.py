@@ -31,10 +31,10 @@ def tui_clipboard(app: Any, use_pyperclip: bool = True) -> Callable[[str], str]:
     App.copy_to_clipboard also keeps the text in `app.clipboard`. The answer names the path that
     worked: "pyperclip", else "osc52" (sent to the terminal; delivery cannot be confirmed).
     """
-    from ..clipboard import _pyperclip
+    from ..clipboard import pyperclip_copy
 
     def copy(text: str) -> str:
-        ok = _pyperclip(text)[0] if use_pyperclip else False
+        ok = pyperclip_copy(text)[0] if use_pyperclip else False
         app.call_from_thread(app.copy_to_clipboard, text)
         return "pyperclip" if ok else "osc52"
 

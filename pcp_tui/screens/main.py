@@ -1,4 +1,7 @@
-"""The main screen: scopes on the left, pages (or search hits) in the middle, the inspector on the right."""
+"""The main screen: scopes on the left, pages (or search hits) in the middle, the inspector on the right.
+
+Long because: the main screen's own state (scopes, filters, search, status line) and its actions; its window
+fetchers are the piece to move to a data module."""
 
 from __future__ import annotations
 
@@ -168,10 +171,10 @@ class MainScreen(CurateActions):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="scopes")
     def _load_scopes(self) -> None:
-        from ..reads import Superseded
+        from ..reads import Superseded, reader
 
         try:  # scopes are few; a store with thousands still lists them a page at a time (reads.all_scopes)
-            scopes = self.app.reader("scopes").all_scopes()
+            scopes = reader(self.app, "scopes").all_scopes()
         except Superseded:
             return
         if not get_current_worker().is_cancelled:
@@ -196,7 +199,9 @@ class MainScreen(CurateActions):
         self.post_message(ReviewsCounted(waiting))
 
     def reload_pages(self, keep_page: str | None = None, quiet: bool = False) -> None:
-        reader = self.app.reader("page-window")
+        from ..reads import reader
+
+        window_reader = reader(self.app, "page-window")
         page_list = self.query_one(PageList)
         page_list.marked = {b["page_id"] for b in self.app.basket}
         if self.matching is not None and self.matching.key != self._listing_key():
@@ -204,11 +209,11 @@ class MainScreen(CurateActions):
         if not quiet:
             self.listed = None
         if self.query_text.strip() or any(self.dates):
-            fetch = search_fetch(reader, self.query_text, self.mode, self.scopes, self.status, self.actor, self.dates)
+            fetch = search_fetch(window_reader, self.query_text, self.mode, self.scopes, self.status, self.actor, self.dates)
             page_list.load(fetch, query=self.query_text, keep_page=keep_page,
                            empty_note="No pages match.", quiet=quiet)
         else:
-            fetch = list_fetch(reader, self.scopes, self.status, self.order, self.actor)
+            fetch = list_fetch(window_reader, self.scopes, self.status, self.order, self.actor)
             hint = (f"the Author filter: {self.app.key_display('actor_filter')}" if self.actor
                     else f"the Status filter: {self.app.key_display('status_filter')}")
             page_list.load(fetch, keep_page=keep_page, empty_note=f"No pages here (try {hint}).", quiet=quiet)

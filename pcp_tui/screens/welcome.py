@@ -15,6 +15,8 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Button, Label, ProgressBar, Select, Static
 
+from store.adapters import IMPORTERS
+
 from .. import commands
 from ..messages import (
     ImportFailed, Imported, ImportReportLoaded, LookAlikeNamespace, Progress, StoreEmptiness, StoreWorkers,
@@ -27,18 +29,10 @@ from ..text import counted, one_line
 if TYPE_CHECKING:
     from store.types import ImportExportResult, ImportReportResult, ImportSummary
 
-SOURCES = [
-    ("ChatGPT export (.zip or conversations.json)", "chatgpt"),
-    ("Claude export (.zip or conversations.json)", "claude"),
-    ("Claude Code sessions (empty path: ~/.claude/projects)", "claude_code"),
-    ("Codex CLI sessions (empty path: ~/.codex/sessions)", "codex"),
-    ("Gemini CLI sessions (empty path: ~/.gemini/tmp)", "gemini"),
-    ("A folder of Markdown notes", "markdown"),
-    ("Events, one JSON object per line (.jsonl)", "events"),
-    ("A pcp export (.jsonl)", "export"),
-]
+# The store's importers (a memory import needs whose memory it is: `pcp import memory --from`), and a pcp export.
+SOURCES = [(i.label, name) for name, i in IMPORTERS.items() if i.kind != "memory"] + [("A pcp export (.jsonl)", "export")]
 # Agent sessions: the path may be left empty (their own folder), and each session goes to its project's scope.
-AGENTS = frozenset({"claude_code", "codex", "gemini"})
+AGENTS = frozenset(name for name, i in IMPORTERS.items() if i.kind == "agent")
 REPORT_LINES = 200  # lines of the kept report shown; `pcp import-report ID` prints them all
 WELCOME, IMPORT = "Welcome to pcp", "Import"  # the title: an empty store, a store with pages
 
@@ -205,7 +199,6 @@ class WelcomeScreen(StoreWorkers, Screen[Any]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="import")
     def _import(self, source: str, path: str, namespace: str | None, confirmed: bool = False) -> None:
-        from store import adapters
         from store.names import LookAlike, codepoint, shown
 
         def progress(done: int, total: int | None = None, *what: object) -> None:
@@ -220,14 +213,12 @@ class WelcomeScreen(StoreWorkers, Screen[Any]):
             if source == "export":
                 report = store.import_export(path, progress=progress)
             elif source in AGENTS:
-                importer = getattr(adapters, f"import_{source}")
-                summary: ImportSummary = importer(store, path or None, progress=progress).to_dict()
+                summary: ImportSummary = IMPORTERS[source].run(store, path or None, progress=progress).to_dict()
                 report, import_id = summary, summary.get("import_id")
             else:
-                importer = getattr(adapters, f"import_{source}", None)
-                if importer is None:
+                if source not in IMPORTERS:
                     raise RuntimeError(f"This pcp has no {source} importer.")
-                summary = importer(store, path, namespace=namespace, progress=progress).to_dict()
+                summary = IMPORTERS[source].run(store, path, namespace=namespace, progress=progress).to_dict()
                 report, import_id = summary, summary.get("import_id")
         except LookAlike as error:
             if namespace and error.existing:

@@ -282,10 +282,10 @@ class Inspector(StoreWorkers, Vertical):
     def _load(self, page_id: str) -> None:
         from store import NotFound
 
-        from ..reads import Superseded
+        from ..reads import Superseded, reader
 
         try:
-            data = self.app.reader("inspector").load_page(page_id)
+            data = reader(self.app, "inspector").load_page(page_id)
         except Superseded:  # another page was asked for meanwhile
             return
         except NotFound:

@@ -30,7 +30,7 @@ async def test_after_an_import_at_80x24_its_result_and_the_way_on_are_on_screen(
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
         screen = app.screen
-        screen.query_one("#source", Select).value = "claude_code"
+        screen.query_one("#source", Select).value = "claude-code"
         await type_into(app, pilot, "#path", str(project))
         await pilot.press("ctrl+s")
         await settle(app, pilot)
