@@ -94,6 +94,7 @@ class PcpApp(StoreWorkers, App[int]):
         self.blink_cursor = cursor_blink
         self.use_pyperclip = use_pyperclip  # tests keep the desktop clipboard out of it
         self.store: Any = store
+        self.last_chats: dict[str, str] = {}  # store path -> the chat it last handed context to (this run)
         self.basket: list[dict] = []  # pages chosen for a handoff: {page_id, title, namespace}
         self.user_keymap: dict[str, str] = {}
         self._theme_ready = False

@@ -148,6 +148,8 @@ COMMANDS: tuple[Command, ...] = (
             priority=True),
     Command("handoff.continue", "ctrl+o", "Continue chat", "Copy only what is new for the chat named by the label",
             "continue_chat", "handoff", priority=True),
+    Command("handoff.label", "ctrl+l", "Label", "Type the chat's label (known chats are offered as you type; "
+            "Enter on a Ledger row picks one)", "focus_label", "handoff", priority=True),
     Command("handoff.remove", "delete", "Remove", "Take the highlighted page out of the basket", "remove", "handoff"),
     Command("handoff.clear", "ctrl+w", "Empty basket", "Take every page out of the basket", "clear", "handoff",
             footer=False),

@@ -324,9 +324,25 @@ class BulkFinished(Message):
 
 @dataclass
 class BundleBuilt(Message):
-    """bundle answered (the preview)."""
+    """bundle answered (the preview); `generation` names the basket state it was built for."""
 
     bundle: Data
+    generation: int = 0
+
+
+@dataclass
+class BudgetChecked(Message):
+    """A token budget (as typed) was tried on the basket: None, or why it cannot hold the bundle."""
+
+    budget: str
+    problem: str | None
+
+
+@dataclass
+class ChatsKnown(Message):
+    """The chats of the ledger, newest first (each label once)."""
+
+    labels: list[str]
 
 
 @dataclass
