@@ -100,6 +100,11 @@ COMMANDS: tuple[Command, ...] = (
             "select_matching", footer=False),
     Command("clear_selection", "escape", "Clear selection", "Unselect every selected page (nothing is erased)",
             "clear_selection"),  # in the footer only while there is a selection
+    Command("clear_search", "escape", "Clear search", "Clear the search (from the list; esc in the search box "
+            "goes to the list first)", "clear_search"),  # in the footer only while a search is set, no selection
+    # the search box on the main screen
+    Command("search.leave", "escape,down", "To the list", "Leave the search box for the results (the list); "
+            "esc again there clears the search", "leave", "search", footer=False, key_display="esc/↓"),
     # confirmation dialogs (focus starts on Cancel)
     Command("confirm.yes", "y", "Yes", "Do what the dialog describes", "answer(True)", "confirm"),
     Command("confirm.no", "n,escape", "No", "Cancel; nothing changes", "answer(False)", "confirm", key_display="n/esc"),

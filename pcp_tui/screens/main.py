@@ -41,6 +41,18 @@ DEBOUNCE = 0.15  # seconds of quiet typing before a search; results must land wi
 DEFERRED_LOADS = 1.0  # seconds the scope counts, reviews and sync state wait at most for the first window
 
 
+class SearchField(Field):
+    """The search box: esc or Down leaves it for the results, as in other terminal apps (a letter typed after
+    that is a key of the list, not more words of the query)."""
+
+    BINDINGS = commands.bindings("search")
+
+    def action_leave(self) -> None:
+        screen = self.screen
+        if isinstance(screen, MainScreen):
+            screen.leave_search(self.value)
+
+
 def statuses_of(status: str) -> list[str]:
     return STATUS_SETS.get(status, [status])
 
@@ -123,7 +135,7 @@ class MainScreen(CurateActions):
         with Horizontal(id="panes"):
             yield ScopePane(id="scope-pane")  # the tree (#scopes) and the highlighted node in full
             with Vertical(id="pages-pane"):
-                yield Field(placeholder="Search (/) · auto", id="search")
+                yield SearchField(placeholder="Search (/) · auto", id="search")
                 yield Static("", id="list-status").with_tooltip(
                     "The scope tree counts every page that is not tombstoned (active, superseded and archived); "
                     "the Status filter (f) chooses which of them the list shows.")
@@ -357,10 +369,27 @@ class MainScreen(CurateActions):
             self._search(event.value)
             self.query_one(PageList).focus()
 
+    def leave_search(self, text: str) -> None:
+        """From the search box to the list; what was typed is searched now (no debounce left to wait for)."""
+        if self._timer is not None:
+            self._timer.stop()
+        self._search(text)
+        self.query_one(PageList).focus()
+
+    def action_clear_search(self) -> None:
+        self.query_one("#search", Field).value = ""
+        if self._timer is not None:
+            self._timer.stop()
+        self._search("")
+        self.refresh_bindings()
+
     def _search(self, text: str) -> None:
         if text != self.query_text:
+            had = bool(self.query_text)
             self.query_text = text
             self.reload_pages()
+            if had != bool(text):
+                self.refresh_bindings()  # "esc Clear search" comes and goes with a search
 
     def on_relation_list_follow(self, message: RelationList.Follow) -> None:
         self.post_message(OpenPage(message.page_id))
@@ -536,7 +565,15 @@ class MainScreen(CurateActions):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "clear_selection":
             return bool(self.selection) or self.matching is not None
+        if action == "clear_search":
+            return bool(self.query_text) and not (self.selection or self.matching is not None)
         return True
+
+    def footer_pins(self) -> set[str]:
+        """Footer keys kept at any width besides help and quit: what acts on the selection, or on the search."""
+        if self.selection or self.matching is not None:
+            return {"delete", "clear_selection"}
+        return {"clear_search"}
 
     def action_toggle_select(self) -> None:
         page_list = self.query_one(PageList)
