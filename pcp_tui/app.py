@@ -27,7 +27,7 @@ from .messages import BasketChanged, BasketChecked, Progress, StoreActivity, Sto
 WATCH_INTERVAL = 1.0  # seconds between looks at the store's newest audit event (changes by other processes)
 # Operations that write nothing but their audit event: when only these appear, only the audit log changed.
 READ_OPERATIONS = frozenset({
-    "read_pages", "list_scopes", "list_pages", "describe_capabilities", "doctor", "audit_log", "handoffs",
+    "read_pages", "list_scopes", "list_pages", "count_pages", "describe_capabilities", "doctor", "audit_log", "handoffs",
     "search_pages", "export", "plan_delete", "plan_delete_scope", "list_receipts", "list_recommendations", "bundle",
     "verify", "plan_bulk_delete", "bulk_deletion", "stopped_bulk_deletions"})
 DIALOG_NOTICE_SECONDS = 6.0  # at least this long a message stays in a dialog

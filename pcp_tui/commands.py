@@ -57,7 +57,7 @@ COMMANDS: tuple[Command, ...] = (
             "toggle_sidebar", footer=False),
     Command("focus_pages", "ctrl+l", "Pages", "Focus the page list", "focus_pages", footer=False),
     Command("all_scopes", "0", "All scopes", "Show the pages of every scope", "all_scopes", footer=False),
-    Command("sort", "o", "Sort", "Sort the page list by recency or by title", "cycle_order", footer=False),
+    Command("sort", "o", "Sort", "Sort the page list: newest first, oldest first, or by title", "cycle_order", footer=False),
     Command("status_filter", "f", "Status", "Filter pages by lifecycle status", "cycle_status"),
     Command("actor_filter", "w", "Author", "Filter pages by who wrote them (user, model, tool, system)", "cycle_actor",
             footer=False),

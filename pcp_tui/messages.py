@@ -287,6 +287,14 @@ class PageDeleted(Message):
 
 
 @dataclass
+class PagesCounted(Message):
+    """count_pages answered for the listing `key` (the scope and filters it was asked for)."""
+
+    key: tuple
+    pages: int
+
+
+@dataclass
 class SelectionCounted(Message):
     """plan_bulk_delete answered for "every page matching the current search and filters"."""
 

@@ -102,6 +102,7 @@ class Store:
         self.read_pages = reads.read_pages
         self.list_scopes = reads.list_scopes
         self.list_pages = reads.list_pages
+        self.count_pages = reads.count_pages
         self.describe_capabilities = reads.describe_capabilities
         self.doctor = reads.doctor
         self.audit_log = reads.audit_log

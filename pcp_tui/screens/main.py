@@ -14,8 +14,8 @@ from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from .. import commands, reading
-from ..messages import (BasketChanged, OpenPage, ReviewsCounted, ScopesLoaded, SelectionCounted, StoreChanged,
-                        SyncNoted)
+from ..messages import (BasketChanged, OpenPage, PagesCounted, ReviewsCounted, ScopesLoaded, SelectionCounted,
+                        StoreChanged, SyncNoted)
 from ..widgets.fields import Field
 from ..widgets.graph import GraphView
 from ..widgets.inspector import Inspector
@@ -26,7 +26,10 @@ from ..widgets.steady import update_rows
 from ..widgets.footer import FitFooter
 from .curate import CurateActions
 
-ORDERS = ("recent", "title")
+ORDERS = ("recent", "oldest", "title")
+REVERSED = {"recent": "oldest", "oldest": "recent"}  # (the store has no title order from Z to A)
+ORDER_WORDS = {"recent": "by recent", "oldest": "oldest first", "title": "by title"}
+COUNT_SHOWN_AFTER = 0.05  # seconds a count may take before the header says "counting…"
 STATUSES = ("active", "all", "archived", "superseded", "tombstoned")
 # What a status filter asks the store for: "all" is every status, tombstoned pages included (the store's own
 # "all" leaves them out), so "status all" lists every page the scope counts hold and the tombstoned ones.
@@ -120,6 +123,9 @@ class MainScreen(CurateActions):
         self.reviews = 0
         self.sync_state: dict | None = None  # sync_status, for the status line (F7 opens the sync dialog)
         self.listed: tuple[int, bool] | None = None  # rows in the list, and whether that is all of them
+        self.total: tuple[tuple, int] | None = None  # (listing key, pages) counted by the store for the list
+        self.counting = False  # a count is on its way and took long enough to say so
+        self._count_timer: Timer | None = None
         self._timer: Timer | None = None
         self._deferred: Timer | None = None  # the loads that wait for the first window (on_mount)
         self._shown_status: Content | None = None
@@ -217,10 +223,52 @@ class MainScreen(CurateActions):
             page_list.load(fetch, query=self.query_text, keep_page=keep_page,
                            empty_note="No pages match.", quiet=quiet)
         else:
+            self._count(quiet)
             fetch = list_fetch(read, self.scopes, self.status, self.order, self.actor)
+            other_end = REVERSED.get(self.order)  # End reads the listing from its other end (keyset, no offset)
+            reverse = list_fetch(read, self.scopes, self.status, other_end, self.actor) if other_end else None
             hint = (f"the Author filter: {self.app.key_display('actor_filter')}" if self.actor
                     else f"the Status filter: {self.app.key_display('status_filter')}")
-            page_list.load(fetch, keep_page=keep_page, empty_note=f"No pages here (try {hint}).", quiet=quiet)
+            page_list.load(fetch, keep_page=keep_page, empty_note=f"No pages here (try {hint}).", quiet=quiet,
+                           reverse=reverse)
+        self._show_status()
+
+    def _count_key(self) -> tuple:
+        return (tuple(self.scopes) if self.scopes is not None else None, self.status, self.actor)
+
+    def _count(self, quiet: bool) -> None:
+        """The list's real length, counted by the store off the loop; a count that takes over 50 ms shows
+        "counting…" until it lands (a quiet reload keeps the last number meanwhile)."""
+        key = self._count_key()
+        if self.total is not None and self.total[0] != key:
+            self.total = None
+        if not quiet or self.total is None:
+            if self._count_timer is not None:
+                self._count_timer.stop()
+            self._count_timer = self.set_timer(COUNT_SHOWN_AFTER, self._say_counting)
+        self._count_pages(key)
+
+    def _say_counting(self) -> None:
+        if self.total is None or self.total[0] != self._count_key():
+            self.counting = True
+            self._show_status()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="count")
+    def _count_pages(self, key: tuple) -> None:
+        scopes, status, actor = key
+        counted = self.app.store.count_pages(scopes=list(scopes) if scopes is not None else None,
+                                             status=statuses_of(status), actor_types=[actor] if actor else None)
+        if not get_current_worker().is_cancelled:
+            self.post_message(PagesCounted(key, counted["pages"]))
+
+    @on(PagesCounted)
+    def _pages_counted(self, message: PagesCounted) -> None:
+        message.stop()
+        if message.key != self._count_key():
+            return  # the scope or a filter changed meanwhile
+        if self._count_timer is not None:
+            self._count_timer.stop()
+        self.total, self.counting = (message.key, message.pages), False
         self._show_status()
 
     def on_resize(self) -> None:
@@ -285,8 +333,12 @@ class MainScreen(CurateActions):
         than the two rows the line has): only the filters that are set (no "status active", no "by anyone"),
         and the tombstoned count shorter."""
         parts = []
-        if self.listed is not None:
-            count, complete = self.listed
+        listing = not (self.query_text.strip() or any(self.dates))
+        total = self.total[1] if listing and self.total is not None and self.total[0] == self._count_key() else None
+        if total is None and listing and self.counting:
+            parts.append(" · counting…")
+        elif self.listed is not None or total is not None:
+            count, complete = (total, True) if total is not None else (self.listed or (0, False))
             held = self._scope_count()
             if not complete:
                 parts.append(f" · {count:,}+ pages")
@@ -308,7 +360,7 @@ class MainScreen(CurateActions):
         if self.query_text.strip():
             parts.append(f" · search ({self.mode}) “{self.query_text if words else ''}”")  # a long query is cut, not the mode
         else:
-            parts.append(" · newest first" if any(self.dates) else f" · by {self.order}")
+            parts.append(" · newest first" if any(self.dates) else f" · {ORDER_WORDS[self.order]}")
         chosen, picked = self.selected_count(), ""
         if chosen:  # before the filters: on a narrow pane it is the search words that are cut, never this
             keys = f"{self.app.key_display('delete')} deletes, {self.app.key_display('clear_selection')} clears"
@@ -347,6 +399,11 @@ class MainScreen(CurateActions):
 
     def on_page_list_highlighted(self, message: PageList.Highlighted) -> None:
         self.query_one(Inspector).show(message.row["page_id"] if message.row else None)
+
+    def on_page_list_ranked(self, message: PageList.Ranked) -> None:
+        more = "; more are ranked as you go down" if message.more else ", every one that matches"
+        self.notify(f"The last of {reading.counted(message.count, 'hit')} ranked so far{more}.", title="Search",
+                    timeout=4)
 
     def on_page_list_chosen(self, message: PageList.Chosen) -> None:
         self.query_one(Inspector).query_one("#tabs").focus()

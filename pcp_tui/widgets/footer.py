@@ -88,6 +88,8 @@ class FitFooter(Footer):
     def _fit(self) -> None:
         """Keys that do not fit whole are hidden, from the right; help, quit and the keys the screen pins (what
         acts on the selection) are always kept, and the others share what room they leave."""
+        if not self.is_attached:
+            return  # (a screen closed before its footer was fitted)
         keys = list(self.query(FooterKey))
         palette = [k for k in keys if k.has_class("-command-palette")]
         pins = ALWAYS_SHOWN | set(getattr(self.screen, "footer_pins", lambda: ())())
