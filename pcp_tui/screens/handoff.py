@@ -114,10 +114,10 @@ class HandoffScreen(StoreWorkers, Screen):
                 yield OptionList(id="basket")
                 yield Label(f"Chat label ({self.app.key_display('handoff.label')})", id="label-label")
                 yield Field(placeholder="e.g. Claude: thesis chapter 3", id="label", suggester=KnownChats(self))
-                yield Static("", id="chat-hint")
+                yield Static("", id="chat-hint").set_styles("display: none;")
                 yield Label("Token budget (optional)")
                 yield Field(placeholder="no limit", id="budget", restrict=r"[0-9]*")
-                yield Static("", id="budget-note")
+                yield Static("", id="budget-note").set_styles("display: none;")
                 with VerticalScroll(id="copy-scroll"):  # a long result scrolls; the basket keeps its rows
                     yield Static("", id="copy-result")
             with TabbedContent(initial="preview", id="handoff-tabs"):
@@ -242,6 +242,7 @@ class HandoffScreen(StoreWorkers, Screen):
         elif event.input.id == "budget":
             self.budget_problem, self.budget_checked = None, None
             self.query_one("#budget-note", Static).update("")
+            self.query_one("#budget-note", Static).display = False
             if self._budget_timer is not None:
                 self._budget_timer.stop()
             self._budget_timer = self.set_timer(BUDGET_DEBOUNCE, self._check_budget)
@@ -252,7 +253,7 @@ class HandoffScreen(StoreWorkers, Screen):
         known = self.chats
         copy, go_on = self.app.key_display("handoff.copy"), self.app.key_display("handoff.continue")
         if typed and typed in known:
-            hint = Content.assemble(("A known chat: ", "bold"), f"{go_on} continues it with what is new.")
+            hint = Content.assemble(("Known chat: ", "bold"), f"{go_on} continues it")
         else:
             matching = [c for c in known if typed.casefold() in c.casefold()][:3]
             if matching:
@@ -260,7 +261,9 @@ class HandoffScreen(StoreWorkers, Screen):
                                         ("  (→ completes)" if typed else "  (Ledger 2, Enter picks)", "dim"))
             else:
                 hint = Content.styled(f"A new chat: {copy} copies the bundle to it." if typed else "", "dim")
-        self.query_one("#chat-hint", Static).update(hint)
+        shown = self.query_one("#chat-hint", Static)
+        shown.update(hint)
+        shown.display = bool(hint.plain)  # (no empty row under the label)
 
     def _check_budget(self) -> None:
         """Try the typed budget on the basket (the store's own check, off the loop), before any confirmation."""
@@ -308,6 +311,7 @@ class HandoffScreen(StoreWorkers, Screen):
         self.budget_problem = (message.budget, message.problem) if message.problem else None
         note = self.query_one("#budget-note", Static)
         note.update(Content.styled(f"⚠ {message.problem}", "$error") if message.problem else "")
+        note.display = bool(message.problem)
         if message.problem and self._then is not None:
             self._then = None
             self.notify(message.problem, title="Token budget", severity="warning")

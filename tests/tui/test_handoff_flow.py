@@ -54,7 +54,8 @@ async def test_known_chats_are_offered_as_you_type_and_enter_on_a_ledger_row_pic
         await until(pilot, lambda: screen.chats == ["Claude: thesis", "ChatGPT: garden"], "the known chats, newest first")
         await pilot.press("c", "h", "a", "t")
         await settle(app, pilot)
-        assert "ChatGPT: garden" in str(screen.query_one("#chat-hint").render())
+        hint = screen.query_one("#chat-hint")
+        assert "ChatGPT: garden" in str(hint.render()) and hint.display and hint.region.height >= 1
         await until(pilot, lambda: screen.query_one("#label")._suggestion == "ChatGPT: garden", "the completion")
         screen.query_one("#label").value = ""
         screen.query_one("#basket").focus()
@@ -122,6 +123,8 @@ async def test_the_budget_is_tried_as_it_is_typed_and_a_copy_never_asks_to_confi
         await type_into(app, pilot, "#budget", "1")
         note = screen.query_one("#budget-note")
         await until(pilot, lambda: "cannot hold" in str(note.render()), "the budget note")
+        await settle(app, pilot)
+        assert note.display and note.region.height >= 1  # on screen, under the field
         await pilot.press("ctrl+y")
         await settle(app, pilot)
         assert not isinstance(app.screen, ConfirmScreen)
