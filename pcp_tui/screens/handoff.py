@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -456,7 +457,7 @@ class HandoffScreen(StoreWorkers, Screen):
         self._ledger_labels = {}
         for h in ledger["handoffs"]:
             self._ledger_labels[h["handoff_id"]] = h["label"]
-            table.add_row(h["created_at"][:16], Content(h["label"]), h["handoff_id"],
+            table.add_row(h["created_at"][:16], Text(h["label"], no_wrap=True, end=""), h["handoff_id"],
                           "continuation" if h.get("continuation_of") else "bundle", len(h["entries"]), h["tokens"],
                           key=h["handoff_id"])
 
