@@ -294,6 +294,10 @@ class PagesCounted(Message):
     pages: int
 
 
+class SelectionMoved(Message):
+    """begin_bulk_delete refused: the pages the filter selects are no longer the planned set."""
+
+
 @dataclass
 class SelectionCounted(Message):
     """plan_bulk_delete answered for "every page matching the current search and filters"."""
@@ -302,6 +306,7 @@ class SelectionCounted(Message):
     label: str
     pages: int
     key: tuple
+    again: bool = False  # counted again after a change in the store (no toast; the count follows)
 
 
 @dataclass

@@ -19,7 +19,7 @@ from textual.widgets import Button, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState
 
 from .. import commands, reading
-from ..messages import BulkFinished, BulkPlanned, BulkStarted, Progress, StoreWorkers
+from ..messages import BulkFinished, BulkPlanned, BulkStarted, Progress, SelectionMoved, StoreWorkers
 from ..widgets.fields import Field
 from .confirm import key_hint
 from .delete import TypedThenReason, counts_text
@@ -113,6 +113,7 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason):
         self.plan: dict | None = None
         self.receipt: dict | None = None  # once recorded: how far it got
         self.running = False
+        self.moved_from: int | None = None  # the planned count, when the selection moved before erasing began
         self.stopped = False
         self._stop = threading.Event()
 
@@ -160,9 +161,15 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="bulk-delete")
     def _erase(self, reason: str, digest: str) -> None:
+        from store import Conflict
+
         store = self.app.store
         sized = {} if self.batch_size is None else {"batch_size": self.batch_size}
-        started = store.begin_bulk_delete(self.filters, reason, digest, **sized)
+        try:
+            started = store.begin_bulk_delete(self.filters, reason, digest, **sized)
+        except Conflict:  # the selection changed since the plan: planned again, said in the app's words
+            self.post_message(SelectionMoved())
+            return
         self._run(started, first=True)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="bulk-delete")
@@ -199,6 +206,13 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason):
             else:  # nothing recorded (the selection changed since the plan, say): plan again
                 self._ready_again()
 
+    @on(SelectionMoved)
+    def _selection_moved(self, message: SelectionMoved) -> None:
+        message.stop()
+        self.moved_from = self.plan["pages"] if self.plan else None
+        self.running = False
+        self._ready_again()
+
     def _ready_again(self) -> None:
         self._stop.clear()
         for selector in ("#typed-label", "#typed", "#reason-label", "#reason", "#confirm"):
@@ -233,6 +247,14 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason):
         self.query_one("#plan", Static).update(bulk_plan_text(plan, self.label))
         self.query_one("#typed-label", Static).update(f"Type the number of pages ({pages:,}) to confirm:")
         self._check_ready()
+        before, self.moved_from = self.moved_from, None
+        if before is not None:
+            change = pages - before
+            what = (f"{reading.counted(change, 'page')} matched since the plan" if change > 0 else
+                    f"{reading.counted(-change, 'page')} left the selection since the plan" if change < 0 else
+                    "Other pages match now than when planned")
+            self.notify(f"{what}; nothing was erased. The plan above now has {pages:,}: type {pages:,} to go on.",
+                        title="The selection changed", severity="warning")
 
     @on(BulkStarted)
     def _started(self, message: BulkStarted) -> None:

@@ -468,6 +468,8 @@ class MainScreen(CurateActions):
         self._load_sync()
         self.reload_pages(quiet=True)
         self.query_one(Inspector).reload()  # an erased page clears it
+        if self.matching is not None:  # a page written or erased elsewhere may match: the ✓ count follows
+            self._count_matching(self.matching.filters, self.matching.label, self.matching.key, True)
 
     @on(BasketChanged)
     def _basket_changed(self, message: BasketChanged) -> None:
@@ -690,15 +692,19 @@ class MainScreen(CurateActions):
         self._count_matching(filters, label, self._listing_key())
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="select-matching")
-    def _count_matching(self, filters: dict[str, Any], label: str, key: tuple) -> None:
+    def _count_matching(self, filters: dict[str, Any], label: str, key: tuple, again: bool = False) -> None:
         plan = self.app.store.plan_bulk_delete(filters)
-        self.post_message(SelectionCounted(filters, label, plan["pages"], key))
+        self.post_message(SelectionCounted(filters, label, plan["pages"], key, again))
 
     @on(SelectionCounted)
     def _matching_counted(self, message: SelectionCounted) -> None:
         message.stop()
         if message.key != self._listing_key():
             return  # the search or filters changed meanwhile
+        if message.again:  # the store changed: "every match" is counted again (pages came or went)
+            if self.matching is not None:
+                self._set_matching(message if message.pages else None)
+            return
         if message.pages == 0:
             self.notify("Nothing matches; nothing is selected.", title="Select", severity="warning")
             return
