@@ -271,8 +271,9 @@ class RightsScreen(StoreWorkers, Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="export")
     def _export(self, path: Path, scopes: list[str] | None, fmt: str, create: bool) -> None:
-        if create:
-            path.parent.mkdir(parents=True, exist_ok=True)
+        if create:  # every folder made here is the owner's only (0700), as the store's own folders are
+            for folder in missing_folders(path):
+                folder.mkdir(mode=0o700, exist_ok=True)
         result = self.app.store.export(path, scopes=scopes, format=fmt,
                                        progress=lambda done, total, *_: self.post_message(Progress("export", done, total)))
         self.post_message(Exported(result))
