@@ -13,6 +13,7 @@ from textual.widgets import Button, Checkbox, Label, Static
 
 from .. import commands, reading
 from ..messages import DeletePlanned, PageDeleted, StoreWorkers
+from ..widgets.ticks import Tick
 from ..widgets.fields import Field
 from .confirm import key_hint
 
@@ -125,7 +126,7 @@ class DeleteScreen(StoreWorkers, TypedThenReason):
                          id="delete-title")
             with VerticalScroll(id="delete-body"):
                 yield Static("Planning…", id="plan")
-            yield Checkbox("Also erase the pages derived from it (cascade)", id="cascade", disabled=True)
+            yield Tick("Also erase the pages derived from it (cascade)", id="cascade", disabled=True)
             yield Static(f"Type the page's short id to confirm: the last 6 characters of {self.page_id}",
                          id="typed-label")  # a Static wraps, so the id is never cut off
             yield Field(placeholder="6 characters", id="typed", max_length=6)

@@ -17,6 +17,7 @@ from .. import commands
 from ..reading import counted
 from ..messages import (AuditLoaded, Exported, Progress, ReceiptsLoaded, ScopeDeleted, ScopePlanned, ScopesLoaded,
                         StoreChanged, StoreWorkers)
+from ..widgets.ticks import TickList
 from ..widgets.fields import Field
 from ..widgets.footer import FitFooter
 from ..widgets.tabs import show_tab
@@ -67,7 +68,7 @@ class RightsScreen(StoreWorkers, Screen):
             with TabPane("1 Export", id="export"):
                 with Form():
                     yield Label("Scopes to export (choose none for everything)")
-                    yield SelectionList[str](id="export-scopes")
+                    yield TickList(id="export-scopes")
                     yield Label("Format")
                     yield Select([("JSON Lines (complete, re-importable)", "jsonl"),
                                   ("Markdown folder (for reading)", "markdown")], value="jsonl", allow_blank=False,
