@@ -15,7 +15,7 @@ from .. import commands
 from ..app import PcpApp
 from .confirm import key_hint
 
-TITLES = {"app": "Everywhere", "main": "Pages", "confirm": "Confirmations", "form": "Dialogs with fields", "delete": "Delete",
+TITLES = {"app": "Everywhere", "main": "Pages", "search": "Search box", "confirm": "Confirmations", "form": "Dialogs with fields", "delete": "Delete",
           "bulk_delete": "Delete many",
           "revise": "Revise", "link": "Link", "rights": "Your rights", "handoff": "Handoff",
           "reviews": "Reviews", "welcome": "Welcome / import", "sync": "Sync", "help": "Help"}

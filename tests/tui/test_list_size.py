@@ -30,7 +30,9 @@ def store_250(workdir, fixed_clock):
 
 
 def header(app) -> str:
-    return str(app.screen.query_one("#list-status").render())
+    """The list's header line ("" until the main screen has composed it)."""
+    found = app.screen.query("#list-status")
+    return str(found.first().render()) if found else ""
 
 
 async def test_the_header_counts_every_page_of_the_listing_not_the_rows_loaded(store_250, make_app):
