@@ -121,3 +121,30 @@ async def test_a_conversation_row_follows_its_title_when_another_process_renames
                        check=True, capture_output=True)
         await until(pilot, lambda: str(scope_node(tree, namespace).label).startswith("Renamed by the CLI"),
                     "the row to show the new title")
+
+
+async def test_conversations_without_an_import_scope_are_grouped_by_source_then_month(empty_store, make_app):
+    """A store whose conversation scopes hang under no import scope (made before imports had one, or by hand):
+    the `conversation` group shows a row per source, then its months, not every conversation at the top."""
+    store = empty_store
+    days = {"chatgpt": ["2024-05-03", "2024-05-20", "2024-06-01"], "claude": ["2024-05-07"]}
+    for source, dates in days.items():
+        for n, day in enumerate(dates):
+            namespace = f"conversation:{source}:c{n}"
+            store.create_scope(namespace, display_name=f"{source.capitalize()} conversation, {day}")
+            store.write_page(namespace, content=f"# Chat {n}", facets={"title": f"Chat {source} {n}"})
+    app = make_app(store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        tree = app.screen.query_one(ScopeTree)
+        group = next(n for n in tree.root.children if n.data["kind"] == "prefix" and n.data["prefix"] == "conversation")
+        sources = [str(n.label).rsplit("  ", 1)[0] for n in group.children]
+        assert sources == ["ChatGPT chats", "Claude chats"]
+        months = [str(n.label).rsplit("  ", 1)[0] for n in group.children[0].children]
+        assert months == ["2024-06", "2024-05"]  # newest first
+        assert [str(n.label).rsplit("  ", 1)[0] for n in group.children[0].children[1].children] == \
+            ["c1", "c0"]  # no conversation page of an importer: its short id, newest first
+        tree.move_cursor(group.children[0].children[1])
+        tree.action_select_cursor()
+        await settle(app, pilot)
+        assert sorted(app.screen.scopes) == ["conversation:chatgpt:c0", "conversation:chatgpt:c1"]
