@@ -294,6 +294,14 @@ class PagesCounted(Message):
     pages: int
 
 
+@dataclass
+class SelectionChecked(Message):
+    """Of the pages selected one by one that were `checked`, those the store still has (`found`)."""
+
+    checked: list[str]
+    found: set[str]
+
+
 class SelectionMoved(Message):
     """begin_bulk_delete refused: the pages the filter selects are no longer the planned set."""
 

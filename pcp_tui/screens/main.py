@@ -14,8 +14,8 @@ from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from .. import commands, reading
-from ..messages import (BasketChanged, OpenPage, PagesCounted, ReviewsCounted, ScopesLoaded, SelectionCounted,
-                        StoreChanged, SyncNoted)
+from ..messages import (BasketChanged, OpenPage, PagesCounted, ReviewsCounted, ScopesLoaded, SelectionChecked,
+                        SelectionCounted, StoreChanged, SyncNoted)
 from ..widgets.fields import Field
 from ..widgets.graph import GraphView
 from ..widgets.inspector import Inspector
@@ -470,6 +470,30 @@ class MainScreen(CurateActions):
         self.query_one(Inspector).reload()  # an erased page clears it
         if self.matching is not None:  # a page written or erased elsewhere may match: the ✓ count follows
             self._count_matching(self.matching.filters, self.matching.label, self.matching.key, True)
+        if self.selection:  # a page selected one by one may have been erased elsewhere: it leaves the selection
+            self._check_selection(list(self.selection))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="selection-check")
+    def _check_selection(self, page_ids: list[str]) -> None:
+        from store import NotFound
+
+        found: set[str] = set()
+        for batch in reading.chunks(page_ids):
+            try:
+                results = self.app.store.read_pages(batch, projections=("manifest",))["results"]
+            except NotFound:  # every page of the batch was erased
+                continue
+            found |= {res["revision"]["page_id"] for res in results if "revision" in res}
+        self.post_message(SelectionChecked(page_ids, found))
+
+    @on(SelectionChecked)
+    def _selection_checked(self, message: SelectionChecked) -> None:
+        message.stop()
+        gone = [page_id for page_id in message.checked if page_id in self.selection and page_id not in message.found]
+        for page_id in gone:
+            del self.selection[page_id]
+        if gone:
+            self._show_selection()
 
     @on(BasketChanged)
     def _basket_changed(self, message: BasketChanged) -> None:
