@@ -534,6 +534,16 @@ class MainScreen(CurateActions):
     def action_focus_pages(self) -> None:
         self.query_one(PageList).focus()
 
+    def show_everything(self) -> None:
+        """Every scope, no search (after an import: its pages are listed, not the search that was on)."""
+        search = self.query_one("#search", Field)
+        if self._timer is not None:
+            self._timer.stop()
+        search.value = ""
+        self.query_text = ""
+        self.refresh_bindings()
+        self.action_all_scopes()
+
     def action_all_scopes(self) -> None:
         self.scopes, self.scope_label = None, "all scopes"
         self.reload_pages()
