@@ -137,6 +137,8 @@ COMMANDS: tuple[Command, ...] = (
             priority=True),
     Command("rights.more", "ctrl+n", "More audit", "Load the next page of the audit log", "more_audit", "rights",
             priority=True),
+    Command("rights.resume", "r", "Resume", "Resume the highlighted stopped deletion (Receipts tab): it erases the "
+            "rest of its recorded set", "resume_deletion", "rights"),
     Command("rights.back", "escape", "Back", "Back to the pages", "back", "rights"),
     Command("rights.tab_export", "1", "Export tab", "Show the Export tab (write everything out)", "show_tab('export')",
             "rights", footer=False),

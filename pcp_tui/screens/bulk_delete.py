@@ -116,6 +116,15 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason):
         self.moved_from: int | None = None  # the planned count, when the selection moved before erasing began
         self.stopped = False
         self._stop = threading.Event()
+        self.resume_id: str | None = None  # a deletion stopped earlier, resumed when the dialog opens
+
+    @classmethod
+    def resuming(cls, receipt_id: str, follow: Callable[[dict, bool], None] | None = None) -> BulkDeleteScreen:
+        """The dialog for a deletion stopped earlier (its dialog closed since): it erases the rest of the recorded
+        set at once (that set was confirmed when it began), with its progress; esc stops again."""
+        screen = cls({}, f"the stopped deletion {receipt_id}", follow=follow)
+        screen.resume_id = receipt_id
+        return screen
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog wide"):
@@ -150,6 +159,12 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason):
         self.query_one("#bulk-progress").display = False
         self.query_one("#bulk-status").display = False
         self.query_one("#resume").display = False
+        if self.resume_id is not None:
+            self.query_one("#bulk-title", Static).update(Content.styled(f"Resuming {self.resume_id}", "bold"))
+            self.query_one("#plan", Static).update("The rest of the set recorded when this deletion began.")
+            self._begin()
+            self._resume(self.resume_id)
+            return
         self.query_one("#typed", Field).focus()  # typing starts in the field, never on a button
         self._plan()
 
