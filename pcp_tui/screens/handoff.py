@@ -106,6 +106,7 @@ class HandoffScreen(StoreWorkers, Screen):
         self._then: tuple[str, str] | None = None  # ("copy", label): copy once the preview is built
         self._budget_timer: Timer | None = None
         self._ledger_labels: dict[str, str] = {}  # ledger row (handoff id) -> its chat's label
+        self.copied: set[str] = set()  # the pages the copy result on screen names
 
     def compose(self) -> ComposeResult:
         yield Static(Content.styled("Handoff: carry pages into a chat", "bold"), id="handoff-title")
@@ -166,6 +167,9 @@ class HandoffScreen(StoreWorkers, Screen):
         message.stop()
         self._show_basket()
         self._drop_preview()
+        if self.copied - set(self.ids):  # the copy result names a page that left the basket (erased): it goes too
+            self.copied = set()
+            self.query_one("#copy-result", Static).update("")
         if self.ledger_page not in self.ids:
             self._ledger(None)
 
@@ -425,6 +429,7 @@ class HandoffScreen(StoreWorkers, Screen):
         result = message.result
         kind = "Continuation" if result.get("continuation_of") else "Bundle"
         self.query_one("#copy-result", Static).update(summary(result, f"{kind} {result['handoff_id']}"))
+        self.copied = {e["page_id"] for e in result["entries"]}
         self.query_one("#preview-text", Static).update(Content(result["text"]))
         self.notify(f"For “{result['label']}”: {copy_sentence(result['clipboard'])} File: {result.get('file')}",
                     title="Handoff", timeout=8)

@@ -73,6 +73,8 @@ async def test_the_basket_and_the_handoff_preview_drop_a_page_erased_elsewhere(d
         await pilot.press("f3")
         await until(pilot, lambda: isinstance(app.screen, HandoffScreen), "the handoff screen")
         screen = app.screen
+        await pilot.press(*"Claude: erasure", "ctrl+y")  # f3 opens in the label: a copy first
+        await until(pilot, lambda: refs["alpha-bib"] in str(screen.query_one("#copy-result").render()), "the copy")
         await pilot.press("ctrl+b")
         text, summary = screen.query_one("#preview-text"), screen.query_one("#preview-summary")
         await until(pilot, lambda: "Munkres" in str(text.render()), "the preview")
@@ -81,6 +83,8 @@ async def test_the_basket_and_the_handoff_preview_drop_a_page_erased_elsewhere(d
         await until(pilot, lambda: "Munkres" not in str(text.render()) and refs["alpha-bib"] not in str(summary.render())
                     and "Bibliography" not in str(screen.query_one("#basket").get_option_at_index(0).prompt),
                     "the preview and the basket pane")
+        await until(pilot, lambda: refs["alpha-bib"] not in str(screen.query_one("#copy-result").render()),
+                    "the copy result that named it")
         await until(pilot, lambda: screen.preview is not None and len(screen.preview["entries"]) == 1, "a new preview")
         assert refs["alpha-bib"] not in screen.preview["text"]
 
