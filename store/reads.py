@@ -18,7 +18,7 @@ from .files import folder_warnings
 from .scope_titles import live_titles
 from .titles import shown_title
 from .types import (
-    AuditEvent, AuditLog, Capabilities, DoctorReport, HistoryEntry, PageList, PageSummary, Payload, ProvenanceEvent,
+    AuditEvent, AuditLog, Capabilities, DoctorReport, HistoryEntry, PageCount, PageList, PageSummary, Payload, ProvenanceEvent,
     LifecycleStep, PageLifecycle, ReadItem, ReadResult, Relation, Relations, Revision, Scope, ScopeList,
     SourceRef, SuppressionNote,
 )
@@ -472,7 +472,7 @@ class ReadOps(Part):
         return {"pages": rows, "next_cursor": cursor}
 
     @operation("count_pages")
-    def count_pages(self, call: Call, scopes: Any = None, status: Any = None, actor_types: Any = None) -> dict[str, int]:
+    def count_pages(self, call: Call, scopes: Any = None, status: Any = None, actor_types: Any = None) -> PageCount:
         """How many pages list_pages would list with these filters (the readable ones only): {"pages": N}."""
         self._require_somewhere("search")
         named = self._named_scopes(call, scopes, "search")
