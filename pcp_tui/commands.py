@@ -170,6 +170,8 @@ COMMANDS: tuple[Command, ...] = (
             "reviews"),
     Command("reviews.confirm", "s", "Confirm", "Confirm a model's supersedes as your own (asks first)", "confirm",
             "reviews"),
+    Command("reviews.dismiss", "d", "Dismiss", "Keep the page: the recommendation is closed as dismissed (a model's "
+            "supersedes is unlinked)", "dismiss_recommendation", "reviews"),
     Command("reviews.open", "enter", "Open", "Show the page", "open", "reviews"),
     Command("reviews.back", "escape", "Back", "Close", "back", "reviews"),
     # the welcome / import screen

@@ -115,6 +115,7 @@ class Store:
         self.untombstone_page = lifecycle.untombstone_page
         self.recommend_tombstone = lifecycle.recommend_tombstone
         self.list_recommendations = lifecycle.list_recommendations
+        self.dismiss_recommendation = lifecycle.dismiss_recommendation
         self.suppress_pages = lifecycle.suppress_pages
         self.unsuppress_pages = lifecycle.unsuppress_pages
         # deletion
