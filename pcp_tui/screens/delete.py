@@ -34,16 +34,17 @@ def plan_text(plan: dict, titles: dict[str, str]) -> Content:
         f"{reading.counted(plan.get('bytes', 0), 'byte')} of content.",
         "Nothing of it stays in the database, its WAL, its index or the handoff copies; a receipt without content is kept.",
     ]
-    if len(plan.get("pages", [])) > 1:
-        lines.append("Pages: " + ", ".join(titles.get(p, p) for p in plan["pages"][:12]))
-    for rev in plan.get("revisions", [])[:8]:
-        lines.append(f"  revision {rev}")
-    if len(plan.get("revisions", [])) > 8:
-        lines.append(f"  … and {len(plan['revisions']) - 8} more revisions")
+    # What decides the question first (at 80x24 the body shows six rows): the pages, what derives from them,
+    # the handoffs and export files that hold them; the revision ids last.
+    pages = plan.get("pages", [])
+    if len(pages) > 1:
+        lines.append("Pages: " + ", ".join(titles.get(p, p) for p in pages[:12])
+                     + (f", and {len(pages) - 12:,} more" if len(pages) > 12 else ""))
     derived = plan.get("derived_pages", [])
     if derived:
         lines.append(f"{reading.counted(len(derived), 'page')} derived from it stay{'s' if len(derived) == 1 else ''} unless you cascade (ctrl+k): "
-                     + ", ".join(titles.get(p, p) for p in derived[:8]))
+                     + ", ".join(titles.get(p, p) for p in derived[:8])
+                     + (f", and {len(derived) - 8:,} more" if len(derived) > 8 else ""))
     handoffs = plan.get("handoffs", [])
     if handoffs:
         chats = sorted({h["label"] for h in handoffs})
@@ -51,6 +52,11 @@ def plan_text(plan: dict, titles: dict[str, str]) -> Content:
                      f"{', '.join(chats)} (their stored copies are rewritten to say 'erased').")
     for export in plan.get("export_files", []):
         lines.append(f"Your export file {export['path']} holds it; it is your file and is not rewritten.")
+    revisions = plan.get("revisions", [])
+    for rev in revisions[:8]:
+        lines.append(f"  revision {rev}")
+    if len(revisions) > 8:
+        lines.append(f"  … and {len(revisions) - 8} more revisions")
     return Content("\n".join(lines))
 
 
