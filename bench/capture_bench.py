@@ -138,7 +138,7 @@ def _bench(opts: argparse.Namespace, work: Path) -> int:
             spent.append((after.children_user - before.children_user) + (after.children_system - before.children_system))
         return statistics.median(spent)
 
-    floor = {"interpreter": cpu_of("pass"), "pcp_tui.cli": cpu_of("import pcp_tui.cli, pcp_tui.capture_hook"),
+    floor = {"interpreter": cpu_of("pass"), "pcp_tui.cli": cpu_of("import pcp_tui.cli, pcp_tui.capture.hook"),
              "store": cpu_of("import store, store.adapters, store.capture")}
 
     median = statistics.median(walls)

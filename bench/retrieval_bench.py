@@ -112,6 +112,7 @@ class Question:
     targets: set[str]  # page ids (store) that answer it
     bare_targets: set[str]  # keys in the bare table that answer it
     evidence: list[str] = field(default_factory=list)
+    date_named: bool = False  # a temporal (category 2) question that names a date ("in May 2022", "on 3 June")
 
 
 @dataclass
@@ -130,9 +131,13 @@ def first_rank(ids: list[str], targets: set[str]) -> int | None:
     return next((i + 1 for i, x in enumerate(ids) if x in targets), None)
 
 
+DEPTHS = (5, 10, 20)  # recall@k reported for each (one search of max(k, 20) hits per question)
+
+
 def run_questions(st: Any, restricted: Any, bare: Bare, questions: list[Question], mode: str, k: int) -> list[Outcome]:
     from store import PcpError
 
+    k = max(k, *DEPTHS)
     out = []
     for i, q in enumerate(questions):
         o = Outcome()
@@ -171,17 +176,18 @@ def recall(outcomes: list[Outcome], attr: str, k: int) -> float:
 
 
 def summary(outcomes: list[Outcome], k: int, restricted: bool) -> dict:
-    s = {
-        "questions": len(outcomes),
-        f"store_recall@{k}": recall(outcomes, "rank_store", k),
-        f"bare_recall@{k}": recall(outcomes, "rank_bare", k),
+    s: dict[str, Any] = {"questions": len(outcomes)}
+    for depth in sorted({*DEPTHS, k}):
+        s[f"store_recall@{depth}"] = recall(outcomes, "rank_store", depth)
+        s[f"bare_recall@{depth}"] = recall(outcomes, "rank_bare", depth)
+    s.update({
         "store_recall@1": recall(outcomes, "rank_store", 1),
         "bare_recall@1": recall(outcomes, "rank_bare", 1),
         "store_ms_p50": pct([o.ms_store for o in outcomes], .5),
         "store_ms_p95": pct([o.ms_store for o in outcomes], .95),
         "bare_ms_p50": pct([o.ms_bare for o in outcomes], .5),
         "errors": sum(1 for o in outcomes if o.error),
-    }
+    })
     if restricted:
         s[f"restricted_recall@{k}"] = recall(outcomes, "rank_restricted", k)
         s["restricted_differs"] = sum(1 for o in outcomes if o.restricted_same is False)
@@ -292,6 +298,7 @@ def evidence_ids(evidence: Any) -> list[str]:
 def run_locomo(args: argparse.Namespace, work: Path) -> dict:
     from store import AccessSession, Store
     from store.adapters import import_chatgpt
+    from store.analysis import dates_named
 
     data_dir = Path(args.data).expanduser() if args.data else DEFAULT_DATA
     if not data_dir.is_dir():
@@ -334,7 +341,8 @@ def run_locomo(args: argparse.Namespace, work: Path) -> dict:
             unmapped += [e for e in ev if e not in page_of]
             targets = {page_of[e] for e in ev if e in page_of}
             no_evidence += not targets
-            questions.append(Question(stem, category, qa["question"], targets, {e for e in ev if e in text_of}, ev))
+            questions.append(Question(stem, category, qa["question"], targets, {e for e in ev if e in text_of}, ev,
+                                      category == "2" and bool(dates_named(qa["question"]))))
         bare = Bare(text_of.items())
         restricted = None
         if args.also_restricted:
@@ -368,6 +376,7 @@ def run_locomo(args: argparse.Namespace, work: Path) -> dict:
         "tune": [o for o, q in zip(all_o, all_q, strict=False) if q.group not in held_out],
         "held_out": [o for o, q in zip(all_o, all_q, strict=False) if q.group in held_out],
         "overall": all_o,
+        "date_named": [o for o, q in zip(all_o, all_q, strict=False) if q.date_named],
     }
     by_cat_all = {c: summary([o for o, q in zip(all_o, all_q, strict=False) if q.category == c], args.k, restricted_on)
                   for c in sorted(categories) if any(q.category == c for q in all_q)}
@@ -444,11 +453,16 @@ def run_cjk(args: argparse.Namespace, work: Path) -> dict:
 
 # --------------------------------------------------------------------------- report
 
+def _depths(k: int) -> list[int]:
+    return sorted({*DEPTHS, k})
+
+
 def _row(label: str, s: dict, k: int, restricted: bool, at1: bool = False) -> str:
     cells = f"{label:<22} {s['questions']:>5}"
     if at1:
         cells += f" {s['store_recall@1']:>8.1%} {s['bare_recall@1']:>8.1%}"
-    cells += f" {s[f'store_recall@{k}']:>9.1%} {s[f'bare_recall@{k}']:>9.1%}"
+    for depth in _depths(k):
+        cells += f" {s[f'store_recall@{depth}']:>9.1%} {s[f'bare_recall@{depth}']:>8.1%}"
     if restricted:
         cells += f" {s[f'restricted_recall@{k}']:>10.1%} {s['restricted_differs']:>8}"
     cells += f" {s['store_ms_p50']:>8.1f} {s['store_ms_p95']:>8.1f} {s['bare_ms_p50']:>7.2f}"
@@ -461,7 +475,8 @@ def _header(k: int, restricted: bool, at1: bool = False) -> str:
     h = f"{'':<22} {'n':>5}"
     if at1:
         h += f" {'store@1':>8} {'bare@1':>8}"
-    h += f" {f'store@{k}':>9} {f'bare@{k}':>9}"
+    for depth in _depths(k):
+        h += f" {f'store@{depth}':>9} {f'bare@{depth}':>8}"
     if restricted:
         h += f" {f'restr.@{k}':>10} {'differ':>8}"
     h += f" {'ms p50':>8} {'ms p95':>8} {'bare ms':>7}"
@@ -472,7 +487,7 @@ def print_report(result: dict, restricted: bool) -> None:
     loc = result.get("locomo")
     if loc and "files" in loc:
         k = loc["k"]
-        print(f"\nLoCoMo recall@{k}, mode {loc['mode']!r}, categories {','.join(loc['categories'])} "
+        print(f"\nLoCoMo recall@5/10/20, mode {loc['mode']!r}, categories {','.join(loc['categories'])} "
               f"(store = search_pages as the owner; bare = FTS5 bm25 over the question's words OR-ed)")
         print(_header(k, restricted))
         for stem, f in loc["files"].items():
@@ -492,8 +507,15 @@ def print_report(result: dict, restricted: bool) -> None:
         for c, s in loc["by_category"].items():
             print(_row(f"all files cat {c}", s, k, restricted))
         for name, s in loc["groups"].items():
-            label = {"tune": "tune files", "held_out": "held-out files", "overall": "OVERALL"}[name]
+            label = {"tune": "tune files", "held_out": "held-out files", "overall": "OVERALL",
+                     "date_named": "date-named (cat 2)"}[name]
             print(_row(label, s, k, restricted))
+        dated = loc["groups"].get("date_named")
+        if dated:
+            found = round(dated[f"store_recall@{k}"] * dated["questions"])
+            bare = round(dated[f"bare_recall@{k}"] * dated["questions"])
+            print(f"  date-named questions (category 2 naming a day, month or year): {found} of {dated['questions']} "
+                  f"found in the first {k} (bare {bare})")
         print(f"  held-out files: {', '.join(loc['held_out_files'])}; tune: the others")
     elif loc:
         print(f"\nLoCoMo: {loc['skipped']}")

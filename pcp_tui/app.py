@@ -23,6 +23,7 @@ from . import commands, config, reading, theming
 from .collector import TICK, IdleCollector
 from .palette import PcpCommands
 from .messages import BasketChanged, BasketChecked, Progress, StoreActivity, StoreChanged, StoreReady, StoreWorkers
+from .text import printable
 
 WATCH_INTERVAL = 1.0  # seconds between looks at the store's newest audit event (changes by other processes)
 # Operations that write nothing but their audit event: when only these appear, only the audit log changed.
@@ -150,7 +151,7 @@ class PcpApp(StoreWorkers, App[int]):
         """Every notification as plain text: messages carry titles, relation types and paths a writer chose (a
         title holding `[@click=app.quit]` would be a live link in the toast, a stored escape sequence would
         reach the terminal). `markup` is ignored (Widget.notify passes it on; no message here uses it)."""
-        message, title = reading.printable(str(message)), reading.printable(str(title))
+        message, title = printable(str(message)), printable(str(title))
         keys = notice_anchor(self.screen)
         if keys is not None:  # in a dialog: a toast would cover its buttons and keys (at 80x24 it fills the screen)
             dialog_notice(keys, message, title, severity,
@@ -409,7 +410,7 @@ class PcpApp(StoreWorkers, App[int]):
         title = "Command palette" if isinstance(self.screen, CommandPalette) else getattr(self.screen, "title_text",
                                                                                            None)
         self.push_screen(HelpScreen(getattr(self.screen, "COMMAND_SCOPE", None), dialog=isinstance(self.screen, ModalScreen),
-                                    dialog_title=reading.printable(title) if isinstance(title, str) else None))
+                                    dialog_title=printable(title) if isinstance(title, str) else None))
 
     def action_rights(self) -> None:
         from .screens.rights import RightsScreen
@@ -435,6 +436,29 @@ class PcpApp(StoreWorkers, App[int]):
         if self.store is not None and not isinstance(self.screen, WelcomeScreen):
             self.push_screen(WelcomeScreen(first_run=False))
 
+    def show_pages(self) -> None:
+        """Replace the current screen (an empty store's welcome) with the pages."""
+        from .screens.main import MainScreen
+
+        self.switch_screen(MainScreen())
+
+    def show_everything(self) -> None:
+        """The pages screen, when it is the one shown, lists every scope with no search (after an import)."""
+        from .screens.main import MainScreen
+
+        if isinstance(self.screen, MainScreen):
+            self.screen.show_everything()
+
+    def close_sync(self, dialog: Screen, took_pages: bool) -> None:
+        """Close the sync dialog; on an empty store's welcome screen, a sync that brought pages in opens the pages
+        instead (the app decides where to go, so the dialog needs neither screen)."""
+        from .screens.welcome import WelcomeScreen
+
+        below = self.screen_stack[-2] if len(self.screen_stack) > 1 else None
+        dialog.dismiss(None)
+        if took_pages and isinstance(below, WelcomeScreen) and below.first_run:
+            self.show_pages()
+
     def action_sync(self) -> None:
         from .screens.sync import SyncScreen
 
@@ -451,13 +475,13 @@ class PcpApp(StoreWorkers, App[int]):
         return True
 
     def action_demo(self) -> None:
-        from . import demo
+        from store import paths
 
         if self.demo_mode:
             self.notify("This is the demo store already; `pcp` opens your own.", title="Demo")
             return
         self.notify("Opening the demo store; your own store is not touched.", title="Demo")
-        self.switch_store(demo.demo_path(), demo=True)
+        self.switch_store(paths.demo_path(), demo=True)
 
     # --- the command palette: every command of this screen and the app, plus themes ---
 

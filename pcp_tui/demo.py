@@ -1,4 +1,4 @@
-"""The demo store: where it lives, and filling it from the demo world shipped in pcp_tui/data/demo.jsonl.
+"""The demo store: filling it from the demo world shipped in pcp_tui/data/demo.jsonl (its path: store.paths.demo_path).
 
 The file is a list of operations (scope, write, revise, import, link, archive, tombstone, suppress,
 recommend_tombstone) replayed through ordinary Store methods, so the demo exercises the same paths
@@ -8,24 +8,12 @@ as real use. Runs in a worker thread; never touches the user's own store.
 from __future__ import annotations
 
 import json
-import os
 from importlib import resources
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from .shared import LIFECYCLE_STATUSES
+
 MODEL_PERMISSIONS = {"search", "read", "write", "manage_scope", "revise", "link", "suppress", "tombstone"}
-
-
-def demo_path(db: str | None = None) -> Path:
-    """--db if given, else $PCP_DEMO_DB, else <user data dir>/demo.db ($PCP_DB is ignored)."""
-    if db:
-        return Path(db).expanduser()
-    env = os.environ.get("PCP_DEMO_DB")
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("pcp", appauthor=False)) / "demo.db"
 
 
 def demo_operations() -> Iterator[dict]:
@@ -39,7 +27,7 @@ def demo_operations() -> Iterator[dict]:
 def is_empty(store: Any) -> bool:
     """True when the store holds no page at all (of any status) and no scope."""
     # The page first: list_scopes counts the pages of the scopes it lists (slow on a big store).
-    if store.list_pages(status=["active", "superseded", "archived", "tombstoned"], limit=1)["pages"]:
+    if store.list_pages(status=list(LIFECYCLE_STATUSES), limit=1)["pages"]:
         return False
     return not store.list_scopes(limit=1)["scopes"]
 

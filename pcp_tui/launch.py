@@ -1,23 +1,14 @@
-"""Starting the app: `pcp` (your store), `pcp demo` (the demo store), `pcp serve` (in a browser tab).
+"""Starting the app in this terminal: `pcp` (your store), `pcp demo` (the demo store).
 
-`python -m pcp_tui.launch --db PATH [--demo]` is the command textual-serve runs for each browser session.
+`python -m pcp_tui.launch --db PATH [--demo]` is also the command `pcp serve` (pcp_tui/serve/web.py) runs for
+each browser session.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import shlex
 import sys
 from pathlib import Path
-
-DEFAULT_PORT = 8000
-
-
-def store_path(db: str | None) -> Path | None:
-    """--db, else $PCP_DB, else None (the store's own default)."""
-    chosen = db if db is not None else (os.environ.get("PCP_DB") or None)
-    return Path(chosen).expanduser() if chosen else None
 
 
 def run_app(db: Path | None, demo: bool = False) -> int:
@@ -29,35 +20,16 @@ def run_app(db: Path | None, demo: bool = False) -> int:
     return app.return_code or 0
 
 
-def app_command(db: Path | None, demo: bool) -> str:
-    """The shell command that starts one app session (what textual-serve runs)."""
-    parts = [sys.executable, "-m", "pcp_tui.launch"]
-    if db is not None:
-        parts += ["--db", str(db.resolve())]
-    if demo:
-        parts.append("--demo")
-    return " ".join(shlex.quote(p) for p in parts)
-
-
-def serve(db: Path | None, port: int, demo: bool = False) -> int:
-    """Serve the app to a browser on 127.0.0.1:port, behind the local-server guard, until interrupted."""
-    from .local_guard import LocalGuard
-    from .web_serve import GuardedServer
-
-    GuardedServer(app_command(db, demo), LocalGuard(port)).serve()
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pcp_tui.launch", description="Run the pcp app.")
     parser.add_argument("--db", metavar="PATH")
     parser.add_argument("--demo", action="store_true", help="the demo store (filled when empty)")
     args = parser.parse_args(argv)
-    if args.demo:
-        from .demo import demo_path
+    from store import paths
 
-        return run_app(demo_path(args.db), demo=True)
-    return run_app(store_path(args.db))
+    if args.demo:
+        return run_app(paths.demo_path(args.db), demo=True)
+    return run_app(paths.named_path(args.db))
 
 
 if __name__ == "__main__":

@@ -2,76 +2,20 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any, Iterable
-
-from rich.cells import cell_len
 
 from store import LIMITS
 from store import chunks as _chunks
 
-ALL_PROJECTIONS = ("manifest", "payload", "relations", "history", "facets", "source_spans", "lifecycle")
+from .shared import PROJECTIONS
+from .text import printable
+
 MAX_GRAPH_NODES = 40
 
 
 def chunks(items: list, size: int = LIMITS["max_ids_per_read"]) -> Iterable[list]:
     """`items` in batches one read_pages call accepts."""
     return _chunks(items, size)
-
-
-def counted(n: int, singular: str, plural: str | None = None) -> str:
-    """`1 page`, `2 pages`, `1 entry`, `3 entries`: a count with its noun in the right number."""
-    return f"{n:,} {singular if n == 1 else plural or singular + 's'}"
-
-
-def already_gone(receipt: dict) -> str:
-    """For a bulk deletion's receipt: how many of the pages it dealt with it erased itself, when some were
-    already gone (erased another way meanwhile, e.g. by a second deletion while this one was stopped)."""
-    done = int(receipt.get("pages_done") or 0)
-    erased = int((receipt.get("counts") or {}).get("pages", done))
-    if erased >= done:
-        return ""
-    return f" ({erased:,} erased by this deletion, {done - erased:,} already gone)"
-
-
-# Control characters other than tab and newline (C0, DEL, C1) shown as the Unicode control pictures: stored
-# text (an import, a model's write) must never reach the terminal as an escape sequence (ESC ] 2 set the
-# window title, ESC ] 52 writes the clipboard, ESC [ 2 J clears the screen). Rich and Textual strip only a few.
-_PICTURES = {c: 0x2400 + c for c in range(0x20) if c not in (9, 10)} | {0x7F: 0x2421} | \
-    {c: 0xFFFD for c in range(0x80, 0xA0)}
-
-
-def printable(text: str) -> str:
-    """`text` safe to draw: its control characters (but tab and newline) as visible symbols (ESC as ␛)."""
-    return text.translate(_PICTURES)
-
-
-def one_line(text: str) -> str:
-    """`text` on one line (every run of white space, newlines too, as one space), safe to draw (`printable`): a
-    label in a list or tree, where a newline would break the line and a stored escape sequence reach the
-    terminal (relation types are any text a writer chose)."""
-    return printable(" ".join(str(text).split()))
-
-
-def shown_path(path: Path | str, width: int = 0) -> str:
-    """A store's path to show on one line: the home folder as `~`, and when it is wider than `width` cells
-    (0: any width) its start cut ("…" then as much of the end as fits, the file name at least)."""
-    text = str(path)
-    home = str(Path.home())
-    if home not in ("", "/") and (text == home or text.startswith(home + os.sep)):
-        text = "~" + text[len(home):]
-    text = printable(text)
-    if width <= 0 or cell_len(text) <= width:
-        return text
-    name = Path(text).name
-    keep = max(width - 1, cell_len(name))
-    tail = ""
-    for ch in reversed(text):  # the end, cell by cell (a wide character counts two)
-        if cell_len(tail) + cell_len(ch) > keep:
-            break
-        tail = ch + tail
-    return "…" + tail if tail != text else text
 
 
 def title_of(envelope: dict) -> str:
@@ -140,7 +84,7 @@ def whole_content(store: Any, revision_id: str) -> str:
 
 def load_page(store: Any, page_id: str) -> dict:
     """Everything the inspector shows for one page, in two reads plus relation-end titles."""
-    full = store.read_pages([page_id], projections=ALL_PROJECTIONS)["results"][0]
+    full = store.read_pages([page_id], projections=PROJECTIONS)["results"][0]
     raw = store.read_pages([page_id])  # exactly what `pcp read --json ID` prints
     relations = full.get("relations") or {"outgoing": [], "incoming": []}
     others = [r["to_page_id"] for r in relations["outgoing"]] + [r["from_page_id"] for r in relations["incoming"]]

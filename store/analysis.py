@@ -26,6 +26,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import compress
+from datetime import date, timedelta
 from typing import Iterator, cast
 
 import snowballstemmer  # type: ignore[import-untyped]
@@ -209,6 +211,8 @@ class Unit:
 
     key: str  # the term, or the two CJK characters of a bigram
     parts: tuple[str, ...]  # the index terms it is made of (one, or two adjacent CJK characters)
+    weight: float = 1.0  # below 1 for an instance standing in for a kind word ("hike" for "sports")
+    group: str = ""  # the key of the question's unit it stands in for (a spelling, an instance); "" for itself
 
     @property
     def match(self) -> str:
@@ -474,3 +478,361 @@ def number_terms(salt: bytes) -> frozenset[str]:
     return frozenset(index_terms(" ".join(sorted(_NUMBER_WORDS)), salt))
 
 
+
+
+# --------------------------------------------------------------------------- time as people say it
+# Relative time in a message ("yesterday", "last Friday", "two weeks ago", "上周", "前天") read
+# against the message's own date: the days it names are indexed beside its text (see store.index).
+
+_NUM_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+              "eight": 8, "nine": 9, "ten": 10, "couple": 2, "few": 3}
+_WEEKDAYS = {name: i for i, name in enumerate("monday tuesday wednesday thursday friday saturday sunday".split())}
+_EN_RELATIVE = re.compile(
+    r"\b(?:(?P<dby>the\s+day\s+before\s+yesterday)|(?P<dat>the\s+day\s+after\s+tomorrow)"
+    r"|(?P<yday>yesterday|last\s+night)|(?P<today>today|tonight|this\s+(?:morning|afternoon|evening))"
+    r"|(?P<tmrw>tomorrow)"
+    r"|(?:(?P<n>\d{1,2}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+couple\s+of|a\s+few|couple\s+of|few)"
+    r"\s+(?P<unit>day|week|weekend|month|year)s?\s+(?:ago|back|earlier))"
+    r"|(?:(?P<rel>last|this\s+past|past|this|next|on)\s+(?P<what>week|weekend|month|year|summer|winter|spring|fall|autumn"
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)))\b",
+    re.I,
+)
+_CN_NUM = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10,
+           "几": 3}
+_CJK_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+_CJK_RELATIVE = re.compile(
+    r"(?P<d3>大前天)|(?P<d2>前天|一昨日)|(?P<d1>昨天|昨日|昨晚|昨夜)|(?P<d0>今天|今日|今早|今晚|今朝)|(?P<p1>明天|明日)"
+    r"|(?P<p2>后天|明後日)"
+    r"|(?P<lw>上周|上星期|上个星期|上個星期|上週|先週)(?P<lwd>[一二三四五六日天]|末)?"
+    r"|(?P<nw>下周|下星期|下个星期|下週|来週)(?P<nwd>[一二三四五六日天]|末)?"
+    r"|(?P<tw>这周|这个星期|本周|今週)(?P<twd>[一二三四五六日天]|末)?"
+    r"|(?:周|星期)(?P<wd>[一二三四五六日天])"
+    r"|(?P<lm>上个月|上個月|上月|先月)|(?P<ly>去年|昨年)|(?P<ly2>前年)"
+    r"|(?P<cn>\d{1,2}|[一两二三四五六七八九十几])\s*(?:个|個)?(?P<cu>天|日|周|星期|礼拜|月|年)(?:前|以前)"
+)
+SEASON_MONTHS = {"summer": (6, 7, 8), "winter": (12, 1, 2), "spring": (3, 4, 5), "fall": (9, 10, 11), "autumn": (9, 10, 11)}
+MAX_EVENT_DATES = 24  # days one message may name (a long text says many things; its first mentions count)
+EVENT_SCAN_CHARS = 20_000
+
+
+def _day_of(stamp: str | None) -> date | None:
+    if not stamp or len(stamp) < 10:
+        return None
+    try:
+        return date(int(stamp[:4]), int(stamp[5:7]), int(stamp[8:10]))
+    except ValueError:
+        return None
+
+
+def _month_shift(day: date, months: int) -> tuple[int, int]:
+    total = day.year * 12 + day.month - 1 + months
+    return total // 12, total % 12 + 1
+
+
+def _week(start: date) -> list[date]:
+    return [start + timedelta(days=i) for i in range(7)]
+
+
+# Every English expression read holds one of these words: text without any is not scanned at all,
+# and text with some is scanned only around them (most text never names a relative day).
+_EN_ANCHORS = ("yesterday", "tomorrow", "today", "tonight", "night", "morning", "afternoon", "evening", " ago",
+               " back", "earlier", "week", "month", "year", "summer", "winter", "spring", "fall", "autumn",
+               "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+_UNITS = ("day days week weeks weekend weekends month months year years summer winter spring fall autumn "
+          "monday tuesday wednesday thursday friday saturday sunday night morning afternoon evening")
+_BEFORE = "last this next past on few couple a an one two three four five six seven eight nine ten"
+_AFTER = "ago back earlier"
+_ALONE = "yesterday tomorrow today tonight"
+
+
+@lru_cache(maxsize=1)
+def _time_stems() -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
+    def stems(words: str) -> frozenset[str]:
+        return frozenset(normalise_word(w) for w in words.split())
+    return stems(_UNITS), stems(_BEFORE), stems(_AFTER), stems(_ALONE)
+
+
+def may_name_time(terms: list[str]) -> bool:
+    """Whether a text's index terms hold a word pair a relative time expression needs ("last week",
+    "days ago", "yesterday"): most text holds none and is never scanned for dates."""
+    units, before, after, alone = _time_stems()
+    if alone.isdisjoint(terms) is False:
+        return True
+    if units.isdisjoint(terms):
+        return False
+    last = len(terms) - 1
+    # Only the positions of time words are looked at (found at C speed).
+    for i in compress(range(len(terms)), map(units.__contains__, terms)):
+        if (i and terms[i - 1] in before) or (i < last and terms[i + 1] in after):
+            return True
+    return False
+
+
+def _en_matches(scan: str) -> Iterator[re.Match[str]]:
+    """The English relative time expressions of a text, in order (only windows around an anchor are read)."""
+    low = scan.lower()
+    windows: list[list[int]] = []
+    for word in _EN_ANCHORS:
+        i = low.find(word)
+        while i >= 0:
+            start = low.rfind(" ", 0, max(0, i - 32)) + 1  # from a word boundary
+            windows.append([start, min(len(low), i + len(word) + 24)])
+            i = low.find(word, i + len(word))
+    if not windows:
+        return
+    windows.sort()
+    merged = [windows[0]]
+    for s, e in windows[1:]:
+        if s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    for s, e in merged:
+        end = low.find(" ", e)
+        yield from _EN_RELATIVE.finditer(scan, s, len(scan) if end < 0 else end)
+
+
+def _season(what: str, said: date, back: bool, ahead: bool) -> list[DateNamed]:
+    """The months of "last summer", "next winter", "this fall" said on a given day."""
+    if what == "winter":  # December and the January and February after it
+        if back:
+            dec = said.year - 1 if said.month >= 3 else said.year - 2
+        elif ahead or said.month >= 3:
+            dec = said.year
+        else:
+            dec = said.year - 1
+        return [(dec, 12, None), (dec + 1, 1, None), (dec + 1, 2, None)]
+    months = SEASON_MONTHS[what]
+    year = said.year
+    if back and said.month <= max(months):
+        year -= 1
+    elif ahead and said.month >= min(months):
+        year += 1
+    return [(year, mo, None) for mo in months]
+
+
+def event_dates(text: str | None, stamp: str | None) -> list[DateNamed]:
+    """The days (or months, or years) a text's relative time expressions name, read against the
+    date it was said (`stamp`, ISO 8601): "yesterday" said on 4 October 2023 is (2023, 10, 3);
+    "last week" is the seven days of the week before; "last month" is (year, month, None).
+
+    Only what a calendar can settle is read: a bare weekday is the last one before the day of
+    speaking (after it with "next"), "this weekend" the coming one; vaguer words ("recently",
+    "the other day") name nothing. The index holds what this returns (store.index.date_tokens): a
+    change to its rules is a change to the analyser (bump ANALYSER_VERSION), or an erasure would take
+    rows out with other values than they went in with.
+    """
+    said = _day_of(stamp)
+    if said is None or not text:
+        return []
+    scan = text[:EVENT_SCAN_CHARS]
+    out: list[DateNamed] = []
+    days: list[date] = []
+    monday = said - timedelta(days=said.weekday())
+    for m in _en_matches(scan):
+        g = m.groupdict()
+        if g["dby"]:
+            days.append(said - timedelta(days=2))
+        elif g["dat"]:
+            days.append(said + timedelta(days=2))
+        elif g["yday"]:
+            days.append(said - timedelta(days=1))
+        elif g["today"]:
+            days.append(said)
+        elif g["tmrw"]:
+            days.append(said + timedelta(days=1))
+        elif g["unit"]:
+            word = " ".join(g["n"].lower().split())
+            n = int(word) if word.isdigit() else _NUM_WORDS.get(word.split()[-1] if word.split()[-1] != "of" else word.split()[-2], 1)
+            unit = g["unit"].lower()
+            if unit == "day":
+                days.append(said - timedelta(days=n))
+            elif unit == "week":
+                days.extend(_week(monday - timedelta(days=7 * n)))
+            elif unit == "weekend":
+                sat = monday - timedelta(days=2) - timedelta(days=7 * (n - 1))
+                days.extend((sat, sat + timedelta(days=1)))
+            elif unit == "month":
+                y, mo = _month_shift(said, -n)
+                out.append((y, mo, None))
+            else:
+                out.append((said.year - n, None, None))
+        else:
+            rel = " ".join(g["rel"].lower().split())
+            what = g["what"].lower()
+            back = rel in ("last", "this past", "past")
+            ahead = rel == "next"
+            if what in _WEEKDAYS:
+                wd = _WEEKDAYS[what]
+                if ahead or (rel == "this" and wd > said.weekday()):
+                    delta = (wd - said.weekday()) % 7 or 7
+                    days.append(said + timedelta(days=delta))
+                elif rel == "this":
+                    days.append(monday + timedelta(days=wd))
+                else:  # "last Friday", "on Friday", "this past Friday": the last one before today
+                    delta = (said.weekday() - wd) % 7 or 7
+                    days.append(said - timedelta(days=delta))
+            elif what == "week":
+                if rel == "on":
+                    continue
+                days.extend(_week(monday + timedelta(days=-7 if back else 7 if ahead else 0)))
+            elif what == "weekend":
+                if rel == "on":
+                    continue
+                sat = monday + timedelta(days=5)
+                if back:
+                    sat = sat - timedelta(days=7) if said < sat + timedelta(days=2) else sat
+                    if said.weekday() >= 5 and rel == "last":
+                        sat = monday - timedelta(days=2)
+                elif ahead:
+                    sat += timedelta(days=7)
+                days.extend((sat, sat + timedelta(days=1)))
+            elif what == "month":
+                if rel != "on":
+                    y, mo = _month_shift(said, -1 if back else 1 if ahead else 0)
+                    out.append((y, mo, None))
+            elif what == "year":
+                if rel != "on":
+                    out.append((said.year + (-1 if back else 1 if ahead else 0), None, None))
+            elif what in SEASON_MONTHS and rel != "on":
+                out.extend(_season(what, said, back, ahead))
+        if len(days) + len(out) >= MAX_EVENT_DATES:
+            break
+    for m in (() if scan.isascii() else _CJK_RELATIVE.finditer(scan)):
+        g = m.groupdict()
+        for key, shift in (("d3", -3), ("d2", -2), ("d1", -1), ("d0", 0), ("p1", 1), ("p2", 2)):
+            if g[key]:
+                days.append(said + timedelta(days=shift))
+        for key, sub, weeks in (("lw", "lwd", -1), ("nw", "nwd", 1), ("tw", "twd", 0)):
+            if g[key]:
+                start = monday + timedelta(days=7 * weeks)
+                if g[sub] == "末":
+                    days.extend((start + timedelta(days=5), start + timedelta(days=6)))
+                elif g[sub]:
+                    days.append(start + timedelta(days=_CJK_WEEKDAY[g[sub]]))
+                else:
+                    days.extend(_week(start))
+        if g["wd"]:
+            days.append(monday + timedelta(days=_CJK_WEEKDAY[g["wd"]]))
+        if g["lm"]:
+            y, mo = _month_shift(said, -1)
+            out.append((y, mo, None))
+        if g["ly"]:
+            out.append((said.year - 1, None, None))
+        if g["ly2"]:
+            out.append((said.year - 2, None, None))
+        if g["cn"]:
+            n = int(g["cn"]) if g["cn"].isdigit() else _CN_NUM[g["cn"]]
+            unit = g["cu"]
+            if unit in ("天", "日"):
+                days.append(said - timedelta(days=n))
+            elif unit in ("周", "星期", "礼拜"):
+                days.extend(_week(monday - timedelta(days=7 * n)))
+            elif unit == "月":
+                y, mo = _month_shift(said, -n)
+                out.append((y, mo, None))
+            else:
+                out.append((said.year - n, None, None))
+        if len(days) + len(out) >= MAX_EVENT_DATES:
+            break
+    out.extend((d.year, d.month, d.day) for d in days if d != said)
+    return sorted(set(out), key=lambda f: (f[0] or 0, f[1] or 0, f[2] or 0))[:MAX_EVENT_DATES]
+
+
+# --------------------------------------------------------------------------- chatter
+# Words of greetings, thanks and agreement: a message made only of these (and names, and function
+# words) says nothing a question asks for ("Thanks, Sam! Talk soon. Bye!").
+_PLEASANTRIES = frozenset("""hi hey hello hiya yo bye goodbye cya thanks thank thx ty welcome great awesome cool nice good
+    sure ok okay yeah yes yep yup yea wow whoa glad happy sound sounds love talk soon later see care take catch
+    appreciate appreciated enjoy definitely totally absolutely congrats congratulations luck hope well amazing
+    fantastic wonderful lovely really true right fun agree course haha lol cheers alright fine bet keep touch chat
+    awesome super sweet thrilled excited proud stoked hear same too indeed exactly lot lots much anytime wish best
+    let know hang tight dear buddy pal friend man guys guy folks night morning evening""".split())
+_AFTER_NO = frozenset("problem problems worries worry prob probs".split())
+_CJK_PLEASANTRIES = frozenset("谢好哈嗯哦呀啦拜再见嘿喂行棒太感")
+
+
+@lru_cache(maxsize=1)
+def _pleasantry_terms() -> frozenset[str]:
+    return frozenset(normalise_word(w) for w in _PLEASANTRIES) | _CJK_PLEASANTRIES
+
+
+@lru_cache(maxsize=1)
+def _after_no_terms() -> frozenset[str]:
+    return frozenset(normalise_word(w) for w in _AFTER_NO)
+
+
+def content_terms(terms: list[str]) -> set[str]:
+    """The terms of a text that carry content: not function words, not greetings or thanks
+    ("no problem" and "no worries" are thanks)."""
+    chatter = _pleasantry_terms()
+    after_no = _after_no_terms()
+    out = set()
+    prev = ""
+    for t in terms:
+        if not (t in chatter or is_stop(t) or (prev == "no" and t in after_no) or t in CJK_STOP):
+            out.add(t)
+        prev = t
+    return out
+
+
+# --------------------------------------------------------------------------- words that differ
+INSTANCE_WEIGHT = 0.5  # an instance of a kind the question names ("hike" for "sports")
+MAX_ALTERNATIVES = 48
+
+
+@lru_cache(maxsize=4)
+def _word_tables(salt: bytes) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
+    """The kind and spelling tables of `store.words` as index terms."""
+    from .words import KINDS, SPELLINGS
+
+    def term(word: str) -> str:
+        terms = index_terms(word, salt)
+        return terms[0] if len(terms) == 1 else ""
+
+    kinds: dict[str, tuple[str, ...]] = {}
+    for kind, instances in KINDS.items():
+        key = term(kind)
+        if key:
+            found = [t for t in (term(w) for w in instances) if t and t != key]
+            kinds[key] = tuple(dict.fromkeys((*kinds.get(key, ()), *found)))
+    spellings = {term(a): term(b) for a, b in SPELLINGS.items() if term(a) and term(b) and term(a) != term(b)}
+    return kinds, spellings
+
+
+def alternatives(units: list[Unit], salt: bytes) -> list[Unit]:
+    """Units standing in for a question's words: the other spelling (full weight) and the instances
+    of a kind word (lower weight), never one the question already has."""
+    kinds, spellings = _word_tables(salt)
+    have = {u.key for u in units}
+    out: list[Unit] = []
+    for u in units:
+        if len(u.parts) != 1 or u.group:
+            continue
+        other = spellings.get(u.key)
+        if other and other not in have:
+            have.add(other)
+            out.append(Unit(other, (other,), 1.0, u.key))
+        for inst in kinds.get(u.key, ()):
+            if inst not in have and len(out) < MAX_ALTERNATIVES:
+                have.add(inst)
+                out.append(Unit(inst, (inst,), INSTANCE_WEIGHT, u.key))
+    return out
+
+
+_SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]{0,40}(?: [A-Z][\w'.-]{0,40})?)\s*:")
+_NAME = re.compile(r"(?<![.!?:;\n]\s)(?<![.!?:;\n])(?<=\s)([A-Z][a-z]+)")
+
+
+def names(text: str) -> set[str]:
+    """Index terms of what reads as names in a short text: a leading speaker tag ("Ann: ...") and
+    capitalised words that do not start a sentence ("No problem, Maria!")."""
+    found: set[str] = set()
+    m = _SPEAKER.match(text)
+    if m:
+        found.update(normalise_word(w) for w in m.group(1).split())
+    for m in _NAME.finditer(text):
+        found.add(normalise_word(m.group(1)))
+    return found

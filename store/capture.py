@@ -11,7 +11,7 @@ duplicates; what differs is what reaches the store:
 - tool traffic is never captured (no `with_tools`): pcp's own MCP results are tool results, so
   they never come back as pages, and neither does a shell command's output.
 
-The front end (pcp_tui/capture*.py) decides which sessions are captured and when.
+The front end (pcp_tui/capture/) decides which sessions are captured and when.
 """
 
 from __future__ import annotations

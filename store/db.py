@@ -15,7 +15,7 @@ from .errors import Conflict, Invalid
 from .files import make_private_dirs, make_private_file, narrow, store_files
 from .paths import require_store
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 UPGRADE_HINT = index.UPGRADE_HINT
 MIN_SQLITE = (3, 43, 0)  # FTS5 contentless_delete (3.43) and secure-delete (3.42)
 
@@ -494,7 +494,13 @@ def _migrate_erasure(db: pw.SqliteDatabase, models: SimpleNamespace) -> None:
     scope_titles.rename_titled_scopes(db)
 
 
+def _to_v8(db: pw.SqliteDatabase, models: SimpleNamespace) -> None:
+    """Schema 8 (issue 34): the days relative time names ("yesterday", "上周") beside each revision's text, derived
+    for the existing revisions in resumable batches (store/upgrade.py)."""
+    index.start_dates(db.cursor())
+
+
 # MIGRATIONS[n] upgrades schema version n to n + 1, inside the open transaction.
 MIGRATIONS: dict[int, Callable[[pw.SqliteDatabase, SimpleNamespace], None]] = {
     1: _to_v2, 2: _migrate_import_reports, 3: _migrate_bulk_deletions, 4: _migrate_title_order, 5: _migrate_sync,
-    6: _migrate_erasure}
+    6: _migrate_erasure, 7: _to_v8}

@@ -616,7 +616,8 @@ class ExportOps(Part):
         inputs = {i for e in obj["provenance"] for i in e.get("input_revision_ids", [])}
         for input_id in sorted(inputs):
             m.ProvenanceInput.create(revision=rev.id, page=page.id, input_revision_id=input_id, input_page=None)
-        index.add_revisions(self._db.cursor(), self._salt, [(rev.id, scope.id, rev.title, rev.content, facets)],
+        index.add_revisions(self._db.cursor(), self._salt, [(rev.id, scope.id, rev.title, rev.content, facets,
+                                                              rev.observed_at or rev.created_at)],
                             counted=page.status != "tombstoned")
         return True
 

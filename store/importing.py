@@ -101,7 +101,7 @@ class ImportUnit:
         self._linked: set[tuple[int, int, str]] = set()
         self._allowed: set[tuple[str, str]] = set()
         self._rows: dict[str, list[tuple[Any, ...]]] = {name: [] for name in _INSERTS}
-        self._index: list[tuple[int, int, str, str | None, dict[str, Any]]] = []
+        self._index: list[index.IndexRow] = []
         self._next: list[int] | None = None  # next free page and revision keys (we hold the write lock)
         self._known: dict[str, tuple[Any, ...] | None] = {}  # prefetched source ids (None: not in the store)
 
@@ -214,7 +214,7 @@ class ImportUnit:
         self._rows["revision"].append((rev_pk, rev_id, page_pk, scope_pk, stamp, observed, tool_type, tool, media,
                                        content, v.content_digest(content), title, facet_json, refs_json,
                                        self._provenance))
-        self._index.append((rev_pk, scope_pk, title, content, facet_map))
+        self._index.append((rev_pk, scope_pk, title, content, facet_map, observed or stamp))
         self._rows["source_page"].append((source_key, page_pk, digest))
         self._pages[page_pk] = (ns, rev_id)
         self._fresh.add(page_pk)

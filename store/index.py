@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from .analysis import ANALYSER_VERSION, index_terms, stat_terms
+from .analysis import ANALYSER_VERSION, DateNamed, event_dates, index_terms, may_name_time, stat_terms
 from .errors import Conflict
 
 UPGRADE_HINT = "run pcp once to upgrade this store"
@@ -48,6 +48,7 @@ UPGRADE_KEY = "index_upgrade"  # meta: "<cursor> <until>" while old revisions ar
 # meta: the analyser version (analysis.ANALYSER_VERSION) that wrote the rows of FTS_TABLE. A row is
 # deleted with the values it was indexed with, so a pcp whose analyser differs must re-index first.
 ANALYSER_KEY = "index_analyser"
+DATES_KEY = "index_dates"  # meta: "<cursor> <until>" while old revisions' event dates are being derived
 
 STATS_DDL = (
     "CREATE TABLE IF NOT EXISTS term_stat (term TEXT NOT NULL, scope_id INTEGER NOT NULL, df INTEGER NOT NULL, "
@@ -79,11 +80,12 @@ def facet_text(facets: dict[str, Any]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Analysed:
-    """A revision's three index columns as term lists."""
+    """A revision's three index columns as term lists, and the derived date tokens (not counted)."""
 
     title: list[str]
     body: list[str]
     meta: list[str]
+    dates: tuple[str, ...] = ()
 
     @property
     def count(self) -> int:
@@ -98,14 +100,42 @@ class Analysed:
         return stat_terms(self.title) | stat_terms(self.body) | stat_terms(self.meta)
 
 
-def analyse(title: str, content: str | None, facets: dict[str, Any], salt: bytes) -> Analysed:
+def date_tokens(dates: Sequence[DateNamed]) -> tuple[str, ...]:
+    """FTS tokens of event dates: `zdYYYYMMDD` for a day, `zmYYYYMM` for its month, `zyYYYY` for its year."""
+    out: dict[str, None] = {}
+    for y, m, d in dates:
+        if y is None:
+            continue
+        if m is not None and d is not None:
+            out[f"zd{y:04d}{m:02d}{d:02d}"] = None
+        if m is not None:
+            out[f"zm{y:04d}{m:02d}"] = None
+        out[f"zy{y:04d}"] = None
+    return tuple(out)
+
+
+def derived_dates(content: str | None, when: str | None, terms: list[str] | None = None) -> tuple[str, ...]:
+    """The one derivation the write paths call: the date tokens of the days a text's relative time
+    expressions name, read against `when` (the revision's observed_at, else its created_at). With the
+    text's index terms, text that cannot name a relative day is passed over without a scan."""
+    if not content or not when:
+        return ()
+    if terms is not None and content.isascii() and not may_name_time(terms):
+        return ()
+    return date_tokens(event_dates(content, when))
+
+
+def analyse(title: str, content: str | None, facets: dict[str, Any], salt: bytes, when: str | None = None) -> Analysed:
     """The index view of a revision. A title taken from the content's first line is not indexed
-    twice (it would double those words' postings); a facet or source title is."""
+    twice (it would double those words' postings); a facet or source title is. With `when` (the
+    revision's date) the days its relative time expressions name are derived too."""
     own_title = bool(facets.get("title")) or content is None
+    body = index_terms(content or "", salt)
     return Analysed(
         index_terms(title, salt) if own_title and title else [],
-        index_terms(content or "", salt),
+        body,
         index_terms(facet_text(facets), salt) if facets else [],
+        derived_dates(content, when, body) if when else (),
     )
 
 
@@ -150,7 +180,10 @@ class StatsDelta:
 
 
 def fts_row(rowid: int, scope_pk: int, doc: Analysed) -> tuple[int, str, str, str, str]:
-    return (rowid, " ".join(doc.title), " ".join(doc.body), " ".join(doc.meta), f"zs{scope_pk}")
+    # The `scope` column also holds the derived date tokens: queries never match it with words, and
+    # they leave with the row when it is deleted (erased with the revision).
+    scope = f"zs{scope_pk} " + " ".join(doc.dates) if doc.dates else f"zs{scope_pk}"
+    return (rowid, " ".join(doc.title), " ".join(doc.body), " ".join(doc.meta), scope)
 
 
 INSERT_FTS = f"INSERT INTO {FTS_TABLE}(rowid, title, body, meta, scope) VALUES (?,?,?,?,?)"
@@ -158,13 +191,16 @@ DELETE_FTS = (f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, body, meta, s
               "VALUES ('delete', ?,?,?,?,?)")
 
 
-def add_revisions(cur: Any, salt: bytes, rows: Iterable[tuple[int, int, str, str | None, dict[str, Any]]],
-                  counted: bool = True) -> None:
-    """Index revisions given as (revision pk, scope pk, title, content, facets) and count them."""
+IndexRow = tuple[int, int, str, str | None, dict[str, Any], str | None]
+
+
+def add_revisions(cur: Any, salt: bytes, rows: Iterable[IndexRow], counted: bool = True) -> None:
+    """Index revisions given as (revision pk, scope pk, title, content, facets, date) and count them;
+    the date (observed_at, else created_at) is what relative time in the content is read against."""
     delta = StatsDelta()
     fts = []
-    for rev_pk, scope_pk, title, content, facets in rows:
-        doc = analyse(title, content, facets, salt)
+    for rev_pk, scope_pk, title, content, facets, when in rows:
+        doc = analyse(title, content, facets, salt, when)
         fts.append(fts_row(rev_pk, scope_pk, doc))
         if counted:
             delta.add(scope_pk, doc)
@@ -187,16 +223,19 @@ def _revision_docs(cur: Any, salt: bytes, rev_pks: Sequence[int],
     """(revision pk, scope pk, analysed text, counted) of stored revisions already in the current index
     (with `every`, of all of them)."""
     state = None if every else _upgrade_state(cur)
+    dated = _dates_state(cur)
     out = []
     for part in chunks(list(rev_pks)):
         marks = ",".join("?" * len(part))
-        for rev_pk, scope_pk, title, content, facets, status in cur.execute(
-            "SELECT r.id, r.scope_id, r.title, r.content, r.facets, p.status FROM revision r "
-            f"JOIN page p ON p.id = r.page_id WHERE r.id IN ({marks})", part,
+        for rev_pk, scope_pk, title, content, facets, status, when in cur.execute(
+            "SELECT r.id, r.scope_id, r.title, r.content, r.facets, p.status, COALESCE(r.observed_at, r.created_at) "
+            f"FROM revision r JOIN page p ON p.id = r.page_id WHERE r.id IN ({marks})", part,
         ).fetchall():
             if state is not None and state[0] < rev_pk <= state[1]:
                 continue  # not re-indexed yet: it has no statistics to move
-            doc = analyse(title or "", content, json.loads(facets or "{}"), salt)
+            if dated is not None and dated[0] < rev_pk <= dated[1]:
+                when = None  # its row was written before event dates were derived (schema 7): it holds none
+            doc = analyse(title or "", content, json.loads(facets or "{}"), salt, when)
             out.append((rev_pk, scope_pk, doc, status != "tombstoned"))
     return out
 
@@ -377,6 +416,7 @@ def start_reindex(cur: Any) -> None:
         cur.execute(f"DROP TABLE {FTS_TABLE}")
     else:
         cur.execute(f"ALTER TABLE {FTS_TABLE} RENAME TO {OLD_FTS_TABLE}")
+    cur.execute("DELETE FROM meta WHERE key = ?", (DATES_KEY,))  # the batches derive the event dates too
     for table in ("term_stat", "scope_stat"):  # counted again, revision by revision, by the batches
         if _has_table(cur, table):
             cur.execute(f"DELETE FROM {table}")
@@ -390,13 +430,14 @@ def upgrade_batch(cur: Any, salt: bytes, size: int = 2000) -> bool:
         return True
     cursor, until = state
     rows = cur.execute(
-        "SELECT r.id, r.scope_id, r.title, r.content, r.facets, p.status FROM revision r JOIN page p ON p.id = r.page_id "
-        "WHERE r.id > ? AND r.id <= ? ORDER BY r.id LIMIT ?", (cursor, until, size),
+        "SELECT r.id, r.scope_id, r.title, r.content, r.facets, p.status, COALESCE(r.observed_at, r.created_at) "
+        "FROM revision r JOIN page p ON p.id = r.page_id WHERE r.id > ? AND r.id <= ? ORDER BY r.id LIMIT ?",
+        (cursor, until, size),
     ).fetchall()
     delta = StatsDelta()
     fts = []
-    for rev_pk, scope_pk, title, content, facets, status in rows:
-        doc = analyse(title or "", content, json.loads(facets or "{}"), salt)
+    for rev_pk, scope_pk, title, content, facets, status, when in rows:
+        doc = analyse(title or "", content, json.loads(facets or "{}"), salt, when)
         fts.append(fts_row(rev_pk, scope_pk, doc))
         if status != "tombstoned":
             delta.add(scope_pk, doc)
@@ -410,6 +451,77 @@ def upgrade_batch(cur: Any, salt: bytes, size: int = 2000) -> bool:
                 cur.execute(f"DROP TABLE {table}")
         return True
     cur.execute("UPDATE meta SET value = ? WHERE key = ?", (f"{rows[-1][0]} {until}", UPGRADE_KEY))
+    return False
+
+
+def _dates_state(cur: Any) -> tuple[int, int] | None:
+    row = cur.execute("SELECT value FROM meta WHERE key = ?", (DATES_KEY,)).fetchone()
+    if row is None:
+        return None
+    cursor, until = row[0].split()
+    return int(cursor), int(until)
+
+
+def start_dates(cur: Any) -> None:
+    """Mark every existing revision for the derivation of its event dates (schema 8; search keeps working).
+    A pending re-index derives them anyway. Until a revision's batch has run, its row holds no dates, and
+    it leaves the index (an erasure) with the values it has (`_revision_docs`)."""
+    if _upgrade_state(cur) is not None:
+        return
+    until = cur.execute("SELECT COALESCE(MAX(id), 0) FROM revision").fetchone()[0]
+    cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (DATES_KEY, f"0 {until}"))
+
+
+def pending_progress(cur: Any) -> tuple[int, int] | None:
+    """(done, total) over both passes an older store may need (re-index, then event dates); None when none."""
+    passes = [p for p in (upgrade_progress(cur), _dates_progress(cur)) if p is not None]
+    if not passes:
+        return None
+    return sum(p[0] for p in passes), sum(p[1] for p in passes)
+
+
+def _dates_progress(cur: Any) -> tuple[int, int] | None:
+    state = _dates_state(cur)
+    if state is None:
+        return None
+    cursor, until = state
+    done = cur.execute("SELECT COUNT(*) FROM revision WHERE id <= ?", (min(cursor, until),)).fetchone()[0]
+    total = cur.execute("SELECT COUNT(*) FROM revision WHERE id <= ?", (until,)).fetchone()[0]
+    return int(done), int(total)
+
+
+def pending_batch(cur: Any, salt: bytes, size: int = 2000) -> bool:
+    """The next batch of whichever pass is pending (re-index first); True when nothing is left."""
+    if _upgrade_state(cur) is not None:
+        upgrade_batch(cur, salt, size)
+        return _upgrade_state(cur) is None and _dates_state(cur) is None
+    return dates_batch(cur, salt, size)
+
+
+def dates_batch(cur: Any, salt: bytes, size: int = 2000) -> bool:
+    """Derive the event dates of the next `size` older revisions (their FTS rows are written again with
+    them; the statistics do not change); True when none are left."""
+    state = _dates_state(cur)
+    if state is None:
+        return True
+    cursor, until = state
+    rows = cur.execute(
+        "SELECT id, scope_id, title, content, facets, COALESCE(observed_at, created_at) FROM revision "
+        "WHERE id > ? AND id <= ? ORDER BY id LIMIT ?", (cursor, until, size)).fetchall()
+    old, fts = [], []
+    for rev_pk, scope_pk, title, content, facets, when in rows:
+        if derived_dates(content, when):
+            doc = analyse(title or "", content, json.loads(facets or "{}"), salt, when)
+            fts.append(fts_row(rev_pk, scope_pk, doc))
+            # The row leaves with exactly the values schema 7 wrote (no dates), and comes back with them.
+            old.append(fts_row(rev_pk, scope_pk, Analysed(doc.title, doc.body, doc.meta)))
+    if fts:
+        cur.executemany(DELETE_FTS, old)
+        cur.executemany(INSERT_FTS, fts)
+    if len(rows) < size:
+        cur.execute("DELETE FROM meta WHERE key = ?", (DATES_KEY,))
+        return True
+    cur.execute("UPDATE meta SET value = ? WHERE key = ?", (f"{rows[-1][0]} {until}", DATES_KEY))
     return False
 
 

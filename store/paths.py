@@ -1,6 +1,7 @@
 """Which file is the store, and whether a path may become one (shared/spec/cli.md, global options).
 
-One rule for the `pcp` command, the MCP server and the app: `--db`, else $PCP_DB, else the default path. A file
+One rule for the `pcp` command, the MCP server, the app and the capture hook: `--db`, else $PCP_DB, else the
+default path; the demo store is its own (`--db`, else $PCP_DEMO_DB, else demo.db beside the default). A file
 that exists but is not a pcp store is refused before anything writes to it or changes its mode; a missing path
 (or an empty file) becomes a store only for a caller that writes pages, scopes or imports (`create=True`).
 Nothing here writes: the pcp check opens the file read-only.
@@ -21,11 +22,34 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 CREATING_COMMANDS = frozenset({"write", "revise", "ingest", "import", "scope create", "sync"})
 
 
-def default_path() -> Path:
-    """<user data dir>/pcp/context.db (what is used when neither --db nor $PCP_DB is given)."""
+def data_dir() -> Path:
+    """<user data dir>/pcp: where the default store and the demo store live."""
     import platformdirs
 
-    return Path(platformdirs.user_data_dir("pcp", appauthor=False)) / "context.db"
+    return Path(platformdirs.user_data_dir("pcp", appauthor=False))
+
+
+def default_path() -> Path:
+    """<user data dir>/pcp/context.db (what is used when neither --db nor $PCP_DB is given)."""
+    return data_dir() / "context.db"
+
+
+def named_path(db: str | os.PathLike[str] | None = None) -> Path | None:
+    """The store `db` (--db), else $PCP_DB, names; None when neither does (or names it empty), so the caller's
+    default applies (the app opens the default store; `pcp capture install` writes no --db into the hook)."""
+    chosen = db if db is not None else (os.environ.get("PCP_DB") or None)
+    return Path(chosen).expanduser() if chosen else None
+
+
+def demo_path(db: str | os.PathLike[str] | None = None) -> Path:
+    """The demo store: `db` (--db) if given, else $PCP_DEMO_DB, else <user data dir>/pcp/demo.db ($PCP_DB is
+    never used: the demo must not fill or change your own store)."""
+    if db:
+        return Path(db).expanduser()
+    env = os.environ.get("PCP_DEMO_DB")
+    if env:
+        return Path(env).expanduser()
+    return data_dir() / "demo.db"
 
 
 def chosen_path(db: str | os.PathLike[str] | None = None) -> Path:

@@ -13,7 +13,16 @@ How a question is ranked (see `store.analysis` for how it becomes units):
    standing close together, plus a coverage bonus for holding more of the query.
 4. Conversation: a message lends part of its score to the messages it `responds_to` and
    that respond to it, when they are in the same scope and pass the same WHERE clause, so
-   the reply that holds an answer ranks beside the message that asked.
+   the reply that holds an answer ranks beside the message that asked. Candidates are also
+   grouped by the conversation that `contains` them (same scope): a conversation is scored
+   as a whole from its candidates and its size, both counted over messages passing the
+   WHERE clause, and lifts its messages; a term in almost every message of a conversation
+   weighs less inside it; a message of only pleasantries ranks below content.
+5. Dates: a question naming a day, month or year multiplies the score of a revision said
+   then, or telling of then ("yesterday" said the next day; `store.analysis.event_dates`).
+   A factor, never a term: a revision without the question's other words stays at zero.
+6. Words that differ: a kind word's instances (`store.words`), the other spelling, and for a
+   word no visible revision holds, the visible terms one or two edits away, stand in for it.
 Order is score, then newest revision first; every input is a function of visible data.
 """
 
@@ -22,11 +31,11 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from . import analysis
 from .analysis import Unit
-from .index import FTS_TABLE, facet_text
+from .index import FTS_TABLE, analyse, facet_text
 
 K1 = 1.2
 B = 0.9
@@ -44,8 +53,17 @@ NUMBER_BOOST = 1.0
 DATE_BOOST = 2.0  # for a page dated in a month or year the question names
 DAY_BOOST = 1.0  # and again for a page dated on the day it names
 TEXT_CAP = 500
-POOL = 50  # candidates scored exactly (at least)
+POOL = 64  # candidates scored exactly (at least; 3 x 21, so a 10-hit and a 20-hit search score the same ones)
 MAX_ANALYSED_CHARS = 30_000
+CHATTER = 0.3  # factor on a message holding only pleasantries, names and function words
+CHATTER_TERMS = 40  # a text longer than this (in terms) is never taken for small talk
+LONG = "\x00long"  # stands for the content of such a text
+CHATTER_MIN = 6  # messages a conversation needs before a term common in it weighs less
+COMMON_SHARE = 0.8  # share of a conversation's messages holding a term that makes it common there
+COMMON_WEIGHT = 0.5  # its weight inside that conversation
+SESSION_LIFT = 1.0  # how much the best conversation lifts its messages (the others in proportion)
+CLOSE_MIN = 5  # letters a word needs before its close forms are looked for
+CLOSE_WEIGHT = 0.9  # a close form of a word no visible revision holds
 
 
 
@@ -58,6 +76,9 @@ class Scope:
     where: str  # the hit condition over r (revision), p (page), s (scope)
     params: list[Any]
     scope_tokens: list[int] | None  # scope pks to filter inside FTS5, when few
+    # Pages suppressed in the session's context: their revisions leave the statistics too, so what a
+    # session has put out of its context changes no score (computed at query time, never stored).
+    suppressed: tuple[int, ...] = ()
 
 
 def _terms(text: str, salt: bytes) -> list[str]:
@@ -74,6 +95,56 @@ def _positions(terms: list[str], wanted: set[str]) -> dict[str, list[int]]:
     return where
 
 
+class Conversations:
+    """Candidates grouped by conversation: a term in almost every message of a conversation (a
+    speaker's name, a greeting) weighs little inside it, and a conversation that holds more of the
+    question lifts its messages."""
+
+    def __init__(self, conv_of: dict[int, int], counts: dict[int, dict[str, int]], size: dict[int, int],
+                 units: Sequence[Unit], idf: dict[str, float]) -> None:
+        self.conv_of = conv_of
+        self._idf: dict[int, dict[str, float]] = {}
+        self._score: dict[int, float] = {}
+        self._common: dict[int, set[str]] = {}
+        lengths = [n for n in size.values() if n]
+        avg = sum(lengths) / len(lengths) if lengths else 1.0
+        for conv, per in counts.items():
+            n = size.get(conv, 0)
+            if n <= 0:
+                continue
+            local = dict(idf)
+            total = 0.0
+            for u in units:
+                tf = min(per.get(u.key, 0), n)
+                if not tf:
+                    continue
+                share = tf / n
+                if n >= CHATTER_MIN and share >= COMMON_SHARE:
+                    local[u.key] = idf[u.key] * COMMON_WEIGHT
+                    self._common.setdefault(conv, set()).update(u.parts)
+                norm = tf / (1 - B + B * n / avg)
+                total += local[u.key] * norm * (K1 + 1) / (norm + K1)
+            self._idf[conv] = local
+            self._score[conv] = total
+        best = max(self._score.values(), default=0.0)
+        self._lift = {c: v / best for c, v in self._score.items()} if best > 0 else {}
+
+    def idf_of(self, rid: int, idf: dict[str, float]) -> dict[str, float]:
+        conv = self.conv_of.get(rid)
+        return self._idf.get(conv, idf) if conv is not None else idf
+
+    def common_of(self, rid: int) -> set[str] | frozenset[str]:
+        conv = self.conv_of.get(rid)
+        return self._common.get(conv, frozenset()) if conv is not None else frozenset()
+
+    def lift(self, scores: dict[int, float]) -> None:
+        """Messages of the conversations that hold most of the question rise (the best by SESSION_LIFT)."""
+        for rid, value in scores.items():
+            conv = self.conv_of.get(rid)
+            if value and conv is not None:
+                scores[rid] = value * (1 + SESSION_LIFT * self._lift.get(conv, 0.0))
+
+
 class Ranker:
     """One ranked search over one store connection."""
 
@@ -87,6 +158,8 @@ class Ranker:
         self._times: frozenset[str] = frozenset()
         self._numbers: frozenset[str] = frozenset()
         self.how_many = False
+        self.sessions = True
+        self._chatter: set[int] = set()  # scored revisions holding only small talk
 
     # --- statistics ---
 
@@ -109,8 +182,52 @@ class Ranker:
                 f"SELECT term, SUM(df) FROM term_stat WHERE term IN ({marks}){in_scope} GROUP BY term", [*keys, *sp]
             ).fetchall():
                 df[term] = int(count)
+        if sc.suppressed:
+            n, terms = self._unsuppress(keys, int(n), int(terms), df)
         avgdl = (terms / n) if n else 1.0
         return int(n), max(avgdl, 1.0), df
+
+    def _unsuppress(self, keys: list[str], n: int, terms: int, df: dict[str, int]) -> tuple[int, int]:
+        """Take the counted revisions of the context's suppressed pages out of N, the term total and the
+        document frequencies, exactly as the index counted them (store.index.analyse)."""
+        sc = self._scope
+        wanted = set(keys)
+        in_scope = "" if sc.scope_sql == "1" else f" AND r.scope_id IN (SELECT s.id FROM scope s WHERE {sc.scope_sql})"
+        for part in _chunks(list(sc.suppressed)):
+            marks = ",".join("?" * len(part))
+            for title, content, facets in self._db.execute_sql(
+                "SELECT r.title, r.content, r.facets FROM revision r CROSS JOIN page p ON p.id = r.page_id "
+                f"WHERE p.id IN ({marks}) AND p.status != 'tombstoned'{in_scope}", [*part, *sc.scope_params],
+            ).fetchall():
+                doc = analyse(title or "", content, json.loads(facets or "{}"), self._salt)
+                n -= 1
+                terms -= doc.count
+                for key in doc.keys() & wanted:
+                    df[key] -= 1
+        for key in [k for k, v in df.items() if v <= 0]:
+            del df[key]
+        return n, terms
+
+    def _close_forms(self, missing: Sequence[Unit]) -> list[Unit]:
+        """For a word of the question that no visible revision holds (a typo, another spelling): the
+        terms of the visible scopes one edit away (two for long words), sharing its first letters."""
+        out: list[Unit] = []
+        sc = self._scope
+        in_scope = "" if sc.scope_sql == "1" else f" AND scope_id IN (SELECT s.id FROM scope s WHERE {sc.scope_sql})"
+        for u in missing[:4]:
+            word = u.key
+            if len(word) < CLOSE_MIN or not word.isalpha() or not word.isascii():
+                continue
+            prefix = word[:3]
+            rows = self._db.execute_sql(
+                f"SELECT term, SUM(df) FROM term_stat WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ?"
+                f"{in_scope} GROUP BY term", [prefix, prefix + "\uffff", len(word) - 2, len(word) + 2, *sc.scope_params],
+            ).fetchall()
+            limit = 1 if len(word) < 8 else 2
+            near = sorted((-int(n), t) for t, n in rows if t != word and _edits(word, t, limit) <= limit)
+            for _, term in near[:2]:
+                out.append(Unit(term, (term,), CLOSE_WEIGHT, word))
+        return out
 
     @staticmethod
     def _idf(n: int, df: int) -> float:
@@ -151,9 +268,10 @@ class Ranker:
         return out
 
     def _doc(self, row: tuple[Any, ...]) -> tuple[dict[str, list[int]], dict[str, list[int]], dict[str, list[int]], int,
-                                                   set[str]]:
-        """Term positions of a revision's body, title and facet text, its length in terms, and what
-        it holds that a question may ask for ("time": it dates something, "number": it counts)."""
+                                                   set[str], set[str]]:
+        """Term positions of a revision's body, title and facet text, its length in terms, what
+        it holds that a question may ask for ("time": it dates something, "number": it counts),
+        and its content terms (not function words, not pleasantries)."""
         title, content, facets = row[2], row[3], row[4]
         own_title = bool(facets.get("title")) or content is None
         t_terms = _terms(title, self._salt) if own_title else []
@@ -172,11 +290,18 @@ class Ranker:
             marks.add("time")
         if self.how_many and any(t.isdigit() or t in self._numbers for t in b_terms):
             marks.add("number")
-        return b_pos, t_pos, (_positions(m_terms, wanted) if m_terms else {}), dl, marks
+        if len(b_terms) > CHATTER_TERMS:  # a text this long is not small talk: no need to look
+            content_terms = {LONG}
+        else:
+            # Names (a speaker tag, a capitalised word inside a sentence) do not make small talk content.
+            # What was said counts, not the facets an importer adds (a role, the conversation's title).
+            content_terms = (analysis.content_terms(b_terms) - analysis.names(content) if content
+                             else analysis.content_terms(t_terms))
+        return b_pos, t_pos, (_positions(m_terms, wanted) if m_terms else {}), dl, marks, content_terms
 
     def _tf(self, doc: tuple[Any, ...], unit: Unit, avgdl: float) -> tuple[float, list[int]]:
         """A unit's length-normalised, field-weighted frequency in one revision, and its body positions."""
-        b_pos, t_pos, m_pos, dl, _ = doc
+        b_pos, t_pos, m_pos, dl = doc[0], doc[1], doc[2], doc[3]
         tf_b, pos = _count(b_pos, unit.parts)
         tf_t, _ = _count(t_pos, unit.parts)
         tf_m, _ = _count(m_pos, unit.parts) if m_pos else (0, [])
@@ -189,17 +314,26 @@ class Ranker:
         positions: list[list[int]] = []
         matched_idf = 0.0
         total_idf = 0.0
+        stand_in: dict[str, float] = {}  # a question unit -> the best score one of its stand-ins earned
+        groups: dict[str, float] = {}  # a question unit -> the best weight it matched with (itself or a stand-in)
         for u in units:
             w = idf.get(u.key, 0.0)
-            if u.key in self._counted:  # a unit no counted page holds (a typo) cannot tell pages apart
+            if u.key in self._counted and not u.group:  # a unit no counted page holds (a typo) cannot tell pages apart
                 total_idf += w
             tf, pos = self._tf(doc, u, avgdl)
             if tf <= 0:
                 continue
-            matched_idf += w
-            score += w * tf * (K1 + 1) / (tf + K1)
+            own = u.group or u.key
+            groups[own] = max(groups.get(own, 0.0), (idf.get(own, 0.0) if u.group else w) * u.weight)
+            part = w * u.weight * tf * (K1 + 1) / (tf + K1)
+            if u.group:  # stand-ins for one word of the question count once: the best of them
+                stand_in[u.group] = max(stand_in.get(u.group, 0.0), part)
+            else:
+                score += part
             if pos:
                 positions.append(pos)
+        score += sum(stand_in.values())
+        matched_idf = sum(groups.values())
         if score <= 0:
             return 0.0
         score += _proximity(positions) * (matched_idf / max(len(positions), 1)) * PROXIMITY_WEIGHT
@@ -215,18 +349,34 @@ class Ranker:
         if not units:
             return []
         n, avgdl, df = self._stats(units)
+        if text_expr is None:
+            close = self._close_forms([u for u in units if not u.group and len(u.parts) == 1 and not df.get(u.key)])
+            if close:
+                units = [*units, *close]
+                df.update(self._stats(close)[2])
         idf = {u.key: self._idf(n, df.get(u.key, 0)) for u in units}
         self._counted = {k for k, v in df.items() if v > 0}
+        for u in units:
+            if u.group and u.weight == CLOSE_WEIGHT and u.group not in self._counted:
+                # A word found only in a close form weighs what that form weighs.
+                idf[u.group] = max(idf.get(u.group, 0.0) if u.group in df else 0.0, idf[u.key])
+                df[u.group] = df.get(u.group, 0) or df.get(u.key, 0)
+                self._counted.add(u.group)
         self._wanted = {part for u in units for part in u.parts}
         self._times = analysis.time_terms(self._salt) if self.when else frozenset()
         self._numbers = analysis.number_terms(self._salt) if self.how_many else frozenset()
         # A unit no counted revision holds may still match a tombstoned page (shown only with audit).
         present = list(units)
         pool_size = max(POOL, 3 * need)
+        held: dict[int, set[str]] = {}  # candidate revision -> the units it is known to hold
         if text_expr is not None:
             pool = self._enumerate(text_expr, TEXT_CAP)
-        else:
-            held: dict[int, set[str]] = {}  # candidate revision -> the units it is known to hold
+        else:  # candidate revision -> the units it is known to hold
+            stand_ins: dict[str, list[Unit]] = {}
+            for u in present:
+                if u.group:
+                    stand_ins.setdefault(u.group, []).append(u)
+            present = [u for u in present if not u.group]
             ordered = sorted(present, key=lambda u: (df.get(u.key, 0), u.key))
             rarest = [u for u in ordered if df.get(u.key, 0) > 0][:3]
             if len(rarest) >= 2:
@@ -240,13 +390,36 @@ class Ranker:
                     break
                 for rid in self._enumerate(u.match, CAP):
                     held.setdefault(rid, set()).add(u.key)
-            found = {rid: sum(idf[k] for k in keys) for rid, keys in held.items()}
+            # The stand-ins of a word (spellings, instances of a kind) are asked at once, as one more unit.
+            weight = {u.key: idf[u.key] for u in present}
+            for group, alts in sorted(stand_ins.items()):
+                key = "~" + group
+                weight[key] = max(idf[a.key] * a.weight for a in alts)
+                found_alts = [a for a in alts if df.get(a.key, 0) > 0]
+                if found_alts:
+                    for rid in self._enumerate(" OR ".join(a.match for a in found_alts), CAP):
+                        held.setdefault(rid, set()).add(key)
+            found = {rid: sum(weight[k] for k in keys) for rid, keys in held.items()}
+            if dates:
+                # What happened on the days a question names is a candidate before what did not.
+                for rid, boost in self._dated(list(found), dates).items():
+                    found[rid] *= boost
             pool = sorted(found, key=lambda r: (-found[r], -r))[:pool_size]
         if not pool:
             return []
         rows = self._load(pool)
         docs = {rid: self._doc(row) for rid, row in rows.items()}
-        scores = {rid: self._score(units, idf, avgdl, docs[rid]) for rid in rows}
+        convs: Conversations | None = None
+        if text_expr is None and self.sessions:
+            convs = self._conversations(held, set(rows), units, idf)
+        scores = {rid: self._score(units, convs.idf_of(rid, idf) if convs else idf, avgdl, docs[rid]) for rid in rows}
+        for rid, doc in docs.items():
+            # Only pleasantries, function words and the conversation's common names: below anything with content.
+            if not (doc[5] - (convs.common_of(rid) if convs else frozenset())):
+                self._chatter.add(rid)
+                scores[rid] *= CHATTER
+        if convs is not None:
+            convs.lift(scores)
         # A question asking "when" favours text that dates something, one asking "how many" text that counts.
         for rid, doc in docs.items():
             if scores.get(rid):
@@ -260,6 +433,80 @@ class Ranker:
             self._lend(scores, rows, units, idf, avgdl, dates)
         ranked = sorted(((s, rid) for rid, s in scores.items() if s > 0), key=lambda x: (-x[0], -x[1]))
         return [(rid, s) for s, rid in ranked[:need]]
+
+    def _conversations(self, held: dict[int, set[str]], pool: set[int], units: Sequence[Unit],
+                       idf: dict[str, float]) -> Conversations | None:
+        """The conversations (pages that `contain` messages) of the candidates, scored as wholes from
+        their visible messages only: candidates come through the session's WHERE clause, and a
+        conversation's size counts the messages that pass it."""
+        sc = self._scope
+        # The pool first: when none of the best candidates is a message of a conversation, nothing more is asked.
+        conv_of = self._containers(sorted(pool))
+        if not conv_of:
+            return None
+        conv_of.update(self._containers(sorted(set(held) - pool)))
+        counts: dict[int, dict[str, int]] = {}
+        for rid, conv in conv_of.items():
+            per = counts.setdefault(conv, {})
+            for key in held.get(rid, ()):
+                per[key] = per.get(key, 0) + 1
+        size: dict[int, int] = {}
+        convs = sorted(counts)
+        for part in _chunks(convs):
+            marks = ",".join("?" * len(part))
+            for conv, n in self._db.execute_sql(
+                "SELECT x.from_page_id, COUNT(*) FROM relation x CROSS JOIN page p ON p.id = x.to_page_id "
+                "CROSS JOIN revision r ON r.id = p.head CROSS JOIN scope s ON s.id = p.scope_id "
+                f"WHERE x.relation_type = 'contains' AND x.retracted = 0 AND x.from_page_id IN ({marks}) AND {sc.where} "
+                "GROUP BY x.from_page_id", [*part, *sc.params],
+            ).fetchall():
+                size[conv] = int(n)
+        return Conversations(conv_of, counts, size, units, idf)
+
+    def _containers(self, rev_pks: list[int]) -> dict[int, int]:
+        """revision pk -> the page pk of the conversation that contains its page. The container must sit
+        in the message's scope and not be tombstoned (relations never reach into another scope)."""
+        out: dict[int, int] = {}
+        for part in _chunks(rev_pks):
+            marks = ",".join("?" * len(part))
+            for rid, conv in self._db.execute_sql(
+                f"SELECT r.id, MIN(x.from_page_id) FROM revision r CROSS JOIN relation x ON x.to_page_id = r.page_id "
+                "AND x.relation_type = 'contains' AND x.retracted = 0 CROSS JOIN page cp ON cp.id = x.from_page_id "
+                f"AND cp.scope_id = r.scope_id AND cp.status != 'tombstoned' WHERE r.id IN ({marks}) GROUP BY r.id",
+                part,
+            ).fetchall():
+                out[rid] = conv
+        return out
+
+    def _dated(self, rev_pks: list[int], dates: Sequence[analysis.DateNamed]) -> dict[int, float]:
+        """Candidates said on, or telling of, a day the question names, and their date factor (the
+        events come from the date tokens indexed beside the text, see `store.index.derived_dates`)."""
+        out: dict[int, float] = {}
+        for part in _chunks(rev_pks):
+            marks = ",".join("?" * len(part))
+            for rid, date in self._db.execute_sql(
+                f"SELECT id, COALESCE(observed_at, created_at) FROM revision WHERE id IN ({marks})", part
+            ).fetchall():
+                try:
+                    day = (int(date[:4]), int(date[5:7]), int(date[8:10]))
+                except (TypeError, ValueError):
+                    continue
+                factor = _date_factor(day, (), dates)
+                if factor > 1.0:
+                    out[rid] = factor
+        tokens = _named_tokens(dates)
+        if tokens:
+            wanted = set(rev_pks)
+            match = "scope : (" + " OR ".join(tokens) + ")"
+            if self._scope.scope_tokens is not None:
+                match += " AND scope : (" + " OR ".join(f"zs{t}" for t in self._scope.scope_tokens) + ")"
+            rows = self._db.execute_sql(
+                f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? ORDER BY rowid DESC LIMIT ?",
+                [match, 20 * CAP]).fetchall()
+            for (rid,) in rows:
+                if rid in wanted:
+                    out[rid] = max(out.get(rid, 1.0), 1 + DATE_BOOST)
+        return out
 
     def _lend(self, scores: dict[int, float], rows: dict[int, Any], units: Sequence[Unit],
               idf: dict[str, float], avgdl: float, dates: Sequence[analysis.DateNamed]) -> None:
@@ -278,7 +525,10 @@ class Ranker:
             if missing:
                 extra = self._load(missing)
                 for rid, row in extra.items():
-                    scores[rid] = own[rid] = self._score(units, idf, avgdl, self._doc(row))
+                    doc = self._doc(row)
+                    scores[rid] = own[rid] = self._score(units, idf, avgdl, doc) * (1.0 if doc[5] else CHATTER)
+                    if not doc[5]:
+                        self._chatter.add(rid)
                 if dates:
                     _date_boost(scores, extra, dates)
                     own.update({rid: scores[rid] for rid in extra})
@@ -292,8 +542,8 @@ class Ranker:
             seen.update(nxt)
             carried = nxt
             share *= NEIGHBOUR_SHARE
-        for rid, value in lent.items():
-            scores[rid] = scores.get(rid, 0.0) + value
+        for rid, value in lent.items():  # small talk takes a small share
+            scores[rid] = scores.get(rid, 0.0) + value * (CHATTER if rid in self._chatter else 1.0)
 
     def _neighbours(self, pages: list[int]) -> list[tuple[int, int, int, bool]]:
         """(lender page pk, neighbour page pk, neighbour head revision pk) over live `responds_to` links,
@@ -313,22 +563,85 @@ class Ranker:
         return [(a, b, c, bool(u)) for a, b, c, u in self._db.execute_sql(sql, [*pages, *pages, *sc.params]).fetchall()]
 
 
+def _date_factor(day: tuple[int, int, int] | None, events: Sequence[analysis.DateNamed],
+                 dates: Sequence[analysis.DateNamed]) -> float:
+    """How much a question's dates favour a text said on `day` whose relative time names `events`:
+    its day of speaking or a day it tells of in a month or year named, more on a day named."""
+    best = 1.0
+    said = [(day[0], day[1], day[2])] if day else []
+    for y, m, d in [*said, *events]:
+        for qy, qm, qd in dates:
+            if qy is not None and qy != y:
+                continue
+            if qm is not None and qm != m:
+                continue
+            if qm is None and qy is None:
+                continue
+            boost = 1 + DATE_BOOST
+            if qd is not None and d == qd:
+                boost *= 1 + DAY_BOOST
+            elif qd is not None and d is None:
+                continue  # "last month" does not tell which day
+            best = max(best, boost)
+    return best
+
+
 def _date_boost(scores: dict[int, float], rows: dict[int, Any],
                 dates: Sequence[analysis.DateNamed]) -> None:
-    """A question that names a month or a year favours what happened then (the page's date), and one
-    that names a day what happened on that day most."""
+    """A question that names a month or a year favours what happened then (the page's date, or a day
+    its text tells of: "yesterday", "last week"), and one that names a day what happened on that day most.
+    A factor on the words' score: a text holding none of the question's other words stays at zero."""
     for rid, row in rows.items():
         date = row[5] or ""
         try:
-            year, month, day = int(date[:4]), int(date[5:7]), int(date[8:10])
+            day: tuple[int, int, int] | None = (int(date[:4]), int(date[5:7]), int(date[8:10]))
         except ValueError:
+            day = None
+        if not scores.get(rid):
             continue
-        month_match = [d for y, m, d in dates if (y is None or y == year) and (m is None or m == month)]
-        if month_match:
-            boost = 1 + DATE_BOOST
-            if day in month_match:
-                boost *= 1 + DAY_BOOST
-            scores[rid] = scores.get(rid, 0.0) * boost
+        events = analysis.event_dates(row[3], date) if row[3] else []
+        factor = _date_factor(day, events, dates)
+        if factor != 1.0:
+            scores[rid] *= factor
+
+
+def _edits(a: str, b: str, limit: int) -> int:
+    """Levenshtein distance with adjacent swaps, or limit + 1 once it is sure to exceed `limit`."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev2: list[int] | None = None
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if prev2 is not None and i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        if min(cur) > limit:
+            return limit + 1
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+def _named_tokens(dates: Sequence[analysis.DateNamed]) -> list[str]:
+    """The date tokens (see `store.index.date_tokens`) of the days, months and years a question names."""
+    out = []
+    for y, m, d in dates:
+        if y is None:
+            continue
+        if m is None:
+            out.append(f"zy{y:04d}")
+        elif d is None:
+            out.append(f"zm{y:04d}{m:02d}")
+        else:
+            out.append(f"zd{y:04d}{m:02d}{d:02d}")
+    return sorted(set(out))
+
+
+def _chunks(items: list[int], size: int = 500) -> Iterable[list[int]]:
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
 
 
 def _count(where: dict[str, list[int]], parts: tuple[str, ...]) -> tuple[int, list[int]]:

@@ -58,24 +58,35 @@ class SearchOps(Part):
             used = "temporal"
         if used in ("auto", "text"):
             units = analysis.ranked_units(query, self._salt)
-            rows = self._ranked(used, query, named, where, params, offset + size + 1)[offset:]
+            rows = self._ranked(used, query, named, where, params, offset + size + 1,
+                                self._suppressed(context_id))[offset:]
             if rows or offset or used == "text":
                 return self._page_of_hits(rows, size, offset, used, query, fingerprint, call, units)
             used = "exact"  # nothing ranked (a fragment of a word, a symbol): look for it as a substring
         rows = self._run(used, query, where, params, size + 1, offset, flt, bool(all_revisions), call)
         return self._page_of_hits(rows, size, offset, used, query, fingerprint, call)
 
+    def _suppressed(self, context_id: str | None) -> tuple[int, ...]:
+        """The page pks suppressed in this session's context now (their words must lift no score)."""
+        if not context_id:
+            return ()
+        return tuple(r[0] for r in self._db.execute_sql(
+            "SELECT DISTINCT page_id FROM suppression WHERE context_id = ? AND (expires_at IS NULL OR expires_at > ?) "
+            "ORDER BY page_id", [self._context_key(context_id), idmod.now()]).fetchall())
+
     def _ranked(self, mode: str, query: str, named: list[str], where: str, params: list[Any],
-                need: int) -> list[tuple[int, float]]:
+                need: int, suppressed: tuple[int, ...] = ()) -> list[tuple[int, float]]:
         """The best `need` (revision pk, score) rows of `auto` (any term) or `text` (every term)."""
         self._require_current_index()
         # In `auto` a date says when: its day and year are not words to look for.
         units = analysis.ranked_units(analysis.without_dates(query) if mode == "auto" else query, self._salt)
         units = units or analysis.ranked_units(query, self._salt)
+        if mode == "auto":
+            units = units + analysis.alternatives(units, self._salt)
         expr = analysis.text_match(query, self._salt) if mode == "text" else None
         if mode == "text" and expr is None:
             return []
-        ranker = Ranker(self._db, self._salt, self._rank_scope(named, where, params))
+        ranker = Ranker(self._db, self._salt, self._rank_scope(named, where, params, suppressed))
         ranker.when = mode == "auto" and analysis.asks_when(query)
         ranker.how_many = mode == "auto" and analysis.asks_number(query)
         return ranker.rank(units, need, text_expr=expr, dates=analysis.dates_named(query) if mode == "auto" else ())
@@ -87,7 +98,8 @@ class SearchOps(Part):
             raise Conflict(f"Index upgrade in progress ({done:,} of {total:,} revisions); run pcp once to finish it, "
                            "or search with mode exact meanwhile.")
 
-    def _rank_scope(self, named: list[str], where: str, params: list[Any]) -> RankScope:
+    def _rank_scope(self, named: list[str], where: str, params: list[Any],
+                    suppressed: tuple[int, ...] = ()) -> RankScope:
         """The scopes whose statistics this session's scores may use: those it may search (and named ones)."""
         scope_sql, scope_params = self._scope_filter("search", "s.namespace")
         if named:
@@ -101,7 +113,7 @@ class SearchOps(Part):
             tokens = sorted(pks) if 0 < len(pks) <= MAX_SCOPE_TOKENS else None
             if tokens is not None and len(tokens) == self._db.execute_sql("SELECT COUNT(*) FROM scope").fetchone()[0]:
                 tokens = None  # every scope is visible: a filter inside FTS5 would only cost time (same hits)
-        return RankScope(scope_sql, scope_params, where, params, tokens)
+        return RankScope(scope_sql, scope_params, where, params, tokens, suppressed)
 
     def _page_of_hits(self, rows: list[Any], size: int, offset: int, used: str, query: str, fingerprint: str, call: Call,
                       units: list[analysis.Unit] | None = None) -> SearchResult:
@@ -258,15 +270,17 @@ class SearchOps(Part):
             r[0]: r
             for r in self._db.execute_sql(
                 "SELECT r.id, r.revision_id, r.title, r.content, r.created_at, r.observed_at, p.page_id, p.head, "
-                "p.status, p.superseded, s.namespace FROM revision r JOIN page p ON p.id = r.page_id "
+                "p.status, p.superseded, s.namespace, p.id FROM revision r JOIN page p ON p.id = r.page_id "
                 f"JOIN scope s ON s.id = r.scope_id WHERE r.id IN ({marks})",
                 [row[0] for row in rows],
             ).fetchall()
         }
+        conversation = self._conversations_of(sorted({r[11] for r in found.values()}))
         hits: list[Hit] = []
         for rev_pk, score in rows:
             spans: list[list[int]]
-            _, revision_id, title, content, created_at, observed_at, page_id, head, status, superseded, ns = found[rev_pk]
+            _, revision_id, title, content, created_at, observed_at, page_id, head, status, superseded, ns, page_pk = (
+                found[rev_pk])
             body, projection = (content, "payload") if content is not None else (title, "manifest")
             if units is not None:
                 text, start, end, spans = analysis.passage(body, units, self._salt)
@@ -290,5 +304,18 @@ class SearchOps(Part):
                 "projections": [p for p in PROJECTIONS if p != "payload" or content is not None],
                 "created_at": created_at,
                 "observed_at": observed_at,
+                "conversation": conversation.get(page_pk),
             })
         return hits
+
+    def _conversations_of(self, page_pks: list[int]) -> dict[int, str]:
+        """page pk -> the page id of the conversation that `contains` it (a live relation, in the page's own
+        scope, so a session that may search the hit may search it; a tombstoned conversation is not named)."""
+        if not page_pks:
+            return {}
+        marks = ",".join("?" * len(page_pks))
+        return {pk: conv for pk, conv in self._db.execute_sql(
+            "SELECT p.id, MIN(cp.page_id) FROM page p JOIN relation x ON x.to_page_id = p.id "
+            "AND x.relation_type = 'contains' AND x.retracted = 0 JOIN page cp ON cp.id = x.from_page_id "
+            f"AND cp.scope_id = p.scope_id AND cp.status != 'tombstoned' WHERE p.id IN ({marks}) GROUP BY p.id",
+            page_pks).fetchall()}

@@ -359,6 +359,7 @@ class Hit(TypedDict):
     projections: list[str]
     created_at: str
     observed_at: str | None
+    conversation: str | None  # the page id of the conversation that contains this page (same scope), if any
 
 
 class SearchResult(TypedDict):

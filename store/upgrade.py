@@ -1,4 +1,4 @@
-"""Re-indexing an older store (schema 1 -> 2) as a user runs it: bounded batches, each its own
+"""Re-indexing an older store (schema 1 -> 2; event dates for schema 7 -> 8) as a user runs it: bounded batches, each its own
 IMMEDIATE transaction, so a killed upgrade resumes where the last committed batch ended.
 
 The schema migration (store.db) only creates the new index and marks the old revisions; the
@@ -22,7 +22,7 @@ class UpgradeOps(Part):
     def index_upgrade_status(self) -> UpgradeStatus | None:
         """{"done", "total"} revisions while an index upgrade is pending; None when the index is current."""
         with self._db.atomic():
-            state = index.upgrade_progress(self._db.cursor())
+            state = index.pending_progress(self._db.cursor())
         return None if state is None else {"done": state[0], "total": state[1]}
 
     def upgrade_index(self, progress: Progress | None = None, batch: int = DEFAULT_BATCH) -> UpgradeResult:
@@ -56,8 +56,8 @@ class UpgradeOps(Part):
     def _upgrade_batch(self, call: Call, size: int) -> bool:
         """One batch in one IMMEDIATE transaction (with its audit event); True when the upgrade is done."""
         cur = self._db.cursor()
-        before = index.upgrade_progress(cur)
-        done = index.upgrade_batch(cur, self._salt, size)
-        after = index.upgrade_progress(cur)
+        before = index.pending_progress(cur)
+        done = index.pending_batch(cur, self._salt, size)
+        after = index.pending_progress(cur)
         call.counts["revisions"] = (before[1] if after is None else after[0]) - before[0] if before else 0
         return done

@@ -188,7 +188,8 @@ class WriteOps(Part):
             if input_page is not None and input_page != page.id:
                 self._refuse_cycle(input_page, page.id, f"Page {page.page_id} cannot be derived from {input_id}: "
                                    "that input is derived from this page.")
-        index.add_revisions(self._db.cursor(), self._salt, [(rev.id, scope.id, rev.title, rev.content, facets)],
+        index.add_revisions(self._db.cursor(), self._salt, [(rev.id, scope.id, rev.title, rev.content, facets,
+                                                              rev.observed_at or rev.created_at)],
                             counted=page.status != "tombstoned")
         return rev
 
@@ -549,7 +550,7 @@ class WriteOps(Part):
             revs.append((rev_pk, rev_id, page_pk, 1, None, scope.id, stamp, observed, None, None, actor_type, actor_id,
                          payload["media_type"], content, v.content_digest(content), title,
                          dumps(facets) if facets else "{}", "[]", provenance))
-            fts.append((rev_pk, scope.id, title, content, facets))
+            fts.append((rev_pk, scope.id, title, content, facets, observed or stamp))
         cur.executemany(
             "INSERT INTO page (id, page_id, scope_id, head, head_revision_id, status, superseded, title, media_type, "
             "actor_type, created_at, updated_at, sort_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", pages)

@@ -8,7 +8,7 @@ from store.analysis import normalise_word
 
 HIT_KEYS = {
     "page_id", "revision_id", "namespace", "owner_id", "lifecycle_status", "title", "date", "snippet", "highlights",
-    "projection", "range", "matched_by", "score", "projections", "created_at", "observed_at",
+    "projection", "range", "matched_by", "score", "projections", "created_at", "observed_at", "conversation",
 }
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
@@ -96,6 +96,13 @@ def add_hidden_pages(st) -> None:
     st.write_pages_bulk(({"content": text} for text in hidden * 10), OTHER)
     gone = st.write_page(SCOPE, content=f"Withdrawn: {EN_PAGE} {CJK_PAGE} proof route compactness finite products")
     st.tombstone_page(gone["page_id"], "withdrawn for the test")
+
+
+def add_pages_in_scope(st) -> list[str]:
+    """Pages in SCOPE itself holding the questions' words (for the suppressed and erased cases): their ids."""
+    texts = [f"{EN_PAGE} {EN_QUESTION} proof route compactness finite products", f"{CJK_PAGE}{CJK_QUESTION}",
+             "compactness compactness compactness of finite products: a proof route", "有限乘积 有限乘积 紧致性 证明路线"]
+    return [st.write_page(SCOPE, content=text)["page_id"] for text in texts * 2]
 
 
 # Queries of the authorization-before-relevance check: (query, mode); text needs every term on the page.

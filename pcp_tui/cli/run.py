@@ -75,7 +75,7 @@ def show(result: Any, render: str | Callable[[Any], str], as_json: bool) -> None
     if as_json:
         emit_json(result)
         return
-    from .. import render as draw
+    from . import render as draw
 
     name = render if isinstance(render, str) else render(result)
     getattr(draw, name)(draw.make_console(), result)
@@ -96,7 +96,7 @@ def progress(ctx: click.Context, description: str) -> Iterator[Callable[..., Non
     if json_mode(ctx) or not sys.stderr.isatty():
         yield None
         return
-    from .. import render
+    from . import render
 
     with render.progress(description) as update:
         yield update
@@ -112,7 +112,7 @@ def finish_index_upgrade(st: Any, as_json: bool) -> None:
 
     owner = st.with_session(store.AccessSession.owner())  # the user running pcp owns the file
     if sys.stderr.isatty():
-        from .. import render
+        from . import render
 
         with render.progress("upgrading the search index") as update:
             owner.upgrade_index(progress=update)

@@ -23,6 +23,7 @@ from ..messages import BulkFinished, BulkPlanned, BulkStarted, Progress, Selecti
 from ..widgets.fields import Field
 from .confirm import key_hint
 from .delete import TypedThenReason, counts_text
+from ..text import already_gone, counted
 
 LISTED = 500  # pages named in the receipt on screen (the stored receipt lists them all)
 FIRST = 12  # pages named in the plan (the store gives the first 20 by id)
@@ -43,9 +44,9 @@ def bulk_plan_text(plan: dict, label: str) -> Content:
     pages = plan["pages"]
     lines = [
         f"Selection: {label}.",
-        f"Erases {reading.counted(pages, 'page')}: {reading.counted(plan['revisions'], 'revision')}, "
-        f"{reading.counted(plan['relations'], 'relation')}, {reading.counted(plan['suppressions'], 'suppression')}, "
-        f"{reading.counted(plan['bytes'], 'byte')} of content.",
+        f"Erases {counted(pages, 'page')}: {counted(plan['revisions'], 'revision')}, "
+        f"{counted(plan['relations'], 'relation')}, {counted(plan['suppressions'], 'suppression')}, "
+        f"{counted(plan['bytes'], 'byte')} of content.",
     ]
     # Which pages first, then what touches them, then what holds for every deletion (at 80x24 the body shows
     # six rows: the pages must be among them).
@@ -54,14 +55,14 @@ def bulk_plan_text(plan: dict, label: str) -> Content:
         lines.append(f"First {len(first)} of {pages:,} by id:" if pages > len(first) else "Pages:")
         lines += [f"  {p['title'] or p['page_id']}  ({p['page_id']}, {p['namespace']})" for p in first]
     if plan.get("handoff_entries"):
-        lines.append(f"Handoffs touched: {reading.counted(plan['handoff_entries'], 'entry', 'entries')} in "
-                     f"{reading.counted(plan['handoffs'], 'handoff')} (their stored copies are rewritten to say "
+        lines.append(f"Handoffs touched: {counted(plan['handoff_entries'], 'entry', 'entries')} in "
+                     f"{counted(plan['handoffs'], 'handoff')} (their stored copies are rewritten to say "
                      "'erased').")
     for export in plan.get("export_files", []):
         lines.append(f"Your export file {export['path']} holds some of them; it is your file and is not rewritten.")
     if plan.get("derived_pages"):
         derived = plan["derived_pages"]
-        lines.append(f"{reading.counted(derived, 'page')} derived from them {'stays' if derived == 1 else 'stay'} "
+        lines.append(f"{counted(derived, 'page')} derived from them {'stays' if derived == 1 else 'stay'} "
                      "(not selected).")
     lines.append(f"Nothing of {'it' if pages == 1 else 'them'} stays in the database, its WAL, its index or the "
                  "handoff copies; one receipt without content is kept.")
@@ -77,13 +78,13 @@ def bulk_receipt_text(receipt: dict, titles: dict[str, str], stopped: bool) -> C
     if stopped:
         head = Content.assemble(
             ("Stopped. ", "bold"),
-            f"{done:,} of {total:,} pages erased{reading.already_gone(receipt)} (whole pages only); "
+            f"{done:,} of {total:,} pages erased{already_gone(receipt)} (whole pages only); "
             f"receipt {rid}, completed {receipt['completed']}.\n"
             f"The other {total - done:,} are recorded in it: {commands.by_id('bulk_delete.resume').keys} resumes "
             f"here, or `pcp delete --resume {rid}`.\n")
     else:
         head = Content.assemble(("Deleted. ", "bold"),
-                                f"{reading.counted(done, 'page')}{reading.already_gone(receipt)}; receipt {rid} at "
+                                f"{counted(done, 'page')}{already_gone(receipt)}; receipt {rid} at "
                                 f"{receipt['updated_at']}.\n")
     erased = receipt.get("page_ids", [])[:done]
     lines = [f"  {titles[p]}  ({p})" if p in titles else f"  {p}" for p in erased[:LISTED]]
@@ -258,15 +259,15 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason):
         for page in plan.get("first_pages", []):
             self.titles.setdefault(page["page_id"], page["title"] or page["page_id"])
         self.query_one("#bulk-title", Static).update(
-            Content.styled(f"Delete {reading.counted(pages, 'page')} for good", "bold"))
+            Content.styled(f"Delete {counted(pages, 'page')} for good", "bold"))
         self.query_one("#plan", Static).update(bulk_plan_text(plan, self.label))
         self.query_one("#typed-label", Static).update(f"Type the number of pages ({pages:,}) to confirm:")
         self._check_ready()
         before, self.moved_from = self.moved_from, None
         if before is not None:
             change = pages - before
-            what = (f"{reading.counted(change, 'page')} matched since the plan" if change > 0 else
-                    f"{reading.counted(-change, 'page')} left the selection since the plan" if change < 0 else
+            what = (f"{counted(change, 'page')} matched since the plan" if change > 0 else
+                    f"{counted(-change, 'page')} left the selection since the plan" if change < 0 else
                     "Other pages match now than when planned")
             self.notify(f"{what}; nothing was erased. The plan above now has {pages:,}: type {pages:,} to go on.",
                         title="The selection changed", severity="warning")
@@ -313,7 +314,7 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason):
         self.query_one("#bulk-status").display = False
         self.query_one("#bulk-title", Static).update(Content.styled(
             f"Stopped after {receipt['pages_done']:,} of {receipt['pages']:,} pages" if self.stopped
-            else f"Deleted {reading.counted(receipt['pages_done'], 'page')}", "bold"))
+            else f"Deleted {counted(receipt['pages_done'], 'page')}", "bold"))
         self.query_one("#resume").display = self.stopped
         self.query_one("#bulk-keys", Static).update(self._keys("stopped" if self.stopped else "done"))
         button = self.query_one("#cancel", Button)

@@ -16,6 +16,7 @@ from ..messages import DeletePlanned, PageDeleted, StoreWorkers
 from ..widgets.ticks import Tick
 from ..widgets.fields import Field
 from .confirm import key_hint
+from ..text import counted
 
 
 def short_id(page_id: str) -> str:
@@ -27,11 +28,11 @@ def plan_text(plan: dict, titles: dict[str, str]) -> Content:
     """What plan_delete says will be erased, in sentences."""
     counts = plan.get("counts", {})
     lines = [
-        f"Erases {reading.counted(counts.get('pages', len(plan.get('pages', []))), 'page')}: "
-        f"{reading.counted(counts.get('revisions', len(plan.get('revisions', []))), 'revision')}, "
-        f"{reading.counted(counts.get('relations', len(plan.get('relations', []))), 'relation')}, "
-        f"{reading.counted(plan.get('suppressions', 0), 'suppression')}, "
-        f"{reading.counted(plan.get('bytes', 0), 'byte')} of content.",
+        f"Erases {counted(counts.get('pages', len(plan.get('pages', []))), 'page')}: "
+        f"{counted(counts.get('revisions', len(plan.get('revisions', []))), 'revision')}, "
+        f"{counted(counts.get('relations', len(plan.get('relations', []))), 'relation')}, "
+        f"{counted(plan.get('suppressions', 0), 'suppression')}, "
+        f"{counted(plan.get('bytes', 0), 'byte')} of content.",
         "Nothing of it stays in the database, its WAL, its index or the handoff copies; a receipt without content is kept.",
     ]
     # What decides the question first (at 80x24 the body shows six rows): the pages, what derives from them,
@@ -42,7 +43,7 @@ def plan_text(plan: dict, titles: dict[str, str]) -> Content:
                      + (f", and {len(pages) - 12:,} more" if len(pages) > 12 else ""))
     derived = plan.get("derived_pages", [])
     if derived:
-        lines.append(f"{reading.counted(len(derived), 'page')} derived from it stay{'s' if len(derived) == 1 else ''} unless you cascade (ctrl+k): "
+        lines.append(f"{counted(len(derived), 'page')} derived from it stay{'s' if len(derived) == 1 else ''} unless you cascade (ctrl+k): "
                      + ", ".join(titles.get(p, p) for p in derived[:8])
                      + (f", and {len(derived) - 8:,} more" if len(derived) > 8 else ""))
     handoffs = plan.get("handoffs", [])
@@ -72,7 +73,7 @@ def counts_text(counts: dict[str, int]) -> str:
             continue
         plural = key.replace("_", " ")
         singular = plural[:-3] + "y" if plural.endswith("ies") else plural.removesuffix("s")
-        words.append(reading.counted(n, singular, plural))
+        words.append(counted(n, singular, plural))
     return ", ".join(words)
 
 

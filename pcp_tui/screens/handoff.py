@@ -17,13 +17,13 @@ from textual.widgets import DataTable, Label, OptionList, Static, TabbedContent,
 from textual.widgets.option_list import Option
 
 from .. import commands
-from ..reading import counted
 from ..messages import (BasketChanged, BudgetChecked, BundleBuilt, ChatsKnown, Copied, LedgerLoaded, NothingNew,
                         StoreChanged, StoreWorkers)
 from ..widgets.fields import Field
 from ..widgets.footer import FitFooter
 from ..widgets.tabs import show_tab
 from .confirm import ConfirmScreen
+from ..text import counted
 
 
 def tui_clipboard(app: Any, use_pyperclip: bool = True):

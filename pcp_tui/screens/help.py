@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.cells import cell_len
 from rich.text import Text
 from textual import getters
@@ -12,8 +14,10 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from .. import commands
-from ..app import PcpApp
 from .confirm import key_hint
+
+if TYPE_CHECKING:
+    from ..app import PcpApp
 
 TITLES = {"app": "Everywhere", "main": "Pages", "search": "Search box", "confirm": "Confirmations", "form": "Form dialogs", "delete": "Delete",
           "bulk_delete": "Delete many",
@@ -24,7 +28,8 @@ TITLES = {"app": "Everywhere", "main": "Pages", "search": "Search box", "confirm
 class HelpScreen(ModalScreen[None]):
     """Keys and commands; the ids are what keymap.toml remaps (id = "keys")."""
 
-    app = getters.app(PcpApp)
+    if TYPE_CHECKING:  # the app's own type for the checker; at run time the app imports this screen, not back
+        app = getters.app(PcpApp)
     COMMAND_SCOPE = "help"
     BINDINGS = commands.bindings("help")
 

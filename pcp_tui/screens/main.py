@@ -25,16 +25,18 @@ from ..widgets.scope_tree import ScopePane, ScopeTree
 from ..widgets.steady import update_rows
 from ..widgets.footer import FitFooter
 from .curate import CurateActions
+from ..shared import ACTOR_TYPES, LIFECYCLE_STATUSES, search_filters
+from ..text import counted, printable, shown_path, when
 
 ORDERS = ("recent", "oldest", "title")
 REVERSED = {"recent": "oldest", "oldest": "recent"}  # (the store has no title order from Z to A)
 ORDER_WORDS = {"recent": "by recent", "oldest": "oldest first", "title": "by title"}
 COUNT_SHOWN_AFTER = 0.05  # seconds a count may take before the header says "counting…"
-STATUSES = ("active", "all", "archived", "superseded", "tombstoned")
+STATUSES = ("active", "all", *sorted(set(LIFECYCLE_STATUSES) - {"active"}))  # the order the filter cycles
 # What a status filter asks the store for: "all" is every status, tombstoned pages included (the store's own
 # "all" leaves them out), so "status all" lists every page the scope counts hold and the tombstoned ones.
-STATUS_SETS = {"all": ["active", "superseded", "archived", "tombstoned"]}
-ACTORS = (None, "user", "model", "tool", "system")
+STATUS_SETS: dict[str, list[str]] = {"all": list(LIFECYCLE_STATUSES)}
+ACTORS = (None, *ACTOR_TYPES)
 MODES = ("auto", "text", "exact")
 MODE_HELP = {"auto": "ranked by relevance over any of the words", "text": "every word must occur",
              "exact": "the exact text, as a substring"}
@@ -73,14 +75,9 @@ def list_fetch(read: Callable[..., Any], scopes: list[str] | None, status: str, 
 def search_fetch(read: Callable[..., Any], query: str, mode: str, scopes: list[str] | None, status: str, actor: str | None,
                  dates: tuple[str, str] = ("", "")):
     """A page-list window fetcher over search_pages (an empty query with a date filter lists by date)."""
-    filters: dict[str, Any] = {"lifecycle_status": statuses_of(status)}
-    if actor:
-        filters["actor_types"] = [actor]
     after_day, before_day = dates
-    if after_day:
-        filters["observed_after"] = after_day
-    if before_day:
-        filters["observed_before"] = before_day
+    filters = search_filters(lifecycle_status=statuses_of(status), actor_types=[actor] if actor else None,
+                             observed_after=after_day, observed_before=before_day)
     if not query.strip():
         mode = "temporal"  # no words: newest first, within the dates
 
@@ -195,7 +192,6 @@ class MainScreen(CurateActions):
     def _load_reviews(self) -> None:
         from store import NotFound
 
-        from .. import reading
 
         store = self.app.store
         pending = {r["page_id"] for r in store.list_recommendations()["recommendations"]}
@@ -300,8 +296,6 @@ class MainScreen(CurateActions):
         parts = [f"basket {basket} ({self.app.key_display('handoff')})"]
         sync = self.sync_state
         if sync and (sync["paired"] or sync["peers"] or sync["conflicts"]):  # a store that syncs
-            from .sync import when
-
             conflicts = len(sync["conflicts"])
             parts.append(f"synced {when(sync['last_sync'])}"
                          + (f", {conflicts:,}{'+' if conflicts >= 1000 else ''} in conflict" if conflicts else "")
@@ -312,11 +306,11 @@ class MainScreen(CurateActions):
         parts.append(f"help {self.app.key_display('help')}")
         bar = self.query_one("#status-line", Static)
         width, demo = bar.content_size.width, "  (demo)" if self.app.demo_mode else ""
-        shortest = cell_len(reading.shown_path(self.app.store.path, 1)) + len(demo)  # "…" and the file name
+        shortest = cell_len(shown_path(self.app.store.path, 1)) + len(demo)  # "…" and the file name
         if width > 0 and shortest + cell_len("  ·  " + "  ·  ".join(parts)) > width:
             parts.pop()  # help (F1 and the palette work anyway) before the basket or the recommendations
         rest = "  ·  " + "  ·  ".join(parts)
-        where = reading.shown_path(self.app.store.path, width - cell_len(rest) - len(demo))
+        where = shown_path(self.app.store.path, width - cell_len(rest) - len(demo))
         bottom = where + demo + rest
         if bottom != self._shown_bottom:  # a repaint at the bottom as well as the top re-renders all between
             self._shown_bottom = bottom
@@ -348,7 +342,7 @@ class MainScreen(CurateActions):
                 parts.append(f" · {count:,} pages, {count - held:,} tombstoned" if compact
                              else f" · {count:,} pages ({held:,} + {count - held:,} tombstoned)")
             else:
-                parts.append(f" · {reading.counted(count, 'page')}")
+                parts.append(f" · {counted(count, 'page')}")
         if not compact or self.status != "active":  # the short form names only the filters that are set
             parts.append(f" · status {self.status}")
         if self.actor or not compact:
@@ -366,7 +360,7 @@ class MainScreen(CurateActions):
             keys = f"{self.app.key_display('delete')} deletes, {self.app.key_display('clear_selection')} clears"
             what = "every match" if self.matching is not None else "selected"
             picked = f" · ✓ {chosen:,} {what}" + ("" if compact else f" ({keys})")  # (the footer has the keys)
-        return Content.assemble((reading.printable(self.scope_label), "bold"), *([(picked, "bold")] if picked else []),
+        return Content.assemble((printable(self.scope_label), "bold"), *([(picked, "bold")] if picked else []),
                                 *parts)
 
     def _scope_count(self) -> int | None:
@@ -402,7 +396,7 @@ class MainScreen(CurateActions):
 
     def on_page_list_ranked(self, message: PageList.Ranked) -> None:
         more = "; more are ranked as you go down" if message.more else ", every one that matches"
-        self.notify(f"The last of {reading.counted(message.count, 'hit')} ranked so far{more}.", title="Search",
+        self.notify(f"The last of {counted(message.count, 'hit')} ranked so far{more}.", title="Search",
                     timeout=4)
 
     def on_page_list_chosen(self, message: PageList.Chosen) -> None:
@@ -744,7 +738,7 @@ class MainScreen(CurateActions):
             return
         self.selection.clear()
         self._set_matching(message)
-        self.notify(f"Selected {reading.counted(message.pages, 'page')}: {message.label}.", title="Select")
+        self.notify(f"Selected {counted(message.pages, 'page')}: {message.label}.", title="Select")
 
     def action_delete(self) -> None:
         if not (self.selection or self.matching is not None):
@@ -755,7 +749,7 @@ class MainScreen(CurateActions):
         if self.matching is not None:
             screen = BulkDeleteScreen(dict(self.matching.filters), self.matching.label, follow=self._bulk_erasing)
         else:
-            label = f"{reading.counted(len(self.selection), 'page')} selected one by one"
+            label = f"{counted(len(self.selection), 'page')} selected one by one"
             screen = BulkDeleteScreen({"page_ids": list(self.selection)}, label, dict(self.selection),
                                       follow=self._bulk_erasing)
         self.app.push_screen(screen, self._after_bulk_delete)
@@ -791,7 +785,7 @@ class MainScreen(CurateActions):
             return
         erased = receipt["page_ids"][:receipt["pages_done"]]
         if receipt["state"] == "complete":
-            self.notify(f"Erased {reading.counted(len(erased), 'page')}; receipt {receipt['receipt_id']}.",
+            self.notify(f"Erased {counted(len(erased), 'page')}; receipt {receipt['receipt_id']}.",
                         title="Deleted")
         else:
             self.notify(f"Stopped after {len(erased):,} of {receipt['pages']:,} pages; `pcp delete --resume "

@@ -18,6 +18,7 @@ from textual.widgets import Button, Label, Static
 
 from .. import commands, reading
 from ..messages import ReviseConflicted, Revised, StoreWorkers
+from ..shared import revised_facets
 from ..widgets.fields import Editor, Field
 from .confirm import key_hint
 
@@ -116,12 +117,8 @@ class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
         if not self.conflicted and title == (old_facets.get("title") or "") and self.draft == self.original:
             self.notify("Nothing changed, so no revision was written.", title="Revise")
             return
-        if title != (old_facets.get("title") or ""):
-            if title:
-                old_facets["title"] = title
-            else:
-                old_facets.pop("title", None)
-            facets = old_facets
+        if title != (old_facets.get("title") or ""):  # (an empty title was refused above when there was one)
+            facets = revised_facets(old_facets, title=title)
         self.query_one("#save", Button).disabled = True
         self._save(self.envelope["page_id"], self.expected, self.draft, facets)
 

@@ -14,7 +14,6 @@ from textual.widgets import (Button, DataTable, Label, ProgressBar, Select, Sele
 from textual.worker import Worker, WorkerState
 
 from .. import commands
-from ..reading import counted
 from ..messages import (AuditLoaded, Exported, Progress, ReceiptsLoaded, ScopeDeleted, ScopePlanned, ScopesLoaded,
                         StoreChanged, StoreWorkers)
 from ..widgets.ticks import TickList
@@ -22,6 +21,7 @@ from ..widgets.fields import Field
 from ..widgets.footer import FitFooter
 from ..widgets.tabs import show_tab
 from .confirm import ConfirmScreen
+from ..text import counted
 
 AUDIT_PAGE = 50
 

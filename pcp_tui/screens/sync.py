@@ -24,6 +24,7 @@ from textual.worker import get_current_worker
 from .. import commands, config, reading
 from ..messages import OpenPage, PairOffered, Progress, StoreChanged, StoreWorkers, Synced, SyncFailed, SyncStateLoaded
 from .confirm import ConfirmScreen, FormScreen, key_hint, key_of
+from ..text import counted, when
 
 
 def load_state(store: Any) -> tuple[dict, dict[str, tuple[str, str]]]:
@@ -45,28 +46,23 @@ def load_state(store: Any) -> tuple[dict, dict[str, tuple[str, str]]]:
     return status, pages
 
 
-def when(stamp: str | None) -> str:
-    """`2026-04-01 12:00` (UTC) or `never`."""
-    return stamp[:16].replace("T", " ") if stamp else "never"
-
-
 def summary(result: dict) -> str:
     """What one folder sync did, in a sentence or two."""
     taken = sum(r["added"].get("page", 0) for r in result["read"])
     revisions = sum(r["added"].get("revision", 0) for r in result["read"])
     stores = sum(1 for r in result["read"] if r["files"])
-    parts = [f"Took in {reading.counted(taken, 'new page')} and {reading.counted(revisions, 'revision')} "
-             f"from {reading.counted(stores, 'store')}"]
+    parts = [f"Took in {counted(taken, 'new page')} and {counted(revisions, 'revision')} "
+             f"from {counted(stores, 'store')}"]
     parts.append("wrote this store's changes" if result["wrote"] else "nothing new of this store's to write")
     if result["erased_pages"]:
-        parts.append(f"{reading.counted(len(result['erased_pages']), 'page')} erased (deleted on another store)")
+        parts.append(f"{counted(len(result['erased_pages']), 'page')} erased (deleted on another store)")
     if result["deleted_while_revised"]:
-        parts.append(f"{reading.counted(len(result['deleted_while_revised']), 'page')} you revised here was deleted "
+        parts.append(f"{counted(len(result['deleted_while_revised']), 'page')} you revised here was deleted "
                      "on another store: the delete wins")
     if result["conflicts"]:
-        parts.append(f"{reading.counted(result['conflicts'], 'page')} now in conflict (both revisions kept)")
+        parts.append(f"{counted(result['conflicts'], 'page')} now in conflict (both revisions kept)")
     if result["refused"]:
-        parts.append(f"{reading.counted(len(result['refused']), 'file')} refused: {result['refused'][0]['reason']}")
+        parts.append(f"{counted(len(result['refused']), 'file')} refused: {result['refused'][0]['reason']}")
     return "; ".join(parts) + "."
 
 
@@ -97,7 +93,7 @@ def pairing_state(status: dict, *, offer_taken: bool, joined: bool) -> str:
     peers = status["peers"]
     active = [p for p in peers if not p["revoked"]]
     if active:
-        return f"paired with {reading.counted(len(active), 'store')}"
+        return f"paired with {counted(len(active), 'store')}"
     if peers:
         return "paired, but the one store it knew is unpaired" if len(peers) == 1 else \
             f"paired, but the {len(peers)} stores it knew are unpaired"
@@ -136,7 +132,7 @@ def merge_text(plan: dict) -> str:
     lines = [f"This store holds history of its own; joining merges it with {plan['paired_with']}'s: one owner "
              "from then on. Scopes here:"]
     shared = set(plan["shared_namespaces"])
-    lines += [f"  {s['namespace']}: {reading.counted(s['pages'], 'page')}" +
+    lines += [f"  {s['namespace']}: {counted(s['pages'], 'page')}" +
               (" (also on the other store: one scope, the stricter visibility)" if s["namespace"] in shared else "")
               for s in plan["scopes"][:12]]
     if len(plan["scopes"]) > 12:
@@ -275,7 +271,7 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
             state = "unpaired" if peer["revoked"] else f"last taken in {when(peer['last_sync'])}"
             lines.append(Content.assemble("  ", (peer["store_id"], "dim"), f"  {state}"))
         if len(shown) < len(peers):
-            lines.append(Content(f"  … and {reading.counted(len(peers) - len(shown), 'other store')} "
+            lines.append(Content(f"  … and {counted(len(peers) - len(shown), 'other store')} "
                                  "(`pcp sync --status` lists them all)"))
         for a, b in status.get("disputes") or []:  # (first: the line the owner must act on)
             lines.insert(2, Content.assemble((f"{a} and {b} unpaired each other", "bold $error"),
@@ -553,10 +549,4 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
 
     def _leave(self) -> None:
         """Close; on an empty store's welcome screen, a sync that brought pages in opens the pages instead."""
-        from .main import MainScreen
-        from .welcome import WelcomeScreen
-
-        below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
-        self.dismiss(None)
-        if self.took_pages and isinstance(below, WelcomeScreen) and below.first_run:
-            self.app.switch_screen(MainScreen())
+        self.app.close_sync(self, self.took_pages)

@@ -17,9 +17,9 @@ from ..messages import (
     ImportFailed, Imported, ImportReportLoaded, LookAlikeNamespace, Progress, StoreEmptiness, StoreWorkers,
 )
 from .confirm import ConfirmScreen
-from ..reading import counted, one_line
 from ..widgets.fields import Field
 from ..widgets.footer import FitFooter
+from ..text import counted, one_line
 
 SOURCES = [
     ("ChatGPT export (.zip or conversations.json)", "chatgpt"),
@@ -296,15 +296,12 @@ class WelcomeScreen(StoreWorkers, Screen):
     def action_back(self) -> None:
         if not (self.imported or not self.first_run):
             return
-        from .main import MainScreen
-
         if self.first_run:
-            self.app.switch_screen(MainScreen())
+            self.app.show_pages()
             return
         self.app.pop_screen()
-        main = self.app.screen
-        if self.imported and isinstance(main, MainScreen):
-            main.show_everything()  # the imported pages, not the search or scope that was on before
+        if self.imported:  # the imported pages, not the search or scope that was on before
+            self.app.show_everything()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

@@ -8,8 +8,8 @@ import re
 from rich.cells import cell_len
 from textual.content import Content
 
-from ..reading import printable
 from .document import AtWidth, Document
+from ..text import printable
 
 ADDED = "$diff-added on $diff-added-background"
 REMOVED = "$diff-removed on $diff-removed-background"

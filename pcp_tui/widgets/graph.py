@@ -13,8 +13,8 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from ..reading import one_line
 from .steady import SteadyOptionList
+from ..text import one_line
 
 ROOT, NODE, EDGE = "bold $graph-root", "$graph-node", "$graph-edge"
 

@@ -28,6 +28,7 @@ from .provenance import ProvenanceTree
 from .relations import RelationsView
 from .revisions import RevisionsView
 from .tabs import show_tab
+from ..text import printable
 
 CODE_LANGUAGES = {
     "application/json": "json", "application/javascript": "javascript", "text/javascript": "javascript",
@@ -378,11 +379,11 @@ class Inspector(StoreWorkers, Vertical):
         payload = env.get("payload") or {}
         view = self.query_one("#content-view", Document)
         if payload.get("content") is None:
-            refs = reading.printable("\n".join(r.get("uri", "") for r in env.get("source_refs", [])))
+            refs = printable("\n".join(r.get("uri", "") for r in env.get("source_refs", [])))
             plain = f"No payload; the page points to its sources:\n{refs}"
             view.show(partial(Content, plain), plain)
             return
-        text = reading.printable(self._content)
+        text = printable(self._content)
         media = payload.get("media_type")
         note = ""
         if self._next_offset is not None:  # where you are in a long page

@@ -27,8 +27,8 @@ from textual.worker import get_current_worker
 from store import analysis
 
 from ..messages import StoreWorkers
-from ..reading import printable
 from .steady import SteadyScrollbars, set_virtual_size
+from ..text import printable
 
 Fetch = Callable[[str | None], tuple[list[dict], str | None]]
 Piece = tuple[str, Style | None, bool]  # text, its own style (None: the base), a search match

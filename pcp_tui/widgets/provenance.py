@@ -12,6 +12,7 @@ from store.bundle import locator_text
 
 from .. import reading
 from ..messages import ProvenanceLoaded, StoreWorkers
+from ..text import printable
 
 
 class ProvenanceTree(StoreWorkers, Tree[dict]):
@@ -53,7 +54,7 @@ class ProvenanceTree(StoreWorkers, Tree[dict]):
         for ref in envelope.get("source_refs", []):
             label = Text(f"source: {ref.get('uri', '?')}")
             if ref.get("locator"):
-                label.append(f"  {reading.printable(locator_text(ref['locator']))}", style="dim")
+                label.append(f"  {printable(locator_text(ref['locator']))}", style="dim")
             node.add_leaf(label, data={"kind": "source", "uri": ref.get("uri")})
         if not node.children:
             node.add_leaf(Text("no recorded inputs or sources", style="dim"), data={"kind": "none"})

@@ -13,10 +13,10 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from .. import reading
-from ..reading import one_line
 from ..messages import GraphLoaded, StoreWorkers
 from .graph import EDGE, NODE, GraphView
 from .steady import SteadyOptionList, update_rows
+from ..text import one_line
 
 HOPS = (1, 2, 3)  # how deep the graph is drawn; 2 to start with
 

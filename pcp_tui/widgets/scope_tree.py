@@ -20,8 +20,8 @@ from textual.widgets.tree import NodeID, TreeNode, UnknownNodeID
 
 from store.scope_titles import source_name, title_page_key
 
-from ..reading import counted, one_line, printable
 from .steady import SteadyScrollbars, update_rows
+from ..text import counted, one_line, printable
 
 
 def prefix_of(namespace: str) -> str:

@@ -250,7 +250,7 @@ class _Run:
         self.scopes: dict[str, int] = {}
         self.fresh: set[int] = set()  # pages made in this run (their first revision is seq 1)
         self.seq: dict[int, int] = {}  # page pk -> the last seq given in this run
-        self.index_rows: list[tuple[int, tuple[int, int, str, str | None, dict[str, Any]]]] = []
+        self.index_rows: list[tuple[int, index.IndexRow]] = []
         self._owners: set[str] | None = None
 
     def count(self, kind: str) -> None:
@@ -458,7 +458,7 @@ class _Run:
             self.db.cursor().executemany(
                 "INSERT INTO provenance_input (revision_id, page_id, input_revision_id, input_page) VALUES (?,?,?,NULL)",
                 [(rev_pk, pk, i) for i in inputs])
-        self.index_rows.append((pk, (rev_pk, scope, title, content, facets)))
+        self.index_rows.append((pk, (rev_pk, scope, title, content, facets, rec["observed_at"] or rec["created_at"])))
         if len(self.index_rows) >= 500:
             self.flush_index()
         self.touched.add(pk)

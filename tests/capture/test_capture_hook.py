@@ -269,7 +269,7 @@ def test_the_hook_decides_before_importing_the_store_or_any_ui_library(fake_home
                          input=event, capture_output=True, text=True, env=fake_home.env(), timeout=120)
     assert run.returncode == 0 and run.stdout == ""
     imported = {line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines() if "|" in line}
-    assert "pcp_tui.capture_hook" in imported
+    assert "pcp_tui.capture.hook" in imported
     assert not {m for m in imported if m.split(".")[0] in ("store", "peewee", "textual", "rich")}
     assert fake_home.runs("skipped")
 

@@ -175,7 +175,7 @@ def test_a_broken_settings_file_is_refused_in_one_line_and_left_alone(fake_home:
 
 
 def test_install_at_a_terminal_asks_project_or_all(fake_home: Home, monkeypatch):
-    from pcp_tui import capture
+    from pcp_tui.capture import manage as capture
 
     for key, value in fake_home.env().items():
         monkeypatch.setenv(key, value)

@@ -31,7 +31,7 @@ ENVELOPE_KEYS = {
 }
 HIT_KEYS = {
     "page_id", "revision_id", "namespace", "owner_id", "lifecycle_status", "title", "snippet", "projection",
-    "range", "matched_by", "score", "projections", "created_at", "observed_at", "date", "highlights",
+    "range", "matched_by", "score", "projections", "created_at", "observed_at", "date", "highlights", "conversation",
 }
 SCOPE_KEYS = {"namespace", "display_name", "description", "parent", "visibility", "owner_id", "permissions",
               "page_count", "last_activity"}

@@ -1,6 +1,6 @@
 """`pcp register CLIENT`: the config each client reads, then the official MCP client started from what was written.
 
-The schemas below are the documented entry shapes (see pcp_tui/register.py for the pages followed):
+The schemas below are the documented entry shapes (see pcp_tui/mcp/register.py for the pages followed):
 a stdio server is a command and its arguments; keys a client does not know are refused here, so an
 entry that only pcp understands fails the test.
 """
@@ -24,7 +24,8 @@ pytest.importorskip("mcp")
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
-from pcp_tui import cli, register  # noqa: E402
+from pcp_tui import cli  # noqa: E402
+from pcp_tui.mcp import register  # noqa: E402
 
 EXPORTS = Path(__file__).resolve().parents[1] / "data" / "exports"
 CHATGPT = EXPORTS / "chatgpt-danny-avila-LibreChat-1.json"

@@ -6,7 +6,7 @@ import io
 
 from rich.text import Text
 
-from pcp_tui import render
+from pcp_tui.cli import render
 
 
 def test_stored_escape_sequences_are_printed_as_symbols_and_styles_still_work():

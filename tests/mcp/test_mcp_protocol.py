@@ -32,9 +32,10 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp_types import PaginatedRequestParams  # noqa: E402
 
 import store  # noqa: E402
-from pcp_tui import mcp_schema  # noqa: E402
-from pcp_tui.mcp_server import TOOL_INFO, TOOLSETS  # noqa: E402
-from pcp_tui.mcp_wire import package_version  # noqa: E402
+from pcp_tui import shared  # noqa: E402
+from pcp_tui.mcp import schema as mcp_schema  # noqa: E402
+from pcp_tui.mcp.server import TOOL_INFO, TOOLSETS  # noqa: E402
+from pcp_tui.mcp.wire import package_version  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENT = "proto-client"
@@ -149,14 +150,14 @@ def check_listing(tools: list[Any]) -> None:
             assert prop.get("description"), f"{tool.name}.{name} has no description"
     by_name = {t.name: t for t in tools}
     search = by_name["search_pages"].input_schema["properties"]
-    assert search["mode"]["enum"] == list(mcp_schema.SEARCH_MODES)
-    assert search["lifecycle_status"]["anyOf"][0]["items"]["enum"] == list(mcp_schema.LIFECYCLE_STATUSES)
-    assert search["actor_types"]["anyOf"][0]["items"]["enum"] == list(mcp_schema.ACTOR_TYPES)
+    assert search["mode"]["enum"] == list(shared.SEARCH_MODES)
+    assert search["lifecycle_status"]["anyOf"][0]["items"]["enum"] == list(shared.LIFECYCLE_STATUSES)
+    assert search["actor_types"]["anyOf"][0]["items"]["enum"] == list(shared.ACTOR_TYPES)
     read = by_name["read_pages"].input_schema["properties"]
-    assert read["projections"]["anyOf"][0]["items"]["enum"] == list(mcp_schema.PROJECTIONS)
+    assert read["projections"]["anyOf"][0]["items"]["enum"] == list(shared.PROJECTIONS)
     relation = by_name["link_pages"].input_schema["properties"]["relation_type"]
     assert relation["type"] == "string" and "enum" not in relation
-    assert all(t in relation["description"] for t in mcp_schema.RECOMMENDED_RELATION_TYPES)
+    assert all(t in relation["description"] for t in shared.RECOMMENDED_RELATION_TYPES)
     hit = by_name["search_pages"].output_schema["properties"]["hits"]["items"]
     assert {"date", "highlights", "page_id", "revision_id", "namespace", "snippet"} <= set(hit["required"])
 
@@ -310,16 +311,16 @@ def test_ctrl_c_stops_the_stdio_server_at_once(seeded):
             proc.wait()
 
 
-def test_the_schema_copies_match_the_store():
+def test_the_word_lists_and_schema_copies_match_the_store():
     from store import reads
 
     from store import validate
 
-    assert mcp_schema.ACTOR_TYPES == tuple(validate.ACTOR_TYPES)
-    assert mcp_schema.SEARCH_MODES == tuple(reads.SEARCH_MODES)
-    assert mcp_schema.PROJECTIONS == tuple(reads.PROJECTIONS)
-    assert mcp_schema.LIFECYCLE_STATUSES == tuple(store.LIFECYCLE_STATUSES)
-    assert mcp_schema.RECOMMENDED_RELATION_TYPES == tuple(store.RECOMMENDED_RELATION_TYPES)
+    assert shared.ACTOR_TYPES == tuple(validate.ACTOR_TYPES)
+    assert shared.SEARCH_MODES == tuple(reads.SEARCH_MODES)
+    assert shared.PROJECTIONS == tuple(reads.PROJECTIONS)
+    assert shared.LIFECYCLE_STATUSES == tuple(store.LIFECYCLE_STATUSES)
+    assert shared.RECOMMENDED_RELATION_TYPES == tuple(store.RECOMMENDED_RELATION_TYPES)
     limits = store.LIMITS
     assert (mcp_schema.MAX_HITS, mcp_schema.MAX_IDS, mcp_schema.MAX_READ_CHARS, mcp_schema.MAX_QUERY_CHARS,
             mcp_schema.MAX_LIST) == (limits["max_hits"], limits["max_ids_per_read"], limits["max_chars_per_read"],
@@ -328,7 +329,7 @@ def test_the_schema_copies_match_the_store():
 
 
 def test_initialize_needs_no_store_import():
-    code = ("import sys; import pcp_tui.mcp_server as m; m.PcpMcp('/nonexistent', 'c', {'*': frozenset({'read'})}); "
+    code = ("import sys; import pcp_tui.mcp.server as m; m.PcpMcp('/nonexistent', 'c', {'*': frozenset({'read'})}); "
             "print(sorted(n for n in sys.modules if n == 'store' or n.startswith('store.')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(REPO), timeout=120)
     assert done.returncode == 0, done.stderr

@@ -30,7 +30,7 @@ from mcp_types import PaginatedRequestParams  # noqa: E402
 
 import store  # noqa: E402
 from store import adapters  # noqa: E402
-from pcp_tui.mcp_server import TOOLSETS  # noqa: E402
+from pcp_tui.mcp.server import TOOLSETS  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data"

@@ -22,7 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 import store  # noqa: E402
 from pcp_tui import cli  # noqa: E402
-from pcp_tui.mcp_server import READ_TOOLS, WRITE_TOOLS  # noqa: E402
+from pcp_tui.mcp.server import READ_TOOLS, WRITE_TOOLS  # noqa: E402
 
 CLIENT = "test-client"
 REPO = Path(__file__).resolve().parents[2]
@@ -277,10 +277,10 @@ def test_results_stay_within_their_limits(seeded):
 
 
 def test_pcp_mcp_without_the_sdk_says_how_to_install(monkeypatch, capsys, tmp_path):
-    import pcp_tui
+    import pcp_tui.mcp
 
-    monkeypatch.delitem(sys.modules, "pcp_tui.mcp_server", raising=False)
-    monkeypatch.delattr(pcp_tui, "mcp_server", raising=False)
+    monkeypatch.delitem(sys.modules, "pcp_tui.mcp.server", raising=False)
+    monkeypatch.delattr(pcp_tui.mcp, "server", raising=False)
     for name in [m for m in sys.modules if m == "mcp" or m.startswith("mcp.")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "mcp", None)

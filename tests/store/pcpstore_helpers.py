@@ -67,6 +67,7 @@ HIT_KEYS = {
     "observed_at",
     "date",
     "highlights",
+    "conversation",
 }
 RELATION_KEYS = {
     "relation_id",

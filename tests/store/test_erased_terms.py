@@ -1,4 +1,5 @@
-"""Issue 28: an erased page leaves no term in the full-text index.
+"""Issue 28: an erased page leaves no term in the full-text index (issue 34: nor an event date derived
+from its text, "yesterday" read against its date).
 
 After a single, a scope, a bulk and a synced delete, no distinctive term of the erased text
 (folded, stemmed and sealed as the analyser stores it) is in any FTS5 shadow table: not in a
@@ -17,10 +18,14 @@ import pcpstore_helpers as h
 
 from store import Store
 from store.analysis import index_terms
+from store.index import derived_dates
 
 # A made-up vocabulary: no stemmer rule touches these, and they share no long prefix by chance.
 _LETTERS = "bcdfghjklmnpqrstvwxz"
 _VOWELS = "aeiouy"
+
+
+TOLD = ("Yesterday, and last week too.", "Two days ago.")  # relative time in the victims' texts
 
 
 def made_up_word(rng: random.Random) -> str:
@@ -43,6 +48,7 @@ class World:
         rng = random.Random(seed)
         self.kept_texts: list[str] = []
         self.texts_of: dict[str, list[str]] = {}  # victim page id -> every text it was indexed with
+        self.dates_of: dict[str, set[str]] = {}  # victim page id -> the event-date tokens derived from them
         st = Store.open(db)
         try:
             for i in range(160):
@@ -69,19 +75,27 @@ class World:
         assert self.erased_revs
         self.erased_texts = [t for v in erased for t in self.texts_of[v]]
         self.stay_texts = self.kept_texts + [t for v in self.victims if v not in erased for t in self.texts_of[v]]
+        self.erased_dates = {d for v in erased for d in self.dates_of[v]}
+        self.stay_dates = {d for v in self.victims if v not in erased for d in self.dates_of[v]}
 
     def _victim(self, st: Store, rng: random.Random, k: int) -> None:
         own = [made_up_word(rng) for _ in range(12)]
         title = " ".join(rng.sample(own, 3))
         facets = {"title": title, "summary": " ".join(rng.sample(own, 4)), "keywords": rng.sample(own, 2)}
-        text = text_of(rng, own)
-        page = st.write_page("project:secret", content=text, facets=facets)
+        # Each victim tells of days of its own, relative to its own date (no kept page names any day).
+        said = f"{1990 + k}-0{k + 3}-1{k}T10:00:00Z"
+        text = text_of(rng, own) + " " + TOLD[0]
+        page = st.write_page("project:secret", content=text, facets=facets, observed_at=said)
         texts = [title, facets["summary"], *facets["keywords"], text]
+        dates = set(derived_dates(text, said))
         if k % 2 == 0:
-            again = text_of(rng, own) + " " + made_up_word(rng)
-            st.revise_page(page["page_id"], page["revision_id"], content=again)
+            again = text_of(rng, own) + " " + made_up_word(rng) + " " + TOLD[1]
+            st.revise_page(page["page_id"], page["revision_id"], content=again, observed_at=said)
             texts.append(again)
+            dates.update(derived_dates(again, said))
+        assert dates
         self.texts_of[str(page["page_id"])] = texts
+        self.dates_of[str(page["page_id"])] = dates
 
     def terms(self, texts: list[str]) -> set[str]:
         out: set[str] = set()
@@ -90,8 +104,10 @@ class World:
         return out
 
     def distinctive(self) -> set[str]:
-        """The erased text's terms that no page that stays holds."""
-        return self.terms(self.erased_texts) - self.terms(self.stay_texts)
+        """The erased text's terms and event dates that no page that stays holds (not the short words that
+        tell of the dates: three letters of them are in the index's blocks by chance)."""
+        return ((self.terms(self.erased_texts) | self.erased_dates)
+                - (self.terms(self.stay_texts) | self.stay_dates | self.terms(list(TOLD))))
 
 
 class Before:
@@ -110,10 +126,12 @@ class Before:
             con.close()
         assert {t[1:].decode() for t in decoded} == vocab
         assert len(self.terms) >= 12 and self.terms <= vocab, "test setup: the erased terms are indexed"
+        assert any(t.startswith("zd") for t in self.terms), "test setup: the erased event dates are indexed"
         found = fb.shadow_residue(world.db, self.terms)
         assert len({line for line in found if " leaf " in line}) >= len(self.terms)
-        self.tails = fb.tails(self.terms, vocab)
-        assert len(self.tails) > len(self.terms) // 2, "test setup: most terms have a tail of their own"
+        words = {t for t in self.terms if not t.startswith(("zd", "zm", "zy"))}  # dates share long prefixes
+        self.tails = fb.tails(words, vocab)
+        assert len(self.tails) > len(words) // 2, "test setup: most terms have a tail of their own"
         assert fb.file_residue(h.files_beside(world.db), self.tails), "test setup: the terms are in the files"
         self.windows = (h.windows("\n".join(world.erased_texts).encode())
                         - h.windows("\n".join(world.stay_texts).encode()))

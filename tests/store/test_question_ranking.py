@@ -4,7 +4,8 @@
     their page first, for the owner and for a model session granted only that scope.
 (b) Authorization before relevance: the restricted session gets identical hits, order and scores before
     and after hidden pages holding the query words are added (in a scope it cannot search, and a
-    tombstoned page in its own scope, as it lacks `audit`), in `auto` and `text`.
+    tombstoned page in its own scope, as it lacks `audit`), in `auto` and `text`; and (issue 34) when pages
+    of its own scope holding them are suppressed in its context, or written and then erased.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from search_helpers import (
     PROBES,
     SCOPE,
     add_hidden_pages,
+    add_pages_in_scope,
     distractors,
     write_question_corpus,
 )
@@ -55,3 +57,28 @@ def test_hidden_pages_change_nothing_for_a_restricted_session(store, corpus, que
     assert {x["namespace"] for x in owner_sees["hits"]} != {SCOPE}  # the hidden pages do match the query
     after = restricted.search_pages(query, mode=mode, limit=50)
     assert after == before
+
+
+@pytest.mark.parametrize("query,mode", PROBES)
+def test_suppressed_pages_change_nothing_for_a_restricted_session(store, corpus, query, mode):
+    """Pages of its own scope that the session suppressed in its context lift nothing there: not as hits,
+    not through the statistics, not through their conversation."""
+    restricted = h.model(store, {SCOPE: {"search", "read", "suppress"}})
+    before = restricted.search_pages(query, mode=mode, limit=50, context_id="ctx")
+    assert before["hits"], (query, mode)
+    pages = add_pages_in_scope(store)
+    assert set(pages) & {x["page_id"] for x in restricted.search_pages(query, mode=mode, limit=50)["hits"]}
+    restricted.suppress_pages(pages, context_id="ctx", reason="not for this task")
+    assert restricted.search_pages(query, mode=mode, limit=50, context_id="ctx") == before
+
+
+@pytest.mark.parametrize("query,mode", PROBES)
+def test_erased_pages_change_nothing_for_a_restricted_session(store, corpus, query, mode):
+    restricted = h.model(store, {SCOPE: {"search", "read"}})
+    before = restricted.search_pages(query, mode=mode, limit=50)
+    assert before["hits"], (query, mode)
+    pages = add_pages_in_scope(store)
+    assert set(pages) & {x["page_id"] for x in restricted.search_pages(query, mode=mode, limit=50)["hits"]}
+    for page in pages:
+        store.delete_page(page, "erased for the test")
+    assert restricted.search_pages(query, mode=mode, limit=50) == before

@@ -270,7 +270,7 @@ async def test_the_import_screen_shows_the_kept_report_and_imports_agent_session
 
 
 def test_a_store_path_is_shown_from_home_and_cut_from_its_start(monkeypatch, tmp_path):
-    from pcp_tui.reading import shown_path
+    from pcp_tui.text import shown_path
 
     monkeypatch.setenv("HOME", str(tmp_path))
     deep = tmp_path / "a" / "very" / "long" / "folder" / "name" / "pcp" / "store.db"

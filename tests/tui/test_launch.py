@@ -44,7 +44,7 @@ def test_pcp_demo_never_uses_pcp_db(started, monkeypatch, tmp_path):
 def test_pcp_serve_binds_to_loopback_and_runs_the_app_command(monkeypatch, tmp_path):
     served = {}
 
-    from pcp_tui import web_serve
+    from pcp_tui.serve import web as web_serve
 
     def serve(self):
         served.update(command=self.command, host=self.host, port=self.port, guard=self.guard, running=True)

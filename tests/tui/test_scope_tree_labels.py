@@ -5,7 +5,7 @@ from __future__ import annotations
 from helpers import page_list, settle, until
 from textual.geometry import Region
 
-from pcp_tui.reading import counted
+from pcp_tui.text import counted
 from pcp_tui.widgets.inspector import TABS, Inspector
 from pcp_tui.widgets.scope_tree import ScopeTree
 

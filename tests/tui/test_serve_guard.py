@@ -8,8 +8,8 @@ import sys
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from pcp_tui.local_guard import COOKIE, LocalGuard
-from pcp_tui.web_serve import GuardedServer
+from pcp_tui.serve.guard import COOKIE, LocalGuard
+from pcp_tui.serve.web import GuardedServer
 
 PORT = 8123
 HOST = f"127.0.0.1:{PORT}"

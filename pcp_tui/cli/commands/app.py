@@ -28,8 +28,9 @@ def open_app(ctx: click.Context, command: str | None, port: int = 8000, demo: bo
         raise click.UsageError("the app has no --json output; use a subcommand", ctx)
     if g.as_model or g.grants:
         raise click.UsageError("the app runs as the store's owner; --as-model and --grant apply to subcommands", ctx)
+    from store.paths import demo_path, named_path
+
     from ... import launch
-    from ...demo import demo_path
 
     if command == "demo" and not base.at_terminal():
         raise click.UsageError("the app needs a terminal (run it from one, or use pcp serve)", ctx)
@@ -39,11 +40,13 @@ def open_app(ctx: click.Context, command: str | None, port: int = 8000, demo: bo
                 existing_store(g.db)
             except CliError as exc:
                 return fail(exc.code, exc.message, False)
-        db = demo_path(g.db) if demo else launch.store_path(g.db)
-        return launch.serve(db, port, demo=demo)
+        from ...serve import web
+
+        db = demo_path(g.db) if demo else named_path(g.db)
+        return web.serve(db, port, demo=demo)
     if command == "demo":
         return launch.run_app(demo_path(g.db), demo=True)
-    return launch.run_app(launch.store_path(g.db))
+    return launch.run_app(named_path(g.db))
 
 
 @command(example="pcp demo")
@@ -103,14 +106,14 @@ def mcp(ctx: click.Context, client_id: str | None, grants: tuple[str, ...], tool
     try:
         path = existing_store(g.db)
         if tokens:
-            from ...mcp_token import token
+            from ...mcp.token import token
 
             print(token(path, new=new_token))
             return 0
     except CliError as exc:
         return fail(exc.code, exc.message, False)
     try:
-        from ... import mcp_server
+        from ...mcp import server as mcp_server
     except ImportError as exc:
         if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types"):
             raise
@@ -146,7 +149,7 @@ def register_client(ctx: click.Context, client: str, grants: tuple[str, ...], to
     Writes the MCP server entry for `pcp mcp` into the client's user-level config (a backup and a diff first;
     running it again changes nothing). In a terminal it lists your scopes with page counts and asks which to
     grant; elsewhere --grant is required. Never *, read only unless --toolset write --write NS."""
-    from ... import register as registration
+    from ...mcp import register as registration
 
     g = globals_of(ctx)
     as_json = json_mode(ctx)
@@ -166,7 +169,7 @@ def register_client(ctx: click.Context, client: str, grants: tuple[str, ...], to
     if as_json:
         emit_json(plan.to_dict())
         return 0
-    from ... import render
+    from .. import render
 
     render.registered(render.make_console(), plan.to_dict(), print_only)
     return 0

@@ -1,4 +1,4 @@
-"""`pcp capture install | uninstall | status | run | hook` (the logic: pcp_tui/capture.py)."""
+"""`pcp capture install | uninstall | status | run | hook` (the logic: pcp_tui/capture/)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def _run(ctx: click.Context, action: str, **args: object) -> int:
         raise click.UsageError("pcp capture runs as the store's owner; --as-model and --grant do not apply", ctx)
     if g.db is not None and not str(g.db).strip():
         return fail("invalid", "--db must not be empty", as_json)
-    from ... import capture as logic
+    from ...capture import manage as logic
 
     namespace = SimpleNamespace(capture_command=action, db=g.db, **args)
     try:
@@ -90,7 +90,7 @@ def run_now(ctx: click.Context, agents: tuple[str, ...]) -> int:
 @click.pass_context
 def hook(ctx: click.Context, agent: str, payload: str | None) -> int:
     """What the agent runs after a turn (installed by pcp capture install)."""
-    from ...capture_hook import run as run_hook
+    from ...capture.hook import run as run_hook
 
     return run_hook(agent, payload, globals_of(ctx).db)
 
@@ -103,7 +103,7 @@ def hook_main(argv: list[str]) -> int:
         rest = argv[at + 2:]
         if not rest or rest[0] not in AGENT_SOURCES:
             return 0
-        from ...capture_hook import run as run_hook
+        from ...capture.hook import run as run_hook
 
         return run_hook(rest[0], rest[1] if len(rest) > 1 else None, db)
     except Exception:  # noqa: BLE001 - the agent must never see a failure of ours

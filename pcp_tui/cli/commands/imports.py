@@ -124,7 +124,7 @@ def _memory_profile(ctx: click.Context, st: Any, scope: tuple[str, ...], out: st
 
     result = memory_profile(st, list(scope) or None)
     if not write and not json_mode(ctx) and base.at_terminal():
-        from ... import render
+        from .. import render
 
         render.memory_profile(render.make_console(), {**result, "path": out, "written": False, "asking": True})
         write = input(f"Write it to {out}? [y/N] ").strip().lower() in ("y", "yes")

@@ -10,6 +10,8 @@ import click
 from ..base import AtLeast, Group, JsonObject, OneOf, Relation, Timestamp, flat, given, command, group
 from ..options import LIST_MAXIMUM, check_plan_or_yes, content, one_of, paging, plan_or_yes, repeated_lists
 from ..run import progress, read_text, run_store
+from ...shared import ACTOR_TYPES, SEARCH_MODES, checked_query, revised_facets
+from ...shared import search_filters as shared_filters
 
 
 def register(cli: Group) -> None:
@@ -151,7 +153,7 @@ def revise(ctx: click.Context, page_id: str, expected: str, content: str | None,
 
     def run(st: Any) -> Any:
         if title is not None:
-            kwargs["facets"] = {**(kwargs.get("facets") or facets_of(st, expected)), "title": title}
+            kwargs["facets"] = revised_facets(kwargs.get("facets") or facets_of(st, expected), title=title)
         return st.revise_page(page_id, expected, **kwargs, **given(idempotency_key=idempotency_key))
 
     return run_store(ctx, run, "written", creates=True)
@@ -187,9 +189,8 @@ def read(ctx: click.Context, ids: tuple[str, ...], projection: tuple[list[str], 
 def search_filters(status: tuple[list[str], ...], relation_type: tuple[list[str], ...],
                    media_type: tuple[list[str], ...], actor_type: tuple[list[str], ...], **times: str | None
                    ) -> dict[str, Any] | None:
-    filters = given(lifecycle_status=flat(status) or None, relation_types=flat(relation_type) or None,
-                    media_types=flat(media_type) or None, actor_types=flat(actor_type) or None, **times)
-    return filters or None
+    return shared_filters(lifecycle_status=flat(status), relation_types=flat(relation_type),
+                          media_types=flat(media_type), actor_types=flat(actor_type), **times)
 
 
 def list_filters(fn: Any) -> Any:
@@ -205,10 +206,11 @@ def list_filters(fn: Any) -> Any:
                        "pcp search ferry --observed-after 2026-01-01 --json")
 @click.argument("query", required=False, default="")
 @list_filters
-@click.option("--mode", metavar="MODE", help="auto (default), text, exact, temporal or graph")
+@click.option("--mode", metavar="MODE",
+              help=f"{SEARCH_MODES[0]} (default), {', '.join(SEARCH_MODES[1:-1])} or {SEARCH_MODES[-1]}")
 @repeated_lists("--relation-type", "T", "repeatable")
 @repeated_lists("--media-type", "T", "repeatable")
-@repeated_lists("--actor-type", "A", "repeatable: owner, model_client, ...")
+@repeated_lists("--actor-type", "A", f"repeatable: {', '.join(ACTOR_TYPES)}")
 @click.option("--after", type=Timestamp(), metavar="TS", help="stored at or after TS")
 @click.option("--before", type=Timestamp(), metavar="TS", help="stored before TS")
 @click.option("--observed-after", type=Timestamp(), metavar="TS",
@@ -229,9 +231,7 @@ def search(ctx: click.Context, query: str, scope: tuple[str, ...], status: tuple
     size = clamped(limit)
 
     def run(st: Any) -> Any:
-        from store.validate import query as checked
-
-        checked(query)  # refused before any work; the store's search applies the same bound
+        checked_query(query)  # refused before any work; the store's search applies the same bound
         return st.search_pages(query=query or "", scopes=tuple(scope), mode=mode or "auto", filters=filters,
                                all_revisions=all_revisions, **given(limit=size, cursor=cursor, context_id=context))
 

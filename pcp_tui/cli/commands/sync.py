@@ -76,7 +76,7 @@ def _ask_merge(ctx: click.Context, plan: dict[str, Any]) -> bool:
     if json_mode(ctx) or not base.at_terminal():
         raise CliError("conflict", "This store holds history of its own: `pcp sync DIR --join CODE` at a terminal shows "
                                    "what merges and asks; add --yes to merge without asking.")
-    from ... import render
+    from .. import render
 
     render.join_plan(render.make_console(), plan)
     try:

@@ -1,12 +1,12 @@
 """`pcp capture install | uninstall | status | run | hook`: live capture from coding agents (issue 37).
 
-install    registers pcp's hook in the agent's user-level configuration (capture_agents), shows the
+install    registers pcp's hook in the agent's user-level configuration (capture.agents), shows the
            diff, keeps a backup, records which projects are captured (capture.toml); idempotent
 uninstall  takes pcp's entries out: the file is restored byte for byte from the backup when nothing
            else changed since install, else only pcp's entries go and the diff is shown
 status     what is installed where, which projects are captured, the last runs and errors
 run        imports what the agents' folders hold that was not captured yet (for a timer)
-hook       what the agent runs (capture_hook)
+hook       what the agent runs (capture.hook)
 
 Each returns the JSON document `pcp capture ... --json` prints; render_* write it for people.
 """
@@ -21,9 +21,9 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from . import capture_agents as agents
-from . import capture_state as state
-from .capture_hook import agent_home, capture_one, sessions_root, store_path
+from . import agents
+from . import state
+from .hook import agent_home, capture_one, sessions_root
 
 AGENTS = ("claude-code", "codex", "gemini")
 DISPLAY = {"claude-code": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}
@@ -104,8 +104,10 @@ def install(agent: str, *, scope: str | None, cwd: str, db: str | None,
                          "[P]roject / [a]ll: ").strip().lower()
             scope = "all" if answer in ("a", "all") else "project"
     # The store named now (--db, else $PCP_DB) goes into the command: the agent may run without that variable.
-    named = db if db is not None else (os.environ.get("PCP_DB") or None)
-    argv = agents.hook_argv(pcp_command(), agent, str(Path(named).expanduser().absolute()) if named else None)
+    from store import paths
+
+    named = paths.named_path(db)
+    argv = agents.hook_argv(pcp_command(), agent, str(named.absolute()) if named else None)
     try:
         change = agents.plan_install(agent, argv)
     except agents.ConfigError as exc:
@@ -277,7 +279,9 @@ def run(db: str | None, only: tuple[str, ...] = AGENTS) -> dict[str, Any]:
     for item in done:
         item.update({k: v for k, v in (last.get((item["path"], item["agent"])) or {}).items()
                      if k in ("created", "unchanged", "revised", "redacted", "bundles_not_captured")})
-    return {"store": store_path(db), "captured": done, "unchanged": unchanged, "skipped_projects": skipped,
+    from store import paths
+
+    return {"store": str(paths.chosen_path(db)), "captured": done, "unchanged": unchanged, "skipped_projects": skipped,
             "failed": failed, "log": str(state.log_path())}
 
 

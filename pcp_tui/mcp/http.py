@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .local_guard import LocalGuard
-from .mcp_token import token, token_path
+from ..serve.guard import LocalGuard
+from .token import token, token_path
 
 PATH = "/mcp"
 

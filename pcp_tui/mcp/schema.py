@@ -1,8 +1,8 @@
-"""What `pcp mcp` tells a client about its tools before the store is loaded: the store's closed sets and
-limits as plain values, and JSON Schemas derived from the store's result types (store/types.py).
+"""What `pcp mcp` tells a client about its tools before the store is loaded: the store's limits as plain values,
+and JSON Schemas derived from the store's result types (store/types.py); the closed word lists are in shared.py.
 
 The values here are copies, so that answering `initialize` and `tools/list` never imports the store
-(tests/mcp/test_mcp_schema.py checks every one against store.constants and store.reads).
+(tests/mcp/test_mcp_protocol.py checks every one against store.constants).
 """
 
 from __future__ import annotations
@@ -11,13 +11,6 @@ import types
 import typing
 from typing import Any, Union
 
-SEARCH_MODES = ("auto", "text", "exact", "temporal", "graph")
-PROJECTIONS = ("manifest", "payload", "source_spans", "relations", "facets", "history", "lifecycle")
-ACTOR_TYPES = ("user", "model", "tool", "system")
-LIFECYCLE_STATUSES = ("active", "superseded", "archived", "tombstoned")
-RECOMMENDED_RELATION_TYPES = ("contains", "derived_from", "depends_on", "defines", "uses", "supports", "contradicts",
-                              "supersedes", "inspired_by", "related_to", "responds_to", "continues", "summarizes",
-                              "aggregates", "links_to")
 MAX_HITS = 50
 MAX_IDS = 20
 MAX_READ_CHARS = 64_000

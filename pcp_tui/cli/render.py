@@ -24,18 +24,18 @@ from rich.text import Text
 
 from store import ALL_PERMISSIONS  # the owner holds every permission; shown as "all"
 
-from . import reading
+from ..text import already_gone, one_line, printable
 
 
 class SafeConsole(Console):
     """A console whose text never carries a control character to the terminal: stored text (an import, a
     model's write) with ESC ] 2 (window title) or ESC ] 52 (clipboard) is printed as visible symbols (ESC as
-    ␛, reading.printable). Rich's own control segments (cursor moves, styles) pass as they are. Relies on Rich's
+    ␛, printable). Rich's own control segments (cursor moves, styles) pass as they are. Relies on Rich's
     Console._render_buffer, the one place every printed segment goes through (re-check on a Rich upgrade)."""
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         return super()._render_buffer(
-            segment if segment.control else Segment(reading.printable(segment.text), segment.style)
+            segment if segment.control else Segment(printable(segment.text), segment.style)
             for segment in buffer)
 
 
@@ -137,7 +137,7 @@ def _scope_cells(s: dict[str, Any]) -> tuple[Text, ...]:
     perms = ["all"] if ALL_PERMISSIONS <= set(perms) else perms
     active = str(s.get("last_activity") or "").replace("T", " ")[:16] or None
     # An imported conversation's scope: its stored name (source and day), then its conversation's title, read live.
-    name = f"{s.get('display_name')} · {reading.one_line(s['title'])}" if s.get("title") else s.get("display_name")
+    name = f"{s.get('display_name')} · {one_line(s['title'])}" if s.get("title") else s.get("display_name")
     return (_t(s.get("namespace"), "bold"), _t(name), _t(s.get("visibility")),
             _t(s.get("page_count")), _t(active), _t(", ".join(perms) or None))
 
@@ -152,7 +152,7 @@ def piped(console: Console) -> bool:
 
 def _plain(console: Console, *fields: Any) -> None:
     """One tab-separated line of plain text (no field holds a tab or a line break)."""
-    cells = ["" if f is None else reading.printable(" ".join(str(f).split())) for f in fields]
+    cells = ["" if f is None else printable(" ".join(str(f).split())) for f in fields]
     console.file.write("\t".join(cells) + "\n")  # (Rich would turn the tabs into spaces)
 
 
@@ -489,7 +489,7 @@ def bulk_receipt(console: Console, data: dict[str, Any]) -> None:
     counted = ", ".join(f"{k}={v:,}" for k, v in counts.items())
     done = data.get("state") == "complete"
     _line(console, ("Deleted" if done else "Partly deleted", "bold red"), f" {data.get('pages_done', 0):,} of "
-          f"{data.get('pages', 0):,} pages", reading.already_gone(data), f" ({counted})" if counted else "",
+          f"{data.get('pages', 0):,} pages", already_gone(data), f" ({counted})" if counted else "",
           f"; receipt {data.get('receipt_id')}",
           f"; completed {data.get('completed')}")
     if not done:
@@ -606,7 +606,7 @@ def registered(console: Console, data: dict[str, Any], print_only: bool) -> None
     if print_only:
         _line(console, ("Entry for ", "bold"), f"{data['config']} (nothing written):")
         if data["client"] == "codex":
-            from .register import merged_toml
+            from ..mcp.register import merged_toml
 
             text = merged_toml(None, data["config"], data["server_name"], data["entry"])
         else:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .capture_hook import agent_home
+from .hook import agent_home
 
 HOOK_EVENTS = {"claude-code": ("Stop", "SessionEnd"), "gemini": ("AfterAgent", "SessionEnd")}
 HOOK_NAME = "pcp-capture"

@@ -9,7 +9,7 @@ text starts with the contract's code (`forbidden: ...`, `conflict: ...`). Beside
 `structuredContent` (the store's own result: a hit is the API's hit) matching the tool's `outputSchema`.
 
 Answering `initialize` does no store work and does not even import the store: the tools' schemas come from
-mcp_schema.py, and the store is opened by the first call that needs it.
+mcp/schema.py, and the store is opened by the first call that needs it.
 
 Needs the optional `mcp` SDK (`pip install 'pcp[mcp]'`); the store never imports it.
 """
@@ -21,7 +21,7 @@ import json
 import sys
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal, Mapping
+from typing import Annotated, Any, Callable, Mapping
 from urllib.parse import quote, unquote
 
 import anyio
@@ -34,8 +34,10 @@ from mcp_types import (
 )
 from pydantic import Field
 
-from . import mcp_schema as schema
-from .mcp_wire import PcpServer, package_version, run_stdio
+from ..shared import (RECOMMENDED_RELATION_TYPES, ActorType, LifecycleStatus, Projection, SearchMode, checked_query,
+                      revised_facets, search_filters)
+from . import schema
+from .wire import PcpServer, package_version, run_stdio
 
 READ_TOOLS = ("describe", "list_scopes", "search_pages", "read_pages")
 WRITE_TOOLS = ("write_page", "revise_page", "link_pages", "ingest_event", "suppress_pages", "recommend_tombstone")
@@ -265,10 +267,6 @@ ID_TEXT = "a page id (pg_..., its head revision) or a revision id (rev_...)"
 KEY_TEXT = ("optional idempotency key: a retry with the same key and the same arguments returns the first result "
             "instead of writing again")
 Ids = Annotated[list[str], Field(description=f"up to {MAX_IDS} ids to read; each is {ID_TEXT}")]
-Mode = Literal["auto", "text", "exact", "temporal", "graph"]
-Projection = Literal["manifest", "payload", "source_spans", "relations", "facets", "history", "lifecycle"]
-Status = Literal["active", "superseded", "archived", "tombstoned"]
-ActorType = Literal["user", "model", "tool", "system"]
 Cursor = Annotated[str | None, Field(description="the next_cursor of the previous result, to get the next page; "
                                                  "omit for the first page")]
 Time = str | None
@@ -354,7 +352,7 @@ def output_schemas() -> dict[str, dict[str, Any]]:
     """Each tool's outputSchema: the JSON Schema of the store's result type (imports the store)."""
     import store.types as types
 
-    from . import mcp_results
+    from . import results as mcp_results
 
     def find(name: str) -> Any:
         return getattr(mcp_results, name, None) or getattr(types, name)
@@ -540,13 +538,13 @@ class PcpMcp:
                                                 f"(at most {schema.MAX_QUERY_CHARS} characters)")] = "",
         scopes: Annotated[list[str] | None, Field(description="namespaces to search (see list_scopes); default: "
                                                               "every scope this session may search")] = None,
-        mode: Annotated[Mode, Field(description="auto (default): ranked by relevance; text: every word must occur; "
+        mode: Annotated[SearchMode, Field(description="auto (default): ranked by relevance; text: every word must occur; "
                                                 "exact: substring; temporal: most recent first; graph: the pages "
                                                 "related to the page or revision id in query")] = "auto",
         limit: Annotated[int, Field(description=f"hits per page, 1 to {MAX_HITS} (default {DEFAULT_HITS})")]
         = DEFAULT_HITS,
         cursor: Cursor = None,
-        lifecycle_status: Annotated[list[Status] | None, Field(description="only pages in these lifecycle states "
+        lifecycle_status: Annotated[list[LifecycleStatus] | None, Field(description="only pages in these lifecycle states "
                                                                            "(default: active)")] = None,
         relation_types: Annotated[list[str] | None, Field(description="only pages with a relation of one of these "
                                                                       "types")] = None,
@@ -557,19 +555,19 @@ class PcpMcp:
         observed_after: Annotated[Time, _time("only things that happened after this time (a hit's date)")] = None,
         observed_before: Annotated[Time, _time("only things that happened before this time (a hit's date)")] = None,
     ) -> CallToolResult:
-        from store import PcpError, validate
+        from store import PcpError
 
         try:
-            validate.query(query)  # a long query is refused before any work
+            checked_query(query)  # a long query is refused before any work
         except PcpError as exc:
             raise ToolError(f"{exc.code}: {exc.message}") from None
-        filters = {k: v for k, v in {
-            "lifecycle_status": lifecycle_status, "relation_types": relation_types, "actor_types": actor_types,
-            "created_after": created_after, "created_before": created_before, "observed_after": observed_after,
-            "observed_before": observed_before}.items() if v}
+        filters = search_filters(
+            lifecycle_status=lifecycle_status, relation_types=relation_types, actor_types=actor_types,
+            created_after=created_after, created_before=created_before, observed_after=observed_after,
+            observed_before=observed_before)
         result = await self._op(
             "search_pages", query or "", scopes=list(scopes or ()), mode=mode or "auto",
-            filters=filters or None, limit=_clamp(limit, 1, MAX_HITS, DEFAULT_HITS), cursor=cursor or None,
+            filters=filters, limit=_clamp(limit, 1, MAX_HITS, DEFAULT_HITS), cursor=cursor or None,
             context_id=self.context_id,  # always this session's own context, never another client's
         )
         return _text_result(_bounded(format_hits(result, query or "")), result)
@@ -634,15 +632,13 @@ class PcpMcp:
     ) -> CallToolResult:
         if not expected_revision_id:
             raise ToolError("invalid: expected_revision_id is required (the revision you read).")
-        changes = {k: v for k, v in {"title": title, "summary": summary, "keywords": keywords}.items()
-                   if v is not None}
         facets = None
-        if changes:
+        if (title, summary, keywords) != (None, None, None):
             # Facets given replace the stored ones, so merge the changes into the expected revision's facets.
             current = await self._op("read_pages", [expected_revision_id], projections=("manifest",), max_chars=0)
             item = (current.get("results") or [{}])[0]
-            facets = dict((item.get("revision") or {}).get("facets") or {})
-            facets.update(changes)
+            facets = revised_facets((item.get("revision") or {}).get("facets"), title=title, summary=summary,
+                                    keywords=keywords)
         result = await self._op(
             "revise_page", page_id, expected_revision_id, content=content, media_type=media_type,
             facets=facets, idempotency_key=idempotency_key or None,
@@ -659,7 +655,7 @@ class PcpMcp:
         self,
         from_id: Annotated[str, Field(description=f"where the relation starts: {ID_TEXT}")],
         relation_type: Annotated[str, Field(description="the relation, free text (1 to 80 characters); recommended: "
-                                                        + ", ".join(schema.RECOMMENDED_RELATION_TYPES))],
+                                                        + ", ".join(RECOMMENDED_RELATION_TYPES))],
         to_id: Annotated[str, Field(description=f"where the relation points: {ID_TEXT}")],
         idempotency_key: Annotated[str | None, Field(description=KEY_TEXT)] = None,
     ) -> CallToolResult:
@@ -840,7 +836,7 @@ def serve(db_path: str | Path | None, client_id: str, grant_specs: list[str], to
 def serve_http(db_path: str | Path, client_id: str, grant_specs: list[str], toolset: str = "read",
                port: int = 8765) -> int:
     """Serve streamable HTTP on 127.0.0.1:`port` behind the local guard and the bearer token, until Ctrl-C."""
-    from . import mcp_http
+    from . import http as mcp_http
 
     pcp = _session(db_path, client_id, grant_specs, toolset)
     try:

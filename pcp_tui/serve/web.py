@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 import sys
 import tempfile
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 
 from textual_serve.server import Server
 
-from .local_guard import LocalGuard
+from .guard import LocalGuard
 
 _REMOTE_LINK = re.compile(r"<link[^>]*href=\"https?://[^\"]*\"[^>]*/?>", re.S)
 # The font the page asked Google for ships inside textual-serve's own static folder.
@@ -50,3 +51,19 @@ class GuardedServer(Server):
     async def on_startup(self, app: Any) -> None:
         print(f"pcp: serving the app on {self.guard.url}  (ctrl+c stops)", file=sys.stderr)
         print("pcp: the address carries a secret; anyone who has it can use the app as you.", file=sys.stderr)
+
+
+def app_command(db: Path | None, demo: bool) -> str:
+    """The shell command that starts one app session (what textual-serve runs)."""
+    parts = [sys.executable, "-m", "pcp_tui.launch"]
+    if db is not None:
+        parts += ["--db", str(db.resolve())]
+    if demo:
+        parts.append("--demo")
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def serve(db: Path | None, port: int, demo: bool = False) -> int:
+    """Serve the app to a browser on 127.0.0.1:port, behind the local-server guard, until interrupted."""
+    GuardedServer(app_command(db, demo), LocalGuard(port)).serve()
+    return 0

@@ -5,7 +5,7 @@ read stdout as its answer), and returns within BUDGET seconds of the process sta
 start included. The import runs in a forked child that leaves the agent's pipes and session at
 once; the hook waits for it until the budget is spent, then returns and lets it finish alone (the
 next hook, or `pcp capture run`, picks up whatever a failed child left). Until the fork only the
-standard library and capture_state are imported; the store is imported by the child.
+standard library and capture.state are imported; the store is imported by the child.
 
 What each agent hands over (the documented hook input):
     claude-code  JSON on stdin: session_id, transcript_path, cwd, hook_event_name (Stop, SessionEnd)
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import capture_state as state
+from . import state
 
 BUDGET = 1.5  # seconds from process start to return (the bound is 2 s; the rest is for the exit on a busy machine)
 MAX_PAYLOAD = 1 << 20
@@ -223,21 +223,12 @@ def _ms(started: float) -> int:
     return int((time.monotonic() - started) * 1000)
 
 
-def store_path(db: str | None) -> str:
-    """--db, else $PCP_DB, else the default store (as the rest of the `pcp` command chooses)."""
-    chosen = db if db is not None else (os.environ.get("PCP_DB") or None)
-    if chosen is not None:
-        return str(Path(chosen).expanduser())
-    import platformdirs
-
-    return str(Path(platformdirs.user_data_dir("pcp", appauthor=False)) / "context.db")
-
-
 def _import(agent: str, path: Path, db: str | None) -> dict[str, Any]:
     import store
     from store.capture import capture_session
+    from store.paths import chosen_path
 
-    where = store_path(db)
+    where = str(chosen_path(db))
     Path(where).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     st = store.Store.open(where)  # capture writes, so a missing store is created
     try:
