@@ -133,6 +133,7 @@ class MainScreen(CurateActions):
         # one (id -> title, in the order marked), or every page matching the search and filters of `matching`.
         self.selection: dict[str, str] = {}
         self.matching: SelectionCounted | None = None
+        self._erasing = False  # this app's bulk deletion is erasing the selection now
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -464,7 +465,9 @@ class MainScreen(CurateActions):
         self.query_one(Inspector).reload()  # an erased page clears it
         if self.matching is not None:  # a page written or erased elsewhere may match: the ✓ count follows
             self._count_matching(self.matching.filters, self.matching.label, self.matching.key, True)
-        if self.selection:  # a page selected one by one may have been erased elsewhere: it leaves the selection
+        # A page selected one by one may have been erased elsewhere: it leaves the selection. (Not while this
+        # app's bulk deletion runs: it takes its pages out itself, and would read erased pages back.)
+        if self.selection and not self._erasing:
             self._check_selection(list(self.selection))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="selection-check")
@@ -759,6 +762,7 @@ class MainScreen(CurateActions):
         it ends (read back once erased, each would leave a failed read in the audit log). It ends or stops: the erased
         pages leave the selection, the list, the basket and every view (StoreChanged), under the receipt."""
         inspector = self.query_one(Inspector)
+        self._erasing = not finished
         if not finished:
             inspector.withhold(set(receipt["page_ids"][receipt["pages_done"]:]))
             return
@@ -780,6 +784,7 @@ class MainScreen(CurateActions):
 
     def _after_bulk_delete(self, receipt: dict | None) -> None:
         """The dialog closed: what it did, in a toast (the views followed it while it was up)."""
+        self._erasing = False  # (an erasure that failed never said it finished)
         self.query_one(Inspector).withhold(set())  # (an erasure that failed: its pages are shown again)
         if not receipt:
             return

@@ -87,9 +87,16 @@ def distinct_names(names: list[str], ids: list[str]) -> list[str]:
         seen[name] = seen.get(name, 0) + 1
     names = [f"{short_id(i, 6).rstrip('…')} · {name}" if seen[name] > 1 else name
              for name, i in zip(names, ids, strict=True)]
+    # The longest beginning a name shares with any sibling is the one it shares with a neighbour in sorted
+    # order (n log n: a project may hold a thousand sessions, and this runs on the loop).
+    order = sorted(range(len(names)), key=names.__getitem__)
+    longest = [0] * len(names)
+    for a, b in zip(order, order[1:], strict=False):
+        n = common_prefix(names[a], names[b])
+        longest[a], longest[b] = max(longest[a], n), max(longest[b], n)
     out = []
     for i, name in enumerate(names):
-        shared = max((common_prefix(name, other) for j, other in enumerate(names) if j != i), default=0)
+        shared = longest[i]
         if shared <= SHARED_KEPT:
             out.append(name)
             continue
