@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The pcp store against bare SQL on the same corpus, side by side in one run.
 
-    python bench/store_bench.py [--pages 1000000] [--scopes 20] [--seed 7] [--dir DIR] [--keep]
+    python bench/store_bench.py [--pages 1000000] [--scopes 20] [--seed 7] [--dir DIR] [--keep] [--encrypted]
 
 It generates N pages of English-like text (fixed seed; ~85 words each: a Zipf-like
 background vocabulary of 4,000 words plus 3,000 rarer "topic" words, 150 topics,
@@ -774,6 +774,209 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+
+def _syscr() -> int:
+    """read() calls this process made so far (/proc/self/io): pages fetched by SQLite's pager, not mapped."""
+    try:
+        with open("/proc/self/io") as fh:
+            for line in fh:
+                if line.startswith("syscr"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _other_cipher(path: Path, cipher: dict) -> None:
+    """Make an empty encrypted store at `path` with other SQLCipher settings (a comparison row), keyed like
+    pcp's own (a key file wrapped by $PCP_PASSPHRASE_FILE's passphrase)."""
+    from store import Store, crypt, encryption
+
+    src = path.with_name("empty-plain.db")
+    Store.open(src).close()
+    key = os.urandom(crypt.KEY_BYTES)
+    conn = crypt.connect_raw(src, None)
+    conn.execute("ATTACH DATABASE ? AS n KEY ?", (str(path), f"x'{key.hex()}'"))
+    conn.execute(f"PRAGMA n.cipher_page_size = {int(cipher['page_size'])}")  # a new file: set before its first page
+    conn.execute(f"PRAGMA n.cipher_hmac_algorithm = {cipher['hmac']}")
+    conn.execute("SELECT sqlcipher_export('n')").fetchall()
+    conn.execute(f"PRAGMA n.user_version = {int(conn.execute('PRAGMA main.user_version').fetchone()[0])}")
+    conn.close()
+    for side in (src, *(src.with_name(src.name + s) for s in ("-wal", "-shm"))):
+        side.unlink(missing_ok=True)
+    crypt.key_file(path).write_bytes(encryption._key_document(key, "benchmark passphrase", None))
+    crypt.remember(path, key)
+
+
+def _open_other(path: Path, cipher: dict):
+    """Open a comparison store with its own SQLCipher settings (each connection is keyed with them)."""
+    from store import Store, crypt
+
+    saved = dict(crypt.CIPHER)
+    crypt.CIPHER.update(cipher)  # only while Store.open makes its first connection
+    try:
+        st = Store.open(path)
+    finally:
+        crypt.CIPHER.update(saved)
+    st._db.cipher = dict(cipher)  # the connections it makes later
+    got = st._db.execute_sql("PRAGMA cipher_page_size").fetchone()[0]
+    assert int(got) == int(cipher["page_size"]), (got, cipher)
+    return st
+
+
+def run_encrypted(args: argparse.Namespace) -> int:
+    """--encrypted: a plain and an encrypted store (SQLCipher 4, raw 256-bit key) fed the same batches in the
+    same run, taking turns, then the same natural-language questions (mode auto, the owner) on both.
+
+    SQLCipher serves no memory-mapped reads for an encrypted file: the plain store's 2 GiB map is replaced by
+    SQLite's page cache of decrypted pages. Question rows: plain as shipped (mapped), plain with the map off,
+    encrypted as shipped (crypt.CIPHER: 32 KiB pages, HMAC-SHA256, 256 MB cache), the same with a
+    --cipher-cache MB cache, and one row per --compare setting (PAGE_SIZE:HMAC, e.g. SQLCipher 4's defaults
+    4096:HMAC_SHA512), each an encrypted store of its own fed the same batches (its ingest is reported too).
+    Each row gives wall time (p50, p95), this thread's CPU time and the read() calls per question.
+    """
+    from store import Store, crypt, encryption
+
+    N, S = args.pages, args.scopes
+    scopes = [f"project:p{i:02d}" for i in range(S)]
+    parent = Path(args.dir) if args.dir else None
+    if parent:
+        parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="store_bench_enc_", dir=parent))
+    plain_path, enc_path = work / "plain" / "store.db", work / "enc" / "store.db"
+    plain_path.parent.mkdir()
+    enc_path.parent.mkdir()
+    secret = work / "passphrase"
+    secret.write_text("benchmark passphrase\n")
+    secret.chmod(0o600)
+    os.environ["PCP_PASSPHRASE_FILE"] = str(secret)
+    cipher = crypt.driver()
+    compare = []
+    for spec in filter(None, (args.compare or "").split(",")):
+        size, _, hmac_name = spec.partition(":")
+        compare.append({"page_size": int(size), "hmac": hmac_name or "HMAC_SHA512"})
+    log(f"pcp store benchmark --encrypted: {N:,} pages, {S} scopes, seed {args.seed}, batches of {BATCH}")
+    cipher_version = cipher.connect(":memory:").execute("PRAGMA cipher_version").fetchone()[0]
+    log(f"  python {platform.python_version()}, plain SQLite {sqlite_module().sqlite_version} "
+        f"({sqlite_module().__name__}), SQLCipher {cipher_version} on SQLite {cipher.sqlite_version}, "
+        f"{os.cpu_count()} CPUs, {platform.platform()}")
+    compared = ", ".join(f"{c['page_size']} B {c['hmac']}" for c in compare) or "none"
+    log(f"  as shipped: {crypt.CIPHER['page_size']} B pages, {crypt.CIPHER['hmac']}; compared: {compared}")
+    log(f"  load average at start {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}; "
+        f"started {datetime.now().isoformat(timespec='seconds')}; databases in {work}")
+    Store.open(enc_path).close()
+    t0 = time.perf_counter()
+    encryption.encrypt(enc_path, passphrase="benchmark passphrase")
+    log(f"  encrypted the empty store in {time.perf_counter() - t0:.2f} s (scrypt n=2^17 included)")
+    crypt.forget()
+    t0 = time.perf_counter()
+    stores = {"plain": Store.open(plain_path), "encrypted": Store.open(enc_path)}
+    log(f"  opened both ({time.perf_counter() - t0:.2f} s: one scrypt unwrap of the key)")
+    others: dict[str, Path] = {}
+    for c in compare:
+        name = f"encrypted {c['page_size'] // 1024} KiB {c['hmac'].replace('HMAC_', '')}"
+        path = work / name.replace(" ", "-") / "store.db"
+        path.parent.mkdir()
+        _other_cipher(path, c)
+        stores[name] = _open_other(path, c)
+        others[name] = path
+
+    corpus = Corpus(args.seed)
+    df: Counter = Counter()
+    gen = corpus.batches(N, df)
+    n_batches = -(-N // BATCH)
+    runs = [(s * n_batches // S, (s + 1) * n_batches // S) for s in range(S)]
+    spent = {who: 0.0 for who in stores}
+    spent_cpu = {who: 0.0 for who in stores}  # this thread's CPU time: less sensitive to other processes
+    written = 0
+    for s, (a, b) in enumerate(runs):
+        if b == a:
+            continue
+        batches = [next(gen) for _ in range(b - a)]
+        items = [{"content": t} for batch in batches for t in batch]
+        order = list(stores) if s % 2 == 0 else list(reversed(stores))
+        for who in order:
+            c0, t0 = time.thread_time(), time.perf_counter()
+            stores[who].write_pages_bulk(iter(items), scopes[s], batch_size=BATCH)
+            spent[who] += time.perf_counter() - t0
+            spent_cpu[who] += time.thread_time() - c0
+        written += len(items)
+        log(f"  ingest {written:>10,}/{N:,}  " + "  ".join(f"{who} {written / spent[who]:,.0f} p/s" for who in stores)
+            + f"  load {os.getloadavg()[0]:.2f}")
+    questions, _ = nl_questions(corpus, df, N, args.nl_queries + NL_WARMUP, args.seed + 11)
+    del df
+    sizes = {"plain": file_size(plain_path), "encrypted": file_size(enc_path)}
+
+    # Every row opens its store afresh, as a new process would: SQLite's cache starts empty (the one that
+    # wrote the store still held the pages it wrote, decrypted), the OS keeps the files' blocks either way.
+    for st in stores.values():
+        st.close()
+    variants = {
+        "plain (mmap 2 GiB, as shipped)": Store.open(plain_path),
+        "plain, mmap off": Store.open(plain_path),
+        "encrypted (as shipped)": Store.open(enc_path),
+        f"encrypted, {args.cipher_cache} MB cache": Store.open(enc_path),
+        **{name: _open_other(others[name], c) for name, c in zip(others, compare, strict=True)},
+    }
+    variants["plain, mmap off"]._db.execute_sql("PRAGMA mmap_size = 0")
+    variants[f"encrypted, {args.cipher_cache} MB cache"]._db.execute_sql(
+        f"PRAGMA cache_size = {-1024 * args.cipher_cache}")
+    names = list(variants)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    cpu: dict[str, list[float]] = {n: [] for n in names}
+    reads: dict[str, list[int]] = {n: [] for n in names}
+    hits: dict[str, list[int]] = {n: [] for n in names}
+    gc.collect()
+    log(f"  questions start, load {os.getloadavg()[0]:.2f}")
+    for i, q in enumerate(questions):
+        order = names if i % 2 == 0 else list(reversed(names))
+        for name in order:
+            r0, c0, t0 = _syscr(), time.thread_time(), time.perf_counter()
+            found = variants[name].search_pages(q, mode="auto", limit=20)["hits"]
+            dt, dc, dr = time.perf_counter() - t0, time.thread_time() - c0, _syscr() - r0
+            if i >= NL_WARMUP:
+                times[name].append(dt)
+                cpu[name].append(dc)
+                reads[name].append(dr)
+                hits[name].append(len(found))
+    same = all(hits[n] == hits[names[0]] for n in names)
+    log("")
+    log(f"  {'':44} {'p50 ms':>7} {'p95 ms':>7} {'p95/plain':>9} {'CPU p50':>7} {'CPU p95':>7} "
+        f"{'CPU p95/plain':>13} {'reads/q':>7}")
+    base95, cbase95 = pct(times[names[0]], .95), pct(cpu[names[0]], .95)
+    for name in names:
+        p95, c95 = pct(times[name], .95), pct(cpu[name], .95)
+        log(f"  {'question ' + name:44} {pct(times[name], .5) * 1000:>7.1f} {p95 * 1000:>7.1f} {p95 / base95:>8.2f}x "
+            f"{pct(cpu[name], .5) * 1000:>7.1f} {c95 * 1000:>7.1f} {c95 / cbase95:>12.2f}x "
+            f"{statistics.mean(reads[name]):>7.0f}")
+    for who in stores:
+        if who != "plain":
+            log(f"  ingest {who}: {N / spent[who]:,.0f} p/s, {spent[who] / spent['plain']:.2f}x the plain store's "
+                f"time ({N / spent['plain']:,.0f} p/s); CPU {spent_cpu[who]:,.1f} s, "
+                f"{spent_cpu[who] / spent_cpu['plain']:.2f}x the plain store's ({spent_cpu['plain']:,.1f} s)")
+    ratio_ingest = spent["encrypted"] / spent["plain"]
+    ratio_search = pct(times[names[2]], .95) / base95
+    log(f"  ingest, encrypted as shipped / plain: {ratio_ingest:.2f}x the time "
+        f"(target <= 1.5x: {'met' if ratio_ingest <= 1.5 else 'NOT met'})")
+    log(f"  question search p95, encrypted as shipped / plain as shipped: {ratio_search:.2f}x "
+        f"(target <= 1.5x: {'met' if ratio_search <= 1.5 else 'NOT met'}); {len(times[names[0]])} questions, "
+        f"same hits on every row: {same}")
+    log(f"  files: plain {sizes['plain'] / 1e6:,.1f} MB, encrypted {sizes['encrypted'] / 1e6:,.1f} MB")
+    log(f"  load average at end {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}; "
+        f"ended {datetime.now().isoformat(timespec='seconds')}")
+    for st in variants.values():
+        st.close()
+    # pcp encrypt on the plain store just measured: copy, verify, swap, overwrite the old file
+    crypt.forget()
+    t0 = time.perf_counter()
+    encryption.encrypt(plain_path, passphrase="benchmark passphrase")
+    log(f"  pcp encrypt of the plain store ({sizes['plain'] / 1e6:,.1f} MB): {time.perf_counter() - t0:,.1f} s "
+        f"(load {os.getloadavg()[0]:.2f})")
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pages", type=int, default=1_000_000, help="pages to write (default 1,000,000)")
@@ -790,6 +993,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7, help="corpus seed (default 7)")
     parser.add_argument("--dir", help="parent directory for the databases (default: system temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the databases")
+    parser.add_argument("--encrypted", action="store_true",
+                        help="a plain and an encrypted store side by side: ingest and question search (needs "
+                             "pcp[encrypt])")
+    parser.add_argument("--cipher-cache", type=int, default=32, metavar="MB",
+                        help="with --encrypted: another page cache size for the encrypted store's last row")
+    parser.add_argument("--compare", metavar="SIZE:HMAC,...", default="",
+                        help="with --encrypted: more encrypted stores with other SQLCipher settings, fed the same "
+                             "batches (e.g. 4096:HMAC_SHA512, SQLCipher 4's defaults)")
     parser.add_argument("--probe", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.probe:
@@ -797,7 +1008,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.pages < BATCH:
         parser.error(f"--pages must be at least {BATCH}")
-    return run(args)
+    return run_encrypted(args) if args.encrypted else run(args)
 
 
 if __name__ == "__main__":

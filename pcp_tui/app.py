@@ -1,4 +1,8 @@
-"""The pcp Textual app: browse, inspect, curate, exercise delete/export rights, and hand off context."""
+"""The pcp Textual app: browse, inspect, curate, exercise delete/export rights, and hand off context.
+
+Long because: the app owns what every screen shares (the store, its watcher, the basket and its check, the
+last chats, themes, key display, error reporting); each is a few lines, and splitting them would spread one state.
+"""
 
 from __future__ import annotations
 

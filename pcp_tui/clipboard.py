@@ -43,7 +43,8 @@ def osc52_sequence(text: str) -> bytes:
     return b"\x1b]52;c;" + base64.b64encode(text.encode("utf-8")) + b"\x07"
 
 
-def _pyperclip(text: str) -> tuple[bool, str]:
+def pyperclip_copy(text: str) -> tuple[bool, str]:
+    """Copy through pyperclip (the desktop clipboard): (done, why not)."""
     try:
         import pyperclip
     except ImportError:
@@ -65,7 +66,7 @@ def copy_text(text: str, tty_opener: Callable[[], BinaryIO] | None = None,
     """Copy `text` by the first path that works; never claims a copy that did not happen."""
     reasons = []
     if use_pyperclip:
-        ok, why = _pyperclip(text)
+        ok, why = pyperclip_copy(text)
         if ok:
             return ClipboardReport("pyperclip", why)
         reasons.append(why)

@@ -3,6 +3,9 @@
 Workers never touch widgets: they call the store, then `post_message` one of these. There is one
 message class per kind of answer; the node that started the worker handles it with `@on(...)`.
 Answers stay the store's plain data (dicts), so what a handler reads is what `--json` prints.
+
+Long because: one small class per kind of answer, each a few lines, kept in one place so a worker and its
+handler name the same thing.
 """
 
 from __future__ import annotations

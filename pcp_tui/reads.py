@@ -26,6 +26,7 @@ import multiprocessing
 import os
 import sys
 import threading
+from pathlib import Path
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable
@@ -83,7 +84,14 @@ _child_store: Any = None
 _child_lanes: Any = None
 
 
-def _child_start(path: str, lanes: Any) -> None:
+def _store_key(path: Any) -> bytes | None:
+    """The key this process opened an encrypted store with (None for a plain store)."""
+    from store import crypt
+
+    return crypt.cached_key(Path(path)) if crypt.is_encrypted(Path(path)) else None
+
+
+def _child_start(path: str, lanes: Any, key: bytes | None = None) -> None:
     global _child_store, _child_lanes
     # The child shares the app's terminal: nothing it might print may land on the app's screen.
     quiet = os.open(os.devnull, os.O_WRONLY)
@@ -97,6 +105,10 @@ def _child_start(path: str, lanes: Any) -> None:
     threading.Thread(target=_exit_with, args=(os.getppid(),), daemon=True).start()
     from store import Store
 
+    if key is not None:  # an encrypted store's key, sent by the parent over the pool's pipe (never argv or env)
+        from store import crypt
+
+        crypt.remember(Path(path), key)
     _child_store = Store.open(path, migrate=False)  # the app migrated it (or refused to) before this started
     _child_lanes = lanes
 
@@ -190,7 +202,8 @@ class Reads:
         try:
             self._lanes = context.Array("q", len(LANES), lock=False)
             self._pool = ProcessPoolExecutor(1, mp_context=context, initializer=_child_start,
-                                             initargs=(str(self.store.path), self._lanes))
+                                             initargs=(str(self.store.path), self._lanes,
+                                                       _store_key(self.store.path)))
             self._pool.submit(_child_ping).add_done_callback(self._started)
         except (OSError, RuntimeError, ValueError):
             self._dead = True

@@ -147,6 +147,7 @@ class Store:
         self.copy_continue = handoffs.copy_continue
         self.verify = handoffs.verify
         self.handoffs = ledger.handoffs
+        self.handoff_copy_text = ledger.handoff_copy_text  # a copy's file, unsealed when the store is encrypted
         # re-indexing a store an older pcp wrote
         self.index_upgrade_status = upgrade.index_upgrade_status
         self.upgrade_index = upgrade.upgrade_index

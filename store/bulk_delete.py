@@ -116,9 +116,10 @@ class BulkDeleteOps(Part):
         statuses = raw.get("lifecycle_status") or list(LIFECYCLE_STATUSES)  # archived and tombstoned too
         search_flt = {k: raw[k] for k in SEARCH_FILTER_KEYS if k in raw}
         search_flt["lifecycle_status"] = statuses
-        flt = self._search._filters(search_flt, all_revisions=False)
+        checked = self._search.checked_filters(search_flt)  # (refused before the scopes are looked at)
         named = self._named_scopes(call, raw.get("scopes"), "delete")
-        where, params = self._search._where(named, flt, None, False)
+        selection = self._search.page_query(named, checked)
+        flt, where, params = selection.filters, selection.where, list(selection.params)
         sql = ("SELECT p.page_id, p.id, s.namespace FROM page p JOIN revision r ON r.id = p.head "
                f"JOIN scope s ON s.id = p.scope_id WHERE {where}")
         shown: dict[str, Any] = {**flt}
@@ -143,7 +144,7 @@ class BulkDeleteOps(Part):
         if query is not None:
             # The query matches any revision of a page: an old revision that mentions it is forgotten too.
             if mode == "text":
-                self._search._require_current_index()
+                self._search.require_current_index()
                 expr = analysis.text_match(query, self._salt)
                 if expr is None:
                     sql += " AND 0"
@@ -174,7 +175,7 @@ class BulkDeleteOps(Part):
         selected, shown = self._select(call, filters)
         pks = {pk for _, pk in selected}
         d = self._deletion
-        plan = d._plan(pks, d._derived_from(pks))
+        plan = d.erasure_plan(pks, d.derived_from(pks))
         counts = plan["counts"]
         handoffs = plan.get("handoffs", [])
         call.counts.update({"pages": counts["pages"], "revisions": counts["revisions"]})
@@ -224,7 +225,7 @@ class BulkDeleteOps(Part):
         if not page_ids:
             raise Invalid("The filter selects no pages; there is nothing to delete.")
         pks = {pk for _, pk in selected}
-        export_files = self._deletion._extra_plan(pks).get("export_files", [])
+        export_files = self._deletion.extra_plan(pks).get("export_files", [])
         receipt_id = ids.new_id("del")
         stamp = ids.now()
         self._hold_delete_merges()

@@ -34,6 +34,9 @@ offline installs with the package (tiktoken downloads its vocabulary at run time
 The estimate is ``ceil(B / 4) + C`` where C is the number of CJK characters (Han,
 kana, Hangul: one token each, as BPE tokenizers roughly spend) and B the UTF-8 byte
 count of everything else (about four bytes of English or code per token).
+
+Long because: the bundle's byte-for-byte layout (shared spec handoff.md) and its degradation under a token budget
+are one format.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from typing import Any, Iterable, Sequence
 
 from ctxpack import ContextPack
 
-from .analysis import _CJK_CLASS
+from .analysis import CJK_CLASS
 from .types import BundleCut, BundleEntry, BundleWarning
 
 BUNDLE_FORMAT = "pcp-bundle v1"
@@ -55,7 +58,7 @@ MIN_EXCERPT_CHARS = 200  # a shorter excerpt says too little: fall to the summar
 MAX_SOURCES_SHOWN = 10
 MAX_TITLE_CHARS = 200
 
-_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
+_CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
 _BACKTICKS = re.compile(r"`+")
 _DIGEST = r"sha256:[0-9a-f]{64}"
 TRAILER_RE = re.compile(rf"pcp-bundle v1 ({_DIGEST})(?: from ({_DIGEST}))?[ \t\r]*\Z")

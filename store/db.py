@@ -1,4 +1,6 @@
-"""The SQLite schema (Peewee models, private to store/), connection settings and migrations."""
+"""The SQLite schema (Peewee models, private to store/), connection settings and migrations.
+
+Long because: the Peewee models and the migrations that change them are read together (one schema, its versions)."""
 
 from __future__ import annotations
 
@@ -6,11 +8,11 @@ import os
 from pathlib import Path
 from types import SimpleNamespace
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import peewee as pw
 
-from . import index, scope_titles
+from . import crypt, index, scope_titles
 from .errors import Conflict, Invalid
 from .files import make_private_dirs, make_private_file, narrow, store_files
 from .paths import require_store
@@ -33,6 +35,12 @@ PRAGMAS = (
     # through the map up to this size and by read() beyond it.
     ("mmap_size", 1 << 31),
 )
+
+# SQLCipher serves no memory-mapped reads of an encrypted file: decrypted pages live in SQLite's page cache
+# instead, so an encrypted store's cache may grow to 256 MB (bench/store_bench.py --encrypted, 100,000 pages:
+# question p95 2.7x plain with 32 MB, 1.7x with 256 MB). It grows only as pages are read.
+ENCRYPTED_CACHE_KB = 262_144
+ENCRYPTED_PRAGMAS = tuple((name, -ENCRYPTED_CACHE_KB if name == "cache_size" else value) for name, value in PRAGMAS)
 
 # Revisions are immutable: the database itself refuses to update one.
 IMMUTABLE_TRIGGER = (
@@ -356,10 +364,18 @@ def open_database(path: Path, create: bool = True) -> pw.SqliteDatabase:
             raise Invalid(f"Cannot create the store file {path}: {exc.strerror or exc}.") from None
     for own in store_files(path):
         narrow(own)
-    db = pw.SqliteDatabase(str(path), pragmas=PRAGMAS, timeout=60, autoconnect=True)
+    if crypt.is_encrypted(path):
+        # SQLCipher with its own SQLite; the key is unwrapped once per process (keychain, passphrase, or
+        # handed over a pipe by the parent) and applied to each connection before anything else.
+        db: pw.SqliteDatabase = crypt.CipherDatabase(str(path), crypt.unlock(path), pragmas=ENCRYPTED_PRAGMAS,
+                                                     timeout=60, autoconnect=True)
+        sqlite_version = crypt.sqlite_version()
+    else:
+        db = pw.SqliteDatabase(str(path), pragmas=PRAGMAS, timeout=60, autoconnect=True)
+        # The driver Peewee chose (pysqlite3 when installed, else the standard sqlite3).
+        peewee: Any = pw
+        sqlite_version = str(peewee.sqlite3.sqlite_version)
     db.register_function(_fold, "pcp_fold", 1, deterministic=True)
-    # The driver Peewee chose (pysqlite3 when installed, else the standard sqlite3).
-    sqlite_version: str = pw.sqlite3.sqlite_version  # type: ignore[attr-defined]
     version = tuple(int(x) for x in sqlite_version.split("."))
     if version < MIN_SQLITE:
         raise Invalid(

@@ -70,7 +70,7 @@ class DeletionOps(Part):
 
     # --- what a deletion would touch ---
 
-    def _derived_from(self, page_pks: set[int]) -> set[int]:
+    def derived_from(self, page_pks: set[int]) -> set[int]:
         """Pages (outside the set) whose provenance or derivation relations name these pages."""
         out: set[int] = set()
         for part in _chunks(sorted(page_pks)):
@@ -87,13 +87,14 @@ class DeletionOps(Part):
     def _closure(self, start: set[int], cascade: bool) -> tuple[set[int], set[int]]:
         """(pages to erase, derived pages left in place)."""
         pages = set(start)
-        derived = self._derived_from(pages)
+        derived = self.derived_from(pages)
         while cascade and derived:
             pages |= derived
-            derived = self._derived_from(pages)
+            derived = self.derived_from(pages)
         return pages, derived
 
-    def _plan(self, page_pks: set[int], derived: set[int]) -> ErasurePlan:
+    def erasure_plan(self, page_pks: set[int], derived: set[int]) -> ErasurePlan:
+        """What erasing these pages touches: page, revision and relation ids, counts, and the derived pages kept."""
         db = self._db
         revisions: list[str] = []
         relations: list[str] = []
@@ -122,9 +123,9 @@ class DeletionOps(Part):
             derived_ids += [r[0] for r in db.execute_sql(f"SELECT page_id FROM page WHERE id IN ({marks}) ORDER BY id", part)]
         return {"pages": page_ids, "revisions": revisions, "relations": relations, "derived_pages": derived_ids,
                 "suppressions": counts["suppressions"], "bytes": counts["bytes"], "counts": counts,
-                **self._extra_plan(page_pks)}
+                **self.extra_plan(page_pks)}
 
-    def _extra_plan(self, page_pks: set[int]) -> EraserPlan:
+    def extra_plan(self, page_pks: set[int]) -> EraserPlan:
         """What the erasers hold of these pages (export files, handoff copies), in their declared order."""
         out: EraserPlan = {}
         for eraser in self._erasers:
@@ -146,7 +147,7 @@ class DeletionOps(Part):
         """What delete_page would erase (nothing is written but the audit event)."""
         page = self._deletable(call, page_id)
         pages, derived = self._closure({page.id}, cascade)
-        plan = self._plan(pages, derived)
+        plan = self.erasure_plan(pages, derived)
         return {"page_id": page.page_id, "cascade": bool(cascade), **plan}
 
     @operation("plan_delete_scope", always_audit=True)
@@ -154,7 +155,7 @@ class DeletionOps(Part):
         """What delete_scope would erase (nothing is written but the audit event)."""
         scope = self._deletable_scope(call, namespace)
         pages = {r[0] for r in self._db.execute_sql("SELECT id FROM page WHERE scope_id = ?", (scope.id,))}
-        plan = self._plan(pages, self._derived_from(pages))
+        plan = self.erasure_plan(pages, self.derived_from(pages))
         counts = plan["counts"]
         # A scope can hold many pages: numbers at the top, ids listed up to a bound.
         return {
@@ -189,7 +190,7 @@ class DeletionOps(Part):
         why = v.reason(reason)
         page = self._deletable(call, page_id)
         pages, derived = self._closure({page.id}, cascade)
-        plan = self._plan(pages, derived)
+        plan = self.erasure_plan(pages, derived)
         receipt = self._erase(call, pages, plan, why, None, None)
         return receipt
 
@@ -204,7 +205,7 @@ class DeletionOps(Part):
         why = v.reason(reason)
         scope = self._deletable_scope(call, namespace)
         pages = {r[0] for r in self._db.execute_sql("SELECT id FROM page WHERE scope_id = ?", (scope.id,))}
-        plan = self._plan(pages, set())
+        plan = self.erasure_plan(pages, set())
         receipt = self._erase(call, pages, plan, why, scope.namespace, progress)
         index.drop_scope(self._db.cursor(), scope.id)
         self._m.Scope.delete().where(self._m.Scope.id == scope.id).execute()

@@ -1,5 +1,8 @@
 """The user's right to take everything out (pcp-core.md section 7): a streamed JSON Lines export,
-its import (ids kept verbatim, idempotent), and a human-readable Markdown folder."""
+its import (ids kept verbatim, idempotent), and a human-readable Markdown folder.
+
+Long because: the JSON Lines export and its import read and write one format symmetrically; the Markdown folder
+writer is the piece to carve out next."""
 
 from __future__ import annotations
 
@@ -8,13 +11,14 @@ import hashlib
 import json
 import os
 import re
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple, Protocol, Sequence, TypeVar
 
 import peewee as pw
 
 from . import conversation_markdown as cmd
-from . import ids
+from . import crypt, ids, sealed
 from .constants import Progress
 from .db import unmapped
 from .core import Call, Part, StoreContext, dumps, named_rows, operation
@@ -322,10 +326,15 @@ class ExportOps(Part):
         }
 
     def export(self, out: str | os.PathLike[str], scopes: Any = None, progress: Progress | None = None,
-               format: str = "jsonl") -> ExportResult:
-        """Write everything (or chosen scopes) to `out`; returns {path, lines, sha256, counts}."""
+               format: str = "jsonl", passphrase: str | None = None) -> ExportResult:
+        """Write everything (or chosen scopes) to `out`; returns {path, lines, sha256, counts}.
+
+        With a passphrase the JSON Lines file is sealed as it is written (store/sealed.py), its temporary
+        file too: no plain byte of it reaches the disk."""
         if format not in ("jsonl", "markdown"):
             raise Invalid("Export format must be jsonl or markdown.")
+        if passphrase is not None and format != "jsonl":
+            raise Invalid("An encrypted export is a JSON Lines file; drop --format markdown or --encrypt.")
         refuse_store_target(Path(out), self.path)
         writer = self._export_markdown if format == "markdown" else self._export_jsonl
         # Remembered before writing, so that plan_delete and erasure find the export files that hold a page,
@@ -338,6 +347,8 @@ class ExportOps(Part):
                                                      scopes=dumps(wanted), created_at=ids.now())
         try:
             with unmapped(self._db):  # one pass over everything: the map would only grow this process's RSS
+                if format == "jsonl":
+                    return self._export_jsonl(Path(out), scopes, progress, passphrase)
                 return writer(Path(out), scopes, progress)
         except BaseException:
             if record is not None and not Path(out).exists():
@@ -346,7 +357,8 @@ class ExportOps(Part):
             raise
 
     @operation("export", always_audit=True)
-    def _export_jsonl(self, call: Call, out: Path, scopes: Any, progress: Progress | None) -> ExportResult:
+    def _export_jsonl(self, call: Call, out: Path, scopes: Any, progress: Progress | None,
+                      passphrase: str | None = None) -> ExportResult:
         scope_rows = self._export_scopes(call, scopes)
         full = not scopes
         counts = self._export_counts(scope_rows, full)
@@ -361,7 +373,8 @@ class ExportOps(Part):
         tmp = _temp_beside(out)
         lines = 0
         try:
-            with open_private(tmp, fresh=True) as fh:
+            with open_private(tmp, fresh=True) as raw:
+                fh: Any = raw if passphrase is None else sealed.Sealer(raw, passphrase=passphrase)
                 data = _line(header)
                 fh.write(data)
                 digest.update(data)
@@ -378,6 +391,8 @@ class ExportOps(Part):
                         if progress and done % 500 == 0:
                             progress(done, total, "records")
                 fh.write(_line({"kind": END_KIND, "sha256": digest.hexdigest()}))
+                if passphrase is not None:
+                    fh.close()  # the last chunk, sealed and flagged last
             os.replace(tmp, out)
         except OSError as exc:
             _remove(tmp)
@@ -391,7 +406,7 @@ class ExportOps(Part):
             progress(counts["pages"] + counts["revisions"], counts["pages"] + counts["revisions"], "records")
         call.counts.update(lines=lines + 1, scopes=counts["scopes"], pages=counts["pages"], revisions=counts["revisions"])
         return {"path": str(out), "format": "jsonl", "lines": lines + 1, "sha256": digest.hexdigest(),
-                "counts": counts, "scopes": header["scopes"]}
+                "counts": counts, "scopes": header["scopes"], "encrypted": passphrase is not None}
 
     @operation("export", always_audit=True)
     def _export_markdown(self, call: Call, out: Path, scopes: Any, progress: Progress | None) -> ExportResult:
@@ -474,21 +489,27 @@ class ExportOps(Part):
 
     # --- and back in ---
 
-    def import_export(self, path: str | os.PathLike[str], progress: Progress | None = None) -> ImportExportResult:
-        """Load a `pcp export` file: ids, times and counters copied verbatim; idempotent."""
+    def import_export(self, path: str | os.PathLike[str], progress: Progress | None = None,
+                      passphrase: str | None = None) -> ImportExportResult:
+        """Load a `pcp export` file (plain, or sealed by `pcp export --encrypt`): ids, times and counters
+        copied verbatim; idempotent."""
         from .adapters.formats import check_file
 
         p = Path(path)
         check_file(p, "export")  # a chat export or an events file is refused naming its importer
-        total = self._verify_export_file(p)
-        return self._import_export(p, total, progress)
+        if passphrase is None and sealed.is_sealed(p):
+            passphrase = crypt.ask_passphrase(p)
+            if passphrase is None:
+                raise Invalid(f"{p} is an encrypted export: set PCP_PASSPHRASE_FILE or run pcp at a terminal.")
+        total = self._verify_export_file(p, passphrase)
+        return self._import_export(p, total, progress, passphrase)
 
-    def _verify_export_file(self, p: Path) -> int:
+    def _verify_export_file(self, p: Path, passphrase: str | None = None) -> int:
         """Check the header and the closing digest before anything is written; returns the line count."""
         digest = hashlib.sha256()
         count, last, header = 0, None, None
         try:
-            with open(p, "rb") as fh:
+            with _export_lines(p, passphrase) as fh:
                 for number, data in enumerate(fh, 1):
                     if last is not None:
                         digest.update(last)
@@ -512,12 +533,13 @@ class ExportOps(Part):
         return count
 
     @operation("import_export", write=True)
-    def _import_export(self, call: Call, p: Path, total: int, progress: Progress | None) -> ImportExportResult:
+    def _import_export(self, call: Call, p: Path, total: int, progress: Progress | None,
+                       passphrase: str | None = None) -> ImportExportResult:
         if not self.session.is_owner:
             raise Forbidden("Only the owner may import an export.")
         added: dict[str, int] = {}
-        with open(p, "rb") as fh:
-            header = _parse_line(fh.readline(), p, 1)
+        with _export_lines(p, passphrase) as fh:
+            header = _parse_line(next(fh, b""), p, 1)
             self._adopt_owner(header)
             for number, data in enumerate(fh, 2):
                 obj = _parse_line(data, p, number)
@@ -732,6 +754,27 @@ def _parse_line(data: bytes | None, p: Path, number: int) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise Invalid(f"{p}: line {number} is not a JSON object.")
     return obj
+
+
+@contextmanager
+def _export_lines(p: Path, passphrase: str | None) -> Iterator[Iterator[bytes]]:
+    """The export's lines (newline kept), from the plain file or unsealed chunk by chunk in memory."""
+    with open(p, "rb") as fh:
+        if passphrase is None or not sealed.is_sealed(p):
+            yield iter(fh)
+            return
+
+        def lines() -> Iterator[bytes]:
+            pending = b""
+            for chunk in sealed.unseal(fh, passphrase=passphrase):
+                pending += chunk
+                *complete, pending = pending.split(b"\n")
+                for line in complete:
+                    yield line + b"\n"
+            if pending:
+                yield pending
+
+        yield lines()
 
 
 def _temp_beside(out: Path) -> Path:

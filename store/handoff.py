@@ -6,6 +6,8 @@ to `handoffs/<id>.md` beside the database and passes it to a clipboard function 
 caller supplies (the store never draws and never touches a terminal). `copy_continue`
 hands over only what changed and `verify` checks pasted text back. The ledger's
 listing, erasure and export live in store/handoff_ledger.py.
+
+Long because: bundle, copy, continue and verify share one selection and the ledger records they write.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from . import ids as idmod
 from .constants import chunks as _chunks
 from .core import Call, StoreContext, dumps, named_rows, operation
 from .errors import Conflict, Invalid, LimitExceeded, NotFound, not_found, shown
-from .handoff_ledger import HandoffPart, _label, _quoted, _write_private
+from .handoff_ledger import HandoffPart, chat_label, quoted_label, write_private
 from . import validate as v
 from .reads import effective_status
 from .search import SearchOps
@@ -177,16 +179,14 @@ class HandoffOps(HandoffPart):
             return []
         self._require_somewhere("search")
         named = self._named_scopes(call, scopes, "search")
-        flt = self._search._filters(None, False)
-        where, params = self._search._where(named, flt, None, False)
+        selection = self._search.page_query(named, None)
         q = v.query(query)
-        args = (where, params, MAX_QUERY_PAGES, 0, flt, False, call)
         if q.strip():
             # A bundle takes the pages that hold every word of the query (ranked), else the substring.
-            rows = (self._search._ranked("text", q, named, where, params, MAX_QUERY_PAGES)
-                    or self._search._run("exact", q, *args))
+            rows = (self._search.ranked("text", q, selection, MAX_QUERY_PAGES)
+                    or self._search.matching("exact", q, selection, MAX_QUERY_PAGES, 0, call))
         else:
-            rows = self._search._run("temporal", q, *args)
+            rows = self._search.matching("temporal", q, selection, MAX_QUERY_PAGES, 0, call)
         pks = [r[0] for r in rows]
         if not pks:
             return []
@@ -272,12 +272,12 @@ class HandoffOps(HandoffPart):
              max_tokens: int | None = None, strict: bool = False, clipboard: Clipboard | None = None) -> CopyResult:
         """Hand a new bundle to the chat `label`: record it, write handoffs/<id>.md, pass it to `clipboard`."""
         self._require_export()
-        name = _label(label)
+        name = chat_label(label)
         budget = _max_tokens(max_tokens)
         m = self._m
         earlier = m.Handoff.select(m.Handoff.handoff_id).where(m.Handoff.label == name).first()
         if earlier is not None:
-            raise Conflict(f"The chat {_quoted(name)} already has handoffs (latest {earlier.handoff_id}); "
+            raise Conflict(f"The chat {quoted_label(name)} already has handoffs (latest {earlier.handoff_id}); "
                            "continue it with --continue, or give a new label.")
         selected = self._select(call, ids, query, scopes)
         if not selected:
@@ -297,12 +297,12 @@ class HandoffOps(HandoffPart):
                       strict: bool = False, clipboard: Clipboard | None = None) -> CopyResult:
         """Hand the chat `label` only what changed since its last copy (a continuation)."""
         self._require_export()
-        name = _label(label)
+        name = chat_label(label)
         budget = _max_tokens(max_tokens)
         m = self._m
         prev = m.Handoff.select().where(m.Handoff.label == name).order_by(m.Handoff.id.desc()).first()
         if prev is None:
-            raise NotFound(f"No chat is labelled {_quoted(name)}; start one with pcp copy --label.")
+            raise NotFound(f"No chat is labelled {quoted_label(name)}; start one with pcp copy --label.")
         old_pack = ContextPack.from_bytes(prev.pack.encode("utf-8"))
         old_body = old_pack.content
         rows = list(m.HandoffEntry.select().where(m.HandoffEntry.handoff == prev.id).order_by(m.HandoffEntry.n))
@@ -315,7 +315,7 @@ class HandoffOps(HandoffPart):
                 held.add(sel.source.revision_id)
                 added.append(sel)
         if not added and not disregard:
-            raise Invalid(f"Nothing new for {_quoted(name)} since its last copy {prev.handoff_id}: no new ids, and no "
+            raise Invalid(f"Nothing new for {quoted_label(name)} since its last copy {prev.handoff_id}: no new ids, and no "
                           "page it holds was revised, withdrawn or erased.")
         first_n = max(r.n for r in rows) + 1
         for item in disregard:
@@ -409,7 +409,7 @@ class HandoffOps(HandoffPart):
         for part in _chunks(entry_rows):
             m.HandoffEntry.insert_many([{**r, "handoff": h.id} for r in part]).execute()
         try:
-            _write_private(path, comp.text)
+            write_private(path, comp.text, self._copy_key())
         except OSError as exc:
             raise Invalid(f"Cannot write the handoff copy {path}: {exc.strerror or exc}.") from None
         used = "file-only"

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Iterator
 from ctxpack import ContextPack, ContextPackDelta
 
 from . import bundle as bd
+from . import crypt, sealed
 from . import ids as idmod
 from .constants import LIMITS
 from .constants import chunks as _chunks
@@ -29,18 +30,21 @@ from .types import BundleEntry, EraserPlan, HandoffList, HandoffRef
 MAX_LABEL_CHARS = 200
 
 
-def _write_private(path: Path, text: str) -> None:
-    """Write a file only the user can read, atomically (a reader never sees half a bundle)."""
+def write_private(path: Path, text: str, key: bytes | None = None) -> None:
+    """Write a file only the user can read, atomically (a reader never sees half a bundle); sealed under the
+    store's key when the store is encrypted (store/sealed.py), so the copy is no plainer than the store."""
     make_private_dirs(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    data = text.encode("utf-8") if key is None else sealed.seal_bytes(text.encode("utf-8"), key)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.fchmod(fd, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
     os.replace(tmp, path)
 
 
-def _label(value: Any) -> str:
+def chat_label(value: Any) -> str:
+    """A copy's label (the target chat), checked and on one line."""
     if not isinstance(value, str) or not value.strip():
         raise Invalid("A copy needs a label naming the target chat, e.g. --label \"Claude: thesis chapter 3\".")
     label = " ".join(value.split())
@@ -49,7 +53,7 @@ def _label(value: Any) -> str:
     return label
 
 
-def _quoted(label: str) -> str:
+def quoted_label(label: str) -> str:
     """A chat label in a message, in curly quotes as the app writes titles and labels: `“Claude: thesis”` (a
     character that does not print is written as its escape, as repr() did)."""
     return "“" + "".join(c if c.isprintable() else repr(c)[1:-1] for c in label) + "”"
@@ -64,6 +68,25 @@ class HandoffPart(Part):
 
     def _handoff_dir(self) -> Path:
         return Path(self.path).parent / "handoffs"
+
+    def _copy_key(self) -> bytes | None:
+        """The key handoff copies are sealed with: the store's own when it is encrypted, else None (plain)."""
+        return crypt.cached_key(Path(self.path)) if crypt.is_encrypted(Path(self.path)) else None
+
+    def handoff_copy_text(self, handoff_id: str) -> str:
+        """A handoff copy's file as text, unsealed through the store's key when the store is encrypted."""
+        self._require_export()
+        path = inside(self._handoff_dir(), f"{handoff_id}.md")
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise Invalid(f"The handoff copy {path.name} cannot be read ({exc.strerror or exc}).") from None
+        key = self._copy_key()
+        if data.startswith(sealed.MAGIC):
+            if key is None:
+                raise Invalid(f"The handoff copy {path.name} is sealed and this store has no key for it.")
+            data = sealed.open_bytes(data, key)
+        return data.decode("utf-8")
 
     def _copied_text(self, h: Any, body: str) -> str:
         """The text a copy handed over, rebuilt from its stored body (after an erasure, with markers)."""
@@ -92,7 +115,7 @@ class LedgerOps(HandoffPart):
         after = decode_cursor(cursor, "handoffs")
         query = m.Handoff.select()
         if label is not None:
-            query = query.where(m.Handoff.label == _label(label))
+            query = query.where(m.Handoff.label == chat_label(label))
         if page_id is not None:
             kind = idmod.id_kind(str(page_id))
             if kind not in ("pg", "rev"):
@@ -201,7 +224,7 @@ class LedgerOps(HandoffPart):
         for path in {Path(h.file), self._handoff_dir() / f"{h.handoff_id}.md"}:
             if path.exists():
                 try:
-                    _write_private(path, text)
+                    write_private(path, text, self._copy_key())
                 except OSError as exc:
                     raise Invalid(f"Cannot rewrite the handoff copy {path} to erase the page: "
                                   f"{exc.strerror or exc}; nothing was deleted.") from None
@@ -266,7 +289,7 @@ class LedgerOps(HandoffPart):
         for part in _chunks(obj["entries"]):
             m.HandoffEntry.insert_many([{**{k: e[k] for k in keys}, "handoff": h.id} for e in part]).execute()
         try:
-            _write_private(path, self._copied_text(h, pack.content))
+            write_private(path, self._copied_text(h, pack.content), self._copy_key())
         except OSError as exc:
             raise Invalid(f"Cannot write the handoff copy {path}: {exc.strerror or exc}.") from None
         return True

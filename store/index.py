@@ -16,6 +16,9 @@ posting goes leaves with it (and its `_idx` entry when its leaf page empties). A
 `DELETE ... WHERE rowid` could only tombstone the rowid: the terms stayed in the blocks until
 some merge rewrote them (issue 28). Merging the affected segments instead rewrites segments of
 hundreds of megabytes at a million pages, inside the user's delete.
+
+Long because: the FTS5 rows and the per-scope statistics are kept in step in one transaction, so their writers and
+erasers sit together.
 """
 
 from __future__ import annotations

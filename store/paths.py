@@ -77,6 +77,10 @@ def store_state(path: Path) -> Literal["missing", "store"]:
     except OSError as exc:
         raise Invalid(f"Cannot read {path} ({exc.strerror or exc}); check the path given with --db.") from None
     if header[:len(SQLITE_HEADER)] != SQLITE_HEADER:
+        from . import crypt
+
+        if crypt.is_encrypted(path):  # SQLCipher: no header, its key beside it (the key is checked when opened)
+            return "store"
         raise Invalid(f"{path} is not a pcp store (not an SQLite database) and was left as it is; "
                       "give your store's path with --db.")
     if not _is_pcp_store(path, wal=len(header) > 18 and header[18] == 2):

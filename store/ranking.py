@@ -24,6 +24,9 @@ How a question is ranked (see `store.analysis` for how it becomes units):
 6. Words that differ: a kind word's instances (`store.words`), the other spelling, and for a
    word no visible revision holds, the visible terms one or two edits away, stand in for it.
 Order is score, then newest revision first; every input is a function of visible data.
+
+Long because: the ranking pipeline (statistics, candidates, exact scores, lifts) is one computation whose steps
+share their state.
 """
 
 from __future__ import annotations

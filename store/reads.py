@@ -1,4 +1,7 @@
-"""Reading: envelopes, read_pages projections, scopes, capabilities, doctor and the audit log."""
+"""Reading: envelopes, read_pages projections, scopes, capabilities, doctor and the audit log.
+
+Long because: every read operation of the protocol shares one set of row helpers; the cursor codec is the piece to
+move out."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from .constants import LIMITS, LIFECYCLE_STATUSES, RECOMMENDED_RELATION_TYPES
 from .core import Call, Part, named_rows, operation, pending_erasures
 from .db import SCHEMA_VERSION
 from .index import FTS_TABLE
-from . import ids, names
+from . import encryption, ids, names
 from .errors import Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported, shown
 from .files import folder_warnings
 from .scope_titles import live_titles
@@ -581,6 +584,8 @@ class ReadOps(Part):
             # Scopes made before the namespace rules whose names a new scope could not have now: reported,
             # never renamed (their pages and grants keep working).
             "scope_names": names.refused_scopes(row[0] for row in db.execute_sql("SELECT namespace FROM scope")),
+            # Whether the file is encrypted and where the key that unwraps its key lives (no secret).
+            "encryption": encryption.status(self.path),
         }
 
     @operation("audit_log")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import Any
 
 from . import ids as idmod
@@ -29,6 +30,20 @@ STATUS_SQL = (
 )
 
 
+@dataclass(frozen=True)
+class PageQuery:
+    """Which pages a search may return to this session: the checked filters and the SQL they make (grants, named
+    scopes, statuses, filters, suppressions), for `r` (revision), `p` (page) and `s` (scope). Search, handoff
+    and bulk deletion select through it, so a change to what a filter means changes all three alike."""
+
+    filters: dict[str, Any]  # checked: statuses sorted, lists deduplicated, times parsed
+    named: tuple[str, ...]  # the scopes the caller named (empty: every scope the session may search)
+    where: str
+    params: tuple[Any, ...]
+    all_revisions: bool
+    context_id: str | None = None  # whose suppressions apply (they also keep their words out of the scores)
+
+
 class SearchOps(Part):
     @operation("search_pages")
     def search_pages(
@@ -43,7 +58,8 @@ class SearchOps(Part):
         self._require_somewhere("search")
         named = self._named_scopes(call, scopes, "search")
         size = clamp(limit, LIMITS["default_hits"], LIMITS["max_hits"])
-        flt = self._filters(filters, all_revisions)
+        q = self.page_query(named, filters, context_id, bool(all_revisions))
+        flt = q.filters
         fingerprint = hashlib.sha256(
             dumps([query, sorted(named), mode, flt, context_id, bool(all_revisions)]).encode()
         ).hexdigest()[:16]
@@ -52,19 +68,34 @@ class SearchOps(Part):
             raise Invalid("This cursor belongs to another search; repeat the search without a cursor.")
         offset = state["o"] if state else 0
         used = state["m"] if state else mode
-        where, params = self._where(named, flt, context_id, bool(all_revisions))
 
         if used == "auto" and not query.strip():
             used = "temporal"
         if used in ("auto", "text"):
             units = analysis.ranked_units(query, self._salt)
-            rows = self._ranked(used, query, named, where, params, offset + size + 1,
-                                self._suppressed(context_id))[offset:]
+            rows = self.ranked(used, query, q, offset + size + 1)[offset:]
             if rows or offset or used == "text":
                 return self._page_of_hits(rows, size, offset, used, query, fingerprint, call, units)
             used = "exact"  # nothing ranked (a fragment of a word, a symbol): look for it as a substring
-        rows = self._run(used, query, where, params, size + 1, offset, flt, bool(all_revisions), call)
+        rows = self.matching(used, query, q, size + 1, offset, call)
         return self._page_of_hits(rows, size, offset, used, query, fingerprint, call)
+
+    def page_query(self, named: list[str], filters: dict[str, Any] | None, context_id: str | None = None,
+                   all_revisions: bool = False) -> PageQuery:
+        """The checked filters and the WHERE clause they make for this session (refused: Unsupported, Invalid)."""
+        flt = self.checked_filters(filters, all_revisions)
+        where, params = self._where(list(named), flt, context_id, all_revisions)
+        return PageQuery(flt, tuple(named), where, tuple(params), all_revisions, context_id)
+
+    def ranked(self, mode: str, query: str, q: PageQuery, need: int) -> list[tuple[int, float]]:
+        """The best `need` (revision pk, score) rows of `auto` (any term) or `text` (every term) within `q`; pages
+        suppressed in its context lift no score."""
+        return self._ranked(mode, query, list(q.named), q.where, list(q.params), need, self._suppressed(q.context_id))
+
+    def matching(self, mode: str, query: str, q: PageQuery, limit: int, offset: int,
+                 call: Call) -> list[tuple[int, float]]:
+        """(revision pk, score) rows of mode exact, temporal or graph within `q`, newest first."""
+        return self._run(mode, query, q.where, list(q.params), limit, offset, q.filters, q.all_revisions, call)
 
     def _suppressed(self, context_id: str | None) -> tuple[int, ...]:
         """The page pks suppressed in this session's context now (their words must lift no score)."""
@@ -76,8 +107,7 @@ class SearchOps(Part):
 
     def _ranked(self, mode: str, query: str, named: list[str], where: str, params: list[Any],
                 need: int, suppressed: tuple[int, ...] = ()) -> list[tuple[int, float]]:
-        """The best `need` (revision pk, score) rows of `auto` (any term) or `text` (every term)."""
-        self._require_current_index()
+        self.require_current_index()
         # In `auto` a date says when: its day and year are not words to look for.
         units = analysis.ranked_units(analysis.without_dates(query) if mode == "auto" else query, self._salt)
         units = units or analysis.ranked_units(query, self._salt)
@@ -91,7 +121,8 @@ class SearchOps(Part):
         ranker.how_many = mode == "auto" and analysis.asks_number(query)
         return ranker.rank(units, need, text_expr=expr, dates=analysis.dates_named(query) if mode == "auto" else ())
 
-    def _require_current_index(self) -> None:
+    def require_current_index(self) -> None:
+        """Refuse (Conflict) a ranked or word match while the full-text index is being upgraded."""
         progress = index.upgrade_progress(self._db.cursor())
         if progress is not None:
             done, total = progress
@@ -124,7 +155,8 @@ class SearchOps(Part):
         next_cursor = encode_cursor({"k": "search", "o": offset + size, "m": used, "f": fingerprint}) if more else None
         return {"hits": hits, "next_cursor": next_cursor}
 
-    def _filters(self, filters: dict[str, Any] | None, all_revisions: bool) -> dict[str, Any]:
+    def checked_filters(self, filters: dict[str, Any] | None, all_revisions: bool = False) -> dict[str, Any]:
+        """The filters checked and made canonical (refused: Unsupported, Invalid); checking them again is a no-op."""
         flt = dict(filters or {})
         unknown = set(flt) - FILTER_KEYS
         if unknown:

@@ -8,6 +8,8 @@ carry any key.
 
 No `from __future__ import annotations` here: TypedDict reads `NotRequired` from the
 evaluated annotations (Python 3.11), which is what `__required_keys__` reports at run time.
+
+Long because: one TypedDict per kind of result of the Store API (about 75): a reference, no logic.
 """
 
 from typing import Any, NotRequired, TypedDict
@@ -316,6 +318,7 @@ class DoctorReport(TypedDict):
     warnings: NotRequired[list[str]]  # e.g. a store folder readable by others
     pending_erasures: NotRequired[list[str]]  # receipt ids whose WAL erasure waits for a reader
     scope_names: NotRequired[list[dict[str, str]]]  # {namespace, why}: names a new scope could not have now
+    encryption: NotRequired[dict[str, Any]]  # {encrypted, cipher, key_file, wrapping_key}: never a secret
 
 
 class AuditEvent(TypedDict):
@@ -612,6 +615,7 @@ class ExportResult(TypedDict):
     lines: NotRequired[int]
     sha256: NotRequired[str]
     files: NotRequired[int]
+    encrypted: NotRequired[bool]  # sealed with a passphrase (pcp export --encrypt)
 
 
 class ImportExportResult(TypedDict):

@@ -1,4 +1,6 @@
-"""Write, revise, ingest, link and unlink: every way new history enters the store."""
+"""Write, revise, ingest, link and unlink: every way new history enters the store.
+
+Long because: every way history enters the store goes through one revision-writing path and its idempotency."""
 
 from __future__ import annotations
 

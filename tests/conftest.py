@@ -6,6 +6,7 @@ their tests need (tests/handoff and tests/tui pin the clock their own way for go
 
 from __future__ import annotations
 
+import os
 import shutil
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -15,11 +16,37 @@ import pytest
 CLOCK_START = datetime(2026, 3, 1, 9, 0, 0, tzinfo=timezone.utc)
 
 
+def pytest_generate_tests(metafunc):
+    """A test marked `encrypted` that uses the store file runs twice: on a plain and on an encrypted store."""
+    if metafunc.definition.get_closest_marker("encrypted") and \
+            {"db_path", "demo_store"} & set(metafunc.fixturenames):
+        metafunc.parametrize("store_kind", ["plain", "encrypted"], indirect=True)
+
+
 @pytest.fixture
-def db_path(tmp_path):
+def store_kind(request):
+    """plain, or encrypted: the marked tests' second run, or every store with PCP_TEST_STORES=encrypted
+    (.ci/encrypted-matrix)."""
+    default = "encrypted" if os.environ.get("PCP_TEST_STORES") == "encrypted" else "plain"
+    return getattr(request, "param", default)
+
+
+@pytest.fixture
+def db_path(tmp_path, store_kind):
     d = tmp_path / "db"
     d.mkdir()
-    return d / "s.db"
+    path = d / "s.db"
+    if store_kind != "encrypted":
+        yield path
+        return
+    from encrypted_extra import require
+
+    require()
+    from keychain import encrypt_new_store, memory_keychain
+
+    with memory_keychain():
+        encrypt_new_store(path)
+        yield path
 
 
 @pytest.fixture

@@ -33,7 +33,7 @@ def test_ctxpack_uses_only_the_standard_library():
 # What each front-end package may import at module import, besides store, ctxpack and outside libraries
 # (README, Layout). Opening the app is a function-level import (`pcp`, `pcp demo`); nothing else is.
 FRONT_ENDS = {
-    "pcp_tui.cli": {"pcp_tui.text", "pcp_tui.shared"},  # the `pcp` command: Rich for people, never Textual
+    "pcp_tui.cli": {"pcp_tui.text", "pcp_tui.shared", "pcp_tui.capture"},  # Rich for people; the capture agents
     "pcp_tui.mcp": {"pcp_tui.serve.guard", "pcp_tui.shared"},  # the MCP server: --http sits behind the same local guard
     "pcp_tui.serve": set(),  # `pcp serve`: textual-serve runs the app in a child process
     "pcp_tui.capture": set(),  # the agents' hook: standard library until it forks

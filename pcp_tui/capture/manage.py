@@ -23,9 +23,9 @@ from typing import Any, Callable
 
 from . import agents
 from . import state
+from . import AGENTS
 from .hook import agent_home, capture_one, sessions_root
 
-AGENTS = ("claude-code", "codex", "gemini")
 DISPLAY = {"claude-code": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}
 
 

@@ -10,7 +10,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterable
 
 import click
 
@@ -102,14 +102,18 @@ class Timestamp(_Checked):
 
 
 class OneOf(_Checked):
+    """One of `allowed`, or of what `choices()` gives when a value is checked (a list kept elsewhere)."""
+
     name = "choice"
 
-    def __init__(self, *allowed: str) -> None:
+    def __init__(self, *allowed: str, choices: Callable[[], Iterable[str]] | None = None) -> None:
         self.allowed = allowed
+        self.choices = choices
 
     def check(self, value: str, flag: str) -> str:
-        if value not in self.allowed:
-            raise CliError("invalid", f"{flag} must be one of {', '.join(self.allowed)}, got {value!r}")
+        allowed = tuple(self.choices()) if self.choices is not None else self.allowed
+        if value not in allowed:
+            raise CliError("invalid", f"{flag} must be one of {', '.join(allowed)}, got {value!r}")
         return value
 
 

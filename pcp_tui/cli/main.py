@@ -18,7 +18,7 @@ import click
 from . import base
 from .base import PROG, CliError, Globals, Group, emit_json, fail
 from .commands import app as app_commands
-from .commands import capture, delete, handoff, imports, pages, sync
+from .commands import capture, delete, encrypt, handoff, imports, pages, sync
 
 __all__ = ["main", "pcp"]
 
@@ -44,7 +44,7 @@ def pcp(ctx: click.Context, db: str | None, as_json: bool, as_model: str | None,
     return 0
 
 
-for family in (app_commands, pages, delete, imports, sync, handoff, capture):
+for family in (app_commands, pages, delete, imports, sync, handoff, capture, encrypt):
     family.register(pcp)
 
 

@@ -3,6 +3,9 @@
 Only this module and the TUI draw. Every function takes a Rich console and the plain
 data a store call returned (the same object `--json` prints). User data is always
 wrapped in `Text`, never parsed as Rich markup.
+
+Long because: one short function per kind of result the pcp command prints (about forty), side by side so they look
+alike.
 """
 
 from __future__ import annotations

@@ -48,6 +48,9 @@ def run_store(ctx: click.Context, op: Op, render: str | Callable[[Any], str], *,
         if g.as_model:
             session = store.AccessSession.model_client(g.as_model, store.AccessSession.parse_grants(g.grants))
         path = store.paths.chosen_path(g.db)
+        from ..encrypt import install_prompt
+
+        install_prompt()  # an encrypted store wrapped by a passphrase asks it here, at a terminal
         st = store.Store.open(path, session=session, create=creates)
         try:
             _refuse_undecodable(st, ctx)

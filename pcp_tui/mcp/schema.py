@@ -11,6 +11,9 @@ import types
 import typing
 from typing import Any, Union
 
+READ_TOOLS = ("describe", "list_scopes", "search_pages", "read_pages")
+WRITE_TOOLS = ("write_page", "revise_page", "link_pages", "ingest_event", "suppress_pages", "recommend_tombstone")
+TOOLSETS = {"read": READ_TOOLS, "write": READ_TOOLS + WRITE_TOOLS}
 MAX_HITS = 50
 MAX_IDS = 20
 MAX_READ_CHARS = 64_000

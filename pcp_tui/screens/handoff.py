@@ -1,4 +1,8 @@
-"""Handing context to a chat: the basket, the bundle preview, copy with a chat label, continue a chat, the ledger."""
+"""Handing context to a chat: the basket, the bundle preview, copy with a chat label, continue a chat, the ledger.
+
+Long because: one screen, one flow (basket, label with known chats, budget tried as typed, preview, copy,
+continue, ledger), each step reading the state the others leave; the remembered chat is at the end.
+"""
 
 from __future__ import annotations
 
@@ -32,10 +36,10 @@ def tui_clipboard(app: Any, use_pyperclip: bool = True):
     App.copy_to_clipboard also keeps the text in `app.clipboard`. The answer names the path that
     worked: "pyperclip", else "osc52" (sent to the terminal; delivery cannot be confirmed).
     """
-    from ..clipboard import _pyperclip
+    from ..clipboard import pyperclip_copy
 
     def copy(text: str) -> str:
-        ok = _pyperclip(text)[0] if use_pyperclip else False
+        ok = pyperclip_copy(text)[0] if use_pyperclip else False
         app.call_from_thread(app.copy_to_clipboard, text)
         return "pyperclip" if ok else "osc52"
 

@@ -1,4 +1,7 @@
-"""The main screen: scopes on the left, pages (or search hits) in the middle, the inspector on the right."""
+"""The main screen: scopes on the left, pages (or search hits) in the middle, the inspector on the right.
+
+Long because: the main screen's own state (scopes, filters, search, status line) and its actions; its window
+fetchers are the piece to move to a data module."""
 
 from __future__ import annotations
 

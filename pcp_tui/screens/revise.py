@@ -168,9 +168,19 @@ class ReviseScreen(StoreWorkers, ModalScreen["dict | None"]):
             self.notify(f"$EDITOR ({editor}) cannot be read: {exc}. Edit in the box instead.", title="Editor",
                         severity="error", timeout=8)
             return
-        with tempfile.TemporaryDirectory(prefix="pcp-revise-") as folder:
+        from ..encrypt import editor_draft_folder
+
+        store = getattr(self.app, "store", None)
+        base, refusal = editor_draft_folder(getattr(store, "path", None))
+        if refusal is not None:
+            self.notify(refusal, title="Editor", severity="error", timeout=8)
+            return
+        # The folder is 0700 and the draft 0600; an encrypted store's draft lives in memory (tmpfs) only,
+        # and the folder is removed with it when the editor is done.
+        with tempfile.TemporaryDirectory(prefix="pcp-revise-", dir=base) as folder:
             path = Path(folder) / ("draft" + SUFFIX.get(media, ".txt"))
-            with open(path, "w", encoding="utf-8", newline="") as fh:  # newline="": every \r stays as it is
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:  # newline="": every \r stays as it is
                 fh.write(self.draft)
             failure = None
             try:

@@ -2,6 +2,8 @@
 
 A sync runs through the folder remembered in config.toml (`sync_folder`, asked the first time), in a worker
 with a progress bar; afterwards every view reloads (StoreChanged). The demo store never syncs.
+
+Long because: the sync dialog's states (first folder, pairing, unpairing, conflicts, running) are one dialog.
 """
 
 from __future__ import annotations

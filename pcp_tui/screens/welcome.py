@@ -12,6 +12,8 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Button, Label, ProgressBar, Select, Static
 
+from store.adapters import IMPORTERS
+
 from .. import commands
 from ..messages import (
     ImportFailed, Imported, ImportReportLoaded, LookAlikeNamespace, Progress, StoreEmptiness, StoreWorkers,
@@ -21,18 +23,10 @@ from ..widgets.fields import Field
 from ..widgets.footer import FitFooter
 from ..text import counted, one_line
 
-SOURCES = [
-    ("ChatGPT export (.zip or conversations.json)", "chatgpt"),
-    ("Claude export (.zip or conversations.json)", "claude"),
-    ("Claude Code sessions (empty path: ~/.claude/projects)", "claude_code"),
-    ("Codex CLI sessions (empty path: ~/.codex/sessions)", "codex"),
-    ("Gemini CLI sessions (empty path: ~/.gemini/tmp)", "gemini"),
-    ("A folder of Markdown notes", "markdown"),
-    ("Events, one JSON object per line (.jsonl)", "events"),
-    ("A pcp export (.jsonl)", "export"),
-]
+# The store's importers (a memory import needs whose memory it is: `pcp import memory --from`), and a pcp export.
+SOURCES = [(i.label, name) for name, i in IMPORTERS.items() if i.kind != "memory"] + [("A pcp export (.jsonl)", "export")]
 PATH_HINTS = {"chatgpt": "e.g. ~/Downloads/chatgpt-export.zip", "claude": "e.g. ~/Downloads/claude-export.zip",
-              "claude_code": "empty: ~/.claude/projects", "codex": "empty: ~/.codex", "gemini": "empty: ~/.gemini/tmp",
+              "claude-code": "empty: ~/.claude/projects", "codex": "empty: ~/.codex", "gemini": "empty: ~/.gemini/tmp",
               "markdown": "e.g. ~/notes", "events": "e.g. ~/events.jsonl", "export": "e.g. pcp-export.jsonl"}
 
 
@@ -47,7 +41,7 @@ def namespace_hint(source: str) -> str:
 
 
 # Agent sessions: the path may be left empty (their own folder), and each session goes to its project's scope.
-AGENTS = frozenset({"claude_code", "codex", "gemini"})
+AGENTS = frozenset(name for name, i in IMPORTERS.items() if i.kind == "agent")
 REPORT_LINES = 200  # lines of the kept report shown; `pcp import-report ID` prints them all
 WELCOME, IMPORT = "Welcome to pcp", "Import"  # the title: an empty store, a store with pages
 
@@ -215,7 +209,6 @@ class WelcomeScreen(StoreWorkers, Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="import")
     def _import(self, source: str, path: str, namespace: str | None, confirmed: bool = False) -> None:
-        from store import adapters
         from store.names import LookAlike, codepoint, shown
 
         def progress(done: int, total: int | None = None, *what: object) -> None:
@@ -228,13 +221,11 @@ class WelcomeScreen(StoreWorkers, Screen):
             if source == "export":
                 report = store.import_export(path, progress=progress)
             elif source in AGENTS:
-                importer = getattr(adapters, f"import_{source}")
-                report = importer(store, path or None, progress=progress).to_dict()
+                report = IMPORTERS[source].run(store, path or None, progress=progress).to_dict()
             else:
-                importer = getattr(adapters, f"import_{source}", None)
-                if importer is None:
+                if source not in IMPORTERS:
                     raise RuntimeError(f"This pcp has no {source} importer.")
-                report = importer(store, path, namespace=namespace, progress=progress).to_dict()
+                report = IMPORTERS[source].run(store, path, namespace=namespace, progress=progress).to_dict()
         except LookAlike as error:
             if namespace and error.existing:
                 odd = sorted({codepoint(ch) for ch in namespace if not ch.isascii()})

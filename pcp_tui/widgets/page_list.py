@@ -1,5 +1,8 @@
 """A page list that scrolls through millions of pages by fetching keyset windows as you go.
 
+Long because: the window cache, keyset paging from either end (Home, End), the cursor, selection marks and
+drawing are one widget's state, read together on every key.
+
 Line API (render_line): only visible lines are drawn; rows arrive a window at a time from a
 fetch function run in a worker thread. Rows far above the cursor are dropped so memory stays
 bounded however far one scrolls (Home starts again from the top).

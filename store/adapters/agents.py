@@ -12,6 +12,9 @@ Tool traffic (shell commands, file reads and edits, their output) is large and o
 secrets: by default it is not stored; each message names the tool calls that led to it and
 their sizes (facet `tool_calls`). With `with_tools` every call and every result is a page of
 its own (role `tool`), its input decoded to readable text.
+
+Long because: the session model the three agent importers share (threads, tool calls, injected text, the upgrade
+pass) is one set of rules.
 """
 
 from __future__ import annotations

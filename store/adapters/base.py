@@ -100,12 +100,12 @@ def read_json_export(path: str | Path, member: str = "conversations.json") -> tu
                 name = sorted(names, key=len)[0]
                 label = f"{p.name}!{name}"
                 info = zf.getinfo(name)
-                _refuse_oversize(label, info.file_size)  # checked before inflating a byte
+                refuse_oversize(label, info.file_size)  # checked before inflating a byte
                 with zf.open(info) as fh:
                     raw = _read_capped(fh, label)
         else:
             label = p.name
-            _refuse_oversize(label, p.stat().st_size)
+            refuse_oversize(label, p.stat().st_size)
             with open(p, "rb") as fh:
                 raw = _read_capped(fh, label)
     except OSError as exc:
@@ -132,7 +132,8 @@ def json_text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _refuse_oversize(label: str, size: int) -> None:
+def refuse_oversize(label: str, size: int) -> None:
+    """Refuse (LimitExceeded) an input over the import limit, before a byte of it is read."""
     limit = LIMITS["max_import_bytes"]
     if size > limit:
         raise LimitExceeded(f"{label} is {size:,} bytes unpacked; the import limit is {limit:,} bytes; nothing was imported.")
@@ -149,7 +150,7 @@ def _read_capped(fh: Any, label: str) -> bytes:
             return b"".join(parts)
         total += len(chunk)
         if total > limit:
-            _refuse_oversize(label, total)
+            refuse_oversize(label, total)
         parts.append(chunk)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import Invalid, PcpError
 from ..jsonsafe import loads
-from .base import ImportReport, Progress, _refuse_oversize
+from .base import ImportReport, Progress, refuse_oversize
 from .formats import check_file
 
 TOOL = "pcp-import-events"
@@ -63,7 +63,7 @@ def import_events(store: Any, path: str | Path, namespace: str | None = None,
 def read_events(path: Path) -> list[tuple[int, Any]]:
     """(line number, parsed JSON) for every non-blank line; Invalid at the first malformed line."""
     try:
-        _refuse_oversize(path.name, path.stat().st_size)
+        refuse_oversize(path.name, path.stat().st_size)
         raw = path.read_bytes()
     except FileNotFoundError:
         raise Invalid(f"{path}: no such file.") from None

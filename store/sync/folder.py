@@ -24,6 +24,9 @@ deletion receipts a store holds, so it moves on with every delete. Erasure in th
   epoch's key, from its state after the erasure, and removes the old ones;
 - a store forgets the key of an older epoch once no store's verified files need it any more, so the copies
   of the old files a sync tool may keep in its own version history can no longer be opened by anyone.
+
+Long because: the change-file format, its signatures and sealing, pairing and revocation are one protocol whose
+checks are read together; the file format is the piece to carve out next.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ rule is (pcp-core.md, sync):
   `del_` id), and later records of an erased page are dropped on arrival;
 - one source item, one page: when two stores imported the same item (same source key) before they
   synced, the page with the smaller id stays and the other, when it holds the same text, goes.
+
+Long because: each record kind a sync applies (revisions, receipts, relations, lifecycle, handoffs) follows the same
+rules in one transaction.
 """
 
 from __future__ import annotations
@@ -228,7 +231,7 @@ class SyncOps(Part):
     def finish_erasures(self, result: SyncApplied) -> None:
         """Fold the WAL after a sync that erased pages (as a local delete does), outside the transaction."""
         if result["erased_pages"]:
-            self._deletion._checkpoint(f"sync:{result['peer']}")
+            self._deletion.checkpoint(f"sync:{result['peer']}")
 
 
 class _Run:
@@ -334,7 +337,7 @@ class _Run:
         """The local erasure path (store/deletion.py) under the receipt id that travelled (or none, for a duplicate)."""
         self.flush_index()
         deletion = self.ops._deletion
-        plan = deletion._plan(pks, set())
+        plan = deletion.erasure_plan(pks, set())
         local = deletion._erase(self.call, pks, plan, reason, None, None)
         db = self.db
         db.execute_sql("DELETE FROM deletion_receipt WHERE receipt_id = ?", (local["receipt_id"],))

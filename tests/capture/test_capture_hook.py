@@ -303,3 +303,27 @@ def test_the_installed_command_run_as_the_agent_runs_it_captures_into_the_named_
     done = fake_home.wait_done(1)
     assert done["store"] == str(named) and done["created"] > 0 and named.is_file()
     assert not fake_home.db.exists()
+
+
+def test_on_an_encrypted_store_without_its_passphrase_the_hook_logs_one_line_naming_what_is_missing(fake_home: Home):
+    from encrypted_extra import require
+
+    require()
+    from store import Store, encryption
+    from waits import wait_for
+
+    assert fake_home.pcp("capture", "install", "claude-code").returncode == 0
+    source, target, sid = _session(fake_home, "claude-code")
+    _grow(source, target, None)
+    fake_home.db.parent.mkdir()
+    Store.open(fake_home.db).close()
+    encryption.encrypt(fake_home.db, passphrase="a passphrase the hook does not have")
+    before = fake_home.db.read_bytes()
+    run = fake_home.hook("claude-code", _event(fake_home, "claude-code", target, sid))
+    assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
+    wait_for(lambda: fake_home.runs("error"), "the hook's error to be logged")
+    error = fake_home.runs("error")[-1]["error"]
+    assert "\n" not in error and "PCP_PASSPHRASE_FILE" in error and "encrypted" in error
+    assert fake_home.db.read_bytes() == before
+    status = fake_home.pcp("capture", "status")
+    assert "PCP_PASSPHRASE_FILE" in status.stdout

@@ -67,6 +67,7 @@ def test_search_observed_after_and_before(capsys, db_path, dated):
     assert rc == 1 and json.loads(out)["error"]["code"] == "invalid"
 
 
+@pytest.mark.encrypted
 def test_search_json_hits_have_the_store_shape(capsys, db_path, dated):
     query = "did we decide to ship the release in March?"
     rc, out, _ = run(capsys, "--db", str(db_path), "--json", "search", query)

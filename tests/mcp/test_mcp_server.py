@@ -22,7 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 import store  # noqa: E402
 from pcp_tui import cli  # noqa: E402
-from pcp_tui.mcp.server import READ_TOOLS, WRITE_TOOLS  # noqa: E402
+from pcp_tui.mcp.schema import READ_TOOLS, WRITE_TOOLS  # noqa: E402
 
 CLIENT = "test-client"
 REPO = Path(__file__).resolve().parents[2]

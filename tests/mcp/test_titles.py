@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from pcp_tui.mcp.server import format_hits, format_read  # noqa: E402
+from pcp_tui.mcp.format import format_hits, format_read  # noqa: E402
 from store import Store  # noqa: E402
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
-from pcpstore_helpers import sqlite3
+from pcpstore_helpers import connect
 
 SEGMENT_SHIFT = 37
 MAX_SEGMENT = 65535
@@ -85,7 +85,7 @@ def shadow_residue(db: Path, terms: Iterable[str]) -> list[str]:
     `_docsize`, `_config` (or `_content`) row. A fresh read-only connection: it sees the WAL too."""
     wanted = {t.encode("utf-8") for t in terms}
     keys = {b"0" + t for t in wanted}
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    con = connect(db)
     found: list[str] = []
     try:
         for table in fts_tables(con):
@@ -111,7 +111,7 @@ def shadow_residue(db: Path, terms: Iterable[str]) -> list[str]:
 def postings_of(db: Path, rowids: Iterable[int], table: str = "revision_terms") -> int:
     """How many postings of these rows the index still answers with (fts5vocab; blind to tombstoned rows)."""
     ids = sorted(set(rowids))
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    con = connect(db)
     try:
         con.execute(f"CREATE VIRTUAL TABLE temp.inst USING fts5vocab(main, {table}, instance)")
         n = 0
@@ -127,7 +127,7 @@ def postings_of(db: Path, rowids: Iterable[int], table: str = "revision_terms") 
 def live_stats(db: Path, terms: Iterable[str]) -> int:
     """term_stat rows of these terms (in any scope)."""
     wanted = sorted(set(terms))
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    con = connect(db)
     try:
         return int(con.execute(f"SELECT COUNT(*) FROM term_stat WHERE term IN ({','.join('?' * len(wanted))})",
                                wanted).fetchone()[0])
@@ -137,7 +137,7 @@ def live_stats(db: Path, terms: Iterable[str]) -> int:
 
 def vocabulary(db: Path, table: str = "revision_terms") -> set[str]:
     """Every term of the index (fts5vocab row view)."""
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    con = connect(db)
     try:
         con.execute(f"CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, {table}, row)")
         return {r[0] for r in con.execute("SELECT term FROM temp.v")}

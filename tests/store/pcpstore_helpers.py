@@ -274,9 +274,26 @@ def relations(st, id_: str) -> dict:
 # --------------------------------------------------------------------------- raw SQLite
 
 
+def connect(path, readonly: bool = True):
+    """A bare connection to the store file: plain SQLite, or SQLCipher with the store's key (the `encrypted`
+    runs; read-write there, as SQLCipher takes no URI)."""
+    from store import crypt
+
+    if crypt.is_encrypted(Path(path)):
+        return crypt.connect_raw(Path(path), crypt.unlock(Path(path)), timeout=30)
+    if readonly:
+        return sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True, timeout=30)
+    return sqlite3.connect(str(path), timeout=30)
+
+
 @contextlib.contextmanager
 def raw(path):
-    conn = sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True, timeout=30)
+    from store import crypt
+
+    if crypt.is_encrypted(Path(path)):  # an encrypted store (the `encrypted` runs): SQLCipher, with its key
+        conn = crypt.connect_raw(Path(path), crypt.unlock(Path(path)), timeout=30)
+    else:
+        conn = sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True, timeout=30)
     try:
         yield conn
     finally:

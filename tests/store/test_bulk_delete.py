@@ -159,6 +159,7 @@ def _deletemerge(st: Store) -> int:
     return int(row[0]) if row else 10
 
 
+@pytest.mark.encrypted
 def test_an_interrupted_deletion_resumes_the_recorded_set_never_the_filter(store):
     pages = [h.write(store, "project:r", f"draft {i}")["page_id"] for i in range(50)]
     flt = {"scopes": ["project:r"]}

@@ -47,6 +47,7 @@ def test_cjk_auto_mode(store, cjk):
     assert p["page_id"] in [x["page_id"] for x in hits]
 
 
+@pytest.mark.encrypted
 def test_mixed_latin_cjk(store):
     p = h.write(store, "project:math", f"Tychonoff 定理 proof: {CJK}, by Zorn's lemma.")
     q = h.write(store, "project:math", "A proof of something else entirely, no theorem names.")
@@ -59,6 +60,7 @@ def test_mixed_latin_cjk(store):
 # --------------------------------------------------------------------------- modes
 
 
+@pytest.mark.encrypted
 def test_text_mode_ranks_and_reports_channel(store):
     a = h.write(store, "project:s", "lantern lantern lantern lantern about lanterns and lantern light")
     b = h.write(store, "project:s", "a single lantern mention among many other words " + "filler " * 50)
@@ -137,6 +139,7 @@ def test_temporal_mode_substring_filter(store, clock):
     assert [x["page_id"] for x in hits] == [c["page_id"], a["page_id"]]
 
 
+@pytest.mark.encrypted
 def test_graph_mode_neighbours_both_directions(store):
     a = h.write(store, "project:g", "hub page A")
     b = h.write(store, "project:g", "B derived from A",

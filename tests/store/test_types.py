@@ -19,7 +19,8 @@ from store.importing import ImportUnit
 
 # Public Store operations that do not return a result dict.
 NOT_DICTS = {"import_unit": typing.Iterator[ImportUnit], "bulk_loading": typing.Iterator[None], "source_page_id": str | None,
-             "index_upgrade_status": store_pkg.UpgradeStatus | None, "source_scope": store_pkg.SourceScope | None}
+             "index_upgrade_status": store_pkg.UpgradeStatus | None, "source_scope": store_pkg.SourceScope | None,
+             "handoff_copy_text": str}  # a handoff copy read back (unsealed when the store is encrypted)
 
 
 def _public_operations(st: Store) -> dict[str, Any]:

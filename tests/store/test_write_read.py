@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 
 import pcpstore_helpers as h
 from pcpstore_helpers import raises_code
@@ -43,6 +45,7 @@ def test_envelope_has_exactly_the_contract_keys(store):
                                "tool_or_model"}
 
 
+@pytest.mark.encrypted
 def test_envelope_values_for_a_first_write(store):
     content = "Body of the page.\nSecond line with ünïcödé, 中文 and emoji \U0001F600."
     t0 = h.now_ts(-2)

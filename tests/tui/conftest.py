@@ -45,12 +45,26 @@ def workdir(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def demo_store(workdir, fixed_clock):
-    """The shipped demo world in demo.db; yields (store, refs: demo ref -> page id)."""
+def demo_store(workdir, fixed_clock, store_kind):
+    """The shipped demo world in demo.db; yields (store, refs: demo ref -> page id). Encrypted (under a
+    memory keychain) for the tests marked `encrypted`, in their second run."""
     from store import Store
 
     from pcp_tui import demo
 
+    if store_kind == "encrypted":
+        from encrypted_extra import require
+
+        require()
+        from keychain import encrypt_new_store, memory_keychain
+
+        with memory_keychain():
+            encrypt_new_store(Path("demo.db"))
+            st = Store.open(Path("demo.db"))
+            refs = demo.fill(st)
+            yield st, refs
+            st.close()
+        return
     st = Store.open(Path("demo.db"))
     refs = demo.fill(st)
     yield st, refs

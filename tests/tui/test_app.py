@@ -251,12 +251,12 @@ async def test_the_import_screen_shows_the_kept_report_and_imports_agent_session
 
     from pcp_tui.screens.welcome import SOURCES
 
-    assert {"claude_code", "codex", "gemini"} <= {value for _, value in SOURCES}
+    assert {"claude-code", "codex", "gemini"} <= {value for _, value in SOURCES}
     project = Path(__file__).resolve().parents[1] / "data" / "agents" / "claude-code" / "kfischer-okarin"
     app = make_app(empty_store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        app.screen.query_one("#source", Select).value = "claude_code"
+        app.screen.query_one("#source", Select).value = "claude-code"
         await type_into(app, pilot, "#path", str(project))
         await pilot.press("ctrl+s")
         await settle(app, pilot)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from helpers import open_in_tab, page_list, prompts, select_page, settle, until
 from pcp_tui.widgets.diff import ITSELF, SAME, DiffView, side_by_side, unified
 from pcp_tui.widgets.graph import GraphView
@@ -74,6 +75,7 @@ async def test_scope_selection_sort_status_and_author_filters(demo_store, make_a
         assert page_list(app).empty_note == "No pages here (try the Author filter: w)."
 
 
+@pytest.mark.encrypted
 async def test_search_is_debounced_and_highlights_the_match(demo_store, make_app):
     store, refs = demo_store
     app = make_app(store)

@@ -500,3 +500,78 @@ async def test_the_revise_box_opens_with_the_cursor_after_the_text(demo_store, m
         await pilot.press(*"Added")
         editor = app.screen.query_one(Editor)
         assert editor.text.endswith("Added") and not editor.text.startswith("Added")
+
+
+EDITOR_REPORT = (
+    "import json, os, stat, sys; p = sys.argv[1]; open(p, 'a').write('from the editor'); "
+    "json.dump({'path': p, 'mode': stat.S_IMODE(os.stat(p).st_mode), "
+    "'folder_mode': stat.S_IMODE(os.stat(os.path.dirname(p)).st_mode), 'argv': sys.argv, 'env': dict(os.environ)}, "
+    "open(os.environ['PCP_TEST_EDITOR_REPORT'], 'w'))"
+)
+
+
+@pytest.mark.parametrize("store_kind", ["encrypted"], indirect=True)
+async def test_an_encrypted_stores_editor_draft_is_0600_on_a_tmpfs_and_removed_after(demo_store, make_app,
+                                                                                     monkeypatch, workdir):
+    import contextlib
+    import json
+    import sys
+    from pathlib import Path
+
+    from store import crypt
+
+    from pcp_tui.encrypt import tmpfs_folder
+
+    store, refs = demo_store
+    shm = tmpfs_folder()
+    if shm is None:
+        pytest.skip("no tmpfs on this machine (the refusal is tested below)")
+    report = workdir / "editor.json"
+    monkeypatch.setenv("PCP_TEST_EDITOR_REPORT", str(report))
+    monkeypatch.setenv("VISUAL", f"{sys.executable} -c \"{EDITOR_REPORT}\"")
+    app = make_app(store)
+
+    @contextlib.contextmanager
+    def suspend():
+        yield
+
+    monkeypatch.setattr(app, "suspend", suspend)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["me-reading"])
+        await pilot.press("E")
+        await settle(app, pilot)
+        assert app.screen.query_one(Editor).text.endswith("from the editor")
+    seen = json.loads(report.read_text())
+    draft = Path(seen["path"])
+    assert draft.parent.parent == shm and seen["mode"] == 0o600 and seen["folder_mode"] == 0o700
+    assert not draft.exists() and not draft.parent.exists()
+    key = crypt.cached_key(store.path)
+    assert key is not None
+    blob = json.dumps(seen["argv"]) + json.dumps(seen["env"])
+    assert key.hex() not in blob and key.hex().upper() not in blob
+
+
+@pytest.mark.parametrize("store_kind", ["encrypted"], indirect=True)
+async def test_without_a_tmpfs_an_encrypted_stores_editor_refuses_in_one_line(demo_store, make_app, monkeypatch,
+                                                                              workdir):
+    import sys
+
+    from pcp_tui import encrypt
+
+    store, refs = demo_store
+    monkeypatch.setattr(encrypt, "tmpfs_folder", lambda: None)
+    report = workdir / "editor.json"
+    monkeypatch.setenv("PCP_TEST_EDITOR_REPORT", str(report))
+    monkeypatch.setenv("VISUAL", f"{sys.executable} -c \"{EDITOR_REPORT}\"")
+    app = make_app(store)
+    notes: list[str] = []
+    monkeypatch.setattr(app, "notify", lambda message, **kw: notes.append(str(message)))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["me-reading"])
+        await pilot.press("E")
+        await settle(app, pilot)
+    assert not report.exists()
+    refusal = [n for n in notes if "encrypted" in n]
+    assert len(refusal) == 1 and "\n" not in refusal[0] and "tmpfs" in refusal[0]

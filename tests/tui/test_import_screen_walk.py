@@ -30,7 +30,7 @@ async def test_after_an_import_at_80x24_its_result_and_the_way_on_are_on_screen(
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
         screen = app.screen
-        screen.query_one("#source", Select).value = "claude_code"
+        screen.query_one("#source", Select).value = "claude-code"
         await type_into(app, pilot, "#path", str(project))
         await pilot.press("ctrl+s")
         await settle(app, pilot)
@@ -199,7 +199,7 @@ async def test_f5_starts_at_import_from_tab_reaches_the_path_and_the_hints_follo
         await until(pilot, lambda: screen.focused is screen.query_one("#path"), "Tab to the path")
         path, namespace = screen.query_one("#path"), screen.query_one("#namespace")
         assert path.placeholder.startswith("e.g. ") and namespace.placeholder.startswith("empty: ")
-        screen.query_one("#source", Select).value = "claude_code"
+        screen.query_one("#source", Select).value = "claude-code"
         await until(pilot, lambda: "project" in namespace.placeholder and "claude" in path.placeholder,
                     "the hints of the Claude Code importer")
 

@@ -109,3 +109,36 @@ def test_themes_load_from_a_source_checkout_run_from_its_root(tmp_path):
     assert {"pcp-dark", "pcp-high-contrast", "pcp-light"} <= set(names)
     # (the first run says it creates the store, at a path holding this test's name, "themes")
     assert not [n for n in notes if "theme" in n.lower() and not n.startswith("Creating a new store")], notes
+
+
+def test_an_encrypted_stores_passphrase_is_asked_before_the_app_takes_the_terminal(monkeypatch, tmp_path, capfd):
+    from encrypted_extra import require
+
+    require()
+    import getpass
+    import io
+
+    from store import Store, crypt, encryption
+
+    db = tmp_path / "s.db"
+    Store.open(db).close()
+    encryption.encrypt(db, passphrase="a long enough passphrase")
+    crypt.forget()
+    monkeypatch.delenv("PCP_PASSPHRASE_FILE", raising=False)
+    monkeypatch.setattr(cli.base, "at_terminal", lambda: True)
+    tty = io.StringIO()
+    tty.isatty = lambda: True  # type: ignore[method-assign]
+    monkeypatch.setattr(sys, "stdin", tty)
+    asked: list[str] = []
+    answers = iter(["not it", "a long enough passphrase"])
+    monkeypatch.setattr(getpass, "getpass", lambda prompt: asked.append(prompt) or next(answers))
+    seen = []
+    monkeypatch.setattr(launch, "run_app", lambda d, demo=False: seen.append((crypt.cached_key(d), crypt._prompt)) or 0)
+    capfd.readouterr()
+    assert cli.main(["--db", str(db)]) == 1  # a wrong passphrase: one line, and no app
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1 and "does not open the store" in err and seen == []
+    assert cli.main(["--db", str(db)]) == 0
+    assert len(asked) == 2 and str(db) in asked[-1]
+    assert seen and seen[0][0] is not None and seen[0][1] is None  # unwrapped, and nothing prompts inside the app
+    crypt.forget()

@@ -138,6 +138,7 @@ def test_a_stale_request_reaches_the_caller_as_superseded(child, monkeypatch):
         child.call("page-window", "list_pages", limit=1)
 
 
+@pytest.mark.encrypted
 async def test_the_app_reads_through_the_child_and_survives_its_death(demo_store, make_app):
     st, refs = demo_store
     app = make_app(st)

@@ -28,9 +28,11 @@ def open_app(ctx: click.Context, command: str | None, port: int = 8000, demo: bo
         raise click.UsageError("the app has no --json output; use a subcommand", ctx)
     if g.as_model or g.grants:
         raise click.UsageError("the app runs as the store's owner; --as-model and --grant apply to subcommands", ctx)
-    from store.paths import demo_path, named_path
+    from store import PcpError
+    from store.paths import default_path, demo_path, named_path
 
     from ... import launch
+    from ...encrypt import serve_refusal, unlock_before_app
 
     if command == "demo" and not base.at_terminal():
         raise click.UsageError("the app needs a terminal (run it from one, or use pcp serve)", ctx)
@@ -43,10 +45,18 @@ def open_app(ctx: click.Context, command: str | None, port: int = 8000, demo: bo
         from ...serve import web
 
         db = demo_path(g.db) if demo else named_path(g.db)
+        refusal = serve_refusal(db if db is not None else default_path())
+        if refusal is not None:
+            return fail("invalid", refusal, False)
         return web.serve(db, port, demo=demo)
+    db = demo_path(g.db) if command == "demo" else named_path(g.db)
+    try:  # an encrypted store's passphrase is asked here, before Textual takes the terminal
+        unlock_before_app(db if db is not None else default_path())
+    except PcpError as exc:
+        return fail(exc.code, exc.message, False)
     if command == "demo":
-        return launch.run_app(demo_path(g.db), demo=True)
-    return launch.run_app(named_path(g.db))
+        return launch.run_app(db, demo=True)
+    return launch.run_app(db)
 
 
 @command(example="pcp demo")
@@ -103,6 +113,8 @@ def mcp(ctx: click.Context, client_id: str | None, grants: tuple[str, ...], tool
         raise click.UsageError("pcp mcp needs --client-id ID", ctx)
     if not tokens and not grants:
         raise click.UsageError("pcp mcp needs at least one --grant NS=PERMS", ctx)
+    from store import PcpError
+
     try:
         path = existing_store(g.db)
         if tokens:
@@ -110,7 +122,12 @@ def mcp(ctx: click.Context, client_id: str | None, grants: tuple[str, ...], tool
 
             print(token(path, new=new_token))
             return 0
+        from ...encrypt import unlock_early
+
+        unlock_early(path)  # an encrypted store's key now: a missing one is one line here, not a tool error
     except CliError as exc:
+        return fail(exc.code, exc.message, False)
+    except PcpError as exc:
         return fail(exc.code, exc.message, False)
     try:
         from ...mcp import server as mcp_server

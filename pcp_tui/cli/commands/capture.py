@@ -9,7 +9,7 @@ import click
 
 from .. import base
 from ..base import CliError, Group, OneOf, emit_json, fail, globals_of, json_mode, group
-from .imports import AGENT_SOURCES
+from ...capture import AGENTS as AGENT_SOURCES
 
 AGENT = {"metavar": "AGENT", "type": OneOf(*AGENT_SOURCES)}
 

@@ -10,8 +10,14 @@ from .. import base
 from ..base import CliError, Group, OneOf, json_mode, command
 from ..run import progress, run_store, write_out
 
-AGENT_SOURCES = ("claude-code", "codex", "gemini")
-IMPORT_SOURCES = ("chatgpt", "claude", "markdown", "events", "export", *AGENT_SOURCES, "memory")
+
+
+def import_sources() -> list[str]:
+    """What `pcp import` takes: the store's importers (store.adapters.IMPORTERS) and a pcp export; read when a
+    command line names one, so the command starts without loading the store."""
+    from store.adapters import IMPORTERS
+
+    return [*IMPORTERS, "export"]
 
 
 def register(cli: Group) -> None:
@@ -22,7 +28,7 @@ def register(cli: Group) -> None:
 @command(name="import", example="pcp import chatgpt ~/Downloads/chatgpt-export.zip\n"
                                       "pcp import claude-code            (every session under ~/.claude/projects)\n"
                                       "pcp import memory memory.txt --from chatgpt")
-@click.argument("source", metavar="SOURCE", type=OneOf(*IMPORT_SOURCES))
+@click.argument("source", metavar="SOURCE", type=OneOf(choices=import_sources))
 @click.argument("path", metavar="[PATH]", required=False)
 @click.option("--namespace", metavar="NS", help="put everything into this one scope")
 @click.option("--with-tools", is_flag=True,
@@ -38,7 +44,10 @@ def import_(ctx: click.Context, source: str, path: str | None, namespace: str | 
     PATH: an export file (.json or .zip), a notes folder, or a .jsonl file; for claude-code its sessions folder
     or one .jsonl (default ~/.claude/projects); for codex CODEX_HOME, its sessions folder or one rollout file
     (default ~/.codex); for gemini its tmp folder, one project's, or one session file (default ~/.gemini/tmp)."""
-    if source in AGENT_SOURCES:
+    from store.adapters import IMPORTERS
+
+    agent = source in IMPORTERS and IMPORTERS[source].kind == "agent"
+    if agent:
         if namespace:
             raise CliError("invalid", f"--namespace does not apply to `import {source}`: sessions go to "
                                       f"agent:{source}:<project>:<session>.")
@@ -55,18 +64,16 @@ def import_(ctx: click.Context, source: str, path: str | None, namespace: str | 
     as_json = json_mode(ctx)
 
     def run(st: Any) -> Any:
-        from store import adapters
-
         with progress(ctx, f"importing {source}") as update:
             if source == "export":
                 return st.import_export(path, progress=update)
-            if source in AGENT_SOURCES:
-                importer = getattr(adapters, f"import_{source.replace('-', '_')}")
-                report = importer(st, path, with_tools=with_tools, progress=update)
+            run_import = IMPORTERS[source].run
+            if agent:
+                report = run_import(st, path, with_tools=with_tools, progress=update)
             elif source == "memory" and path is not None and memory_from is not None:  # (both checked above)
-                report = adapters.import_memory(st, path, memory_from, namespace=namespace, progress=update)
+                report = run_import(st, path, memory_from, namespace=namespace, progress=update)
             else:
-                report = getattr(adapters, f"import_{source}")(st, path, namespace=namespace, progress=update)
+                report = run_import(st, path, namespace=namespace, progress=update)
         summary = _with_report(st, dict(report.to_dict()))
         # For people, where it looked (an import that found nothing says so); the JSON stays the summary.
         return summary if as_json else {**summary, "looked_in": report.path or path}
@@ -103,17 +110,24 @@ def import_report(ctx: click.Context, import_id: str | None, last: bool) -> int:
 @click.option("--out", required=True, metavar="PATH", help="file (jsonl, memory-profile) or folder (markdown)")
 @click.option("--yes", "write_profile", is_flag=True,
               help="memory-profile: write it without asking (it is shown first either way)")
+@click.option("--encrypt", "sealed", is_flag=True,
+              help="seal the JSON Lines file with a passphrase (ChaCha20-Poly1305; pcp import export reads it)")
 @click.pass_context
-def export(ctx: click.Context, scope: tuple[str, ...], fmt: str, out: str, write_profile: bool) -> int:
+def export(ctx: click.Context, scope: tuple[str, ...], fmt: str, out: str, write_profile: bool, sealed: bool) -> int:
     """Take everything out (JSON Lines, a Markdown folder, or your memory as one text)."""
     if fmt == "memory-profile":
         return run_store(ctx, lambda st: _memory_profile(ctx, st, scope, out, write_profile), "memory_profile")
     if write_profile:
         raise click.UsageError("--yes goes with --format memory-profile", ctx)
+    if sealed and fmt != "jsonl":
+        raise click.UsageError("--encrypt seals a JSON Lines export; drop --format or --encrypt", ctx)
 
     def run(st: Any) -> Any:
+        from ...encrypt import export_passphrase
+
+        passphrase = export_passphrase(st.path, sealed)  # and the warning that an encrypted store's export is plain
         with progress(ctx, "exporting") as update:
-            return st.export(out, scopes=list(scope) or None, progress=update, format=fmt)
+            return st.export(out, scopes=list(scope) or None, progress=update, format=fmt, passphrase=passphrase)
 
     return run_store(ctx, run, "export_done")
 
