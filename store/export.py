@@ -15,24 +15,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple, Protocol, Sequence, TypeVar
 
-import peewee as pw
 
 from . import conversation_markdown as cmd
 from . import crypt, ids, sealed
 from .constants import Progress
 from .db import unmapped
 from .core import Call, Part, StoreContext, dumps, named_rows, operation
-from . import index
 from .errors import Conflict, Forbidden, Invalid
 from .reads import RELATION_COLUMNS, RelationRow, effective_status, relation_dict
-from .titles import page_title
-from .export_check import check_record
 from .files import ExportFolder, make_private_dirs, open_private, refuse_store_target, temp_beside
-from .jsonsafe import loads
+from .restore import END_KIND, EXPORT_KIND, Restore, check_file
 from .types import ExportCounts, ExportResult, ImportExportResult
 
-EXPORT_KIND = "pcp.export.v1"
-END_KIND = "pcp.export.end"
 STREAM_BATCH = 1000
 Row = TypeVar("Row", bound=tuple[Any, ...])  # a NamedTuple whose first field is the keyset key
 
@@ -492,74 +486,28 @@ class ExportOps(Part):
     def import_export(self, path: str | os.PathLike[str], progress: Progress | None = None,
                       passphrase: str | None = None) -> ImportExportResult:
         """Load a `pcp export` file (plain, or sealed by `pcp export --encrypt`): ids, times and counters
-        copied verbatim; idempotent."""
-        from .adapters.formats import check_file
+        copied verbatim; idempotent.
+
+        Every record is checked before anything is written; then whole units are written through the
+        bulk path (store/restore.py), in groups when the store was empty and the file plain (a stopped run
+        is completed by running it again); a sealed file is read unsealed in memory, in one pass, and
+        written in one transaction."""
+        from .adapters.formats import check_file as check_format
 
         p = Path(path)
-        check_file(p, "export")  # a chat export or an events file is refused naming its importer
-        if passphrase is None and sealed.is_sealed(p):
-            passphrase = crypt.ask_passphrase(p)
+        check_format(p, "export")  # a chat export or an events file is refused naming its importer
+        opener = None
+        if sealed.is_sealed(p):
             if passphrase is None:
-                raise Invalid(f"{p} is an encrypted export: set PCP_PASSPHRASE_FILE or run pcp at a terminal.")
-        total = self._verify_export_file(p, passphrase)
-        return self._import_export(p, total, progress, passphrase)
+                passphrase = crypt.ask_passphrase(p)
+                if passphrase is None:
+                    raise Invalid(f"{p} is an encrypted export: set PCP_PASSPHRASE_FILE or run pcp at a terminal.")
+            secret = passphrase
 
-    def _verify_export_file(self, p: Path, passphrase: str | None = None) -> int:
-        """Check the header and the closing digest before anything is written; returns the line count."""
-        digest = hashlib.sha256()
-        count, last, header = 0, None, None
-        try:
-            with _export_lines(p, passphrase) as fh:
-                for number, data in enumerate(fh, 1):
-                    if last is not None:
-                        digest.update(last)
-                    last = data
-                    count = number
-                    if number == 1:
-                        header = _parse_line(data, p, 1)
-                    elif header is not None and header.get("kind") == EXPORT_KIND:
-                        obj = _parse_line(data, p, number)
-                        if obj.get("kind") != END_KIND:
-                            check_record(obj, p, number)
-        except OSError as exc:
-            raise Invalid(f"{p}: cannot read ({exc.strerror or exc}).") from None
-        if header is None or header.get("kind") != EXPORT_KIND:
-            raise Invalid(f"{p}: not a pcp export (line 1 is not a {EXPORT_KIND} header).")
-        end = _parse_line(last, p, count)
-        if end.get("kind") != END_KIND:
-            raise Invalid(f"{p}: the export is incomplete (no closing digest line); export it again.")
-        if end.get("sha256") != digest.hexdigest():
-            raise Invalid(f"{p}: the export's digest does not match its lines (damaged or edited).")
-        return count
-
-    @operation("import_export", write=True)
-    def _import_export(self, call: Call, p: Path, total: int, progress: Progress | None,
-                       passphrase: str | None = None) -> ImportExportResult:
-        if not self.session.is_owner:
-            raise Forbidden("Only the owner may import an export.")
-        added: dict[str, int] = {}
-        with _export_lines(p, passphrase) as fh:
-            header = _parse_line(next(fh, b""), p, 1)
-            self._adopt_owner(header)
-            for number, data in enumerate(fh, 2):
-                obj = _parse_line(data, p, number)
-                kind: Any = obj.get("kind")
-                if kind == END_KIND:
-                    break
-                handler = self._importer(kind)
-                if handler is None:
-                    raise Invalid(f"{p}: line {number} has an unknown kind {kind!r}.")
-                try:
-                    if handler(obj):
-                        added[kind] = added.get(kind, 0) + 1
-                except (KeyError, TypeError, ValueError) as exc:
-                    raise Invalid(f"{p}: line {number} ({kind}) is malformed: {exc}.") from None
-                if progress and number % 500 == 0:
-                    progress(number, total, "lines")
-        self._finish_import()
-        if progress:
-            progress(total, total, "lines")
-        call.counts.update(added)
+            def opener() -> Any:
+                return _export_lines(p, secret)
+        plan = check_file(p, opener)
+        added = Restore(self, p, plan, progress, opener).run()
         return {"path": str(p), "added": added, "owner_id": self.owner_id}
 
     def _adopt_owner(self, header: dict[str, Any]) -> None:
@@ -598,49 +546,6 @@ class ExportOps(Part):
         if row is not None:
             return self._same_or_conflict("Scope", obj["namespace"], {k: getattr(row, k) for k in fields}, fields)
         m.Scope.create(namespace=obj["namespace"], **fields)
-        return True
-
-    def _in_page(self, obj: dict[str, Any]) -> bool:
-        m = self._m
-        row = m.Page.select(m.Page, m.Scope).join(m.Scope).where(m.Page.page_id == obj["page_id"]).first()
-        fields = {"namespace": obj["namespace"], "created_at": obj["created_at"], "status": obj["status"],
-                  "head_revision_id": obj["head_revision_id"]}
-        if row is not None:
-            return self._same_or_conflict("Page", obj["page_id"], {
-                "namespace": row.scope.namespace, "created_at": row.created_at, "status": row.status,
-                "head_revision_id": row.head_revision_id}, fields)
-        scope = m.Scope.get(m.Scope.namespace == obj["namespace"])
-        m.Page.create(page_id=obj["page_id"], scope=scope, head=None, head_revision_id=obj["head_revision_id"],
-                      status=obj["status"], superseded=0, title="", actor_type=obj.get("actor_type") or "user",
-                      created_at=obj["created_at"], updated_at=obj["updated_at"], sort_time=obj["created_at"])
-        return True
-
-    def _in_revision(self, obj: dict[str, Any]) -> bool:
-        m = self._m
-        existing = m.Revision.get_or_none(m.Revision.revision_id == obj["revision_id"])
-        payload = obj["payload"]
-        if existing is not None:
-            return self._same_or_conflict("Revision", obj["revision_id"],
-                                          {"digest": existing.content_digest, "content": existing.content},
-                                          {"digest": obj["content_digest"], "content": payload and payload["content"]})
-        page = m.Page.get(m.Page.page_id == obj["page_id"])
-        scope = m.Scope.get(m.Scope.namespace == obj["namespace"])
-        seq = (m.Revision.select(pw.fn.MAX(m.Revision.seq)).where(m.Revision.page == page.id).scalar() or 0) + 1
-        facets = obj["facets"]
-        rev = m.Revision.create(
-            revision_id=obj["revision_id"], page=page.id, seq=seq, previous_revision_id=obj["previous_revision_id"],
-            scope=scope, created_at=obj["created_at"], observed_at=obj["observed_at"], valid_from=obj["valid_from"],
-            valid_to=obj["valid_to"], actor_type=obj["created_by"]["actor_type"], actor_id=obj["created_by"]["actor_id"],
-            media_type=payload["media_type"] if payload else None, content=payload["content"] if payload else None,
-            content_digest=obj["content_digest"], title=page_title(facets, payload, obj["source_refs"]),
-            facets=dumps(facets), source_refs=dumps(obj["source_refs"]), provenance=dumps(obj["provenance"]),
-        )
-        inputs = {i for e in obj["provenance"] for i in e.get("input_revision_ids", [])}
-        for input_id in sorted(inputs):
-            m.ProvenanceInput.create(revision=rev.id, page=page.id, input_revision_id=input_id, input_page=None)
-        index.add_revisions(self._db.cursor(), self._salt, [(rev.id, scope.id, rev.title, rev.content, facets,
-                                                              rev.observed_at or rev.created_at)],
-                            counted=page.status != "tombstoned")
         return True
 
     def _in_relation(self, obj: dict[str, Any]) -> bool:
@@ -717,44 +622,6 @@ class ExportOps(Part):
         for rev_id in obj["revision_ids"]:
             m.DeletedRevision.insert(revision_id=rev_id, page_id="", receipt_id=obj["receipt_id"]).on_conflict_ignore().execute()
         return True
-
-    def _finish_import(self) -> None:
-        """Derived columns: heads, titles, sort times, supersedes counts, provenance input pages."""
-        db = self._db
-        db.execute_sql(
-            "UPDATE page SET head = (SELECT r.id FROM revision r WHERE r.revision_id = page.head_revision_id) "
-            "WHERE head IS NULL"
-        )
-        db.execute_sql(
-            "UPDATE page SET title = (SELECT r.title FROM revision r WHERE r.id = page.head), "
-            "media_type = (SELECT r.media_type FROM revision r WHERE r.id = page.head), "
-            "sort_time = COALESCE((SELECT r.observed_at FROM revision r WHERE r.id = page.head), "
-            "(SELECT r.created_at FROM revision r WHERE r.id = page.head)) WHERE title = ''"
-        )
-        db.execute_sql(
-            "UPDATE page SET superseded = (SELECT COUNT(*) FROM relation r WHERE r.to_page_id = page.id "
-            "AND r.relation_type = 'supersedes' AND r.retracted = 0 AND r.actor_type != 'model')"
-        )
-        db.execute_sql(
-            "UPDATE provenance_input SET input_page = (SELECT r.page_id FROM revision r "
-            "WHERE r.revision_id = provenance_input.input_revision_id) WHERE input_page IS NULL"
-        )
-        missing = db.execute_sql("SELECT page_id FROM page WHERE head IS NULL LIMIT 1").fetchone()
-        if missing:
-            raise Invalid(f"The export names a head revision for page {missing[0]} that it does not contain.")
-
-
-def _parse_line(data: bytes | None, p: Path, number: int) -> dict[str, Any]:
-    if not data:
-        raise Invalid(f"{p}: line {number} is empty; the export is damaged.")
-    try:
-        obj = loads(data, f"{p}: line {number}")
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise Invalid(f"{p}: line {number} is not valid JSON ({exc}).") from None
-    if not isinstance(obj, dict):
-        raise Invalid(f"{p}: line {number} is not a JSON object.")
-    return obj
-
 
 @contextmanager
 def _export_lines(p: Path, passphrase: str | None) -> Iterator[Iterator[bytes]]:

@@ -30,19 +30,29 @@ ID_FIELDS: dict[str, dict[str, str]] = {
 }
 
 
-def _where(p: Path, number: int, kind: str) -> str:
-    return f"{p}: line {number} ({kind})"
+class _Where:
+    """Where a record is, formatted only when an error names it (a restore checks millions of records)."""
+
+    __slots__ = ("p", "number", "kind")
+
+    def __init__(self, p: Path, number: int, kind: str) -> None:
+        self.p, self.number, self.kind = p, number, kind
+
+    def __str__(self) -> str:
+        return f"{self.p}: line {self.number} ({self.kind})"
 
 
-def _check_id(value: Any, want: str, field: str, where: str) -> None:
-    many, want = want.startswith("*"), want.lstrip("*")
-    optional, want = want.endswith("?"), want.rstrip("?")
+# ID_FIELDS parsed once: kind -> [(field, id kind, null allowed, a list of ids)].
+_ID_SPECS = {kind: [(field, want.strip("*?"), want.endswith("?"), want.startswith("*")) for field, want in fields.items()]
+             for kind, fields in ID_FIELDS.items()}
+
+
+def _check_id(value: Any, want: str, optional: bool, many: bool, field: str, where: _Where) -> None:
     if optional and value is None:
         return
-    values = value if many else [value]
     if many and not isinstance(value, list):
         raise Invalid(f"{where}: {field} must be a list of {want} ids; nothing was imported.")
-    for item in values:
+    for item in value if many else (value,):
         if ids.id_kind(item) != want:
             shown = str(item)[:40]
             raise Invalid(f"{where}: {field} {shown!r} is not a {want} id; nothing was imported.")
@@ -52,22 +62,22 @@ def check_record(obj: dict, p: Path, number: int) -> None:
     """Refuse a record the write path would refuse: ids of the wrong shape (an id may become a file name),
     text over a limit, NUL or lone surrogates, unknown actor types or statuses, a digest that does not match."""
     kind = obj.get("kind")
-    fields = ID_FIELDS.get(kind) if isinstance(kind, str) else None
-    if fields is None:
+    specs = _ID_SPECS.get(kind) if isinstance(kind, str) else None
+    if specs is None or not isinstance(kind, str):
         raise Invalid(f"{p}: line {number} has an unknown kind {str(kind)[:40]!r}; nothing was imported.")
-    where = _where(p, number, kind)
-    for field, want in fields.items():
-        _check_id(obj.get(field), want, field, where)
+    where = _Where(p, number, kind)
+    for field, want, optional, many in specs:
+        _check_id(obj.get(field), want, optional, many, field, where)
     if kind == "revision":
         for event in obj.get("provenance") or []:
             if isinstance(event, dict):
-                _check_id(event.get("input_revision_ids", []), "*rev", "input_revision_ids", where)
+                _check_id(event.get("input_revision_ids", []), "rev", False, True, "input_revision_ids", where)
     if kind == "handoff":
         for entry in obj.get("entries") or []:
             if not isinstance(entry, dict):
                 raise Invalid(f"{where}: every handoff entry must be an object; nothing was imported.")
-            _check_id(entry.get("page_id"), "pg?", "entry page_id", where)
-            _check_id(entry.get("revision_id"), "rev?", "entry revision_id", where)
+            _check_id(entry.get("page_id"), "pg", True, False, "entry page_id", where)
+            _check_id(entry.get("revision_id"), "rev", True, False, "entry revision_id", where)
     try:
         CHECKS[kind](obj)
     except PcpError as exc:

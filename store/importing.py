@@ -22,7 +22,8 @@ from . import names
 from . import validate as v
 from .constants import DERIVATION_TYPES
 from .core import Call, Part, StoreContext, dumps
-from . import index, stops
+from . import bulkwrite, stops
+from .bulkwrite import RowWriter
 from .errors import Invalid
 from .titles import page_title
 from .types import SourceScope
@@ -59,6 +60,9 @@ def _fewer_collections() -> Iterator[None]:
                 gc.set_threshold(*_GcState.saved)
 
 
+fewer_collections = _fewer_collections  # for the other bulk writers (a sync's apply)
+
+
 @dataclass(frozen=True)
 class PageRef:
     """A page an import touched, and what happened to it."""
@@ -67,18 +71,6 @@ class PageRef:
     revision_id: str
     pk: int
     outcome: str  # created | unchanged | revised
-
-
-_INSERTS = {
-    "page": "INSERT INTO page (id, page_id, scope_id, head, head_revision_id, status, superseded, title, media_type, "
-            "actor_type, created_at, updated_at, sort_time) VALUES (?,?,?,?,?,'active',0,?,?,?,?,?,?)",
-    "revision": "INSERT INTO revision (id, revision_id, page_id, seq, previous_revision_id, scope_id, created_at, "
-                "observed_at, valid_from, valid_to, actor_type, actor_id, media_type, content, content_digest, title, "
-                "facets, source_refs, provenance) VALUES (?,?,?,1,NULL,?,?,?,NULL,NULL,?,?,?,?,?,?,?,?,?)",
-    "source_page": "INSERT INTO source_page (source_key, page_id, body_digest) VALUES (?,?,?)",
-    "relation": "INSERT INTO relation (relation_id, relation_type, from_page_id, from_revision_id, to_page_id, "
-                "to_revision_id, created_at, actor_type, actor_id, retracted) VALUES (?,?,?,?,?,?,?,?,?,0)",
-}
 
 
 class ImportUnit:
@@ -100,9 +92,7 @@ class ImportUnit:
         self._fresh: set[int] = set()  # pages created in this unit (they have no relations yet)
         self._linked: set[tuple[int, int, str]] = set()
         self._allowed: set[tuple[str, str]] = set()
-        self._rows: dict[str, list[tuple[Any, ...]]] = {name: [] for name in _INSERTS}
-        self._index: list[index.IndexRow] = []
-        self._next: list[int] | None = None  # next free page and revision keys (we hold the write lock)
+        self._writer = RowWriter(store._db, store._salt)  # rows gathered for the unit's transaction
         self._known: dict[str, tuple[Any, ...] | None] = {}  # prefetched source ids (None: not in the store)
 
     # --- scopes and permissions ---
@@ -202,20 +192,20 @@ class ImportUnit:
             raise Invalid(f"{source_key}: a page needs a payload or at least one source ref.")
         scope_pk = self._scope_pk(ns)
         ns = self._names[ns]
-        page_pk, rev_pk = self._reserve()
+        page_pk, rev_pk = self._writer.reserve()
         page_id, rev_id = ids.new_id("pg"), ids.new_id("rev")
         title = page_title(facet_map, body_payload, refs)
         media = body_payload["media_type"] if body_payload else None
         content = body_payload["content"] if body_payload else None
         tool_type, tool = self.actor
         stamp = self._stamp
-        self._rows["page"].append((page_pk, page_id, scope_pk, rev_pk, rev_id, title, media, tool_type, stamp, stamp,
-                                   observed or stamp))
-        self._rows["revision"].append((rev_pk, rev_id, page_pk, scope_pk, stamp, observed, tool_type, tool, media,
-                                       content, v.content_digest(content), title, facet_json, refs_json,
-                                       self._provenance))
-        self._index.append((rev_pk, scope_pk, title, content, facet_map, observed or stamp))
-        self._rows["source_page"].append((source_key, page_pk, digest))
+        w = self._writer
+        w.add("page", (page_pk, page_id, scope_pk, rev_pk, rev_id, "active", 0, title, media, tool_type, stamp, stamp,
+                       observed or stamp))
+        w.add("revision", (rev_pk, rev_id, page_pk, 1, None, scope_pk, stamp, observed, None, None, tool_type, tool,
+                           media, content, v.content_digest(content), title, facet_json, refs_json, self._provenance))
+        w.analyse(rev_pk, scope_pk, title, content, facet_map, observed or stamp)
+        w.add("source_page", (source_key, page_pk, digest))
         self._pages[page_pk] = (ns, rev_id)
         self._fresh.add(page_pk)
         self._call.scopes.add(ns)
@@ -238,16 +228,6 @@ class ImportUnit:
     def _own_key(source_key: str, namespace: str) -> str:
         """The key a session keeps its copy under when another scope's page holds `source_key`."""
         return f"{source_key}\x1f{namespace}"
-
-    def _reserve(self) -> tuple[int, int]:
-        if self._next is None:
-            db = self._store._db
-            self._next = [db.execute_sql("SELECT COALESCE(MAX(id), 0) + 1 FROM page").fetchone()[0],
-                          db.execute_sql("SELECT COALESCE(MAX(id), 0) + 1 FROM revision").fetchone()[0]]
-        keys = (self._next[0], self._next[1])
-        self._next[0] += 1
-        self._next[1] += 1
-        return keys
 
     def _revise(self, source_key: str, pk: int, ns: str, payload: dict[str, Any] | None, refs: list[Any], facets: dict[str, Any],
                 observed: str | None, digest: str) -> str:
@@ -321,8 +301,8 @@ class ImportUnit:
             (from_ns, from_head), (to_ns, to_head) = self._pages[source.pk], self._pages[target.pk]
             self._allow("link", from_ns)
             self._allow("read", to_ns)
-            self._rows["relation"].append((ids.new_id("rel"), rtype, source.pk, from_head, target.pk, to_head,
-                                           self._stamp, *self.actor))
+            self._writer.add("relation", (ids.new_id("rel"), rtype, source.pk, from_head, target.pk, to_head,
+                                          self._stamp, *self.actor, 0))
         self.counts["relations"] += 1
         return True
 
@@ -337,20 +317,11 @@ class ImportUnit:
 
     def flush(self) -> None:
         """Write the gathered rows (inside the unit's transaction)."""
-        cursor = self._store._db.cursor()
-        for table, sql in _INSERTS.items():
-            rows = self._rows[table]
-            if rows:
-                cursor.executemany(sql, rows)
-                self._rows[table] = []
-        if self._index:
-            index.add_revisions(cursor, self._store._salt, self._index)
-            self._index = []
+        self._writer.flush()  # one executemany per table, then the index (store/bulkwrite.py)
         if self._scopes:
             marks = ",".join("?" * len(self._scopes))
-            cursor.execute(f"UPDATE scope SET updated_at = ? WHERE id IN ({marks})",
-                           (self._stamp, *self._scopes.values()))
-        self._next = None  # other writers in this transaction may now take keys
+            self._store._db.execute_sql(f"UPDATE scope SET updated_at = ? WHERE id IN ({marks})",
+                                        (self._stamp, *self._scopes.values()))
 
 
 class ImportOps(Part):
@@ -403,6 +374,7 @@ class ImportOps(Part):
             return  # SQLite rolled it back itself (disk full, I/O error): the error is on its way
         if commit:
             batch.__exit__(None, None, None)
+            self._bulk.released = time.monotonic()
             stops.reached("import-group")
         else:  # a stop part way (an error, ^C): the group's units go, earlier groups stay
             batch.__exit__(RuntimeError, RuntimeError("import stopped"), None)
@@ -411,6 +383,10 @@ class ImportOps(Part):
         """Inside bulk_loading: open the group's transaction before a unit, if none is open."""
         bulk = self._bulk
         if getattr(bulk, "depth", 0) and bulk.batch is None and not self._db.in_transaction():
+            # The lock stays free a moment between two groups, so a writer waiting for it gets in.
+            gap = bulkwrite.YIELD_FOR_S - (time.monotonic() - getattr(bulk, "released", float("-inf")))
+            if gap > 0:
+                time.sleep(gap)
             bulk.batch = self._db.atomic("IMMEDIATE")
             bulk.batch.__enter__()
             bulk.since = time.perf_counter()

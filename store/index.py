@@ -62,7 +62,10 @@ STATS_DDL = (
 
 
 def facet_text(facets: dict[str, Any]) -> str:
-    """The searchable text of facets other than the title (summary, keywords, anchors, symbols...)."""
+    """The searchable text of facets other than the title (summary, keywords, anchors, symbols...).
+
+    Keys are read in sorted order, the order the stored JSON has (core.dumps): a revision written with
+    its facets in any order is indexed as one restored, synced or analysed again for its erasure is."""
     parts: list[str] = []
 
     def walk(value: Any) -> None:
@@ -72,12 +75,12 @@ def facet_text(facets: dict[str, Any]) -> str:
             for item in value:
                 walk(item)
         elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
+            for key in sorted(value):
+                walk(value[key])
 
-    for key, value in facets.items():
+    for key in sorted(facets):
         if key != "title":
-            walk(value)
+            walk(facets[key])
     return "\n".join(parts)
 
 
@@ -200,10 +203,16 @@ IndexRow = tuple[int, int, str, str | None, dict[str, Any], str | None]
 def add_revisions(cur: Any, salt: bytes, rows: Iterable[IndexRow], counted: bool = True) -> None:
     """Index revisions given as (revision pk, scope pk, title, content, facets, date) and count them;
     the date (observed_at, else created_at) is what relative time in the content is read against."""
+    add_analysed(cur, [(rev_pk, scope_pk, analyse(title, content, facets, salt, when), counted)
+                       for rev_pk, scope_pk, title, content, facets, when in rows])
+
+
+def add_analysed(cur: Any, rows: Iterable[tuple[int, int, Analysed, bool]]) -> None:
+    """Index revisions already analysed, as (revision pk, scope pk, terms, counted in the statistics)
+    (the bulk path analyses outside the write lock)."""
     delta = StatsDelta()
     fts = []
-    for rev_pk, scope_pk, title, content, facets, when in rows:
-        doc = analyse(title, content, facets, salt, when)
+    for rev_pk, scope_pk, doc, counted in rows:
         fts.append(fts_row(rev_pk, scope_pk, doc))
         if counted:
             delta.add(scope_pk, doc)

@@ -19,6 +19,7 @@ from . import encryption, ids, names
 from .errors import Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported, shown
 from .files import folder_warnings
 from .scope_titles import live_titles
+from .restore import unfinished
 from .titles import shown_title
 from .types import (
     AuditEvent, AuditLog, Capabilities, DoctorReport, HistoryEntry, PageCount, PageList, PageSummary, Payload, ProvenanceEvent,
@@ -568,7 +569,7 @@ class ReadOps(Part):
         except Exception as exc:  # reported, not raised: doctor describes damage
             fts_state = f"damaged: {exc}"
         fts_rows = db.execute_sql(f"SELECT COUNT(*) FROM {FTS_TABLE}").fetchone()[0]
-        return {
+        report: DoctorReport = {
             "integrity": integrity,
             "sqlite_version": db.execute_sql("SELECT sqlite_version()").fetchone()[0],
             "schema_version": SCHEMA_VERSION,
@@ -587,6 +588,10 @@ class ReadOps(Part):
             # Whether the file is encrypted and where the key that unwraps its key lives (no secret).
             "encryption": encryption.status(self.path),
         }
+        restore = unfinished(db)
+        if restore is not None:  # a grouped `pcp import export` that stopped part way (run it again to complete it)
+            report["unfinished_restore"] = restore
+        return report
 
     @operation("audit_log")
     def audit_log(self, call: Call, decision: str | None = None, operation: str | None = None,

@@ -306,6 +306,15 @@ class FtsState(TypedDict):
     secure_delete: bool
 
 
+class UnfinishedRestore(TypedDict):
+    """A `pcp import export` committed in groups that stopped part way; the same import again completes it."""
+
+    path: str
+    sha256: str
+    started_at: str
+    lines: int
+
+
 class DoctorReport(TypedDict):
     integrity: str
     sqlite_version: str
@@ -318,6 +327,7 @@ class DoctorReport(TypedDict):
     warnings: NotRequired[list[str]]  # e.g. a store folder readable by others
     pending_erasures: NotRequired[list[str]]  # receipt ids whose WAL erasure waits for a reader
     scope_names: NotRequired[list[dict[str, str]]]  # {namespace, why}: names a new scope could not have now
+    unfinished_restore: NotRequired[UnfinishedRestore]  # a restore that stopped part way
     encryption: NotRequired[dict[str, Any]]  # {encrypted, cipher, key_file, wrapping_key}: never a secret
 
 
@@ -785,7 +795,7 @@ class UpgradeResult(TypedDict):
 
 __all__ = [
     "UpgradeResult", "UpgradeStatus", "SyncApplied", "SyncPeer", "SyncResult", "SyncStatus", "FolderRead", "FolderSyncResult", "PairOffer",
-    "ListedStore", "RefusedFile", "StoppedBulkDeletion", "StoppedBulkDeletions",
+    "ListedStore", "RefusedFile", "UnfinishedRestore", "StoppedBulkDeletion", "StoppedBulkDeletions",
         "Actor", "AuditEvent", "AuditLog", "BulkDeletePlan", "BulkDeleteReceipt", "BulkPage", "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult",
     "BundleWarning", "Capabilities", "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan",
     "ErasurePlan", "ErrorInfo", "ExportCounts", "ExportFileRef", "ExportResult", "FtsState", "Handoff", "HandoffList", "HandoffRef",

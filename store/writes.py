@@ -5,6 +5,7 @@ Long because: every way history enters the store goes through one revision-writi
 from __future__ import annotations
 
 import json
+import time
 from typing import Any, Callable, Iterable, cast
 
 from . import ids
@@ -13,6 +14,7 @@ from . import validate as v
 from .constants import DERIVATION_TYPES
 from .core import Call, Part, dumps, operation
 from . import index
+from .bulkwrite import Groups, RowWriter, loading
 from .errors import Conflict, Cycle, Forbidden, Invalid, NotFound, not_found, shown
 from .titles import page_title
 from .types import BulkWriteResult, LinkResult, Scope, UnlinkResult, WriteResult
@@ -499,67 +501,73 @@ class WriteOps(Part):
         self, items: Iterable[dict[str, Any]], namespace: str, batch_size: int = 1000,
         progress: Callable[[int, int | None], None] | None = None, total: int | None = None,
     ) -> BulkWriteResult:
-        """Write many simple pages ({content, media_type?, facets?, observed_at?}) in batches."""
+        """Write many simple pages ({content, media_type?, facets?, observed_at?}) in batches.
+
+        Each batch is made ready (checked, titled, its index terms analysed) before it takes the write
+        lock, then written through the bulk path (store/bulkwrite.py) in a transaction of its own; the
+        lock is let go between batches long enough for another writer to get in."""
         ns = v.namespace(namespace)
         created = 0
         batch: list[dict[str, Any]] = []
-        # Checkpoint the WAL less often while loading: index pages touched by many batches are
-        # then written back once per checkpoint instead of once per batch.
-        self._db.execute_sql("PRAGMA wal_autocheckpoint=20000")
-        try:
+        groups = Groups(self._db)
+        with loading(self._db):  # the WAL checkpointed every 20,000 pages meanwhile, and at the end
             for item in items:
                 batch.append(item)
                 if len(batch) >= batch_size:
-                    created += self._bulk_batch(ns, batch)
+                    created += self._bulk_batch(ns, batch, groups)
                     batch = []
                     if progress:
                         progress(created, total)
             if batch:
-                created += self._bulk_batch(ns, batch)
+                created += self._bulk_batch(ns, batch, groups)
                 if progress:
                     progress(created, total)
-        finally:
-            self._db.execute_sql("PRAGMA wal_autocheckpoint=1000")
-            self._db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
         return {"created": created}
 
-    @operation("write_pages_bulk", write=True)
-    def _bulk_batch(self, call: Call, ns: str, batch: list[dict[str, Any]]) -> int:
-        scope = self._scope_for_write(call, ns, "write")
-        stamp = ids.now()
-        actor_type, actor_id = self.session.actor_type, self.session.principal_id
+    def _bulk_ready(self, batch: list[dict[str, Any]], stamp: str) -> list[tuple[dict[str, str], dict[str, Any], str,
+                                                                                 str | None, str, index.Analysed]]:
+        """Check and analyse a batch outside the write lock: (payload, facets, facets JSON, observed, title, terms).
+        `stamp` is the batch's store time: relative time in a page without observed_at is read against it."""
+        out = []
         salt = self._salt
-        cur = self._db.cursor()
-        next_page = (cur.execute("SELECT COALESCE(MAX(id), 0) FROM page").fetchone()[0]) + 1
-        next_rev = (cur.execute("SELECT COALESCE(MAX(id), 0) FROM revision").fetchone()[0]) + 1
-        pages, revs, fts = [], [], []
-        # Every page of a batch shares one store time and actor, hence one provenance document.
-        provenance = dumps([{"operation": "write", "actor_type": actor_type, "actor_id": actor_id,
-                             "timestamp": stamp, "input_revision_ids": []}])
-        id_pairs = ids.new_id_pairs("pg", "rev", len(batch))
-        for offset, item in enumerate(batch):
+        for item in batch:
             payload = v.payload(None, item.get("content"), item.get("media_type"))
             if payload is None:
                 raise Invalid("Every page of a bulk write needs content.")
             facets = v.facets(item["facets"]) if item.get("facets") is not None else {}
             observed = v.optional_time(item["observed_at"], "observed_at") if item.get("observed_at") else None
-            page_pk, rev_pk = next_page + offset, next_rev + offset
-            page_id, rev_id = id_pairs[offset]
             title = page_title(facets, payload, [])
+            out.append((payload, facets, dumps(facets) if facets else "{}", observed, title,
+                        index.analyse(title, payload["content"], facets, salt, observed or stamp)))
+        return out
+
+    def _bulk_batch(self, ns: str, batch: list[dict[str, Any]], groups: Groups) -> int:
+        with self._failures_audited(Call("write_pages_bulk"), time.perf_counter()):  # a refused item is audited
+            stamp = ids.now()  # the batch's store time, taken before it is analysed
+            ready = self._bulk_ready(batch, stamp)
+        groups.wait_turn()
+        created = self._bulk_write(ns, stamp, ready)  # its own transaction, with its audit event
+        groups.released()
+        return created
+
+    @operation("write_pages_bulk", write=True)
+    def _bulk_write(self, call: Call, ns: str, stamp: str, ready: list[Any]) -> int:
+        scope = self._scope_for_write(call, ns, "write")
+        actor_type, actor_id = self.session.actor_type, self.session.principal_id
+        writer = RowWriter(self._db, self._salt)
+        # Every page of a batch shares one store time and actor, hence one provenance document.
+        provenance = dumps([{"operation": "write", "actor_type": actor_type, "actor_id": actor_id,
+                             "timestamp": stamp, "input_revision_ids": []}])
+        id_pairs = ids.new_id_pairs("pg", "rev", len(ready))
+        for (payload, _, facets_json, observed, title, doc), (page_id, rev_id) in zip(ready, id_pairs, strict=True):
+            page_pk, rev_pk = writer.reserve()
             content = payload["content"]
-            pages.append((page_pk, page_id, scope.id, rev_pk, rev_id, "active", 0, title, payload["media_type"],
-                          actor_type, stamp, stamp, observed or stamp))
-            revs.append((rev_pk, rev_id, page_pk, 1, None, scope.id, stamp, observed, None, None, actor_type, actor_id,
-                         payload["media_type"], content, v.content_digest(content), title,
-                         dumps(facets) if facets else "{}", "[]", provenance))
-            fts.append((rev_pk, scope.id, title, content, facets, observed or stamp))
-        cur.executemany(
-            "INSERT INTO page (id, page_id, scope_id, head, head_revision_id, status, superseded, title, media_type, "
-            "actor_type, created_at, updated_at, sort_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", pages)
-        cur.executemany(
-            "INSERT INTO revision (id, revision_id, page_id, seq, previous_revision_id, scope_id, created_at, observed_at, "
-            "valid_from, valid_to, actor_type, actor_id, media_type, content, content_digest, title, facets, source_refs, "
-            "provenance) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", revs)
-        index.add_revisions(cur, salt, fts)
-        call.counts["pages"] = len(batch)
-        return len(batch)
+            writer.add("page", (page_pk, page_id, scope.id, rev_pk, rev_id, "active", 0, title, payload["media_type"],
+                                actor_type, stamp, stamp, observed or stamp))
+            writer.add("revision", (rev_pk, rev_id, page_pk, 1, None, scope.id, stamp, observed, None, None, actor_type,
+                                    actor_id, payload["media_type"], content, v.content_digest(content), title,
+                                    facets_json, "[]", provenance))
+            writer.index(rev_pk, scope.id, doc)
+        writer.flush()
+        call.counts["pages"] = len(ready)
+        return len(ready)

@@ -99,6 +99,10 @@ PRIVATE_EXCEPTIONS = {
     # second audit event per row); to become public collaborator methods of WriteOps and ExportOps.
     **{("store.importing", name): "export import replays rows through the writing parts' internals"
        for name in ("_db", "_m", "_require", "_insert_revision", "_link", "_salt", "_creatable")},
+    **{("store.restore", name): "the restore is the export's reader, split out of export.py (issue 31): it writes "
+       "through the export part's own checks, owner adoption, audit and rare-kind readers"
+       for name in ("_db", "_salt", "_failures_audited", "_adopt_owner", "_append_audit", "_importer",
+                    "_same_or_conflict")},
     **{("store.sync.ops", name): "sync applies records through the export importer's row readers"
        for name in ("_in_receipt", "_in_scope", "_in_relation", "_in_retraction", "_in_suppression", "_in_handoff",
                     "_in_lifecycle_event", "_in_recommendation", "_in_source_page", "_salt", "_db")},

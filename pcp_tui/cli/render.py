@@ -102,6 +102,9 @@ def doctor(console: Console, data: dict[str, Any]) -> None:
     if data.get("pending_erasures"):
         _line(console, (f"{len(data['pending_erasures'])} erasure(s) pending in the WAL", "bold yellow"),
               ": a reader held a snapshot when they ran; the next pcp call after it closes finishes them.")
+    if data.get("unfinished_restore"):
+        _line(console, ("An import of an export stopped part way", "bold yellow"),
+              f": run `pcp import export {data['unfinished_restore']['path']}` again to complete it.")
 
 
 def _natural_width(console: Console, table: Table) -> int:

@@ -18,15 +18,21 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Iterable, Iterator
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
+
+import peewee as pw
 
 from .. import ids, index
 from ..constants import chunks
-from ..core import Call, Part, StoreContext, dumps, operation
+from ..bulkwrite import Groups, loading
+from ..core import Call, Part, StoreContext, dumps, operation, settle_erasures
 from ..deletion import DeletionOps
 from ..errors import Conflict, Forbidden, Invalid
 from ..export import ExportOps
 from ..handoff_ledger import LedgerOps
+from ..importing import fewer_collections
 from ..titles import page_title
 from ..types import SyncApplied, SyncPeer, SyncStatus
 from . import records
@@ -34,7 +40,24 @@ from . import records
 STORE_ID_KEY = "sync_store_id"
 GONE_MARK_KEY = "sync_gone_mark"  # deletion_receipt rowid up to which sync_gone_page is filled
 FOREIGN_KEY = "sync_foreign"  # table -> rowid ranges that came in from other stores' change files
+READ_AHEAD = 5_000  # records read ahead while the lock is let go between two groups
+PARK_BATCH = 1000  # new pages parked in the temporary table a batch at a time
+PARK_IN_MEMORY = 2000  # new pages parked in memory before the temporary table takes the rest
 LAST_SYNC_KEY = "sync_last"  # when this store last finished a sync (through a folder or with another store)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A revision record made ready outside the write lock."""
+
+    title: str
+    content: str | None
+    media_type: str | None
+    facets: str
+    refs: str
+    provenance: str
+    inputs: list[str]
+    doc: index.Analysed
 
 
 def store_id(ctx: StoreContext) -> str:
@@ -136,38 +159,135 @@ class SyncOps(Part):
         store watcher sees a sync another process ran."""
         self._db.execute_sql("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (LAST_SYNC_KEY, ids.now()))
 
-    def outgoing(self, since: dict[str, int]) -> tuple[dict[str, int], Iterator[dict[str, Any]]]:
-        """(the mark reached, the records after `since`): read inside the caller's transaction."""
+    def outgoing(self, since: dict[str, int], skip: dict[str, Any] | None = None,
+                 ) -> tuple[dict[str, int], Iterator[dict[str, Any]]]:
+        """(the mark reached, the records after `since`): read inside the caller's transaction. `skip`: rowid
+        ranges (as `apply` fills its `added`) of rows the receiver itself sent in this sync, left out."""
         upto = records.top_marks(self._db)
-        return upto, records.changes(self._db, self.owner_id, records.lowered(self._db, since), upto)
+        ranges = None
+        if skip:
+            ranges = {t: list(v) for t, v in skip.items() if t != records.REUSE}
+            # A range is cut where a delete since freed rowids in it (a row given one again is this store's own).
+            for tbl, floor in self._db.execute_sql("SELECT tbl, MIN(floor) FROM sync_reuse WHERE n > ? GROUP BY tbl",
+                                                   (skip.get(records.REUSE, 0),)).fetchall():
+                ranges[tbl] = [(a, min(b, floor)) for a, b in ranges.get(tbl, []) if a < floor]
+        return upto, records.changes(self._db, self.owner_id, records.lowered(self._db, since), upto, ranges)
 
     # --- applying ---
 
-    @operation("sync", write=True)
-    def apply(self, call: Call, peer: str, recs: Iterable[dict[str, Any]], marks: dict[str, Any] | None = None,
-              foreign: bool = False) -> SyncApplied:
-        """Apply records from `peer` once, in one transaction; `marks` (if given) is remembered as how far we got.
+    def apply(self, peer: str, recs: Iterable[dict[str, Any]], marks: dict[str, Any] | None = None,
+              foreign: bool = False, added: dict[str, Any] | None = None) -> SyncApplied:
+        """Apply records from `peer` once, in groups of whole pages (store/bulkwrite.Groups: another writer waits
+        at most about one group); `marks` (if given) is remembered as how far we got, with the last group.
+
+        A page is written with its first revision (until then it waits in a temporary table, seen by no one), so
+        no group makes a page visible without its head. A run stopped part way leaves the groups before it; the
+        marks are not moved, so the next sync applies the same records again and skips what is here.
 
         `foreign`: the records come from a store's own change files, which every store reads, so the rows they
-        add here are left out of this store's own files (FOREIGN_KEY)."""
+        add here are left out of this store's own files (FOREIGN_KEY). `added`, when given, is filled with the rowid
+        ranges of the rows this run added, per table (and the sync_reuse mark when it began, under REUSE): `sync_with`
+        leaves them out of what it sends back to the same store."""
+        call = Call("sync")
+        started = time.perf_counter()
+        with self._failures_audited(call, started):
+            settle_erasures(self._db)
+            groups = Groups(self._db)
+            with loading(self._db), fewer_collections():  # the records read ahead make every full collection long
+                try:
+                    groups.begin()
+                    result = self._apply(call, started, groups, peer, recs, marks, foreign, added)
+                except BaseException:
+                    groups.close(commit=False)
+                    raise
+                groups.close()
+        return result
+
+    def _apply(self, call: Call, started: float, groups: Groups, peer: str, recs: Iterable[dict[str, Any]],
+               marks: dict[str, Any] | None, foreign: bool, added: dict[str, Any] | None) -> SyncApplied:
         if not self.session.is_owner:
             raise Forbidden("Only the owner may sync the store.")
         if peer.split("@")[0] in self.revoked():
             raise Forbidden(f"Store {peer.split('@')[0]} was unpaired; its changes are refused.")
-        before = records.top_marks(self._db) if foreign else {}
+        track = foreign or added is not None
+        before = records.top_marks(self._db) if track else {}
+        if added is not None:
+            added.setdefault(records.REUSE, before[records.REUSE])
         run = _Run(self, call)
         run.fill_gone()
-        for rec in recs:
+        counted: dict[str, int] = {}
+        last_page = None
+        source, ahead = iter(recs), deque[dict[str, Any]]()
+
+        def read_ahead() -> bool:
+            """Between two groups (the lock let go): read the next records and make their revisions ready."""
+            if len(ahead) >= READ_AHEAD:
+                return False
+            rec = next(source, None)
+            if rec is not None:
+                ahead.append(rec)
+                if rec.get("kind") == "revision":
+                    run.prepare(rec)
+            return rec is not None
+
+        def tracked() -> None:
+            after = records.top_marks(self._db)
+            if foreign:
+                self._remember_foreign(before, after)
+            if added is not None:
+                for table, top in after.items():
+                    if table != records.REUSE and top > before[table]:
+                        added.setdefault(table, []).append((before[table], top))
+
+        def close_group() -> None:
+            run.settle()
+            if track:
+                tracked()
+            self._group_audit(call, started, run, counted)
+            groups.commit()
+
+        def open_group() -> None:
+            nonlocal before
+            if not groups.open:
+                groups.begin(fill=read_ahead)
+                before = records.top_marks(self._db) if track else {}
+
+        run.lock = open_group
+        taken = 0
+        due = False
+        while True:
+            rec = ahead.popleft() if ahead else next(source, None)
+            if rec is None:
+                break
+            kind = rec.get("kind")
+            page = rec.get("page_id") if kind == "revision" else None
+            taken += 1
+            if not due and taken % 32 == 0:  # the clock read every 32 records (a group is about 0.3 s of them)
+                due = groups.due()
+            if due and (page is None or page != last_page):  # never between two revisions of one page
+                close_group()
+                due = False
+            last_page = page
+            if kind != "page" and not groups.open:  # a new page is parked: no lock needed until its revision
+                open_group()
             run.take(rec)
+        open_group()
+        run.unpark()
         told = run.settle()
         if marks is not None:
             self._set_marks(peer, marks)
-        if foreign:
-            self._remember_foreign(before, records.top_marks(self._db))
-        call.counts.update({k: v for k, v in run.added.items() if v})
+        if track:
+            tracked()
+        self._group_audit(call, started, run, counted)
         return {"peer": peer, "added": dict(run.added), "erased_pages": sorted(run.erased),
                 "deleted_while_revised": sorted(told), "conflicts": run.conflicts,
                 "collapsed_pages": sorted(run.collapsed)}
+
+    def _group_audit(self, call: Call, started: float, run: _Run, counted: dict[str, int]) -> None:
+        """One audit event per group, with what that group added."""
+        call.counts = {k: n - counted.get(k, 0) for k, n in run.added.items() if n - counted.get(k, 0)}
+        counted.update(run.added)
+        self._append_audit(call, "allowed", started)
 
     def status(self) -> SyncStatus:
         """This store's sync state: its id, whether it is paired through a folder, its peers, open conflicts."""
@@ -253,8 +373,17 @@ class _Run:
         self.scopes: dict[str, int] = {}
         self.fresh: set[int] = set()  # pages made in this run (their first revision is seq 1)
         self.seq: dict[int, int] = {}  # page pk -> the last seq given in this run
-        self.index_rows: list[tuple[int, index.IndexRow]] = []
+        self.index_rows: list[tuple[int, int, int, index.Analysed]] = []  # (page pk, revision pk, scope pk, terms)
         self._owners: set[str] | None = None
+        self.parking = False  # the temporary table of parked pages exists
+        self.waiting: dict[str, tuple[int, Any, str, Any, Any]] = {}  # page id -> its row, parked in memory
+        self.to_park: list[tuple[str, int, Any, str, Any, Any]] = []  # pages parked, not yet in the table
+        self.prepared: dict[int, _Prepared] = {}  # id(record) -> its revision made ready while the lock was free
+        self.lock: Callable[[], None] = lambda: None  # takes the write lock (a group) before a page is changed
+        self.none_gone = False  # set by fill_gone
+        self.no_pages = False
+        self.none_deleted = False
+        self.last_was_here = False  # the last revision taken was here already (then none is made ready ahead)
 
     def count(self, kind: str) -> None:
         self.added[kind] = self.added.get(kind, 0) + 1
@@ -269,13 +398,25 @@ class _Run:
             self.mark_gone(json.loads(page_ids), receipt_id)
             last = rowid
         self.db.execute_sql("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (GONE_MARK_KEY, str(last)))
+        # No page erased or merged away yet (a new store): nothing to look up for every page (this run's
+        # receipts and merges turn it off; only a sync writes these tables).
+        self.none_gone = not any(self.db.execute_sql(f"SELECT 1 FROM {t} LIMIT 1").fetchone()
+                                 for t in ("sync_gone_page", "sync_alias"))
+        # A store with no page (a first sync): the new pages' and revisions' ids are unique keys, so an insert
+        # that finds one here already (another writer meanwhile) fails and is then taken as "here".
+        self.no_pages = not self.db.execute_sql("SELECT 1 FROM page LIMIT 1").fetchone()
+        self.none_deleted = not self.db.execute_sql("SELECT 1 FROM deleted_revision LIMIT 1").fetchone()
 
     def mark_gone(self, page_ids: list[str], receipt_id: str) -> None:
+        if page_ids:
+            self.none_gone = self.none_deleted = False
         for part in chunks(page_ids):
             self.db.execute_sql("INSERT OR IGNORE INTO sync_gone_page (page_id, receipt_id) VALUES " +
                                 ",".join("(?,?)" for _ in part), [x for p in part for x in (p, receipt_id)])
 
     def gone(self, page_id: str) -> bool:
+        if self.none_gone:
+            return False
         return self.db.execute_sql("SELECT 1 FROM sync_gone_page WHERE page_id = ? UNION ALL "
                                    "SELECT 1 FROM sync_alias WHERE page_id = ?", (page_id, page_id)).fetchone() is not None
 
@@ -283,9 +424,23 @@ class _Run:
         if not isinstance(page_id, str):
             return None
         if page_id not in self.pk:
+            pk = self._unpark(page_id)  # a page parked in this run (then cached); else one the store holds
+            if pk is not None:
+                return pk
             row = self.db.execute_sql("SELECT id FROM page WHERE page_id = ?", (page_id,)).fetchone()
-            self.pk[page_id] = row[0] if row else None
+            if row is None:
+                return None  # (not cached: the page may come later in the run)
+            self.pk[page_id] = row[0]
         return self.pk[page_id]
+
+    def _stored_pk(self, page_id: Any) -> int | None:
+        """The pk of a page the store holds (not one parked in this run)."""
+        if not isinstance(page_id, str):
+            return None
+        row = self.db.execute_sql("SELECT id FROM page WHERE page_id = ?", (page_id,)).fetchone()
+        if row is not None:
+            self.pk[page_id] = row[0]
+        return row[0] if row else None
 
     def take(self, rec: dict[str, Any]) -> None:
         kind = rec.get("kind")
@@ -305,6 +460,7 @@ class _Run:
         if db.execute_sql("SELECT 1 FROM deletion_receipt WHERE receipt_id = ?", (rid,)).fetchone():
             return
         page_ids = list(rec["page_ids"])
+        self.none_deleted = False  # its revisions are refused from now on (deleted_revision)
         self.mark_gone(page_ids, rid)
         local: dict[int, str] = {}
         for part in chunks(page_ids):
@@ -398,8 +554,12 @@ class _Run:
     def _take_page(self, rec: dict[str, Any]) -> None:
         """A page new here (as the export's reader makes it, in plain SQL: this is the hot path)."""
         pid = rec["page_id"]
-        pk = self.page_pk(pid)
+        if isinstance(pid, str) and pid in self.pk:
+            pk = self.pk[pid]
+        else:  # into a store that had no page when the run began, a page is looked up only if its insert fails
+            pk = None if self.no_pages else self._stored_pk(pid)
         if pk is not None:
+            self.lock()
             self.db.execute_sql("UPDATE page SET updated_at = ? WHERE id = ? AND updated_at < ?", (rec["updated_at"], pk, rec["updated_at"]))
             return
         if self.gone(pid):
@@ -409,59 +569,164 @@ class _Run:
             return  # its scope was deleted here
         if ids.id_kind(pid) != "pg":
             raise ValueError(f"{str(pid)[:40]!r} is not a page id")
-        cur = self.db.execute_sql(
-            "INSERT INTO page (page_id, scope_id, head, head_revision_id, status, superseded, title, actor_type, "
-            "created_at, updated_at, sort_time) VALUES (?, ?, NULL, ?, 'active', 0, '', ?, ?, ?, ?)",
-            (pid, scope, rec["head_revision_id"], rec.get("actor_type") or "user", rec["created_at"], rec["updated_at"],
-             rec["created_at"]))
-        pk = cur.lastrowid
-        self.pk[pid] = pk
+        # Parked until its first revision (or the end of the run): a group never commits a page without its head.
+        # A page travels just before its first revision (records.changes), so it waits in memory; files that send
+        # every page first (older pcp) park the rest in a temporary table, a batch at a time, which needs no write
+        # lock on the store.
+        row = (scope, rec["head_revision_id"], rec.get("actor_type") or "user", rec["created_at"], rec["updated_at"])
+        if pid in self.waiting or (len(self.waiting) < PARK_IN_MEMORY and not self.parking and not self.to_park):
+            self.waiting[pid] = row
+        else:
+            self.to_park.append((pid, *row))
+            if len(self.to_park) >= PARK_BATCH:
+                self.park()
+        self.pk.pop(pid, None)
+        self.count("page")
+
+    def park(self) -> None:
+        """Write the pages waiting to be parked into the temporary table (made at the first)."""
+        if not self.parking:
+            self.db.execute_sql("CREATE TEMP TABLE IF NOT EXISTS sync_parked (page_id TEXT PRIMARY KEY, scope_id INTEGER, "
+                                "head_revision_id TEXT, actor_type TEXT, created_at TEXT, updated_at TEXT)")
+            self.db.execute_sql("DELETE FROM temp.sync_parked")
+            self.parking = True
+        if self.to_park:
+            self.db.cursor().executemany(
+                "INSERT OR REPLACE INTO temp.sync_parked (page_id, scope_id, head_revision_id, actor_type, created_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?)", self.to_park)
+            self.to_park = []
+
+    def _unpark(self, page_id: str) -> int | None:
+        """Write a parked page now (its first revision, or another record naming it, is here), in one statement;
+        None when it is not parked. Its row stays in the temporary table (dropped at the end of the run): the
+        page is cached in `pk` from now on, so it is never written twice."""
+        row = self.waiting.pop(page_id, None)
+        if row is not None:
+            self.lock()
+            scope, head, actor, created, updated = row
+            try:
+                pk: int = self.db.execute_sql(
+                    "INSERT INTO page (page_id, scope_id, head, head_revision_id, status, superseded, title, actor_type, "
+                    "created_at, updated_at, sort_time) VALUES (?, ?, NULL, ?, 'active', 0, '', ?, ?, ?, ?)",
+                    (page_id, scope, head, actor, created, updated, created)).lastrowid
+            except pw.IntegrityError:  # here after all (not looked up first: see no_pages)
+                return self._here(page_id, updated)
+            return self._unparked(page_id, pk)
+        if self.to_park:
+            self.park()
+        if not self.parking:
+            return None
+        self.lock()
+        try:
+            cur = self.db.execute_sql(
+                "INSERT INTO page (page_id, scope_id, head, head_revision_id, status, superseded, title, actor_type, "
+                "created_at, updated_at, sort_time) SELECT page_id, scope_id, NULL, head_revision_id, 'active', 0, '', "
+                "actor_type, created_at, updated_at, created_at FROM temp.sync_parked WHERE page_id = ?", (page_id,))
+        except pw.IntegrityError:
+            updated = self.db.execute_sql("SELECT updated_at FROM temp.sync_parked WHERE page_id = ?", (page_id,)).fetchone()
+            return self._here(page_id, updated[0])
+        if not cur.rowcount:
+            return None
+        return self._unparked(page_id, cur.lastrowid)
+
+    def _here(self, page_id: str, updated: Any) -> int | None:
+        """A parked page this store turned out to hold: taken as the page record of one it holds."""
+        pk = self._stored_pk(page_id)
+        if pk is not None:
+            self.added["page"] -= 1
+            self.db.execute_sql("UPDATE page SET updated_at = ? WHERE id = ? AND updated_at < ?", (updated, pk, updated))
+        return pk
+
+    def _unparked(self, page_id: str, pk: int) -> int:
+        self.pk[page_id] = pk
         self.fresh.add(pk)
         self.touched.add(pk)
         self.status_touched.add(pk)
-        self.count("page")
+        return pk
+
+    def unpark(self) -> None:
+        """At the end of the run: the parked pages no revision came for are written as they are."""
+        for page_id in list(self.waiting):
+            self._unpark(page_id)
+        if not (self.parking or self.to_park):
+            return
+        self.park()
+        for (page_id,) in self.db.execute_sql("SELECT page_id FROM temp.sync_parked ORDER BY rowid").fetchall():
+            if page_id not in self.pk:
+                self._unpark(page_id)
+        self.db.execute_sql("DROP TABLE IF EXISTS temp.sync_parked")
+        self.parking = False
+
+    def prepare(self, rec: dict[str, Any]) -> None:
+        """Make a revision record ready while the lock is free (its title, stored JSON and index terms); a record
+        that does not fit is left for `_take_revision` to refuse."""
+        if self.last_was_here:
+            return  # revisions this store holds (the other way of a sync with another store): likely more of them
+        try:
+            self.prepared[id(rec)] = self._ready(rec)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            pass
+
+    def _ready(self, rec: dict[str, Any]) -> _Prepared:
+        payload = rec["payload"]
+        facets = rec["facets"]
+        if not isinstance(facets, dict) or not isinstance(rec["source_refs"], list) or not isinstance(rec["provenance"], list):
+            raise TypeError("facets, source_refs and provenance must be an object and lists")
+        title = page_title(facets, payload, rec["source_refs"])
+        content = payload["content"] if payload else None
+        inputs = sorted({i for e in rec["provenance"] for i in e.get("input_revision_ids", [])})
+        return _Prepared(title, content, payload["media_type"] if payload else None, dumps(facets),
+                         dumps(rec["source_refs"]), dumps(rec["provenance"]), inputs,
+                         index.analyse(title, content, facets, self.ops._salt, rec["observed_at"] or rec["created_at"]))
 
     def _take_revision(self, rec: dict[str, Any]) -> None:
         """A revision new here (as the export's reader makes it, in plain SQL; indexed in batches)."""
+        ready = self.prepared.pop(id(rec), None)
         pk = self.page_pk(rec["page_id"])
         if pk is None:
             return
         rid = rec["revision_id"]
-        if self.db.execute_sql("SELECT 1 FROM revision WHERE revision_id = ? UNION ALL "
-                               "SELECT 1 FROM deleted_revision WHERE revision_id = ?", (rid, rid)).fetchone():
-            return
+        # A revision of a page made in this run, with nothing erased here: its insert is the look-up (unique id).
+        insert_first = pk in self.fresh and self.none_deleted
+        if not insert_first:
+            self.last_was_here = self.db.execute_sql(
+                "SELECT 1 FROM revision WHERE revision_id = ? UNION ALL SELECT 1 FROM deleted_revision WHERE revision_id = ?",
+                (rid, rid)).fetchone() is not None
+            if self.last_was_here:
+                return
         if ids.id_kind(rid) != "rev":
             raise ValueError(f"{str(rid)[:40]!r} is not a revision id")
         scope = self.scope_pk(rec["namespace"])
         if scope is None:
             return
-        payload = rec["payload"]
-        facets = rec["facets"]
-        if not isinstance(facets, dict) or not isinstance(rec["source_refs"], list) or not isinstance(rec["provenance"], list):
-            raise TypeError("facets, source_refs and provenance must be an object and lists")
+        if ready is None:
+            ready = self._ready(rec)
         seq = 1 if pk in self.fresh and pk not in self.seq else None
         if seq is None:
             seq = self.seq.get(pk) or (self.db.execute_sql("SELECT COALESCE(MAX(seq), 0) FROM revision WHERE page_id = ?",
                                                            (pk,)).fetchone()[0])
             seq += 1
+        try:
+            cur = self.db.execute_sql(
+                "INSERT INTO revision (revision_id, page_id, seq, previous_revision_id, scope_id, created_at, observed_at, "
+                "valid_from, valid_to, actor_type, actor_id, media_type, content, content_digest, title, facets, "
+                "source_refs, provenance) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (rid, pk, seq, rec["previous_revision_id"], scope, rec["created_at"], rec["observed_at"], rec["valid_from"],
+                 rec["valid_to"], rec["created_by"]["actor_type"], rec["created_by"]["actor_id"], ready.media_type,
+                 ready.content, rec["content_digest"], ready.title, ready.facets, ready.refs, ready.provenance))
+        except pw.IntegrityError:
+            if not insert_first:
+                raise
+            self.last_was_here = True  # here already (under another page: a record naming it twice)
+            return
+        self.last_was_here = False
         self.seq[pk] = seq
-        title = page_title(facets, payload, rec["source_refs"])
-        content = payload["content"] if payload else None
-        cur = self.db.execute_sql(
-            "INSERT INTO revision (revision_id, page_id, seq, previous_revision_id, scope_id, created_at, observed_at, "
-            "valid_from, valid_to, actor_type, actor_id, media_type, content, content_digest, title, facets, source_refs, "
-            "provenance) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (rid, pk, seq, rec["previous_revision_id"], scope, rec["created_at"], rec["observed_at"], rec["valid_from"],
-             rec["valid_to"], rec["created_by"]["actor_type"], rec["created_by"]["actor_id"],
-             payload["media_type"] if payload else None, content, rec["content_digest"], title, dumps(facets),
-             dumps(rec["source_refs"]), dumps(rec["provenance"])))
         rev_pk = cur.lastrowid
-        inputs = sorted({i for e in rec["provenance"] for i in e.get("input_revision_ids", [])})
-        if inputs:
+        if ready.inputs:
             self.db.cursor().executemany(
                 "INSERT INTO provenance_input (revision_id, page_id, input_revision_id, input_page) VALUES (?,?,?,NULL)",
-                [(rev_pk, pk, i) for i in inputs])
-        self.index_rows.append((pk, (rev_pk, scope, title, content, facets, rec["observed_at"] or rec["created_at"])))
+                [(rev_pk, pk, i) for i in ready.inputs])
+        self.index_rows.append((pk, rev_pk, scope, ready.doc))
         if len(self.index_rows) >= 500:
             self.flush_index()
         self.touched.add(pk)
@@ -471,15 +736,13 @@ class _Run:
         """Index the revisions taken in (counted in the statistics unless their page is tombstoned here)."""
         if not self.index_rows:
             return
-        pks = sorted({pk for pk, _ in self.index_rows})
+        pks = sorted({pk for pk, _, _, _ in self.index_rows})
         hidden: set[int] = set()
         for part in chunks(pks):
             hidden.update(r[0] for r in self.db.execute_sql(
                 f"SELECT id FROM page WHERE status = 'tombstoned' AND id IN ({','.join('?' * len(part))})", part))
-        for counted in (True, False):
-            rows = [row for pk, row in self.index_rows if (pk in hidden) != counted]
-            if rows:
-                index.add_revisions(self.db.cursor(), self.ops._salt, rows, counted=counted)
+        index.add_analysed(self.db.cursor(), [(rev_pk, scope, doc, pk not in hidden)
+                                              for pk, rev_pk, scope, doc in self.index_rows])
         self.index_rows = []
 
     def _take_relation(self, rec: dict[str, Any]) -> None:
@@ -551,6 +814,7 @@ class _Run:
         # The same source item imported on two stores before they synced: one page stays, the smaller id.
         keep, drop, drop_pk = (mine, theirs, their_pk) if mine < theirs else (theirs, mine, mine_pk)
         if self._same_text(mine_pk, their_pk):
+            self.none_gone = False
             db.execute_sql("INSERT OR REPLACE INTO sync_alias (page_id, winner_page_id) VALUES (?, ?)", (drop, keep))
             self._erase({drop_pk}, "a duplicate of the same source item, kept as " + keep, None)
             self.collapsed.add(drop)
@@ -639,4 +903,6 @@ class _Run:
                     db.execute_sql("UPDATE page SET status = ? WHERE id = ?", (target, pk))
                 if last_at is not None:
                     db.execute_sql("UPDATE page SET updated_at = ? WHERE id = ? AND updated_at < ?", (last_at, pk, last_at))
+        self.touched = set()
+        self.status_touched = set()
         return self.told

@@ -60,6 +60,11 @@ def _rows(db: pw.SqliteDatabase, sql: str, low: int, high: int,
         last = rows[-1][0]
 
 
+def _page(r: tuple[Any, ...]) -> dict[str, Any]:
+    return {"kind": "page", "page_id": r[1], "namespace": r[2], "created_at": r[3], "updated_at": r[4],
+            "status": r[5], "head_revision_id": r[6], "actor_type": r[7]}
+
+
 def _actor(t: str, i: str) -> dict[str, str]:
     return {"actor_type": t, "actor_id": i}
 
@@ -80,20 +85,27 @@ def changes(db: pw.SqliteDatabase, owner_id: str, since: dict[str, int], upto: d
                             "updated_at FROM scope ORDER BY namespace").fetchall():
         yield {"kind": "scope", "namespace": r[0], "display_name": r[1], "description": r[2], "parent": r[3],
                "visibility": r[4], "owner_id": r[5], "created_at": r[6], "updated_at": r[7]}
-    for r in _rows(db, "SELECT x.rowid, x.page_id, s.namespace, x.created_at, x.updated_at, x.status, x.head_revision_id, "
-                   "x.actor_type FROM page x JOIN scope s ON s.id = x.scope_id WHERE {k}", *span("page")):
-        yield {"kind": "page", "page_id": r[1], "namespace": r[2], "created_at": r[3], "updated_at": r[4],
-               "status": r[5], "head_revision_id": r[6], "actor_type": r[7]}
+    # Each new page travels just before its first revision here, the rest of the pages in their order: a
+    # receiver writes a page with its head (it parks a page until then), so it parks one page at a time.
+    pages = _rows(db, "SELECT x.rowid, x.page_id, s.namespace, x.created_at, x.updated_at, x.status, x.head_revision_id, "
+                  "x.actor_type FROM page x JOIN scope s ON s.id = x.scope_id WHERE {k}", *span("page"))
+    page = next(pages, None)
     for r in _rows(db, "SELECT x.rowid, p.page_id, x.revision_id, x.previous_revision_id, s.namespace, x.created_at, "
                    "x.observed_at, x.valid_from, x.valid_to, x.actor_type, x.actor_id, x.media_type, x.content, "
-                   "x.source_refs, x.facets, x.provenance, x.content_digest FROM revision x "
+                   "x.source_refs, x.facets, x.provenance, x.content_digest, x.page_id FROM revision x "
                    "JOIN page p ON p.id = x.page_id JOIN scope s ON s.id = x.scope_id WHERE {k}", *span("revision")):
+        while page is not None and page[0] <= r[17]:
+            yield _page(page)
+            page = next(pages, None)
         yield {"kind": "revision", "page_id": r[1], "revision_id": r[2], "previous_revision_id": r[3], "owner_id": owner_id,
                "namespace": r[4], "created_at": r[5], "observed_at": r[6], "valid_from": r[7], "valid_to": r[8],
                "created_by": _actor(r[9], r[10]),
                "payload": None if r[11] is None else {"media_type": r[11], "content": r[12]},
                "source_refs": json.loads(r[13]), "facets": json.loads(r[14]), "provenance": json.loads(r[15]),
                "content_digest": r[16]}
+    while page is not None:
+        yield _page(page)
+        page = next(pages, None)
     for r in _rows(db, "SELECT x.rowid, x.relation_id, x.relation_type, fp.page_id, x.from_revision_id, tp.page_id, "
                    "x.to_revision_id, x.created_at, x.actor_type, x.actor_id FROM relation x "
                    "JOIN page fp ON fp.id = x.from_page_id JOIN page tp ON tp.id = x.to_page_id WHERE {k}", *span("relation")):

@@ -177,8 +177,10 @@ MESSAGES_PER = 2
 CHILD = textwrap.dedent("""
     import sys
     sys.path.insert(0, {repo!r})
+    import store.importing as importing
     from store import Store
     from store.adapters import import_chatgpt
+    importing.BATCH_SECONDS = 0.0  # every conversation its own group: the stop inside the 41st unit leaves 39 whole ones
     st = Store.open({db!r})
     import_chatgpt(st, {export!r})
     print("done", flush=True)

@@ -1,0 +1,196 @@
+"""The one write path for bulk work (restore, imports, bulk ingest): plain SQL, one `executemany` per
+table, keys reserved while the write lock is held, and commits in groups of whole units.
+
+A group is one transaction of about GROUP_SECONDS (pcp-core.md section 7, the exception for long bulk
+writes): another writer waits at most about one group. Between two groups the write lock is let go for
+at least YIELD_FOR_S, longer than SQLite's busy handler sleeps between two tries, so a writer in another
+process that waits is sure to get in; the work of preparing the next group (parsing, validating,
+analysing the index terms) is done in that gap, outside the lock. The WAL is folded back after a group
+(PASSIVE, without the lock) so it stays bounded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Any, Callable, Iterator, Literal
+
+import peewee as pw
+
+from . import index
+
+GROUP_SECONDS = 0.3  # a group holds the write lock about this long (longer on a loaded machine: a margin to 1 s)
+YIELD_FOR_S = 0.11  # the lock is free at least this long between two groups (SQLite's busy sleeps are <= 100 ms)
+# The WAL is folded back after every group, without the lock: otherwise the next writer to commit (another
+# process, checkpointing every 1,000 pages) would copy the group's frames back inside its own write.
+FOLD_EVERY_S = 0.0
+
+PAGE_SQL = ("INSERT INTO page (id, page_id, scope_id, head, head_revision_id, status, superseded, title, media_type, "
+            "actor_type, created_at, updated_at, sort_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")
+REVISION_SQL = ("INSERT INTO revision (id, revision_id, page_id, seq, previous_revision_id, scope_id, created_at, "
+                "observed_at, valid_from, valid_to, actor_type, actor_id, media_type, content, content_digest, title, "
+                "facets, source_refs, provenance) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+INSERTS = {
+    "page": PAGE_SQL,
+    "revision": REVISION_SQL,
+    "provenance_input": "INSERT INTO provenance_input (revision_id, page_id, input_revision_id, input_page) "
+                        "VALUES (?,?,?,?)",
+    "source_page": "INSERT INTO source_page (source_key, page_id, body_digest) VALUES (?,?,?)",
+    "relation": "INSERT INTO relation (relation_id, relation_type, from_page_id, from_revision_id, to_page_id, "
+                "to_revision_id, created_at, actor_type, actor_id, retracted) VALUES (?,?,?,?,?,?,?,?,?,?)",
+}
+
+
+class RowWriter:
+    """Rows gathered for the open transaction, written table by table with one `executemany` each.
+
+    Keys of new pages and revisions are reserved up front (the caller holds the write lock), so rows
+    can point at each other before any is written; `flush` writes them in dependency order and
+    indexes the new revisions (counted in the statistics unless their page is tombstoned)."""
+
+    def __init__(self, db: pw.SqliteDatabase, salt: bytes) -> None:
+        self.db = db
+        self.salt = salt
+        self.rows: dict[str, list[tuple[Any, ...]]] = {name: [] for name in INSERTS}
+        self.docs: list[tuple[int, int, index.Analysed, bool]] = []  # (revision pk, scope pk, terms, counted)
+        self._next: list[int] | None = None
+
+    def _keys(self) -> list[int]:
+        if self._next is None:
+            db = self.db
+            self._next = [db.execute_sql("SELECT COALESCE(MAX(id), 0) + 1 FROM page").fetchone()[0],
+                          db.execute_sql("SELECT COALESCE(MAX(id), 0) + 1 FROM revision").fetchone()[0]]
+        return self._next
+
+    def reserve(self) -> tuple[int, int]:
+        """The next free (page pk, revision pk), one of each."""
+        return self.reserve_page(), self.reserve_revision()
+
+    def reserve_page(self) -> int:
+        keys = self._keys()
+        keys[0] += 1
+        return keys[0] - 1
+
+    def reserve_revision(self) -> int:
+        keys = self._keys()
+        keys[1] += 1
+        return keys[1] - 1
+
+    def add(self, table: str, row: tuple[Any, ...]) -> None:
+        self.rows[table].append(row)
+
+    def index(self, rev_pk: int, scope_pk: int, doc: index.Analysed, counted: bool = True) -> None:
+        self.docs.append((rev_pk, scope_pk, doc, counted))
+
+    def analyse(self, rev_pk: int, scope_pk: int, title: str, content: str | None, facets: dict[str, Any],
+                when: str | None, counted: bool = True) -> None:
+        """Index a revision; `when` (its observed_at, else created_at) is what relative time is read against."""
+        self.docs.append((rev_pk, scope_pk, index.analyse(title, content, facets, self.salt, when), counted))
+
+    def pending(self) -> int:
+        return sum(len(rows) for rows in self.rows.values())
+
+    def flush(self) -> None:
+        """Write what was gathered (inside the caller's transaction); keys are handed out afresh after it."""
+        cursor = self.db.cursor()
+        for table, sql in INSERTS.items():
+            rows = self.rows[table]
+            if rows:
+                cursor.executemany(sql, rows)
+                self.rows[table] = []
+        if self.docs:
+            index.add_analysed(cursor, self.docs)
+            self.docs = []
+        self._next = None  # other writers in this transaction may now take keys
+
+
+LOADING_CHECKPOINT = 20_000  # WAL pages (about 80 MB) between automatic checkpoints during a bulk write
+DEFAULT_CHECKPOINT = 1000
+
+
+@contextlib.contextmanager
+def loading(db: pw.SqliteDatabase) -> Iterator[None]:
+    """A long bulk write: the WAL is checkpointed every LOADING_CHECKPOINT pages instead of every 1,000 (index
+    pages touched by many groups are written back once per checkpoint, not once per group; the WAL stays
+    bounded), and folded back at the end."""
+    db.execute_sql(f"PRAGMA wal_autocheckpoint={LOADING_CHECKPOINT}")
+    try:
+        yield
+    finally:
+        db.execute_sql(f"PRAGMA wal_autocheckpoint={DEFAULT_CHECKPOINT}")
+        with contextlib.suppress(pw.OperationalError):
+            db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
+
+
+class Groups:
+    """Transactions of about `seconds` each over a run of whole units (None: one transaction for all).
+
+    Use `begin()` before writing a unit and `unit_done()` after it; `close()` commits what is open
+    (or, with commit=False, rolls the open group back: earlier groups stay)."""
+
+    def __init__(self, db: pw.SqliteDatabase, seconds: float | None | Literal["group"] = "group") -> None:
+        self.db = db
+        self.seconds = GROUP_SECONDS if seconds == "group" else seconds
+        self._txn: Any = None
+        self.since = 0.0
+        self._released = float("-inf")
+        self._folded = time.monotonic()
+        self.groups = 0
+
+    @property
+    def open(self) -> bool:
+        return self._txn is not None
+
+    def wait_turn(self, fill: Callable[[], bool] | None = None) -> None:
+        """Before taking the lock again: let it be free at least YIELD_FOR_S since the last group, doing
+        `fill()` (work that needs no lock, e.g. reading ahead; False when there is none left) meanwhile."""
+        if fill is not None:
+            while time.monotonic() - self._released < YIELD_FOR_S and fill():
+                pass
+        gap = YIELD_FOR_S - (time.monotonic() - self._released)
+        if gap > 0:
+            time.sleep(gap)  # a writer waiting in its busy handler gets its turn in this gap
+
+    def released(self) -> None:
+        """A group committed by its own transaction (an audited operation): note it, fold the WAL when due."""
+        self.groups += 1
+        self._released = time.monotonic()
+        if self._released - self._folded >= FOLD_EVERY_S:
+            self.fold()
+
+    def begin(self, fill: Callable[[], bool] | None = None) -> None:
+        if self._txn is not None:
+            return
+        self.wait_turn(fill)
+        self._txn = self.db.atomic("IMMEDIATE")
+        self._txn.__enter__()
+        self.since = time.monotonic()
+
+    def due(self) -> bool:
+        """Whether the open group has held the lock long enough to commit at the next unit boundary."""
+        return self._txn is not None and self.seconds is not None and time.monotonic() - self.since >= self.seconds
+
+    def commit(self) -> None:
+        if self._txn is None:
+            return
+        txn, self._txn = self._txn, None
+        txn.__exit__(None, None, None)
+        self.released()
+
+    def fold(self) -> None:
+        """Copy the WAL's frames into the database now, without the lock and without waiting for readers."""
+        self._folded = time.monotonic()
+        with contextlib.suppress(pw.OperationalError):
+            self.db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
+
+    def close(self, commit: bool = True) -> None:
+        if self._txn is None:
+            return
+        if not self.db.in_transaction():  # SQLite rolled it back itself (disk full): the error is on its way
+            self._txn = None
+            return
+        if commit:
+            self.commit()
+        else:
+            txn, self._txn = self._txn, None
+            txn.__exit__(RuntimeError, RuntimeError("bulk write stopped"), None)
