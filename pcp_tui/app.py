@@ -1,4 +1,8 @@
-"""The pcp Textual app: browse, inspect, curate, exercise delete/export rights, and hand off context."""
+"""The pcp Textual app: browse, inspect, curate, exercise delete/export rights, and hand off context.
+
+Long because: the app owns what every screen shares (the store, its watcher, the basket and its check, the
+last chats, themes, key display, error reporting); each is a few lines, and splitting them would spread one state.
+"""
 
 from __future__ import annotations
 
@@ -32,7 +36,7 @@ if TYPE_CHECKING:
 WATCH_INTERVAL = 1.0  # seconds between looks at the store's newest audit event (changes by other processes)
 # Operations that write nothing but their audit event: when only these appear, only the audit log changed.
 READ_OPERATIONS = frozenset({
-    "read_pages", "list_scopes", "list_pages", "describe_capabilities", "doctor", "audit_log", "handoffs",
+    "read_pages", "list_scopes", "list_pages", "count_pages", "describe_capabilities", "doctor", "audit_log", "handoffs",
     "search_pages", "export", "plan_delete", "plan_delete_scope", "list_receipts", "list_recommendations", "bundle",
     "verify", "plan_bulk_delete", "bulk_deletion", "stopped_bulk_deletions"})
 DIALOG_NOTICE_SECONDS = 6.0  # at least this long a message stays in a dialog
@@ -99,6 +103,7 @@ class PcpApp(StoreWorkers, App[int]):
         self.blink_cursor = cursor_blink
         self.use_pyperclip = use_pyperclip  # tests keep the desktop clipboard out of it
         self.store: Store | None = store  # None until open_store has opened it
+        self.last_chats: dict[str, str] = {}  # store path -> the chat it last handed context to (this run)
         self.basket: list[dict[str, Any]] = []  # pages chosen for a handoff: {page_id, title, namespace}
         self.user_keymap: dict[str, str] = {}
         self._theme_ready = False
@@ -439,6 +444,13 @@ class PcpApp(StoreWorkers, App[int]):
         from .screens.main import MainScreen
 
         self.switch_screen(MainScreen())
+
+    def show_everything(self) -> None:
+        """The pages screen, when it is the one shown, lists every scope with no search (after an import)."""
+        from .screens.main import MainScreen
+
+        if isinstance(self.screen, MainScreen):
+            self.screen.show_everything()
 
     def close_sync(self, dialog: Screen[Any], took_pages: bool) -> None:
         """Close the sync dialog; on an empty store's welcome screen, a sync that brought pages in opens the pages

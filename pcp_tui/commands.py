@@ -57,7 +57,7 @@ COMMANDS: tuple[Command, ...] = (
             "toggle_sidebar", footer=False),
     Command("focus_pages", "ctrl+l", "Pages", "Focus the page list", "focus_pages", footer=False),
     Command("all_scopes", "0", "All scopes", "Show the pages of every scope", "all_scopes", footer=False),
-    Command("sort", "o", "Sort", "Sort the page list by recency or by title", "cycle_order", footer=False),
+    Command("sort", "o", "Sort", "Sort the page list: newest first, oldest first, or by title", "cycle_order", footer=False),
     Command("status_filter", "f", "Status", "Filter pages by lifecycle status", "cycle_status"),
     Command("actor_filter", "w", "Author", "Filter pages by who wrote them (user, model, tool, system)", "cycle_actor",
             footer=False),
@@ -100,6 +100,11 @@ COMMANDS: tuple[Command, ...] = (
             "select_matching", footer=False),
     Command("clear_selection", "escape", "Clear selection", "Unselect every selected page (nothing is erased)",
             "clear_selection"),  # in the footer only while there is a selection
+    Command("clear_search", "escape", "Clear search", "Clear the search (from the list; esc in the search box "
+            "goes to the list first)", "clear_search"),  # in the footer only while a search is set, no selection
+    # the search box on the main screen
+    Command("search.leave", "escape,down", "To the list", "Leave the search box for the results (the list); "
+            "esc again there clears the search", "leave", "search", footer=False, key_display="esc/↓"),
     # confirmation dialogs (focus starts on Cancel)
     Command("confirm.yes", "y", "Yes", "Do what the dialog describes", "answer(True)", "confirm"),
     Command("confirm.no", "n,escape", "No", "Cancel; nothing changes", "answer(False)", "confirm", key_display="n/esc"),
@@ -132,6 +137,8 @@ COMMANDS: tuple[Command, ...] = (
             priority=True),
     Command("rights.more", "ctrl+n", "More audit", "Load the next page of the audit log", "more_audit", "rights",
             priority=True),
+    Command("rights.resume", "r", "Resume", "Resume the highlighted stopped deletion (Receipts tab): it erases the "
+            "rest of its recorded set", "resume_deletion", "rights"),
     Command("rights.back", "escape", "Back", "Back to the pages", "back", "rights"),
     Command("rights.tab_export", "1", "Export tab", "Show the Export tab (write everything out)", "show_tab('export')",
             "rights", footer=False),
@@ -148,6 +155,8 @@ COMMANDS: tuple[Command, ...] = (
             priority=True),
     Command("handoff.continue", "ctrl+o", "Continue chat", "Copy only what is new for the chat named by the label",
             "continue_chat", "handoff", priority=True),
+    Command("handoff.label", "ctrl+l", "Label", "Type the chat's label (known chats are offered as you type; "
+            "Enter on a Ledger row picks one)", "focus_label", "handoff", priority=True),
     Command("handoff.remove", "delete", "Remove", "Take the highlighted page out of the basket", "remove", "handoff"),
     Command("handoff.clear", "ctrl+w", "Empty basket", "Take every page out of the basket", "clear", "handoff",
             footer=False),
@@ -161,6 +170,8 @@ COMMANDS: tuple[Command, ...] = (
             "reviews"),
     Command("reviews.confirm", "s", "Confirm", "Confirm a model's supersedes as your own (asks first)", "confirm",
             "reviews"),
+    Command("reviews.dismiss", "d", "Dismiss", "Keep the page: the recommendation is closed as dismissed (a model's "
+            "supersedes is unlinked)", "dismiss_recommendation", "reviews"),
     Command("reviews.open", "enter", "Open", "Show the page", "open", "reviews"),
     Command("reviews.back", "escape", "Back", "Close", "back", "reviews"),
     # the welcome / import screen

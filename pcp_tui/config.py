@@ -98,3 +98,46 @@ def load_keymap(folder: Path) -> tuple[dict[str, str], list[str]]:
         else:
             keymap[binding_id] = ",".join(k.strip() for k in keys.split(",") if k.strip())
     return keymap, problems
+
+
+CHATS_FILE = "chats.toml"  # the last chat handed context, per store: "<store path>" = "label"
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string: quotes, backslashes and control characters escaped (TOML refuses them raw)."""
+    out = []
+    for c in text:
+        if c in '"\\':
+            out.append("\\" + c)
+        elif ord(c) < 0x20 or ord(c) == 0x7F:
+            out.append(f"\\u{ord(c):04x}")
+        else:
+            out.append(c)
+    return '"' + "".join(out) + '"'
+
+
+def _chats(folder: Path) -> dict[str, str]:
+    try:
+        data = tomllib.loads((folder / CHATS_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}  # no file, or a broken one: nothing remembered (it is a convenience, rewritten on the next copy)
+    return {k: v for k, v in data.items() if isinstance(v, str)}
+
+
+def last_chat(folder: Path, store_path: Path) -> str | None:
+    """The chat this store last handed context to (chats.toml), or None."""
+    return _chats(folder).get(str(Path(store_path).resolve()))
+
+
+def save_last_chat(folder: Path, store_path: Path, label: str) -> str | None:
+    """Remember the last chat of a store; returns a problem sentence when the file cannot be written."""
+    path = folder / CHATS_FILE
+    chats = _chats(folder)
+    chats[str(Path(store_path).resolve())] = label
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(f"{_toml_string(k)} = {_toml_string(v)}\n" for k, v in chats.items()),
+                        encoding="utf-8")
+    except OSError as exc:
+        return f"The last chat could not be saved to {path} ({exc.strerror or exc})."
+    return None

@@ -3,6 +3,9 @@
 Workers never touch widgets: they call the store, then `post_message` one of these. There is one
 message class per kind of answer; the node that started the worker handles it with `@on(...)`.
 Answers stay the store's plain data (dicts), so what a handler reads is what `--json` prints.
+
+Long because: one small class per kind of answer, each a few lines, kept in one place so a worker and its
+handler name the same thing.
 """
 
 from __future__ import annotations
@@ -291,6 +294,26 @@ class PageDeleted(Message):
 
 
 @dataclass
+class PagesCounted(Message):
+    """count_pages answered for the listing `key` (the scope and filters it was asked for)."""
+
+    key: tuple[Any, ...]
+    pages: int
+
+
+@dataclass
+class SelectionChecked(Message):
+    """Of the pages selected one by one that were `checked`, those the store still has (`found`)."""
+
+    checked: list[str]
+    found: set[str]
+
+
+class SelectionMoved(Message):
+    """begin_bulk_delete refused: the pages the filter selects are no longer the planned set."""
+
+
+@dataclass
 class SelectionCounted(Message):
     """plan_bulk_delete answered for "every page matching the current search and filters"."""
 
@@ -298,6 +321,7 @@ class SelectionCounted(Message):
     label: str
     pages: int
     key: tuple[Any, ...]
+    again: bool = False  # counted again after a change in the store (no toast; the count follows)
 
 
 @dataclass
@@ -328,9 +352,25 @@ class BulkFinished(Message):
 
 @dataclass
 class BundleBuilt(Message):
-    """bundle answered (the preview)."""
+    """bundle answered (the preview); `generation` names the basket state it was built for."""
 
     bundle: BundleResult
+    generation: int = 0
+
+
+@dataclass
+class BudgetChecked(Message):
+    """A token budget (as typed) was tried on the basket: None, or why it cannot hold the bundle."""
+
+    budget: str
+    problem: str | None
+
+
+@dataclass
+class ChatsKnown(Message):
+    """The chats of the ledger, newest first (each label once)."""
+
+    labels: list[str]
 
 
 @dataclass

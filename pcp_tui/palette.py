@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from textual.command import Hit, Hits
+from textual.command import DiscoveryHit, Hit, Hits
 from textual.content import Content
 from textual.system_commands import SystemCommandsProvider
 
@@ -36,6 +36,20 @@ def described(title: str, help_text: str) -> str:
 
 class PcpCommands(SystemCommandsProvider):
     """Every command of this screen and the app (App.get_system_commands), found by title or by what it does."""
+
+    async def discover(self) -> Hits:
+        """The empty palette: the app's screens first, in F-key order (f5 Import and f7 Sync are on no footer),
+        then every other command by name."""
+        from .commands import COMMANDS
+
+        screens = [c.title for c in sorted((c for c in COMMANDS if c.where == "app" and c.keys[:1] == "f"
+                                            and c.keys[1:].isdigit()), key=lambda c: int(c.keys[1:]))]
+        found = list(self.app.get_system_commands(self.screen))
+        first = sorted((c for c in found if c[0] in screens), key=lambda c: screens.index(c[0]))
+        for name, help_text, callback, *rest in first + sorted((c for c in found if c[0] not in screens),
+                                                               key=lambda c: c[0]):
+            if not rest or rest[0]:  # (a command can ask to stay out of the discovery list)
+                yield DiscoveryHit(name, callback, help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)

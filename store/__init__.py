@@ -60,7 +60,7 @@ from .types import (
     CapabilityFlags, CopyResult, DeletePlan, DoctorReport, EraserPlan, ErasurePlan, ErrorInfo, ExportCounts,
     ExportFileRef, ExportResult, FtsState, Handoff, HandoffList, HandoffRef, HistoryEntry, Hit, LifecycleStep, PageLifecycle, SuppressionNote, ImportExportResult,
     ImportRecorded, ImportReportEntry, ImportReportResult, ImportSummary, LinkResult, PageList, PageSummary, Payload, ProvenanceEvent, ReadItem, ReadResult, Receipt,
-    ReceiptList, RecommendResult, Recommendation, RecommendationList, Relation, Relations, Revision, Scope,
+    PageCount, ReceiptList, RecommendResult, Recommendation, RecommendationList, Relation, Relations, Revision, Scope,
     ScopeDeletePlan, ScopeList, SearchResult, SkippedItem, SourceRef, SourceScope, SuppressResult, SyncApplied, SyncPeer, SyncResult, SyncStatus, FolderRead,
     FolderSyncResult, PairOffer, RefusedFile, TransitionResult,
     UnfinishedRestore, UnlinkResult, UnsuppressResult, UpgradeResult, UpgradeStatus, VerifiedEntry, VerifyResult, WriteResult,
@@ -102,6 +102,7 @@ class Store:
         self.read_pages = reads.read_pages
         self.list_scopes = reads.list_scopes
         self.list_pages = reads.list_pages
+        self.count_pages = reads.count_pages
         self.describe_capabilities = reads.describe_capabilities
         self.doctor = reads.doctor
         self.audit_log = reads.audit_log
@@ -114,6 +115,7 @@ class Store:
         self.untombstone_page = lifecycle.untombstone_page
         self.recommend_tombstone = lifecycle.recommend_tombstone
         self.list_recommendations = lifecycle.list_recommendations
+        self.dismiss_recommendation = lifecycle.dismiss_recommendation
         self.suppress_pages = lifecycle.suppress_pages
         self.unsuppress_pages = lifecycle.unsuppress_pages
         # deletion
@@ -250,7 +252,7 @@ __all__ = [
     "HandoffList", "HandoffRef", "HistoryEntry", "Hit", "LifecycleStep", "PageLifecycle", "SuppressionNote", "ImportExportResult", "ImportRecorded", "ImportReportEntry",
     "ImportReportResult", "ImportSummary", "LinkResult",
     "PageList", "PageSummary", "Payload", "ProvenanceEvent", "ReadItem", "ReadResult", "Receipt", "ReceiptList",
-    "RecommendResult", "Recommendation", "RecommendationList", "Relation", "Relations", "Revision", "Scope",
+    "PageCount", "RecommendResult", "Recommendation", "RecommendationList", "Relation", "Relations", "Revision", "Scope",
     "ScopeDeletePlan", "ScopeList", "SearchResult", "SkippedItem", "SourceRef", "SourceScope", "SuppressResult", "UnfinishedRestore",
     "SyncApplied", "SyncPeer", "SyncResult", "SyncStatus", "FolderRead", "FolderSyncResult", "PairOffer", "RefusedFile", "TransitionResult", "UnlinkResult", "UnsuppressResult", "UpgradeResult", "UpgradeStatus", "VerifiedEntry",
     "VerifyResult", "WriteResult",

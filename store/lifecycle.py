@@ -7,7 +7,7 @@ from typing import Any
 from . import ids, index
 from . import validate as v
 from .core import Call, Part, operation
-from .errors import Conflict, Forbidden, Invalid
+from .errors import Conflict, Forbidden, Invalid, NotFound
 from .reads import effective_status
 from .types import Recommendation, RecommendationList, RecommendResult, SuppressResult, TransitionResult, UnsuppressResult
 
@@ -88,6 +88,24 @@ class LifecycleOps(Part):
             actor_id=self.session.principal_id, created_at=ids.now(),
         )
         return {"recommendation_id": rec_id, "page_id": page.page_id, "status": "pending"}
+
+    @operation("dismiss_recommendation", write=True)
+    def dismiss_recommendation(self, call: Call, recommendation_id: str) -> RecommendResult:
+        """The owner keeps the page a model recommended withdrawing: the recommendation is closed as dismissed
+        (its audit event records the decision) and waits no more; the page is not touched. A model's
+        `supersedes` is dismissed by unlinking it instead."""
+        if not self.session.is_owner:
+            raise Forbidden("Only the owner decides on a recommendation; a model client can only make one.")
+        m = self._m
+        rec = m.Recommendation.get_or_none((m.Recommendation.recommendation_id == recommendation_id)
+                                           & (m.Recommendation.status == "pending"))
+        if rec is None:
+            raise NotFound(f"No pending recommendation {recommendation_id} (decided already, or its page erased).")
+        rec.status = "dismissed"
+        rec.save()
+        page = m.Page.get_by_id(rec.page_id)
+        call.scopes.add(page.scope.namespace)
+        return {"recommendation_id": recommendation_id, "page_id": page.page_id, "status": "dismissed"}
 
     @operation("list_recommendations")
     def list_recommendations(self, call: Call, status: str = "pending", limit: int = 50) -> RecommendationList:

@@ -22,7 +22,7 @@ from .scope_titles import live_titles
 from .restore import unfinished
 from .titles import shown_title
 from .types import (
-    AuditEvent, AuditLog, Capabilities, DoctorReport, HistoryEntry, PageList, PageSummary, Payload, ProvenanceEvent,
+    AuditEvent, AuditLog, Capabilities, DoctorReport, HistoryEntry, PageCount, PageList, PageSummary, Payload, ProvenanceEvent,
     LifecycleStep, PageLifecycle, ReadItem, ReadResult, Relation, Relations, Revision, Scope, ScopeList,
     SourceRef, SuppressionNote,
 )
@@ -474,6 +474,30 @@ class ReadOps(Part):
             last = merged[size - 1]
             cursor = encode_cursor({"k": "pages", "t": last.key, "i": last.id, "f": fingerprint})
         return {"pages": rows, "next_cursor": cursor}
+
+    @operation("count_pages")
+    def count_pages(self, call: Call, scopes: Any = None, status: Any = None, actor_types: Any = None) -> PageCount:
+        """How many pages list_pages would list with these filters (the readable ones only): {"pages": N}."""
+        self._require_somewhere("search")
+        named = self._named_scopes(call, scopes, "search")
+        statuses = _list_statuses(status)
+        actors = sorted({actor_types} if isinstance(actor_types, str) else set(actor_types or ()))
+        auth_sql, auth_params = self._scope_filter("search")
+        audit_sql, audit_params = self._scope_filter("audit")
+        where = [auth_sql, f"(p.status != 'tombstoned' OR {audit_sql})",
+                 "(" + " OR ".join(STATUS_PARTS[s] for s in statuses) + ")"]
+        params: list[Any] = [*auth_params, *audit_params]
+        if actors:
+            where.append("p.actor_type IN (" + ",".join("?" * len(actors)) + ")")
+            params += actors
+        if named:
+            where.append("s.namespace IN (" + ",".join("?" * len(named)) + ")")
+            params += named
+        (count,) = self._db.execute_sql(
+            f"SELECT COUNT(*) FROM page p JOIN scope s ON s.id = p.scope_id WHERE {' AND '.join(where)}",
+            params).fetchone()
+        call.counts["pages"] = count
+        return {"pages": count}
 
     def _list_partitions(self, named: list[str], order: str) -> list[Any]:
         """Scope ids to walk one by one (None: one walk over every scope)."""

@@ -428,6 +428,12 @@ class RecommendResult(TypedDict):
     status: str
 
 
+class PageCount(TypedDict):
+    """count_pages: how many pages list_pages would list with the same filters."""
+
+    pages: int
+
+
 class Recommendation(TypedDict):
     recommendation_id: str
     page_id: str
@@ -794,7 +800,7 @@ __all__ = [
     "BundleWarning", "Capabilities", "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan",
     "ErasurePlan", "ErrorInfo", "ExportCounts", "ExportFileRef", "ExportResult", "FtsState", "Handoff", "HandoffList", "HandoffRef",
     "HistoryEntry", "Hit", "LifecycleStep", "PageLifecycle", "SuppressionNote", "ImportExportResult", "ImportRecorded", "ImportReportEntry", "ImportReportResult", "ImportSummary", "LinkResult", "PageList", "PageSummary", "Payload",
-    "ProvenanceEvent", "ReadItem", "ReadResult", "Receipt", "ReceiptList", "RecommendResult", "Recommendation",
+    "ProvenanceEvent", "ReadItem", "ReadResult", "PageCount", "Receipt", "ReceiptList", "RecommendResult", "Recommendation",
     "RecommendationList", "Relation", "Relations", "Revision", "Scope", "ScopeDeletePlan", "ScopeList",
     "SearchResult", "SkippedItem", "SourceRef", "SourceScope", "SuppressResult", "TransitionResult", "UnlinkResult",
     "UnsuppressResult", "VerifiedEntry", "VerifyResult", "WriteResult",

@@ -19,7 +19,7 @@ from textual.widgets import Button, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState
 
 from .. import commands, reading
-from ..messages import BulkFinished, BulkPlanned, BulkStarted, Progress, StoreWorkers
+from ..messages import BulkFinished, BulkPlanned, BulkStarted, Progress, SelectionMoved, StoreWorkers
 from ..widgets.fields import Field
 from .confirm import key_hint
 from .delete import TypedThenReason, counts_text
@@ -117,8 +117,18 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason["BulkDeleteReceipt | None"]
         self.plan: BulkDeletePlan | None = None
         self.receipt: BulkDeleteReceipt | None = None  # once recorded: how far it got
         self.running = False
+        self.moved_from: int | None = None  # the planned count, when the selection moved before erasing began
         self.stopped = False
         self._stop = threading.Event()
+        self.resume_id: str | None = None  # a deletion stopped earlier, resumed when the dialog opens
+
+    @classmethod
+    def resuming(cls, receipt_id: str, follow: Callable[[BulkDeleteReceipt, bool], None] | None = None) -> BulkDeleteScreen:
+        """The dialog for a deletion stopped earlier (its dialog closed since): it erases the rest of the recorded
+        set at once (that set was confirmed when it began), with its progress; esc stops again."""
+        screen = cls({}, f"the stopped deletion {receipt_id}", follow=follow)
+        screen.resume_id = receipt_id
+        return screen
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog wide"):
@@ -153,6 +163,12 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason["BulkDeleteReceipt | None"]
         self.query_one("#bulk-progress").display = False
         self.query_one("#bulk-status").display = False
         self.query_one("#resume").display = False
+        if self.resume_id is not None:
+            self.query_one("#bulk-title", Static).update(Content.styled(f"Resuming {self.resume_id}", "bold"))
+            self.query_one("#plan", Static).update("The rest of the set recorded when this deletion began.")
+            self._begin()
+            self._resume(self.resume_id)
+            return
         self.query_one("#typed", Field).focus()  # typing starts in the field, never on a button
         self._plan()
 
@@ -164,9 +180,15 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason["BulkDeleteReceipt | None"]
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="bulk-delete")
     def _erase(self, reason: str, digest: str) -> None:
+        from store import Conflict
+
         store = self.app.opened_store
         sized = {} if self.batch_size is None else {"batch_size": self.batch_size}
-        started = store.begin_bulk_delete(self.filters, reason, digest, **sized)
+        try:
+            started = store.begin_bulk_delete(self.filters, reason, digest, **sized)
+        except Conflict:  # the selection changed since the plan: planned again, said in the app's words
+            self.post_message(SelectionMoved())
+            return
         self._run(started, first=True)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="bulk-delete")
@@ -203,6 +225,13 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason["BulkDeleteReceipt | None"]
             else:  # nothing recorded (the selection changed since the plan, say): plan again
                 self._ready_again()
 
+    @on(SelectionMoved)
+    def _selection_moved(self, message: SelectionMoved) -> None:
+        message.stop()
+        self.moved_from = self.plan["pages"] if self.plan else None
+        self.running = False
+        self._ready_again()
+
     def _ready_again(self) -> None:
         self._stop.clear()
         for selector in ("#typed-label", "#typed", "#reason-label", "#reason", "#confirm"):
@@ -237,6 +266,14 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason["BulkDeleteReceipt | None"]
         self.query_one("#plan", Static).update(bulk_plan_text(plan, self.label))
         self.query_one("#typed-label", Static).update(f"Type the number of pages ({pages:,}) to confirm:")
         self._check_ready()
+        before, self.moved_from = self.moved_from, None
+        if before is not None:
+            change = pages - before
+            what = (f"{counted(change, 'page')} matched since the plan" if change > 0 else
+                    f"{counted(-change, 'page')} left the selection since the plan" if change < 0 else
+                    "Other pages match now than when planned")
+            self.notify(f"{what}; nothing was erased. The plan above now has {pages:,}: type {pages:,} to go on.",
+                        title="The selection changed", severity="warning")
 
     @on(BulkStarted)
     def _started(self, message: BulkStarted) -> None:

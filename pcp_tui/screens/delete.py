@@ -13,6 +13,7 @@ from textual.widgets import Button, Checkbox, Label, Static
 
 from .. import commands, reading
 from ..messages import DeletePlanned, PageDeleted, StoreWorkers
+from ..widgets.ticks import Tick
 from ..widgets.fields import Field
 from .confirm import key_hint
 from ..text import counted
@@ -37,16 +38,17 @@ def plan_text(plan: DeletePlan, titles: dict[str, str]) -> Content:
         f"{counted(plan.get('bytes', 0), 'byte')} of content.",
         "Nothing of it stays in the database, its WAL, its index or the handoff copies; a receipt without content is kept.",
     ]
-    if len(plan.get("pages", [])) > 1:
-        lines.append("Pages: " + ", ".join(titles.get(p, p) for p in plan["pages"][:12]))
-    for rev in plan.get("revisions", [])[:8]:
-        lines.append(f"  revision {rev}")
-    if len(plan.get("revisions", [])) > 8:
-        lines.append(f"  … and {len(plan['revisions']) - 8} more revisions")
+    # What decides the question first (at 80x24 the body shows six rows): the pages, what derives from them,
+    # the handoffs and export files that hold them; the revision ids last.
+    pages = plan.get("pages", [])
+    if len(pages) > 1:
+        lines.append("Pages: " + ", ".join(titles.get(p, p) for p in pages[:12])
+                     + (f", and {len(pages) - 12:,} more" if len(pages) > 12 else ""))
     derived = plan.get("derived_pages", [])
     if derived:
         lines.append(f"{counted(len(derived), 'page')} derived from it stay{'s' if len(derived) == 1 else ''} unless you cascade (ctrl+k): "
-                     + ", ".join(titles.get(p, p) for p in derived[:8]))
+                     + ", ".join(titles.get(p, p) for p in derived[:8])
+                     + (f", and {len(derived) - 8:,} more" if len(derived) > 8 else ""))
     handoffs = plan.get("handoffs", [])
     if handoffs:
         chats = sorted({h["label"] for h in handoffs})
@@ -54,6 +56,11 @@ def plan_text(plan: DeletePlan, titles: dict[str, str]) -> Content:
                      f"{', '.join(chats)} (their stored copies are rewritten to say 'erased').")
     for export in plan.get("export_files", []):
         lines.append(f"Your export file {export['path']} holds it; it is your file and is not rewritten.")
+    revisions = plan.get("revisions", [])
+    for rev in revisions[:8]:
+        lines.append(f"  revision {rev}")
+    if len(revisions) > 8:
+        lines.append(f"  … and {len(revisions) - 8} more revisions")
     return Content("\n".join(lines))
 
 
@@ -132,7 +139,7 @@ class DeleteScreen(StoreWorkers, TypedThenReason["Receipt | None"]):
                          id="delete-title")
             with VerticalScroll(id="delete-body"):
                 yield Static("Planning…", id="plan")
-            yield Checkbox("Also erase the pages derived from it (cascade)", id="cascade", disabled=True)
+            yield Tick("Also erase the pages derived from it (cascade)", id="cascade", disabled=True)
             yield Static(f"Type the page's short id to confirm: the last 6 characters of {self.page_id}",
                          id="typed-label")  # a Static wraps, so the id is never cut off
             yield Field(placeholder="6 characters", id="typed", max_length=6)

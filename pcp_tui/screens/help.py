@@ -19,10 +19,10 @@ from .confirm import key_hint
 if TYPE_CHECKING:
     from ..app import PcpApp
 
-TITLES = {"app": "Everywhere", "main": "Pages", "confirm": "Confirmations", "form": "Dialogs with fields", "delete": "Delete",
+TITLES = {"app": "Everywhere", "main": "Pages", "search": "Search box", "confirm": "Confirmations", "form": "Form dialogs", "delete": "Delete",
           "bulk_delete": "Delete many",
           "revise": "Revise", "link": "Link", "rights": "Your rights", "handoff": "Handoff",
-          "reviews": "Reviews", "welcome": "Welcome / import", "sync": "Sync", "help": "Help"}
+          "reviews": "Reviews", "welcome": "Import", "sync": "Sync", "help": "Help"}
 
 
 class HelpScreen(ModalScreen[None]):
@@ -44,14 +44,24 @@ class HelpScreen(ModalScreen[None]):
             named = self.dialog_title or TITLES.get(self.scope or "", self.scope) or "this one"
             title = f"Keys of this dialog: {named}" if self.dialog else "Keys"
             yield Static(Content.styled(title, "bold"), classes="dialog-title")
-            yield Static(Content(
-                "Every action is also in the command palette. Remap a key in keymap.toml beside config.toml, e.g. "
-                "revise = \"ctrl+e\" (the id is the last column; a narrow screen leaves it out). Lists: ↑/↓ or j/k, "
-                "PageUp/PageDown, Home/End, "
-                "Enter opens; Tab moves between panes. In the Revisions tab's history, Enter compares a revision "
-                "with the one before it, f and t make it the diff's From and To."), classes="dialog-body")
+            yield Static(self.preamble(wide=True), classes="dialog-body", id="help-preamble")
             yield DataTable(id="keys", cursor_type="row", zebra_stripes=True)
             yield Static(key_hint(self.app, [("help.close", "Close")]), classes="dialog-keys")
+
+    def preamble(self, wide: bool) -> Content:
+        """What holds for every key; on a narrow screen in fewer words (the table keeps its rows). The Revisions
+        tab's history keys only where they apply: the pages, not a dialog."""
+        if wide:
+            text = ("Every action is also in the command palette. Remap a key in keymap.toml beside config.toml, e.g. "
+                    "revise = \"ctrl+e\" (the id is the last column). Lists: ↑/↓ or j/k, PageUp/PageDown, Home/End, "
+                    "Enter opens; Tab moves between panes.")
+        else:
+            text = ("Every action is in the palette too. keymap.toml (beside config.toml) remaps one: "
+                    "id = \"keys\", with the id each row ends with. Lists: ↑/↓ j/k, PgUp/PgDn, Home/End, Enter.")
+        if not self.dialog:
+            text += (" In the Revisions tab's history, Enter compares a revision with the one before it, f and t make "
+                     "it the diff's From and To." if wide else " Revisions history: Enter compares, f/t pick From/To.")
+        return Content(text)
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._fill)  # once the table has its width: the descriptions wrap to it
@@ -76,6 +86,7 @@ class HelpScreen(ModalScreen[None]):
         if not with_ids:
             what = room - sum(widths[i] + pad for i in (0, 1, 2)) - pad
         what = max(what, 16)
+        self.query_one("#help-preamble", Static).update(self.preamble(with_ids))
         table.clear(columns=True)
         table.add_column("Where", width=widths[0])
         table.add_column("Keys", width=widths[1])
@@ -84,7 +95,10 @@ class HelpScreen(ModalScreen[None]):
         if with_ids:
             table.add_column("Id", width=widths[4])
         for where, keys, title, text, ident in rows:
-            cells = [where, keys, title, Text(text, overflow="fold")] + ([ident] if with_ids else [])
+            # A narrow screen has no Id column: each description ends with its id (what keymap.toml remaps).
+            described = Text(text, overflow="fold") if with_ids else Text.assemble(text, (f" · id {ident}", "dim"),
+                                                                                   overflow="fold")
+            cells = [where, keys, title, described] + ([ident] if with_ids else [])
             table.add_row(*cells, height=None)
         table.focus()
 

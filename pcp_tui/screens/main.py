@@ -18,8 +18,8 @@ from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from .. import commands, reading
-from ..messages import (BasketChanged, OpenPage, ReviewsCounted, ScopesLoaded, SelectionCounted, StoreChanged,
-                        SyncNoted)
+from ..messages import (BasketChanged, OpenPage, PagesCounted, ReviewsCounted, ScopesLoaded, SelectionChecked,
+                        SelectionCounted, StoreChanged, SyncNoted)
 from ..widgets.fields import Field
 from ..widgets.graph import GraphView
 from ..widgets.inspector import Inspector
@@ -37,7 +37,10 @@ if TYPE_CHECKING:
 
     from ..reads import StoreReader
 
-ORDERS = ("recent", "title")
+ORDERS = ("recent", "oldest", "title")
+REVERSED = {"recent": "oldest", "oldest": "recent"}  # (the store has no title order from Z to A)
+ORDER_WORDS = {"recent": "by recent", "oldest": "oldest first", "title": "by title"}
+COUNT_SHOWN_AFTER = 0.05  # seconds a count may take before the header says "counting…"
 STATUSES = ("active", "all", *sorted(set(LIFECYCLE_STATUSES) - {"active"}))  # the order the filter cycles
 # What a status filter asks the store for: "all" is every status, tombstoned pages included (the store's own
 # "all" leaves them out), so "status all" lists every page the scope counts hold and the tombstoned ones.
@@ -50,6 +53,18 @@ WINDOW = 100  # rows per list window (the store's maximum list size)
 SEARCH_WINDOW = 50  # hits per search window (the store's maximum)
 DEBOUNCE = 0.15  # seconds of quiet typing before a search; results must land within 300 ms
 DEFERRED_LOADS = 1.0  # seconds the scope counts, reviews and sync state wait at most for the first window
+
+
+class SearchField(Field):
+    """The search box: esc or Down leaves it for the results, as in other terminal apps (a letter typed after
+    that is a key of the list, not more words of the query)."""
+
+    BINDINGS = commands.bindings("search")
+
+    def action_leave(self) -> None:
+        screen = self.screen
+        if isinstance(screen, MainScreen):
+            screen.leave_search(self.value)
 
 
 def statuses_of(status: str) -> list[str]:
@@ -115,6 +130,9 @@ class MainScreen(CurateActions):
         self.reviews = 0
         self.sync_state: dict[str, Any] | None = None  # sync_status, for the status line (F7 opens the sync dialog)
         self.listed: tuple[int, bool] | None = None  # rows in the list, and whether that is all of them
+        self.total: tuple[tuple[Any, ...], int] | None = None  # (listing key, pages) counted by the store for the list
+        self.counting = False  # a count is on its way and took long enough to say so
+        self._count_timer: Timer | None = None
         self._timer: Timer | None = None
         self._deferred: Timer | None = None  # the loads that wait for the first window (on_mount)
         self._shown_status: Content | None = None
@@ -125,12 +143,13 @@ class MainScreen(CurateActions):
         # one (id -> title, in the order marked), or every page matching the search and filters of `matching`.
         self.selection: dict[str, str] = {}
         self.matching: SelectionCounted | None = None
+        self._erasing = False  # this app's bulk deletion is erasing the selection now
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
             yield ScopePane(id="scope-pane")  # the tree (#scopes) and the highlighted node in full
             with Vertical(id="pages-pane"):
-                yield Field(placeholder="Search (/) · auto", id="search")
+                yield SearchField(placeholder="Search (/) · auto", id="search")
                 yield Static("", id="list-status").with_tooltip(
                     "The scope tree counts every page that is not tombstoned (active, superseded and archived); "
                     "the Status filter (f) chooses which of them the list shows.")
@@ -213,10 +232,52 @@ class MainScreen(CurateActions):
             page_list.load(fetch, query=self.query_text, keep_page=keep_page,
                            empty_note="No pages match.", quiet=quiet)
         else:
+            self._count(quiet)
             fetch = list_fetch(window_reader, self.scopes, self.status, self.order, self.actor)
+            other_end = REVERSED.get(self.order)  # End reads the listing from its other end (keyset, no offset)
+            reverse = list_fetch(window_reader, self.scopes, self.status, other_end, self.actor) if other_end else None
             hint = (f"the Author filter: {self.app.key_display('actor_filter')}" if self.actor
                     else f"the Status filter: {self.app.key_display('status_filter')}")
-            page_list.load(fetch, keep_page=keep_page, empty_note=f"No pages here (try {hint}).", quiet=quiet)
+            page_list.load(fetch, keep_page=keep_page, empty_note=f"No pages here (try {hint}).", quiet=quiet,
+                           reverse=reverse)
+        self._show_status()
+
+    def _count_key(self) -> tuple[Any, ...]:
+        return (tuple(self.scopes) if self.scopes is not None else None, self.status, self.actor)
+
+    def _count(self, quiet: bool) -> None:
+        """The list's real length, counted by the store off the loop; a count that takes over 50 ms shows
+        "counting…" until it lands (a quiet reload keeps the last number meanwhile)."""
+        key = self._count_key()
+        if self.total is not None and self.total[0] != key:
+            self.total = None
+        if not quiet or self.total is None:
+            if self._count_timer is not None:
+                self._count_timer.stop()
+            self._count_timer = self.set_timer(COUNT_SHOWN_AFTER, self._say_counting)
+        self._count_pages(key)
+
+    def _say_counting(self) -> None:
+        if self.total is None or self.total[0] != self._count_key():
+            self.counting = True
+            self._show_status()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="count")
+    def _count_pages(self, key: tuple[Any, ...]) -> None:
+        scopes, status, actor = key
+        counted = self.app.opened_store.count_pages(scopes=list(scopes) if scopes is not None else None,
+                                             status=statuses_of(status), actor_types=[actor] if actor else None)
+        if not get_current_worker().is_cancelled:
+            self.post_message(PagesCounted(key, counted["pages"]))
+
+    @on(PagesCounted)
+    def _pages_counted(self, message: PagesCounted) -> None:
+        message.stop()
+        if message.key != self._count_key():
+            return  # the scope or a filter changed meanwhile
+        if self._count_timer is not None:
+            self._count_timer.stop()
+        self.total, self.counting = (message.key, message.pages), False
         self._show_status()
 
     def on_resize(self) -> None:
@@ -279,8 +340,12 @@ class MainScreen(CurateActions):
         than the two rows the line has): only the filters that are set (no "status active", no "by anyone"),
         and the tombstoned count shorter."""
         parts = []
-        if self.listed is not None:
-            count, complete = self.listed
+        listing = not (self.query_text.strip() or any(self.dates))
+        total = self.total[1] if listing and self.total is not None and self.total[0] == self._count_key() else None
+        if total is None and listing and self.counting:
+            parts.append(" · counting…")
+        elif self.listed is not None or total is not None:
+            count, complete = (total, True) if total is not None else (self.listed or (0, False))
             held = self._scope_count()
             if not complete:
                 parts.append(f" · {count:,}+ pages")
@@ -302,7 +367,7 @@ class MainScreen(CurateActions):
         if self.query_text.strip():
             parts.append(f" · search ({self.mode}) “{self.query_text if words else ''}”")  # a long query is cut, not the mode
         else:
-            parts.append(" · newest first" if any(self.dates) else f" · by {self.order}")
+            parts.append(" · newest first" if any(self.dates) else f" · {ORDER_WORDS[self.order]}")
         chosen, picked = self.selected_count(), ""
         if chosen:  # before the filters: on a narrow pane it is the search words that are cut, never this
             keys = f"{self.app.key_display('delete')} deletes, {self.app.key_display('clear_selection')} clears"
@@ -342,6 +407,11 @@ class MainScreen(CurateActions):
     def on_page_list_highlighted(self, message: PageList.Highlighted) -> None:
         self.query_one(Inspector).show(message.row["page_id"] if message.row else None)
 
+    def on_page_list_ranked(self, message: PageList.Ranked) -> None:
+        more = "; more are ranked as you go down" if message.more else ", every one that matches"
+        self.notify(f"The last of {counted(message.count, 'hit')} ranked so far{more}.", title="Search",
+                    timeout=4)
+
     def on_page_list_chosen(self, message: PageList.Chosen) -> None:
         self.query_one(Inspector).query_one("#tabs").focus()
 
@@ -363,10 +433,27 @@ class MainScreen(CurateActions):
             self._search(event.value)
             self.query_one(PageList).focus()
 
+    def leave_search(self, text: str) -> None:
+        """From the search box to the list; what was typed is searched now (no debounce left to wait for)."""
+        if self._timer is not None:
+            self._timer.stop()
+        self._search(text)
+        self.query_one(PageList).focus()
+
+    def action_clear_search(self) -> None:
+        self.query_one("#search", Field).value = ""
+        if self._timer is not None:
+            self._timer.stop()
+        self._search("")
+        self.refresh_bindings()
+
     def _search(self, text: str) -> None:
         if text != self.query_text:
+            had = bool(self.query_text)
             self.query_text = text
             self.reload_pages()
+            if had != bool(text):
+                self.refresh_bindings()  # "esc Clear search" comes and goes with a search
 
     def on_relation_list_follow(self, message: RelationList.Follow) -> None:
         self.post_message(OpenPage(message.page_id))
@@ -388,6 +475,34 @@ class MainScreen(CurateActions):
         self._load_sync()
         self.reload_pages(quiet=True)
         self.query_one(Inspector).reload()  # an erased page clears it
+        if self.matching is not None:  # a page written or erased elsewhere may match: the ✓ count follows
+            self._count_matching(self.matching.filters, self.matching.label, self.matching.key, True)
+        # A page selected one by one may have been erased elsewhere: it leaves the selection. (Not while this
+        # app's bulk deletion runs: it takes its pages out itself, and would read erased pages back.)
+        if self.selection and not self._erasing:
+            self._check_selection(list(self.selection))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="selection-check")
+    def _check_selection(self, page_ids: list[str]) -> None:
+        from store import NotFound
+
+        found: set[str] = set()
+        for batch in reading.chunks(page_ids):
+            try:
+                results = self.app.opened_store.read_pages(batch, projections=("manifest",))["results"]
+            except NotFound:  # every page of the batch was erased
+                continue
+            found |= {res["revision"]["page_id"] for res in results if "revision" in res}
+        self.post_message(SelectionChecked(page_ids, found))
+
+    @on(SelectionChecked)
+    def _selection_checked(self, message: SelectionChecked) -> None:
+        message.stop()
+        gone = [page_id for page_id in message.checked if page_id in self.selection and page_id not in message.found]
+        for page_id in gone:
+            del self.selection[page_id]
+        if gone:
+            self._show_selection()
 
     @on(BasketChanged)
     def _basket_changed(self, message: BasketChanged) -> None:
@@ -427,6 +542,16 @@ class MainScreen(CurateActions):
 
     def action_focus_pages(self) -> None:
         self.query_one(PageList).focus()
+
+    def show_everything(self) -> None:
+        """Every scope, no search (after an import: its pages are listed, not the search that was on)."""
+        search = self.query_one("#search", Field)
+        if self._timer is not None:
+            self._timer.stop()
+        search.value = ""
+        self.query_text = ""
+        self.refresh_bindings()
+        self.action_all_scopes()
 
     def action_all_scopes(self) -> None:
         self.scopes, self.scope_label = None, "all scopes"
@@ -542,7 +667,15 @@ class MainScreen(CurateActions):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "clear_selection":
             return bool(self.selection) or self.matching is not None
+        if action == "clear_search":
+            return bool(self.query_text) and not (self.selection or self.matching is not None)
         return True
+
+    def footer_pins(self) -> set[str]:
+        """Footer keys kept at any width besides help and quit: what acts on the selection, or on the search."""
+        if self.selection or self.matching is not None:
+            return {"delete", "clear_selection"}
+        return {"clear_search"}
 
     def action_toggle_select(self) -> None:
         page_list = self.query_one(PageList)
@@ -602,15 +735,19 @@ class MainScreen(CurateActions):
         self._count_matching(filters, label, self._listing_key())
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="select-matching")
-    def _count_matching(self, filters: dict[str, Any], label: str, key: tuple[Any, ...]) -> None:
+    def _count_matching(self, filters: dict[str, Any], label: str, key: tuple[Any, ...], again: bool = False) -> None:
         plan = self.app.opened_store.plan_bulk_delete(filters)
-        self.post_message(SelectionCounted(filters, label, plan["pages"], key))
+        self.post_message(SelectionCounted(filters, label, plan["pages"], key, again))
 
     @on(SelectionCounted)
     def _matching_counted(self, message: SelectionCounted) -> None:
         message.stop()
         if message.key != self._listing_key():
             return  # the search or filters changed meanwhile
+        if message.again:  # the store changed: "every match" is counted again (pages came or went)
+            if self.matching is not None:
+                self._set_matching(message if message.pages else None)
+            return
         if message.pages == 0:
             self.notify("Nothing matches; nothing is selected.", title="Select", severity="warning")
             return
@@ -637,6 +774,7 @@ class MainScreen(CurateActions):
         it ends (read back once erased, each would leave a failed read in the audit log). It ends or stops: the erased
         pages leave the selection, the list, the basket and every view (StoreChanged), under the receipt."""
         inspector = self.query_one(Inspector)
+        self._erasing = not finished
         if not finished:
             inspector.withhold(set(receipt["page_ids"][receipt["pages_done"]:]))
             return
@@ -658,6 +796,7 @@ class MainScreen(CurateActions):
 
     def _after_bulk_delete(self, receipt: BulkDeleteReceipt | None) -> None:
         """The dialog closed: what it did, in a toast (the views followed it while it was up)."""
+        self._erasing = False  # (an erasure that failed never said it finished)
         self.query_one(Inspector).withhold(set())  # (an erasure that failed: its pages are shown again)
         if not receipt:
             return

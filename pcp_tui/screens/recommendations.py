@@ -31,11 +31,12 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
         with Vertical(id="dialog", classes="dialog full"):
             yield Static(Content.styled("Recommendations", "bold"), classes="dialog-title")
             yield Static(Content("Models may recommend withdrawing a page, or mark one as superseded by a newer "
-                                 "page; only you decide. Enter shows the page, t tombstones it, s confirms a "
-                                 "supersedes as your own."), classes="dialog-body")
+                                 "page; only you decide. Enter shows the page, t tombstones it, d dismisses the "
+                                 "recommendation and keeps the page, s confirms a supersedes as your own."), classes="dialog-body")
             yield DataTable(id="reviews-table", cursor_type="row")
             yield Static("", id="review-detail", classes="detail")  # the highlighted row in full (reasons wrap)
             yield Static(key_hint(self.app, [("reviews.open", "Open"), ("reviews.tombstone", "Tombstone"),
+                                             ("reviews.dismiss", "Dismiss"),
                                              ("reviews.confirm", "Confirm supersedes"), ("reviews.back", "Close"),
                                              ("help", "Keys")]), classes="dialog-keys")
 
@@ -89,6 +90,8 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
         name = message.result.get("title") or message.result["page_id"]  # the page's title, as elsewhere
         if message.result.get("action") == "supersedes":
             self.notify(f"Confirmed: “{name}” is superseded.", title="Supersedes")
+        elif message.result.get("action") == "dismissed":
+            self.notify(f"Dismissed: “{name}” stays as it is.", title="Reviews")
         else:
             self.notify(lifecycle_sentence("tombstone", name, "tombstoned"), title="Tombstone")
         self.app.announce_change(message.result["page_id"])  # this list reloads through it too
@@ -150,6 +153,21 @@ class RecommendationsScreen(StoreWorkers, ModalScreen[None]):
     def _confirm(self, from_page_id: str, page_id: str, title: str) -> None:
         self.app.opened_store.link_pages(from_page_id, "supersedes", page_id)
         self.post_message(Tombstoned({"page_id": page_id, "action": "supersedes", "title": title}))
+
+    def action_dismiss_recommendation(self) -> None:
+        """The owner keeps the page: nothing asks first (nothing is withdrawn or erased; the model may ask again)."""
+        rec = self._current()
+        if rec is not None:
+            self._dismiss_rec(rec)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="reviews-dismiss")
+    def _dismiss_rec(self, rec: dict[str, Any]) -> None:
+        store = self.app.opened_store
+        if rec.get("action") == "supersedes":
+            store.unlink(rec["relation_id"], "dismissed in the pcp app: the page is not superseded")
+        else:
+            store.dismiss_recommendation(rec["recommendation_id"])
+        self.post_message(Tombstoned({"page_id": rec["page_id"], "action": "dismissed", "title": rec["title"]}))
 
     def action_back(self) -> None:
         self.dismiss(None)

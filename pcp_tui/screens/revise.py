@@ -84,7 +84,9 @@ class ReviseScreen(StoreWorkers, ModalScreen[WriteResult | None]):
     def on_mount(self) -> None:
         self.query_one("#conflict", Static).display = False
         if self.boxed:
-            self.query_one("#body", Editor).focus()
+            body = self.query_one("#body", Editor)
+            body.move_cursor(body.document.end)  # what is typed straight away adds to the page, not before its title
+            body.focus()
         if self.open_editor or not self.boxed:
             self.call_after_refresh(self.action_editor)
 

@@ -18,6 +18,7 @@ from textual.worker import Worker, WorkerState
 from .. import commands
 from ..messages import (AuditLoaded, Exported, Progress, ReceiptsLoaded, ScopeDeleted, ScopePlanned, ScopesLoaded,
                         StoreChanged, StoreWorkers)
+from ..widgets.ticks import TickList
 from ..widgets.fields import Field
 from ..widgets.footer import FitFooter
 from ..widgets.tabs import show_tab
@@ -25,7 +26,8 @@ from .confirm import ConfirmScreen
 from ..text import counted
 
 if TYPE_CHECKING:
-    from store.types import AuditEvent, ScopeDeletePlan
+    from store.types import BulkDeleteReceipt
+    from store.types import AuditEvent, ScopeDeletePlan, StoppedBulkDeletion
 
 AUDIT_PAGE = 50
 
@@ -62,6 +64,7 @@ class RightsScreen(StoreWorkers, Screen[Any]):
     def __init__(self) -> None:
         super().__init__()
         self.audit_cursor: str | None = None
+        self.stopped: dict[str, StoppedBulkDeletion] = {}  # bulk deletions stopped before the end, by receipt id
         self.audit_events: list[AuditEvent] = []  # the rows of the audit table, in order
         self.scope_plan: ScopeDeletePlan | None = None
 
@@ -72,7 +75,7 @@ class RightsScreen(StoreWorkers, Screen[Any]):
             with TabPane("1 Export", id="export"):
                 with Form():
                     yield Label("Scopes to export (choose none for everything)")
-                    yield SelectionList[str](id="export-scopes")
+                    yield TickList(id="export-scopes")
                     yield Label("Format")
                     yield Select([("JSON Lines (complete, re-importable)", "jsonl"),
                                   ("Markdown folder (for reading)", "markdown")], value="jsonl", allow_blank=False,
@@ -207,14 +210,20 @@ class RightsScreen(StoreWorkers, Screen[Any]):
         receipts = message.receipts
         table = self.query_one("#receipts-table", DataTable)
         table.clear()
+        self.stopped = {d["receipt_id"]: d for d in message.stopped}
+        resume = self.app.key_display("rights.resume")
+        for d in message.stopped:  # a row each, first: r resumes the highlighted one
+            table.add_row(d["receipt_id"], d["updated_at"][:19], "", f"{d['pages_done']:,} of {d['pages']:,}", "",
+                          "stopped", d["reason"], key=d["receipt_id"])
         for r in receipts:
             table.add_row(r["receipt_id"], r["created_at"][:19], r.get("namespace") or "", len(r["page_ids"]),
                           len(r["revision_ids"]), r.get("wal_erasure", "done"), r["reason"])
         lines = [Content.assemble(("Stopped before the end: ", "bold $warning"), f"{d['receipt_id']}, "
                                   f"{d['pages_done']:,} of {d['pages']:,} pages erased (last batch "
-                                  f"{d['updated_at'][:16].replace('T', ' ')}). `pcp delete --resume {d['receipt_id']}` "
-                                  "erases the rest of the recorded set.")
+                                  f"{d['updated_at'][:16].replace('T', ' ')}). {resume} on its row resumes it (or "
+                                  f"`pcp delete --resume {d['receipt_id']}`).")
                  for d in message.stopped]
+        self.refresh_bindings()
         stopped = self.query_one("#stopped-deletions", Static)
         stopped.update(Content("\n").join(lines) if lines else "")
         stopped.display = bool(lines)
@@ -276,8 +285,9 @@ class RightsScreen(StoreWorkers, Screen[Any]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="export")
     def _export(self, path: Path, scopes: list[str] | None, fmt: str, create: bool) -> None:
-        if create:
-            path.parent.mkdir(parents=True, exist_ok=True)
+        if create:  # every folder made here is the owner's only (0700), as the store's own folders are
+            for folder in missing_folders(path):
+                folder.mkdir(mode=0o700, exist_ok=True)
         def progress(done: int, total: int | None, what: str = "", /) -> None:
             self.post_message(Progress("export", done, total))
 
@@ -401,18 +411,41 @@ class RightsScreen(StoreWorkers, Screen[Any]):
         """Show one of the four tabs (keys 1-4) with the keys in it: its first field, list or table."""
         show_tab(self.query_one("#rights-tabs", TabbedContent), tab, focus_into=True)
 
-    TAB_ACTIONS = {"export": "export", "more_audit": "audit"}  # a tab's own keys: shown and working on it only
+    TAB_ACTIONS = {"export": "export", "more_audit": "audit", "resume_deletion": "receipts"}  # a tab's own keys: shown and working on it only
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         tab = self.TAB_ACTIONS.get(action)
         if action == "more_audit" and not self.audit_cursor:
             return False  # ("that is all": no key for more)
+        if action == "resume_deletion" and not self.stopped:
+            return False
         tabs = self.query("#rights-tabs")  # (none before the screen is composed)
         return tab is None or not tabs or tabs.first(TabbedContent).active == tab
 
     @on(TabbedContent.TabActivated, "#rights-tabs")
     def _tab_shown(self) -> None:
         self.refresh_bindings()  # the footer shows the keys of this tab
+
+    def action_resume_deletion(self) -> None:
+        """The highlighted stopped deletion goes on in the bulk-delete dialog: its recorded set, not a filter."""
+        from .bulk_delete import BulkDeleteScreen
+
+        table = self.query_one("#receipts-table", DataTable)
+        if not self.stopped or table.row_count == 0:
+            return
+        row = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        if row not in self.stopped:
+            self.notify(f"Highlight a stopped deletion first (a “stopped” row), then "
+                        f"{self.app.key_display('rights.resume')}.", title="Resume", severity="warning")
+            return
+
+        def erased(receipt: BulkDeleteReceipt, finished: bool) -> None:
+            if finished:
+                done = receipt["page_ids"][:receipt["pages_done"]]
+                self.app.forget_pages(done)
+                self.app.announce_change(None, removed=True)  # every view, and this tab, follow
+
+        self.app.push_screen(BulkDeleteScreen.resuming(row, follow=erased))
 
     def action_more_audit(self) -> None:
         if self.audit_cursor:

@@ -31,6 +31,21 @@ if TYPE_CHECKING:
 
 # The store's importers (a memory import needs whose memory it is: `pcp import memory --from`), and a pcp export.
 SOURCES = [(i.label, name) for name, i in IMPORTERS.items() if i.kind != "memory"] + [("A pcp export (.jsonl)", "export")]
+PATH_HINTS = {"chatgpt": "e.g. ~/Downloads/chatgpt-export.zip", "claude": "e.g. ~/Downloads/claude-export.zip",
+              "claude-code": "empty: ~/.claude/projects", "codex": "empty: ~/.codex", "gemini": "empty: ~/.gemini/tmp",
+              "markdown": "e.g. ~/notes", "events": "e.g. ~/events.jsonl", "export": "e.g. pcp-export.jsonl"}
+
+
+NAMESPACE_HINTS = {"chatgpt": "empty: a scope for each conversation", "claude": "empty: a scope for each conversation",
+                   "markdown": "empty: notes:<the folder's name>", "events": "empty: each event's own namespace",
+                   "export": "empty: the scopes the export names"}
+
+
+def namespace_hint(source: str) -> str:
+    """The namespace field's hint for an importer (agent sessions take none)."""
+    return NAMESPACE_HINTS.get(source, "leave empty: each session goes to its project's scope")
+
+
 # Agent sessions: the path may be left empty (their own folder), and each session goes to its project's scope.
 AGENTS = frozenset(name for name, i in IMPORTERS.items() if i.kind == "agent")
 REPORT_LINES = 200  # lines of the kept report shown; `pcp import-report ID` prints them all
@@ -101,7 +116,7 @@ class WelcomeScreen(StoreWorkers, Screen[Any]):
 
     def _intro(self, empty: bool) -> tuple[Content, Content]:
         """The title and the intro: a welcome for an empty store, an import for one with pages."""
-        path = self.app.store.path if self.app.store is not None else ""
+        path = self.app.opened_store.path if self.app.store is not None else ""
         if getattr(self.app, "demo_mode", False):  # (no "look around the demo": this is it)
             return Content.styled(IMPORT, "bold"), Content(
                 f"Import into the demo store: {path}\nTry an import here; your own store is not touched (`pcp` "
@@ -122,9 +137,9 @@ class WelcomeScreen(StoreWorkers, Screen[Any]):
             yield Label("Import from")
             yield Select(SOURCES, value="chatgpt", allow_blank=False, id="source")
             yield Label("Path")
-            yield Field(placeholder="~/Downloads/chatgpt-export.zip", id="path")
+            yield Field(placeholder=PATH_HINTS["chatgpt"], id="path")
             yield Label("Namespace (optional: put everything into this one scope)")
-            yield Field(placeholder="e.g. import:chatgpt", id="namespace")
+            yield Field(placeholder=namespace_hint("chatgpt"), id="namespace")
             yield ProgressBar(id="progress", show_eta=False)
             yield Static("", id="result")
             with VerticalScroll(id="report-lines"):
@@ -138,7 +153,8 @@ class WelcomeScreen(StoreWorkers, Screen[Any]):
     def on_mount(self) -> None:
         self.query_one("#progress", ProgressBar).display = False
         self.query_one("#report-lines").display = False
-        self.query_one("#path", Field).focus()
+        # The form from its top: what to import from, then (Tab) its path, then the namespace.
+        self.query_one("#source", Select).focus()
         self.query_one("#demo", Button).display = not getattr(self.app, "demo_mode", False)
         if not self.first_run:  # F5: the store may have been emptied since it opened
             self._check_empty()
@@ -272,13 +288,21 @@ class WelcomeScreen(StoreWorkers, Screen[Any]):
         # The report pushed the buttons down: on a short screen, keep the way on (focused) in view.
         self.call_after_refresh(self.query_one("#welcome").scroll_end, animate=False)
 
+    def on_select_changed(self, event: Select.Changed) -> None:
+        """The hints follow the importer chosen (a hint says "e.g.": it never reads as a value typed)."""
+        if event.select.id == "source" and isinstance(event.value, str):
+            self.query_one("#path", Field).placeholder = PATH_HINTS.get(event.value, "")
+            self.query_one("#namespace", Field).placeholder = namespace_hint(event.value)
+
     def action_back(self) -> None:
         if not (self.imported or not self.first_run):
             return
         if self.first_run:
             self.app.show_pages()
-        else:
-            self.app.pop_screen()
+            return
+        self.app.pop_screen()
+        if self.imported:  # the imported pages, not the search or scope that was on before
+            self.app.show_everything()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 FooterKey, KeyGroup = footer_parts()
 
 
+ALWAYS_SHOWN = frozenset({"help", "quit"})  # at any width: how to get help and how to leave
+
+
 class FitFooter(Footer):
     """Textual's compact footer, with the keys that do not fit entirely hidden instead of cut off.
 
@@ -91,12 +94,21 @@ class FitFooter(Footer):
         self.call_after_refresh(self._fit)
 
     def _fit(self) -> None:
+        """Keys that do not fit whole are hidden, from the right; help, quit and the keys the screen pins (what
+        acts on the selection) are always kept, and the others share what room they leave."""
+        if not self.is_attached:
+            return  # (a screen closed before its footer was fitted)
         keys = list(self.query(FooterKey))
         palette = [k for k in keys if k.has_class("-command-palette")]
-        room = self.size.width - sum(self._width(k) for k in palette)
+        pins = ALWAYS_SHOWN | set(getattr(self.screen, "footer_pins", lambda: ())())
+        pinned = [k for k in keys if k not in palette and k.action in pins]
+        room = self.size.width - sum(self._width(k) for k in palette) - sum(self._width(k) for k in pinned)
         used, full = 0, False
         for key in keys:
             if key in palette:
+                continue
+            if key in pinned:
+                key.display = True
                 continue
             used += self._width(key)
             full = full or used > room

@@ -366,7 +366,8 @@ class Inspector(StoreWorkers, Vertical):
         if tab == "content":
             self._show_content(env)
         elif tab == "revisions":
-            self.query_one(RevisionsView).show(full.get("history", []), env.get("observed_at"))
+            self.query_one(RevisionsView).show(full.get("history", []), env.get("observed_at"),
+                                               full.get("conflict_revision_ids"))
         elif tab == "provenance":
             self.query_one(ProvenanceTree).show(env, reading.title_of(env), self.page["input_titles"])
         elif tab == "relations":

@@ -1,5 +1,8 @@
 """A page list that scrolls through millions of pages by fetching keyset windows as you go.
 
+Long because: the window cache, keyset paging from either end (Home, End), the cursor, selection marks and
+drawing are one widget's state, read together on every key.
+
 Line API (render_line): only visible lines are drawn; rows arrive a window at a time from a
 fetch function run in a worker thread. Rows far above the cursor are dropped so memory stays
 bounded however far one scrolls (Home starts again from the top).
@@ -148,9 +151,18 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
             self.count, self.complete = count, complete
 
     class Window(Message):
-        def __init__(self, generation: int, rows: list[dict[str, Any]], next_cursor: str | None, first: bool) -> None:
+        def __init__(self, generation: int, rows: list[dict[str, Any]], next_cursor: str | None, first: bool,
+                     tail: bool = False) -> None:
             super().__init__()
             self.generation, self.rows, self.next_cursor, self.first = generation, rows, next_cursor, first
+            self.tail = tail  # a window of the listing read from its other end (End): shown above what is held
+
+    class Ranked(Message):
+        """End in a ranked search: the cursor is on the last hit loaded, `count` hits ranked so far."""
+
+        def __init__(self, count: int, more: bool) -> None:
+            super().__init__()
+            self.count, self.more = count, more
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -165,6 +177,9 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
         self.dropped = 0
         self.empty_note = "No pages here."
         self._fetch: Fetch | None = None
+        self._reverse: Fetch | None = None  # the same listing from its other end (End jumps there by keyset)
+        self.tail = False  # the rows held are the listing's end, read backwards; more are above (`_prev`)
+        self._prev: str | None = None  # in tail mode: the reverse listing's cursor for the rows above
         self._next: str | None = None
         self._loading = False
         self._generation = 0
@@ -177,7 +192,7 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
     # --- loading ---
 
     def load(self, fetch: Fetch, *, query: str = "", row_height: int = 2, keep_page: str | None = None,
-             empty_note: str = "No pages here.", quiet: bool = False) -> None:
+             empty_note: str = "No pages here.", quiet: bool = False, reverse: Fetch | None = None) -> None:
         """Start over with a new source of rows (a listing or a search).
 
         `quiet` (the store changed under the same listing): the rows on screen stay until the new first
@@ -186,6 +201,14 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
         self._generation += 1
         self._forget_lines()
         self._fetch, self.search_query, self.row_height, self.empty_note = fetch, query, row_height, empty_note
+        self._reverse = reverse
+        if quiet and self.tail and reverse is not None:  # the store changed while the end is shown: read it again
+            current = self.current
+            self._keep, self._keep_index, self._replace = (current["page_id"] if current else keep_page), \
+                len(self.rows) - 1 - self.cursor, True
+            self._fetch_window(self._generation, reverse, None, True)
+            return
+        self.tail, self._prev = False, None
         if quiet and self.rows:
             current = self.current
             self._keep = current["page_id"] if current else keep_page
@@ -204,7 +227,7 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
         self._fetch_window(self._generation, fetch, None)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="page-window")
-    def _fetch_window(self, generation: int, fetch: Fetch, after: str | None) -> None:
+    def _fetch_window(self, generation: int, fetch: Fetch, after: str | None, tail: bool = False) -> None:
         from ..reads import Superseded
 
         try:
@@ -213,13 +236,44 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
         except Superseded:  # a newer window was asked for (the next keystroke's search): this one is dropped
             return
         if not get_current_worker().is_cancelled:
-            self.post_message(self.Window(generation, rows, next_cursor, after is None))
+            self.post_message(self.Window(generation, rows, next_cursor, after is None, tail))
+
+    def _tail_window(self, message: Window) -> None:
+        """A window read from the listing's end: the first one replaces the rows (cursor on the last row, or kept
+        on its page), the next ones go above what is held (the view stays where it was)."""
+        rows = list(reversed(message.rows))
+        self._prev, self._next = message.next_cursor, None
+        if message.first:
+            keep, from_end = self._keep, self._keep_index
+            self.rows, self.dropped, self.tail, self._replace = rows, 0, True, False
+            self._keep, self._keep_index = None, None
+            self._forget_lines()
+            self._update_size()
+            index = len(rows) - 1 - min(from_end or 0, max(0, len(rows) - 1))
+            if keep is not None:
+                index = next((i for i, r in enumerate(rows) if r["page_id"] == keep), index)
+            self.set_reactive(PageList.cursor, max(0, index))
+            self._cursor_visible()
+            self.refresh()
+            self.post_message(self.Highlighted(self.current))
+        else:
+            self.rows[:0] = rows
+            self._forget_lines()
+            self._update_size()
+            self.set_reactive(PageList.cursor, self.cursor + len(rows))
+            self.scroll_to(y=self.scroll_y + len(rows) * self.row_height, animate=False)
+            self.refresh()
+        self.post_message(self.Listed(len(self.rows), self._prev is None))
+        self._maybe_more()
 
     def on_page_list_window(self, message: Window) -> None:
         message.stop()
         if message.generation != self._generation:
             return  # a window of a listing that has been replaced
         self._loading = False
+        if message.tail:
+            self._tail_window(message)
+            return
         if message.first and self._replace:
             self.rows, self.dropped, self._replace = [], 0, False
             self._forget_lines()
@@ -247,6 +301,13 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
         self._maybe_more()
 
     def _maybe_more(self) -> None:
+        if self.tail:
+            first_visible = self.scroll_y // max(1, self.row_height)
+            if not self._loading and self._prev is not None and self._reverse is not None \
+                    and min(self.cursor, first_visible) <= PREFETCH:
+                self._loading = True
+                self._fetch_window(self._generation, self._reverse, self._prev, True)
+            return
         if self._loading or self._next is None or self._fetch is None:
             return
         last_visible = (self.scroll_y + self.size.height) // max(1, self.row_height)
@@ -281,7 +342,8 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
     # --- cursor and scrolling ---
 
     def _update_size(self) -> None:
-        lines = len(self.rows) * self.row_height + (1 if self._next is not None or self._loading else 0)
+        below = (self._next is not None or self._loading) and not self.tail  # ("loading more…"; the tail loads above)
+        lines = len(self.rows) * self.row_height + (1 if below else 0)
         # Not a layout pass of the screen for each window (a search typed key by key lands one per key):
         # only a scrollbar that comes or goes lays out (steady.py).
         set_virtual_size(self, Size(self.scrollable_content_region.width, max(lines, 1)))
@@ -309,14 +371,25 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
         self.action_cursor(direction * max(1, self.size.height // self.row_height - 1))
 
     def action_home(self) -> None:
-        if self.dropped and self._fetch is not None:
-            self.load(self._fetch, query=self.search_query, row_height=self.row_height, empty_note=self.empty_note)
+        """The first row: at once when it is held, else the listing read again from its start (keyset)."""
+        if (self.dropped or (self.tail and self._prev is not None)) and self._fetch is not None:
+            self.load(self._fetch, query=self.search_query, row_height=self.row_height, empty_note=self.empty_note,
+                      reverse=self._reverse)
         elif self.rows:
             self.cursor = 0
 
     def action_end(self) -> None:
+        """The last row: at once when every row is held; in a listing, read from its other end by keyset (the
+        rows above load as you go up); in a ranked search, the last hit loaded, and how many are ranked."""
+        if self._next is not None and self._reverse is not None and not self.tail:
+            self._generation += 1
+            self._loading, self._keep, self._keep_index = True, None, None
+            self._fetch_window(self._generation, self._reverse, None, True)
+            return
         if self.rows:
             self.cursor = len(self.rows) - 1
+            if self.search_query:
+                self.post_message(self.Ranked(len(self.rows) + self.dropped, self._next is not None))
 
     def action_choose(self) -> None:
         if self.current is not None:
@@ -351,7 +424,7 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
                 note = note_lines("Loading…" if self._loading else self.empty_note, width - 1)
                 if line < len(note):
                     return self._line([(" " + note[line], self._style("page-list--note"), False)], width, None, True)
-            if index == len(self.rows) and sub == 0 and (self._next is not None or self._loading):
+            if index == len(self.rows) and sub == 0 and (self._next is not None or self._loading) and not self.tail:
                 self.call_later(self._maybe_more)
                 return self._line([(" loading more…", self._style("page-list--note"), False)], width, None, True)
             return Strip.blank(width, self._style("base"))

@@ -83,12 +83,16 @@ class RevisionsView(StoreWorkers, Vertical):
         yield Static("", id="diff-controls")
         yield DiffView(id="diff")
 
-    def show(self, history: list[HistoryEntry], observed_at: str | None = None) -> None:
+    def show(self, history: list[HistoryEntry], observed_at: str | None = None, conflicts: list[str] | None = None) -> None:
+        """`conflicts`: revisions another of the owner's stores made beside the head (sync); they are labelled
+        `conflict`, not `superseded` (nothing superseded them: they wait for a revise to resolve them)."""
         self.history = history
         update_rows(self.query_one("#dates-note", Static), dates_note(history, observed_at))
         total = len(history)
+        concurrent = set(conflicts or ())
         self.query_one(HistoryList).replace_options([
-            Option(Text(revision_label(total - i, rev) + f"  {rev['lifecycle_status']}"), id=rev["revision_id"])
+            Option(Text(revision_label(total - i, rev) + "  " + (
+                "conflict" if rev["revision_id"] in concurrent else rev["lifecycle_status"])), id=rev["revision_id"])
             for i, rev in enumerate(history)
         ])
         if history:

@@ -121,3 +121,26 @@ def test_title_order_walks_its_index_and_an_older_store_gains_it(store, tmp_path
     con.close()
     assert "page_scope_title_nocase" in names and "page_scope_id_title" not in names
     assert version == str(SCHEMA_VERSION)
+
+
+def test_oldest_order_walks_the_recent_order_backwards_from_the_other_end(store):
+    """The app's End: the listing read from its other end, keyset-paged (issue 35)."""
+    _seed(store)
+    store.archive_page(store.list_pages(limit=1)["pages"][0]["page_id"], "old")
+    for kw in ({}, {"scopes": ["project:a"]}, {"status": ["active", "archived"]}):
+        assert _walk(store, order="oldest", **kw) == list(reversed(_walk(store, **kw))), kw
+    cursor = store.list_pages(limit=1)["next_cursor"]
+    with pytest.raises(Invalid):
+        store.list_pages(after=cursor, order="oldest")  # a recent cursor is not an oldest one
+
+
+def test_count_pages_counts_what_the_listing_would_list_and_only_what_the_caller_may_see(store):
+    _seed(store)
+    store.archive_page(store.list_pages(limit=1)["pages"][0]["page_id"], "old")
+    for kw in ({}, {"scopes": ["project:a"]}, {"status": ["active", "archived"]}, {"actor_types": ["model"]},
+               {"status": ["archived"]}):
+        assert store.count_pages(**kw)["pages"] == len(_walk(store, **kw)), kw
+    model = store.with_session(AccessSession.model_client("m", {"project:b": {"search", "read"}}))
+    assert model.count_pages()["pages"] == 2
+    with pytest.raises(Forbidden):
+        model.count_pages(scopes=["project:a"])

@@ -54,7 +54,7 @@ async def test_scope_selection_sort_status_and_author_filters(demo_store, make_a
         await settle(app, pilot)
         assert {r["namespace"] for r in page_list(app).rows} == {"project:garden", "conversation:claude-watering"}
         assert garden.is_expanded == expanded  # Enter shows the pages; it does not fold the node (space does)
-        await pilot.press("ctrl+l", "o")  # sort by title
+        await pilot.press("ctrl+l", "o", "o")  # sort by title (after oldest first)
         await settle(app, pilot)
         assert titles(app) == sorted(titles(app), key=str.lower)  # case does not split the order
         await pilot.press("0", "f")  # every scope, status: all (but tombstoned)

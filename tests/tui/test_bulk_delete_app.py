@@ -342,7 +342,9 @@ async def test_a_selection_changed_since_the_plan_is_planned_again(many_pages, m
         await type_into(app, pilot, "#typed", "40")
         await pilot.press("enter", "enter")
         await settle(app, pilot)
-        assert any("not the planned set" in n for n in said(app))  # the store's conflict
+        # said in the app's words (report 9: "plan again and confirm the digest" is the CLI's)
+        assert any("1 page matched since the plan" in n and "type 41 to go on" in n for n in said(app)), said(app)
+        assert not any("digest" in n for n in said(app)), said(app)
         assert dialog.receipt is None and not dialog.running
         assert dialog.plan["pages"] == 41 and dialog.query_one("#typed").display
         assert "(41)" in str(dialog.query_one("#typed-label").render())
@@ -461,3 +463,73 @@ async def test_removing_the_erased_rows_never_shows_one_of_them_again(demo_store
         assert not set(shown) & set(chosen), shown  # no erased page is loaded, not even for a moment
     events = audit_since(store, mark)
     assert not [e for e in events if e["decision"] != "allowed"], events
+
+
+async def test_the_every_match_count_follows_a_page_written_by_another_process(demo_store, make_app):
+    """Report 9: a matching page written from the CLI showed up with a ✓, the count stayed at 4."""
+    from store import Store
+
+    store, refs = demo_store
+    app = make_app(store, watch_interval=0.05)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("slash", *"water", "ctrl+t", "enter")
+        await settle(app, pilot)
+        await pilot.press("M")
+        await until(pilot, lambda: app.screen.matching is not None, "every match selected")
+        before = app.screen.matching.pages
+        other = Store.open(store.path)
+        try:
+            other.write_page("project:garden", content="# CLI water note\n\nRemember to water the basil.")
+        finally:
+            other.close()
+        await until(pilot, lambda: app.screen.matching is not None and app.screen.matching.pages == before + 1,
+                    "the count to follow")
+        await until(pilot, lambda: f"✓ {before + 1} every match" in status_line(app), "the header")
+
+
+async def test_a_stopped_deletion_is_a_row_of_the_receipts_tab_and_r_resumes_it(many_pages, make_app):
+    """Report 11: once its dialog was closed, a stopped deletion was a sentence naming the CLI, with no row or key."""
+    from textual.widgets import DataTable
+
+    store, refs, _ = many_pages
+    flat = [p["page_id"] for p in store.list_pages(scopes=["project:old-flat"], limit=100)["pages"]]
+    filters = {"scopes": ["project:old-flat"]}
+    plan = store.plan_bulk_delete(filters)
+    started = store.begin_bulk_delete(filters, "old flat", plan["digest"], batch_size=5)
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_first(done, total, unit="pages", /):
+        if done and total and done < total:
+            raise Stop  # between two batches, as the app's esc does
+
+    with pytest.raises(Stop):
+        store.run_bulk_delete(started["receipt_id"], progress=stop_after_first)
+    assert store.bulk_deletion(started["receipt_id"])["completed"] == "5/40"
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f2")
+        await settle(app, pilot)
+        await pilot.press("4")
+        await settle(app, pilot)
+        table = app.screen.query_one("#receipts-table", DataTable)
+        row = [str(c) for c in table.get_row_at(0)]
+        assert row[0] == started["receipt_id"] and row[3] == "5 of 40" and row[5] == "stopped", row
+        assert app.screen.check_action("resume_deletion", ())  # r is in the footer on this tab
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, BulkDeleteScreen), "the deletion dialog")
+        dialog = app.screen
+        await until(pilot, lambda: dialog.receipt is not None and dialog.receipt["state"] == "complete",
+                    "the rest erased")
+        assert "Deleted." in str(dialog.query_one("#plan").render())
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert all(str(table.get_row_at(i)[5]) != "stopped" for i in range(table.row_count))
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert not listed(app) & set(flat)
+    assert all(gone(store, p) for p in flat)
+    assert store.bulk_deletion(started["receipt_id"])["completed"] == "40/40"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from store import NotFound
 
-from helpers import audit_since, page_list, said, select_page, settle, type_into
+from helpers import audit_since, page_list, said, select_page, settle, type_into, until
 from pcp_tui.screens.confirm import ConfirmScreen
 from pcp_tui.screens.delete import DeleteScreen
 from pcp_tui.screens.link import LinkScreen
@@ -485,6 +485,21 @@ async def test_a_change_noticed_while_a_delete_runs_reads_no_erased_page_back(de
         await settle(app, pilot)
     events = audit_since(store, mark)
     assert not [e for e in events if e["decision"] != "allowed"], events
+
+
+async def test_the_revise_box_opens_with_the_cursor_after_the_text(demo_store, make_app):
+    """Report 21: the cursor was at the very start, so what was typed at once went before the page's title."""
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["me-reading"])
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, ReviseScreen), "the revise dialog")
+        await settle(app, pilot)
+        await pilot.press(*"Added")
+        editor = app.screen.query_one(Editor)
+        assert editor.text.endswith("Added") and not editor.text.startswith("Added")
 
 
 EDITOR_REPORT = (

@@ -163,3 +163,20 @@ async def test_cascade_is_offered_only_when_a_page_derives_from_this_one(demo_st
         await settle(app, pilot)
         assert dialog.query_one("#cascade").value
         assert not any("nothing to cascade" in m for m in said(app))
+
+
+def test_a_delete_plan_says_what_it_leaves_out_and_puts_the_deciding_lines_before_revision_ids():
+    """Report 10: at 80x24 the body shows six rows; the export file line came after every revision id, and a long
+    list of pages or derived pages ended with no "and N more"."""
+    from pcp_tui.screens.delete import plan_text
+
+    pages = [f"pg_{n:02d}" for n in range(15)]
+    plan = {"counts": {"pages": 15, "revisions": 20}, "pages": pages, "revisions": [f"rev_{n}" for n in range(20)],
+            "derived_pages": [f"pg_d{n}" for n in range(10)], "export_files": [{"path": "/home/me/export.jsonl"}]}
+    lines = plan_text(plan, {}).plain.splitlines()
+    assert lines[2].startswith("Pages: ") and lines[2].endswith(", and 3 more")
+    assert lines[3].endswith(", and 2 more")  # derived pages: 8 named of 10
+    export = next(i for i, line in enumerate(lines) if "export file" in line)
+    first_revision = next(i for i, line in enumerate(lines) if line.strip().startswith("revision "))
+    assert export < first_revision and export <= 5  # among the six rows drawn at 80x24
+    assert lines[-1] == "  … and 12 more revisions"

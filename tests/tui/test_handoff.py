@@ -216,6 +216,9 @@ async def test_the_handoff_tabs_have_keys_that_help_and_the_palette_name(demo_st
         tabs = app.screen.query_one("#handoff-tabs")
         titles = [str(app.screen.query_one(f"#handoff-tabs #--content-tab-{t}").label) for t in ("preview", "ledger")]
         assert titles == ["1 Preview", "2 Ledger"], titles
+        # f3 opened in the label (no chat chosen yet), where digits are text; the tab keys work from the basket
+        assert app.screen.focused.id == "label"
+        app.screen.query_one("#basket").focus()
         await pilot.press("2")
         await settle(app, pilot)
         assert tabs.active == "ledger" and app.screen.focused.id == "ledger-table", app.screen.focused

@@ -179,3 +179,53 @@ async def test_an_import_without_a_path_says_so_on_the_screen_not_in_a_toast_ove
         assert list(app._notifications) == []
         for button in screen.query(Button):
             assert screen.region.contains_region(button.region), (button.id, button.region)
+
+
+async def test_f5_starts_at_import_from_tab_reaches_the_path_and_the_hints_follow_the_importer(demo_store, make_app):
+    """Report 16: focus started in Path, so one Tab put the path into Namespace; the hints read like values."""
+    from textual.widgets import Select
+
+    from helpers import settle
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f5")
+        await until(pilot, lambda: app.screen.query("#source"), "the import screen")
+        screen = app.screen
+        await until(pilot, lambda: screen.focused is screen.query_one("#source"), "Import from focused")
+        await pilot.press("tab")
+        await until(pilot, lambda: screen.focused is screen.query_one("#path"), "Tab to the path")
+        path, namespace = screen.query_one("#path"), screen.query_one("#namespace")
+        assert path.placeholder.startswith("e.g. ") and namespace.placeholder.startswith("empty: ")
+        screen.query_one("#source", Select).value = "claude-code"
+        await until(pilot, lambda: "project" in namespace.placeholder and "claude" in path.placeholder,
+                    "the hints of the Claude Code importer")
+
+
+async def test_go_to_the_pages_after_an_import_lists_them_not_the_old_search(demo_store, make_app):
+    """Report 16: "Go to the pages" came back to `“water” · No pages match.`, the imported pages out of sight."""
+    from pathlib import Path
+
+    from helpers import page_list, settle, type_into
+
+    store, refs = demo_store
+    export = Path(__file__).resolve().parents[1] / "data" / "exports" / "chatgpt-danny-avila-LibreChat-1.json"
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("slash", *"water", "enter")
+        await settle(app, pilot)
+        await pilot.press("f5")
+        await until(pilot, lambda: app.screen.query("#source"), "the import screen")
+        screen = app.screen
+        await type_into(app, pilot, "#path", str(export))
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: screen.focused is screen.query_one("#back"), "the way on focused after the import")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.screen is not screen, "back to the pages")
+        await settle(app, pilot)
+        assert app.screen.query_one("#search").value == "" and app.screen.query_text == ""
+        assert app.screen.scopes is None
+        assert any(r["namespace"].startswith("conversation:chatgpt:") for r in page_list(app).rows)

@@ -92,10 +92,10 @@ async def test_a_page_under_the_box_limit_is_revised_whole_in_the_box(empty_stor
         await pilot.press("e")
         await until(pilot, lambda: isinstance(app.screen, ReviseScreen), "the revise dialog")
         assert app.screen.draft == text
-        await pilot.press("x", "ctrl+s")  # typed where the cursor starts, at the top
+        await pilot.press("x", "ctrl+s")  # typed where the cursor starts, after the text
         await until(pilot, lambda: not isinstance(app.screen, ReviseScreen), "the revision to be saved")
     now = head(store, page["page_id"])
-    assert whole(store, now["revision_id"]) == "x" + text
+    assert whole(store, now["revision_id"]) == text + "x"
 
 
 async def test_the_content_tab_reads_a_long_page_to_its_last_line(empty_store, make_app):

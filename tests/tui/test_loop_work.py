@@ -287,9 +287,9 @@ async def test_a_tab_is_drawn_for_the_page_before_it_shows(demo_store, make_app,
         seen: list[tuple[str, str]] = []
         show = RevisionsView.show
 
-        def spying(self, history, observed_at=None):
+        def spying(self, history, observed_at=None, conflicts=None):
             seen.append((inspector.active_tab, inspector.page["page_id"]))
-            return show(self, history, observed_at)
+            return show(self, history, observed_at, conflicts)
 
         monkeypatch.setattr(RevisionsView, "show", spying)
         pages = page_list(app)

@@ -249,3 +249,20 @@ async def test_a_stopped_bulk_deletion_is_listed_with_the_receipts_until_it_is_f
         assert not stopped.display
         table = app.screen.query_one("#receipts-table")
         assert started["receipt_id"] in [table.get_row_at(i)[0] for i in range(table.row_count)]
+
+
+async def test_the_default_exports_folder_is_made_for_the_owner_only(demo_store, make_app, workdir):
+    """Report 21: the exports/ folder the app made was drwxr-xr-x (its files 0600; the README says 0700)."""
+    import stat
+
+    store, _ = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f2")
+        await settle(app, pilot)
+        assert not (workdir / "exports").exists()
+        await pilot.press("ctrl+x")
+        await settle(app, pilot)
+        assert "Exported" in str(app.screen.query_one("#export-result").render())
+    assert stat.S_IMODE((workdir / "exports").stat().st_mode) == 0o700

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import drawn, page_list, said, settle, type_into, until
+from helpers import drawn, open_in_tab, page_list, said, settle, type_into, until
 from pcp_tui import config
 from pcp_tui.app import DialogNotice
 from pcp_tui.screens.confirm import FormScreen
@@ -443,4 +443,28 @@ async def test_two_stores_that_unpaired_each_other_are_shown_in_the_dialog(workd
         state = app.screen.query_one("#sync-state").render().plain
         first, second = sorted([ids[a], ids[c]])
         assert f"{first} and {second} unpaired each other" in state
+    st.close()
+
+
+@pytest.mark.asyncio
+async def test_a_revision_from_another_store_in_conflict_is_labelled_conflict_not_superseded(workdir, make_app):
+    """Report 17: the other store's concurrent revision read `superseded` in the Revisions tab."""
+    from pcp_tui.widgets.revisions import HistoryList
+
+    a, b, folder, page = conflicted(workdir)
+    with Store.open(b) as st:
+        st.sync_folder(folder)
+        conflicts = st.read_pages([page], projections=("manifest", "history"))["results"][0]["conflict_revision_ids"]
+    assert len(conflicts) == 1
+    st = Store.open(b)
+    app = make_app(st)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await open_in_tab(app, pilot, page, "2")
+        history = app.screen.query_one(HistoryList)
+        await until(pilot, lambda: history.option_count >= 3, "the history")
+        labels = {history.get_option_at_index(i).id: str(history.get_option_at_index(i).prompt)
+                  for i in range(history.option_count)}
+        assert labels[conflicts[0]].endswith("conflict"), labels
+        assert sum(label.endswith("superseded") for label in labels.values()) == 1  # the common parent only
     st.close()
