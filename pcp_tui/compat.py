@@ -18,7 +18,6 @@ from .text import printable
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server as LowlevelServer
     from mcp.server.mcpserver import MCPServer
-    from textual.app import App
     from textual.geometry import Size
     from textual.widget import Widget
     from textual.widgets._footer import FooterKey as FooterKeyType
@@ -26,7 +25,7 @@ if TYPE_CHECKING:
 
 
 __all__ = ["FooterKeyType", "KeyGroupType", "SafeConsole", "ServeAppHook", "SizeUpdateHook", "footer_parts",
-           "lowlevel_server", "scroll_update", "set_active_app", "set_footer_key_enabled",
+           "lowlevel_server", "scroll_update", "set_footer_key_enabled",
            "withdraw_request_handlers"]  # (the two types for annotations only: the footer's widgets)
 
 
@@ -72,15 +71,6 @@ def scroll_update(widget: Widget, virtual_size: Size) -> None:
     or goes. Private: Widget._scroll_update; the public `virtual_size` reactive always asks for a layout pass
     of the screen. No upstream issue found."""
     widget._scroll_update(virtual_size)
-
-
-def set_active_app(app: App[Any]) -> None:
-    """Make `app` the active app of the calling (worker) thread, which Textual needs to render a Rich
-    renderable there. Private: textual._context.active_app; a thread worker starts without the loop's
-    context variables and Textual has no public setter. No upstream issue found."""
-    from textual._context import active_app
-
-    active_app.set(app)
 
 
 def footer_parts() -> tuple[type[FooterKeyType], type[KeyGroupType]]:

@@ -151,10 +151,10 @@ class Document(SteadyScrollbars, ScrollView, can_focus=True):
     @work(thread=True, exclusive=True, exit_on_error=False, group="document")
     def _render_later(self, generation: int, source: Any, width: int) -> None:
         # Textual renders a Rich renderable with the active app's console (a context variable of the loop's
-        # context; a worker thread starts without it).
-        from ..compat import set_active_app
+        # context; a worker thread starts without it). Textual's own `_context` module: re-check on upgrade.
+        from textual._context import active_app
 
-        set_active_app(self.app)
+        active_app.set(self.app)
         strips = self._lines(source, width)
         if not get_current_worker().is_cancelled:
             self.post_message(self.Drawn(generation, width, strips))
