@@ -98,6 +98,13 @@ def test_textual_serve_make_app():
     assert Probe.configured == [app]
 
 
+def test_toggle_button_draws_its_box_with_button():
+    from textual.widgets._toggle_button import ToggleButton
+
+    assert isinstance(vars(ToggleButton)["_button"], property)
+    assert "self._button" in inspect.getsource(ToggleButton.render)
+
+
 def test_no_private_framework_code_outside_compat():
     """No module of pcp_tui but compat.py imports a framework's private module or touches a framework
     object's private attribute (`_name` on something that is not pcp's own)."""
@@ -112,7 +119,7 @@ def test_no_private_framework_code_outside_compat():
                     and (rel, node.module) not in LEFT:
                 offenders.append(f"{rel}:{node.lineno}: from {node.module} import ...")
             if isinstance(node, ast.FunctionDef) and node.name in {"_size_updated", "_render_buffer",
-                                                                   "_make_app", "_scroll_update"}:
+                                                                   "_make_app", "_scroll_update", "_button"}:
                 offenders.append(f"{rel}:{node.lineno}: overrides {node.name}")
             if isinstance(node, ast.Attribute) and node.attr in {"_lowlevel_server", "_request_handlers",
                                                                  "_scroll_update", "_disabled", "_size_updated",

@@ -9,12 +9,13 @@ from textual.strip import Strip
 from textual.style import Style
 from textual.widgets import Checkbox, SelectionList
 
+from ..compat import ToggleButtonHook
+
 OFF = " "
 
 
-class Tick(Checkbox):
-    @property
-    def _button(self) -> Content:
+class Tick(ToggleButtonHook, Checkbox):
+    def drawn_button(self) -> Content:
         """As Textual draws it (toggle_button.py), with the inner mark only when the box is on."""
         button_style = self.get_visual_style("toggle--button")
         side_style = Style(foreground=button_style.background, background=self.background_colors[1])
