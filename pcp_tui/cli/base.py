@@ -113,7 +113,8 @@ class OneOf(_Checked):
     def check(self, value: str, flag: str) -> str:
         allowed = tuple(self.choices()) if self.choices is not None else self.allowed
         if value not in allowed:
-            raise CliError("invalid", f"{flag} must be one of {', '.join(allowed)}, got {value!r}")
+            shown = value if len(value) <= 60 else value[:60] + "…"  # a hostile value is named, never echoed whole
+            raise CliError("invalid", f"{flag} must be one of {', '.join(allowed)}, got {shown!r}")
         return value
 
 

@@ -156,3 +156,10 @@ def test_out_never_writes_through_a_link(filled: Path, tmp_path: Path, argv: lis
     assert done.returncode == 1 and "is a link" in done.stderr and "Nothing was written" in done.stderr, done
     assert elsewhere.read_text() == "someone else's file\n" and (elsewhere.stat().st_mode & 0o777) == 0o644
     assert link.is_symlink()
+
+
+def test_a_hostile_choice_is_named_not_echoed_whole(filled: Path) -> None:
+    """`--sort` with 5,000 characters echoed all of them back in its one-line refusal."""
+    out = pcp(filled, "list", "--sort", "x" * 5000)
+    assert out.returncode != 0 and "--sort must be one of recent, oldest, title" in out.stderr
+    assert len(out.stderr) < 300 and "x" * 61 not in out.stderr
