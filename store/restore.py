@@ -170,37 +170,31 @@ def _read(fh: Any, p: Path, start_line: int, end: int) -> Iterator[Line]:
         number += 1
 
 
+def _in_file_order(lines: Iterable[tuple[int, dict[str, Any]]]) -> Iterator[Unit]:
+    """Units of (line number, record) pairs as the file orders them, up to its end record."""
+    for number, obj in lines:
+        kind = obj["kind"]
+        if kind == END_KIND:
+            return
+        if kind == "page":
+            yield Unit("page", page=(number, obj))
+        elif kind == "revision":
+            yield Unit("page", revisions=[(number, obj)])
+        else:
+            yield Unit(kind, line=(number, obj))
+
+
 def units(p: Path, plan: ExportPlan, opener: Opener = None) -> Iterator[Unit]:
     """The file's units in the order they are written: receipts first, then pages with their revisions."""
     if opener is not None:  # one pass, in the file's order
         with opener() as lines:
-            for number, data in enumerate(lines, 1):
-                if number == 1:
-                    continue  # the header
-                obj = parse_line(data, p, number)
-                kind = obj["kind"]
-                if kind == END_KIND:
-                    return
-                if kind == "page":
-                    yield Unit("page", page=(number, obj))
-                elif kind == "revision":
-                    yield Unit("page", revisions=[(number, obj)])
-                else:
-                    yield Unit(kind, line=(number, obj))
+            yield from _in_file_order((number, parse_line(data, p, number))
+                                      for number, data in enumerate(lines, 1) if number > 1)  # (1: the header)
         return
     with open(p, "rb") as fh:
         fh.readline()  # the header
         if not plan.canonical:
-            for number, obj in _read(fh, p, 2, 1 << 62):
-                kind = obj["kind"]
-                if kind == END_KIND:
-                    return
-                if kind == "page":
-                    yield Unit("page", page=(number, obj))
-                elif kind == "revision":
-                    yield Unit("page", revisions=[(number, obj)])
-                else:
-                    yield Unit(kind, line=(number, obj))
+            yield from _in_file_order(_read(fh, p, 2, 1 << 62))
             return
         sections = plan.sections
         receipts = sections.get("receipt")
