@@ -141,6 +141,7 @@ class Inspector(StoreWorkers, Vertical):
         self.withheld: set[str] = set()  # pages a deletion under way is erasing (withhold)
         self.page: reading.LoadedPage | None = None  # the last load_page result
         self._stale: set[str] = set()  # tabs not yet drawn for this page
+        self._held: dict[str, str] = {}  # tab -> the page whose text it holds (a stale tab: an earlier page's)
         self._mounted: set[str] = {"content"}  # tabs whose widgets are mounted (see compose)
         self._mounting: dict[str, asyncio.Event] = {}  # tabs being mounted: set once they are
         self._tab_form = "full"  # the tab titles as drawn: full, short, or short with less padding (tight)
@@ -251,17 +252,25 @@ class Inspector(StoreWorkers, Vertical):
         self._stale = set()
         self.query_one("#inspector-title", Static).update("No page selected.")
         self._show_notes(None)
-        self.query_one("#content-view", Document).show(Content.styled("No page selected.", "dim"), "No page selected.")
-        if "revisions" in self._mounted:
+        for tab in TABS:
+            self._clear_tab(tab)
+
+    def _clear_tab(self, tab: str) -> None:
+        self._held.pop(tab, None)
+        if tab == "content":
+            self.query_one("#content-view", Document).show(Content.styled("No page selected.", "dim"),
+                                                           "No page selected.")
+        elif tab not in self._mounted:
+            return
+        elif tab == "revisions":
             self.query_one(RevisionsView).clear()
-        if "provenance" in self._mounted:
+        elif tab == "provenance":
             self.query_one(ProvenanceTree).clear_page()
             self.query_one("#provenance-detail", Static).update("")
-        if "relations" in self._mounted:
+        elif tab == "relations":
             self.query_one(RelationsView).clear()
-        for tab in ("facets", "raw"):
-            if tab in self._mounted:
-                self.query_one(f"#{tab}-text", Document).show("", "")
+        else:
+            self.query_one(f"#{tab}-text", Document).show("", "")
 
     def withhold(self, page_ids: set[str]) -> None:
         """Pages a deletion is erasing: none of them is shown or read until its dialog closes (withhold(set()))."""
@@ -275,6 +284,12 @@ class Inspector(StoreWorkers, Vertical):
             self.clear()
 
     def reload(self) -> None:
+        """The store changed: the page is read again, and a hidden tab still holding an earlier page's text
+        (drawn before the cursor moved on; it is redrawn only when opened) forgets it now. That page may be the
+        one erased, and its read, cancelled by the cursor's move, may never have said so."""
+        for tab, held in list(self._held.items()):
+            if held != self.page_id:
+                self._clear_tab(tab)
         if self.page_id:
             self._load(self.page_id)
 
@@ -363,6 +378,7 @@ class Inspector(StoreWorkers, Vertical):
         self._stale.discard(tab)
         full = self.page["full"]
         env = full["revision"]
+        self._held[tab] = env["page_id"]
         if tab == "content":
             self._show_content(env)
         elif tab == "revisions":

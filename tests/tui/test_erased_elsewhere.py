@@ -61,6 +61,34 @@ async def test_the_list_the_tree_and_the_inspector_drop_a_page_erased_elsewhere(
                     "the inspector")
 
 
+async def test_a_hidden_tab_forgets_an_erased_page_the_cursor_had_left(demo_store, make_app):
+    """CI under load: the cursor moved on before the store said the page was gone, so the erased page's read was
+    never answered; the tabs not opened since (drawn only when opened) still held its text. The store's change
+    makes every tab holding another page's text forget it, whichever page it was."""
+    store, refs = demo_store
+    page = refs["alpha-bib"]
+    app = make_app(store, watch_interval=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, page)
+        for n in range(1, 7):  # every tab has drawn the erased-to-be page; the Raw tab stays open
+            await pilot.press(str(n))
+            await settle(app, pilot)
+        page_list(app).focus()
+        await pilot.press("down")
+        await settle(app, pilot)
+        other = page_list(app).current["page_id"]
+        assert other != page and "Munkres" in inspector_text(app)  # the hidden Content tab: the page left
+        erase_elsewhere(store, page)
+        await until(pilot, lambda: all(r["page_id"] != page for r in page_list(app).rows), "the list")
+        await until(pilot, lambda: page not in inspector_text(app) and "Munkres" not in inspector_text(app),
+                    "the hidden tabs")
+        await pilot.press("1")  # the Content tab, opened again, shows the page under the cursor
+        body = store.read_pages([other])["results"][0]["revision"]["payload"]["content"]
+        view = app.screen.query_one("#content-view")
+        await until(pilot, lambda: view.text.startswith(body[:40]), "the other page's content")
+
+
 async def test_the_basket_and_the_handoff_preview_drop_a_page_erased_elsewhere(demo_store, make_app):
     """Report 3: the basket emptied, the preview (f3) kept the erased text."""
     store, refs = demo_store
