@@ -285,22 +285,33 @@ class Inspector(StoreWorkers, Vertical):
 
     def reload(self) -> None:
         """The store changed: the page is read again, and a hidden tab still holding an earlier page's text
-        (drawn before the cursor moved on; it is redrawn only when opened) forgets it now. That page may be the
-        one erased, and its read, cancelled by the cursor's move, may never have said so."""
+        (drawn before the cursor moved on; it is redrawn only when opened) forgets it now."""
         for tab, held in list(self._held.items()):
             if held != self.page_id:
                 self._clear_tab(tab)
         if self.page_id:
-            self._load(self.page_id)
+            self._load(self.page_id, again=True)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="inspector")
-    def _load(self, page_id: str) -> None:
+    def _load(self, page_id: str, again: bool = False) -> None:
+        """Read the page off the loop. A read because the store changed (`again`) is not cancelled by the cursor
+        moving on: if the page was erased, its tabs not opened since still hold its text, and only this read
+        can say so (under load the cursor's move came first, and the cancelled read never ran)."""
+        if again:
+            self._read(page_id, "inspector-again", None)
+        else:
+            self._read(page_id, "inspector", "inspector")
+
+    def _read(self, page_id: str, group: str, lane: str | None) -> None:
+        self.run_worker(partial(self._read_page, page_id, lane), thread=True, exclusive=True, exit_on_error=False,
+                        group=group)
+
+    def _read_page(self, page_id: str, lane: str | None) -> None:
         from store import NotFound
 
         from ..reads import Superseded, reader
 
         try:
-            data = reader(self.app, "inspector").load_page(page_id)
+            data = reader(self.app, lane).load_page(page_id)
         except Superseded:  # another page was asked for meanwhile
             return
         except NotFound:
@@ -314,6 +325,10 @@ class Inspector(StoreWorkers, Vertical):
         message.stop()
         if message.page_id == self.page_id:
             self.clear()
+            return
+        for tab, held in list(self._held.items()):  # the cursor had moved on: hidden tabs may still hold it
+            if held == message.page_id:
+                self._clear_tab(tab)
 
     @on(PageLoaded)
     def _page_loaded(self, message: PageLoaded) -> None:
