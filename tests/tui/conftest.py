@@ -9,6 +9,18 @@ from pathlib import Path
 import pytest
 
 SIZE = (120, 40)
+
+
+@pytest.fixture(autouse=True)
+def _pilot_grain(monkeypatch):
+    """Pilot's idle granule for every app test: waits.PILOT_GRAIN says why."""
+    import textual._wait
+
+    from waits import PILOT_GRAIN
+
+    monkeypatch.setattr(textual._wait, "SLEEP_GRANULARITY", PILOT_GRAIN)
+
+
 BASE = datetime(2026, 4, 1, 12, 0, 0, tzinfo=timezone.utc)
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 

@@ -42,6 +42,8 @@ async def settle(app, pilot, limit: float = WAIT_LIMIT, failures_ok: bool = Fals
                 if not failures_ok:
                     raise
         await pilot.pause()  # wait-helper: every message queued so far is handled (no time passes on purpose)
+        if not app.is_running:  # it ended (a key quit it): no layout will ever be done, nothing is left to wait for
+            return
         if not any(w.group != "watch" for w in app.workers) and not _tables_unsized(app) and not _layout_due(app):
             return
         if monotonic() > deadline:

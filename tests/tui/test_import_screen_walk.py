@@ -37,8 +37,10 @@ async def test_after_an_import_at_80x24_its_result_and_the_way_on_are_on_screen(
         await until(pilot, lambda: screen.focused is screen.query_one("#back"), "the way on focused after the import")
         visible = screen.region
         back = screen.query_one("#back")
-        assert visible.contains_region(back.region) and back.region.height >= 1, back.region
         result = screen.query_one("#result")
+        # The focus moves first; the scroll that brings it into sight is the next layout pass: wait for it.
+        await until(pilot, lambda: visible.contains_region(back.region) and back.region.height >= 1,
+                    "the way on scrolled into sight")
         assert result.region.height >= 1 and visible.overlaps(result.region), result.region
         assert screen.focused is screen.query_one("#back")
         bar = screen.query_one("#progress", ProgressBar)
