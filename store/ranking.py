@@ -56,7 +56,7 @@ NUMBER_BOOST = 1.0
 DATE_BOOST = 2.0  # for a page dated in a month or year the question names
 DAY_BOOST = 1.0  # and again for a page dated on the day it names
 TEXT_CAP = 500
-POOL = 64  # candidates scored exactly (at least; 3 x 21, so a 10-hit and a 20-hit search score the same ones)
+POOL = 64  # candidates scored exactly (at least; a 10-hit and a 20-hit search score the same ones)
 MAX_ANALYSED_CHARS = 30_000
 CHATTER = 0.3  # factor on a message holding only pleasantries, names and function words
 CHATTER_TERMS = 40  # a text longer than this (in terms) is never taken for small talk
@@ -67,6 +67,8 @@ COMMON_WEIGHT = 0.5  # its weight inside that conversation
 SESSION_LIFT = 1.0  # how much the best conversation lifts its messages (the others in proportion)
 CLOSE_MIN = 5  # letters a word needs before its close forms are looked for
 CLOSE_WEIGHT = 0.9  # a close form of a word no visible revision holds
+COMPOUND_MIN = 6  # letters a word needs before it is read as two words written together
+COMPOUND_WEIGHT = 0.9  # "road trip" for "roadtrip", "destress" for "de-stress"
 
 
 
@@ -232,6 +234,45 @@ class Ranker:
                 out.append(Unit(term, (term,), CLOSE_WEIGHT, word))
         return out
 
+    def _compounds(self, units: Sequence[Unit]) -> list[Unit]:
+        """Words written together, apart or with a hyphen ("roadtrip" / "road trip", "destress" /
+        "de-stress"): a question word split in two where both halves are visible terms stands in for it as
+        the two-word phrase, and two adjacent question words stand in for the second as their joined form
+        when that is a visible term. Only terms of the scopes this session may search are looked at."""
+        plain = [u for u in units if not u.group and len(u.parts) == 1 and u.key.isascii() and u.key.isalpha()]
+        splits: list[tuple[str, str, str]] = []  # (question term, first half, second half)
+        for u in plain:
+            word = u.key
+            if len(word) < COMPOUND_MIN or word.startswith("h") and len(word) == 14:
+                continue  # a sealed long term (store.analysis.seal) cannot be split
+            for i in range(2, len(word) - 2):
+                a, b = analysis.normalise_word(word[:i]), analysis.normalise_word(word[i:])
+                if a and b and not analysis.is_stop(a) and not analysis.is_stop(b):
+                    splits.append((word, a, b))
+        joins = [(b.key, a.key + b.key) for a, b in zip(plain, plain[1:], strict=False)
+                 if not analysis.is_stop(a.key) and len(a.key) + len(b.key) >= COMPOUND_MIN]
+        wanted = sorted({t for _, a, b in splits for t in (a, b)} | {j for _, j in joins})
+        if not wanted:
+            return []
+        sc = self._scope
+        in_scope = "" if sc.scope_sql == "1" else f" AND scope_id IN (SELECT s.id FROM scope s WHERE {sc.scope_sql})"
+        seen: set[str] = set()
+        for part in _chunks_str(wanted):
+            marks = ",".join("?" * len(part))
+            seen.update(t for (t,) in self._db.execute_sql(
+                f"SELECT DISTINCT term FROM term_stat WHERE term IN ({marks}) AND df > 0{in_scope}",
+                [*part, *sc.scope_params]).fetchall())
+        have = {u.key for u in units}
+        out: list[Unit] = []
+        for word, a, b in splits:
+            if a in seen and b in seen:
+                out.append(Unit(b, (a, b), COMPOUND_WEIGHT, word))
+        for second, joined in joins:
+            if joined in seen and joined not in have:
+                have.add(joined)
+                out.append(Unit(joined, (joined,), COMPOUND_WEIGHT, second))
+        return out[:8]
+
     @staticmethod
     def _idf(n: int, df: int) -> float:
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
@@ -354,6 +395,7 @@ class Ranker:
         n, avgdl, df = self._stats(units)
         if text_expr is None:
             close = self._close_forms([u for u in units if not u.group and len(u.parts) == 1 and not df.get(u.key)])
+            close += self._compounds(units)
             if close:
                 units = [*units, *close]
                 df.update(self._stats(close)[2])
@@ -643,6 +685,11 @@ def _named_tokens(dates: Sequence[analysis.DateNamed]) -> list[str]:
 
 
 def _chunks(items: list[int], size: int = 500) -> Iterable[list[int]]:
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+def _chunks_str(items: list[str], size: int = 500) -> Iterable[list[str]]:
     for i in range(0, len(items), size):
         yield items[i:i + size]
 

@@ -220,3 +220,34 @@ def test_words_that_differ_still_meet(store, tmp_path, question, instance):
     _import(store, tmp_path, chats)
     page = _page_of(store, instance)
     assert store.search_pages(question, limit=3)["hits"][0]["page_id"] == page
+
+
+@pytest.mark.parametrize("question,said", [
+    ("How was the roadtrip to the coast?", "Ann: The road trip to the coast was fine."),
+    ("How does Ann de-stress?", "Ann: Dancing is how I destress after work."),
+])
+def test_words_written_together_or_apart_meet(store, tmp_path, question, said):
+    """A word written as one, as two or with a hyphen ("roadtrip" / "road trip", "destress" / "de-stress")
+    meets its other form; distractors hold the question's other words but not that one."""
+    chats = [("c1", date(2023, 5, 2), [
+        ("user", said),
+        *[("bot", f"Bob: Ann, the coast {i} was grey, the coast was cold; the stress of the garden {i}.") for i in range(8)],
+    ])]
+    _import(store, tmp_path, chats)
+    page = _page_of(store, said.split(": ", 1)[1])
+    assert store.search_pages(question, limit=3)["hits"][0]["page_id"] == page
+
+
+def test_a_compound_only_a_hidden_scope_holds_changes_nothing_for_a_restricted_session(store, tmp_path):
+    """The joined or split form a question's word may stand for is looked up only among the terms of the
+    scopes the session may search: a hidden scope holding it changes no hit, order or score."""
+    _import(store, tmp_path, [("c1", date(2023, 5, 2), [
+        ("user", "Ann: The trip to the coast was long."), ("bot", "Bob: A trip with the dog, Ann?")])])
+    model = h.model(store, {SCOPE: {"search", "read"}})
+    questions = ["How was the roadtrip to the coast?", "How was the road trip to the coast?"]
+    before = [model.search_pages(q, limit=20) for q in questions]
+    assert before[0]["hits"] and before[1]["hits"]
+    _import(store, tmp_path, [("o1", date(2023, 5, 3), [("user", "Sam: our road trip, the roadtrip, road trips")] * 3)],
+            name="other.json", namespace=OTHER)
+    assert len(store.search_pages("roadtrip", mode="exact", limit=20)["hits"]) >= 3
+    assert [model.search_pages(q, limit=20) for q in questions] == before
