@@ -69,6 +69,7 @@ CLOSE_MIN = 5  # letters a word needs before its close forms are looked for
 CLOSE_WEIGHT = 0.9  # a close form of a word no visible revision holds
 COMPOUND_MIN = 6  # letters a word needs before it is read as two words written together
 COMPOUND_WEIGHT = 0.9  # "road trip" for "roadtrip", "destress" for "de-stress"
+COMPOUND_RARE = 100  # a word is split only when fewer than 1 in this many visible revisions hold it
 
 
 
@@ -234,7 +235,7 @@ class Ranker:
                 out.append(Unit(term, (term,), CLOSE_WEIGHT, word))
         return out
 
-    def _compounds(self, units: Sequence[Unit]) -> list[Unit]:
+    def _compounds(self, units: Sequence[Unit], n: int, df: dict[str, int]) -> list[Unit]:
         """Words written together, apart or with a hyphen ("roadtrip" / "road trip", "destress" /
         "de-stress"): a question word split in two where both halves are visible terms stands in for it as
         the two-word phrase, and two adjacent question words stand in for the second as their joined form
@@ -245,6 +246,8 @@ class Ranker:
             word = u.key
             if len(word) < COMPOUND_MIN or word.startswith("h") and len(word) == 14:
                 continue  # a sealed long term (store.analysis.seal) cannot be split
+            if df.get(word, 0) * COMPOUND_RARE > n:
+                continue  # a common word is read as itself (and its halves' phrase would be costly to look for)
             for i in range(2, len(word) - 2):
                 a, b = analysis.normalise_word(word[:i]), analysis.normalise_word(word[i:])
                 if a and b and not analysis.is_stop(a) and not analysis.is_stop(b):
@@ -395,7 +398,7 @@ class Ranker:
         n, avgdl, df = self._stats(units)
         if text_expr is None:
             close = self._close_forms([u for u in units if not u.group and len(u.parts) == 1 and not df.get(u.key)])
-            close += self._compounds(units)
+            close += self._compounds(units, n, df)
             if close:
                 units = [*units, *close]
                 df.update(self._stats(close)[2])
