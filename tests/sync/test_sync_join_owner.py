@@ -168,3 +168,42 @@ def test_the_joined_export_keeps_both_ids_as_one_owner_and_refuses_a_strangers_s
         st.import_export(listed)
         assert stranger in st.sync.owner_ids()
         assert {s["owner_id"] for s in st.list_scopes()["scopes"]} == {owners["A"]}
+
+
+def test_a_model_client_over_mcp_never_sees_the_alias(stores, tmp_path, clock):
+    """The same through the official MCP client on the joined store (`pcp mcp`, stdio): every tool result and
+    resource it can reach names one owner id. Before: list_scopes' structured result held the alias."""
+    mcp = pytest.importorskip("mcp")
+    import sys
+
+    import anyio
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    a, b, owners = _joined(stores, tmp_path, clock)
+    args = ["-m", "pcp_tui.cli", "--db", str(b), "mcp", "--client-id", "m", "--grant",
+            "notes:B=search,read,list_scopes,audit"]
+    params = StdioServerParameters(command=sys.executable, args=args, cwd=str(Path(__file__).resolve().parents[2]))
+
+    async def scenario() -> list[str]:
+        seen: list[str] = []
+        with anyio.fail_after(30):
+            async with stdio_client(params) as (read, write):
+                async with mcp.ClientSession(read, write) as session:
+                    await session.initialize()
+                    for tool, arguments in (("list_scopes", {}), ("search_pages", {"query": "note", "mode": "exact"})):
+                        got = await session.call_tool(tool, arguments)
+                        seen.append(json.dumps(got.model_dump(mode="json", by_alias=True)))
+                    pages = [h["page_id"] for h in json.loads(seen[-1])["structuredContent"]["hits"]]
+                    got = await session.call_tool("read_pages", {"ids": pages})
+                    seen.append(json.dumps(got.model_dump(mode="json", by_alias=True)))
+                    listed = await session.list_resources()
+                    seen.append(json.dumps(listed.model_dump(mode="json", by_alias=True)))
+                    for res in listed.resources:
+                        seen.append(json.dumps((await session.read_resource(res.uri)).model_dump(mode="json", by_alias=True)))
+        return seen
+
+    seen = anyio.run(scenario)
+    assert len(json.loads(seen[1])["structuredContent"]["hits"]) == 3
+    for text in seen:
+        assert owners["B"] not in text  # the joined store's old id appears nowhere ...
+    assert owners["A"] in seen[0]  # ... the scope is listed with the owner's id
