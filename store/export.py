@@ -22,6 +22,7 @@ from .constants import Progress
 from .db import unmapped
 from .core import Call, Part, StoreContext, dumps, named_rows, operation
 from .errors import Conflict, Forbidden, Invalid
+from .export_check import header_aliases
 from .reads import RELATION_COLUMNS, RelationRow, effective_status, relation_dict
 from .files import ExportFolder, make_private_dirs, open_private, refuse_store_target, temp_beside
 from .restore import END_KIND, EXPORT_KIND, Restore, check_file
@@ -517,10 +518,8 @@ class ExportOps(Part):
 
         if owner in owner_ids(self._db, self.owner_id):
             return  # this owner's own id, or one of a store that joined with its history (one owner)
-        theirs = header.get("owner_aliases")
-        theirs = [a for a in theirs if isinstance(a, dict) and a.get("owner") == owner
-                  and ids.id_kind(str(a.get("alias"))) == "usr"][:1000] if isinstance(theirs, list) else []
-        if self.owner_id in {a["alias"] for a in theirs}:
+        theirs = header_aliases(header)
+        if self.owner_id in theirs:
             return  # an export of the store this one joined: this store's id is one of its owner's
         empty = not m.Page.select().exists() and not m.Scope.select().exists() and not m.DeletionReceipt.select().exists()
         if not empty:
@@ -532,7 +531,7 @@ class ExportOps(Part):
         if theirs:
             from .sync.identity import save
 
-            save(self._db, found_aliases=[{"alias": a["alias"], "owner": owner, "store": None, "at": None} for a in theirs])
+            save(self._db, found_aliases=[{"alias": a, "owner": owner, "store": None, "at": None} for a in theirs])
 
     def _same_or_conflict(self, what: str, ident: str, existing: dict[str, Any], incoming: dict[str, Any]) -> bool:
         if existing != incoming:

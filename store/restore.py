@@ -32,7 +32,7 @@ from .bulkwrite import Groups, RowWriter
 from .constants import Progress, chunks
 from .core import Call, dumps, settle_erasures
 from .errors import Forbidden, Invalid
-from .export_check import check_record
+from .export_check import check_record, header_owners
 from .jsonsafe import loads
 from .titles import page_title
 from .types import UnfinishedRestore
@@ -91,6 +91,7 @@ def check_file(p: Path, opener: Opener = None) -> ExportPlan:
     """Check the header, every record and the closing digest before anything is written."""
     digest = hashlib.sha256()
     count, last, header = 0, None, None
+    owners: set[str] = set()
     sections: dict[str, Section] = {}
     canonical = True
     current: str | None = None
@@ -105,12 +106,17 @@ def check_file(p: Path, opener: Opener = None) -> ExportPlan:
                 count = number
                 if number == 1:
                     header = parse_line(data, p, 1)
+                    owners = header_owners(header)
                 elif header is not None and header.get("kind") == EXPORT_KIND:
                     obj = parse_line(data, p, number)
                     kind = obj.get("kind")
                     if kind != END_KIND:
                         check_record(obj, p, number)
                         assert isinstance(kind, str)  # check_record refuses an unknown kind
+                        if kind == "scope" and owners and obj["owner_id"] not in owners:
+                            # one owner (pcp-core section 2): a scope of anyone else would join the store unseen
+                            raise Invalid(f"{p}: line {number} (scope): its owner {obj['owner_id']} is neither the "
+                                          "export's owner nor an owner id its header lists; nothing was imported.")
                         if kind != current:
                             if kind in sections:
                                 canonical = False  # a kind in two runs
