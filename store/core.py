@@ -19,6 +19,7 @@ from .constants import LIMITS as LIMITS  # re-exported: the limits live in store
 from .db import install_schema, make_models, open_database
 from .errors import Conflict, Forbidden, Invalid, PcpError, not_found
 from .names import SkeletonIndex
+from .owners import owner_ids
 from .types import Scope as ScopeInfo
 
 P = ParamSpec("P")
@@ -250,8 +251,6 @@ class Part:
 
     def _owner_ids(self) -> set[str]:
         """The owner's ids: this store's and those of stores that joined with their history (pcp-core section 2)."""
-        from .sync.identity import owner_ids  # (sync imports this module)
-
         return owner_ids(self._db, self.owner_id)
 
     # --- audit ---

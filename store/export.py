@@ -359,7 +359,7 @@ class ExportOps(Part):
         counts = self._export_counts(scope_rows, full)
         header: dict[str, Any] = {"kind": EXPORT_KIND, "owner_id": self.owner_id, "exported_at": ids.now(), "counts": counts,
                                   "scopes": None if full else [s.namespace for s in scope_rows]}
-        from .sync.identity import aliases
+        from .owners import aliases
 
         joined = [a for a in aliases(self._db) if a.get("owner") == self.owner_id]
         if joined:  # owner ids of stores that joined with their history: the same owner (pcp-core section 2)
@@ -514,7 +514,7 @@ class ExportOps(Part):
     def _adopt_owner(self, header: dict[str, Any]) -> None:
         m = self._m
         owner: Any = header.get("owner_id")
-        from .sync.identity import owner_ids
+        from .owners import owner_ids
 
         if owner in owner_ids(self._db, self.owner_id):
             return  # this owner's own id, or one of a store that joined with its history (one owner)
