@@ -485,14 +485,15 @@ class ExportOps(Part):
     # --- and back in ---
 
     def import_export(self, path: str | os.PathLike[str], progress: Progress | None = None,
-                      passphrase: str | None = None) -> ImportExportResult:
+                      passphrase: str | None = None, confirm_lookalike: bool = False) -> ImportExportResult:
         """Load a `pcp export` file (plain, or sealed by `pcp export --encrypt`): ids, times and counters
         copied verbatim; idempotent.
 
         Every record is checked before anything is written; then whole units are written through the
         bulk path (store/restore.py), in groups when the store was empty and the file plain (a stopped run
         is completed by running it again); a sealed file is read unsealed in memory, in one pass, and
-        written in one transaction."""
+        written in one transaction. A new scope whose name reads like one of this store's is refused
+        (names.LookAlike) unless the owner confirms it (`confirm_lookalike`)."""
         from .adapters.formats import check_file as check_format
 
         p = Path(path)
@@ -508,7 +509,7 @@ class ExportOps(Part):
             def opener() -> Any:
                 return _export_lines(p, secret)
         plan = check_file(p, opener)
-        added = Restore(self, p, plan, progress, opener).run()
+        added = Restore(self, p, plan, progress, opener, confirm_lookalike).run()
         return {"path": str(p), "added": added, "owner_id": self.owner_id}
 
     def _adopt_owner(self, header: dict[str, Any]) -> None:
