@@ -96,7 +96,8 @@ class CurateActions(StoreWorkers, Screen[None]):
 
     def _after_revise(self, result: WriteResult | None) -> None:
         if result:
-            self.notify(f"Revised: new revision {result['revision_id']}.", title="Revise")
+            # (the short id, as the Revisions tab names it: one line, so at 80x24 the toast covers less of the diff)
+            self.notify(f"Revised: new revision …{result['revision_id'][-6:]}.", title="Revise")
             self.app.announce_change(result["page_id"])
 
     def action_link(self) -> None:

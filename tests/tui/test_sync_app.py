@@ -465,6 +465,6 @@ async def test_a_revision_from_another_store_in_conflict_is_labelled_conflict_no
         await until(pilot, lambda: history.option_count >= 3, "the history")
         labels = {history.get_option_at_index(i).id: str(history.get_option_at_index(i).prompt)
                   for i in range(history.option_count)}
-        assert labels[conflicts[0]].endswith("conflict"), labels
-        assert sum(label.endswith("superseded") for label in labels.values()) == 1  # the common parent only
+        assert labels[conflicts[0]].split("\n")[0].endswith("conflict"), labels  # (number, id and status: line 1)
+        assert sum(label.split("\n")[0].endswith("superseded") for label in labels.values()) == 1  # the common parent only
     st.close()
