@@ -3,7 +3,7 @@ Revisions tab's diff room (14), ..."""
 
 from __future__ import annotations
 
-from helpers import open_in_tab, prompts, said, settle, until
+from helpers import open_in_tab, prompts, said, select_page, settle, until
 
 from textual.widgets._toast import Toast
 
@@ -43,3 +43,44 @@ async def test_at_80x24_the_revisions_tab_gives_the_diff_ten_rows_and_a_revise_t
         assert any("Revised: new revision …" in s for s in said(app))  # the short id
         assert all(t.region.height <= 2 for t in toasts), [t.region for t in toasts]
         assert diff.size.height >= 9
+
+
+async def test_suppress_offers_the_contexts_in_use_and_unsuppress_the_pages_own(demo_store, make_app):
+    """Report 12: suppress asked for a context id with a made-up default (`chat:current`) and nothing said which
+    contexts exist. Now the dialog names the contexts in use with their page counts, starts with the newest,
+    completes from them as you type; unsuppress starts with a context the page is suppressed in."""
+    from pcp_tui.screens.confirm import FormScreen
+    from pcp_tui.widgets.fields import Field
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-bib"])
+        await pilot.press("s")
+        await until(pilot, lambda: isinstance(app.screen, FormScreen), "the suppress dialog")
+        await settle(app, pilot)
+        field = app.screen.query_one("#field-context", Field)
+        assert field.value == "chat:thesis-help"  # the demo's context, not a made-up one
+        assert "chat:thesis-help (1 page)" in str(app.screen.query_one(".dialog-body").render())
+        field.value = ""
+        await pilot.press(*"chat:th")
+        await until(pilot, lambda: field._suggestion == "chat:thesis-help", "the completion")
+        await pilot.press("right")  # takes the completion
+        await settle(app, pilot)
+        assert field.value == "chat:thesis-help"
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: not isinstance(app.screen, FormScreen), "the dialog to close")
+        await settle(app, pilot)
+        found = store.search_pages("Bibliography", context_id="chat:thesis-help")["hits"]
+        assert refs["alpha-bib"] not in [h["page_id"] for h in found]
+        assert [c["pages"] for c in store.suppression_contexts()["contexts"]] == [2]
+        await until(pilot, lambda: app.screen.query_one("#inspector-notes").display, "the suppressed note")
+        await pilot.press("S")
+        await until(pilot, lambda: isinstance(app.screen, FormScreen), "the unsuppress dialog")
+        await settle(app, pilot)
+        assert app.screen.query_one("#field-context", Field).value == "chat:thesis-help"
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: not isinstance(app.screen, FormScreen), "the dialog to close")
+        await settle(app, pilot)
+        assert [c["pages"] for c in store.suppression_contexts()["contexts"]] == [1]
