@@ -46,6 +46,23 @@ def one_line(text: str) -> str:
     return printable(" ".join(str(text).split()))
 
 
+def cut_cells(text: str, width: int) -> str:
+    """`text` in at most `width` cells, "…" right after the last whole character where it was cut (a wide
+    character that does not fit whole is left out, never padded: `紧致性的…`, not `紧致性的 …`)."""
+    if cell_len(text) <= width:
+        return text
+    if width <= 0:
+        return ""
+    kept, used = [], 0
+    for ch in text:
+        size = cell_len(ch)
+        if used + size > width - 1:
+            break
+        kept.append(ch)
+        used += size
+    return "".join(kept) + "…"
+
+
 def shown_path(path: Path | str, width: int = 0) -> str:
     """A store's path to show on one line: the home folder as `~`, and when it is wider than `width` cells
     (0: any width) its start cut ("…" then as much of the end as fits, the file name at least)."""
