@@ -84,3 +84,33 @@ async def test_suppress_offers_the_contexts_in_use_and_unsuppress_the_pages_own(
         await until(pilot, lambda: not isinstance(app.screen, FormScreen), "the dialog to close")
         await settle(app, pilot)
         assert [c["pages"] for c in store.suppression_contexts()["contexts"]] == [1]
+
+
+async def test_at_80x24_a_delete_plan_takes_the_dialogs_height(demo_store, make_app):
+    """Report 10: the plan had 6 rows and scrolled; a bulk plan of 3 pages named one of them. Now the plan takes
+    the dialog's height (its fields a row each), shows whole without scrolling, and the keys stay on screen."""
+    from textual.containers import VerticalScroll
+
+    from pcp_tui.screens.bulk_delete import BulkDeleteScreen
+    from pcp_tui.screens.delete import DeleteScreen
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(app, pilot)
+        for keys, kind in ((["D"], DeleteScreen), (["m", "down", "m", "down", "m", "D"], BulkDeleteScreen)):
+            await select_page(app, pilot, refs["alpha-outline"])
+            await pilot.press(*keys)
+            await until(pilot, lambda: isinstance(app.screen, kind), kind.__name__)
+            await until(pilot, lambda: "Planning" not in str(app.screen.query_one("#plan").render()), "the plan")
+            await settle(app, pilot)
+            body = app.screen.query_one("#delete-body", VerticalScroll)
+            assert body.size.height >= 12 and body.max_scroll_y == 0, (kind.__name__, body.size, body.max_scroll_y)
+            keys_line = app.screen.query_one(".dialog-keys")
+            assert keys_line.region.bottom <= 24 and keys_line.region.height >= 1
+            if kind is BulkDeleteScreen:
+                plan = str(app.screen.query_one("#plan").render())
+                assert plan.count("(pg_") == 3, plan  # every page of the plan named
+            await pilot.press("escape")
+            await until(pilot, lambda: not isinstance(app.screen, kind), "the dialog to close")
+            await settle(app, pilot)
