@@ -3,7 +3,7 @@ Revisions tab's diff room (14), ..."""
 
 from __future__ import annotations
 
-from helpers import open_in_tab, prompts, said, select_page, settle, until
+from helpers import open_in_tab, page_list, prompts, said, select_page, settle, until
 
 from textual.widgets._toast import Toast
 
@@ -114,3 +114,22 @@ async def test_at_80x24_a_delete_plan_takes_the_dialogs_height(demo_store, make_
             await pilot.press("escape")
             await until(pilot, lambda: not isinstance(app.screen, kind), "the dialog to close")
             await settle(app, pilot)
+
+
+async def test_a_cjk_title_cut_in_the_list_has_its_ellipsis_right_after_the_last_whole_character(demo_store, make_app):
+    """Report 21: `✓◆● 有限乘积保持紧致性的 … 2026-03-12`: a wide character cut in half became a space before the
+    ellipsis (with pages selected the title has one cell less, an odd width)."""
+    from pcp_tui.text import cut_cells
+
+    assert cut_cells("有限乘积", 6) == "有限…" and cut_cells("有限乘积", 5) == "有限…" and cut_cells("abc", 3) == "abc"
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-outline"])
+        for width_change in ("m", "m"):  # selecting a page adds the ✓ column; a second m takes it away again
+            await pilot.press(width_change)
+            await settle(app, pilot)
+            lines = [strip.text for strip in page_list(app).render_lines(page_list(app).content_region.reset_offset)]
+            cjk = [line for line in lines if "有限乘积" in line]
+            assert cjk and "…" in cjk[0] and " …" not in cjk[0], cjk
