@@ -133,3 +133,18 @@ async def test_a_cjk_title_cut_in_the_list_has_its_ellipsis_right_after_the_last
             lines = [strip.text for strip in page_list(app).render_lines(page_list(app).content_region.reset_offset)]
             cjk = [line for line in lines if "有限乘积" in line]
             assert cjk and "…" in cjk[0] and " …" not in cjk[0], cjk
+
+
+async def test_f_and_w_say_every_state_of_their_cycle_and_where_it_is(demo_store, make_app):
+    """Report 21: `f` and `w` cycle through five states each with no hint of what comes next."""
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        await settle(app, pilot)
+        page_list(app).focus()
+        await pilot.press("f")
+        await settle(app, pilot)
+        assert any(s.startswith("Status: active → [all] → archived") and "(f steps on)" in s for s in said(app)), said(app)
+        await pilot.press("w")
+        await settle(app, pilot)
+        assert any(s.startswith("Author: anyone → [user] → model") for s in said(app)), said(app)
