@@ -148,3 +148,28 @@ async def test_f_and_w_say_every_state_of_their_cycle_and_where_it_is(demo_store
         await pilot.press("w")
         await settle(app, pilot)
         assert any(s.startswith("Author: anyone → [user] → model") for s in said(app)), said(app)
+
+
+async def test_in_the_handoff_screen_ctrl_b_is_not_preview_and_ctrl_r_builds_it_again(demo_store, make_app):
+    """Report 21: `ctrl+b` was Sidebar on the main screen and Preview in f3. Preview is `ctrl+r` there now, as
+    Refresh is on the main screen (build again what is shown); `ctrl+b` builds nothing in f3."""
+    from pcp_tui.screens.handoff import HandoffScreen
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["alpha-bib"])
+        await pilot.press("space")
+        await settle(app, pilot)
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, HandoffScreen), "the handoff screen")
+        await settle(app, pilot)
+        screen = app.screen
+        built = screen.preview
+        await pilot.press("ctrl+b")
+        await settle(app, pilot)
+        assert screen.preview is built
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: screen.preview is not built, "the preview built again")
+        assert "1 entry" in str(screen.query_one("#preview-summary").render())
