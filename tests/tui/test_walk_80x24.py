@@ -173,3 +173,24 @@ async def test_in_the_handoff_screen_ctrl_b_is_not_preview_and_ctrl_r_builds_it_
         await pilot.press("ctrl+r")
         await until(pilot, lambda: screen.preview is not built, "the preview built again")
         assert "1 entry" in str(screen.query_one("#preview-summary").render())
+
+
+async def test_at_80_columns_the_receipts_tab_shows_the_highlighted_receipt_in_full(demo_store, make_app):
+    """Report 21: the Receipts tab at 80 columns cut `WAL erasure` and `reason`, and Enter on a receipt showed
+    nothing. The highlighted receipt is now said in full under the table (Enter says it too)."""
+    store, refs = demo_store
+    receipt = store.delete_page(refs["garden-idea"], "walk: the reason said in full under the table")
+    app = make_app(store)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f2")
+        await settle(app, pilot)
+        await pilot.press("4")
+        await settle(app, pilot)
+        detail = app.screen.query_one("#receipt-detail")
+        await until(pilot, lambda: receipt["receipt_id"] in str(detail.render()), "the receipt's line")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        text = str(detail.render())
+        assert "“walk: the reason said in full under the table”" in text and "WAL erasure: done" in text, text
+        assert "1 page, " in text and detail.region.bottom <= 24 and detail.region.height >= 2
