@@ -194,3 +194,31 @@ async def test_at_80_columns_the_receipts_tab_shows_the_highlighted_receipt_in_f
         text = str(detail.render())
         assert "“walk: the reason said in full under the table”" in text and "WAL erasure: done" in text, text
         assert "1 page, " in text and detail.region.bottom <= 24 and detail.region.height >= 2
+
+
+async def test_back_from_the_editor_the_dialog_says_the_draft_is_not_saved_yet(demo_store, make_app, monkeypatch):
+    """Report 21: after `E` you come back to the revise dialog and must press ctrl+s, and nothing said so; the
+    key line says it before, and the dialog after."""
+    import contextlib
+    import sys
+
+    store, refs = demo_store
+    monkeypatch.setenv("VISUAL", f"{sys.executable} -c \"import sys; open(sys.argv[1], 'a').write('more')\"")
+    app = make_app(store)
+
+    @contextlib.contextmanager
+    def suspend():  # a headless run has no terminal to hand over
+        yield
+
+    monkeypatch.setattr(app, "suspend", suspend)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["me-reading"])
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, ReviseScreen), "the revise dialog")
+        await settle(app, pilot)
+        assert "$EDITOR (then Save)" in str(app.screen.query_one(".dialog-keys").render())
+        await pilot.press("ctrl+e")
+        await until(pilot, lambda: any("not saved yet" in s for s in said(app)), "the dialog's notice")
+        assert any(f"{app.key_display('revise.save')} saves it" in s for s in said(app)), said(app)
+        assert isinstance(app.screen, ReviseScreen)
