@@ -222,3 +222,19 @@ async def test_back_from_the_editor_the_dialog_says_the_draft_is_not_saved_yet(d
         await until(pilot, lambda: any("not saved yet" in s for s in said(app)), "the dialog's notice")
         assert any(f"{app.key_display('revise.save')} saves it" in s for s in said(app)), said(app)
         assert isinstance(app.screen, ReviseScreen)
+
+
+async def test_an_empty_basket_says_how_to_fill_it_and_that_it_lasts_until_you_quit(demo_store, make_app):
+    """Report 21: the basket was empty after a restart and nothing said whether it is kept. It is not (a basket
+    is a handoff under way; the last chat is what is kept): the empty basket says so, and how to fill it."""
+    from pcp_tui.screens.handoff import HandoffScreen
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, HandoffScreen), "the handoff screen")
+        await settle(app, pilot)
+        shown = " ".join(prompts(app.screen.query_one("#basket")))
+        assert "The basket is empty." in shown and "lasts until you quit" in shown and "space on a page" in shown, shown
