@@ -19,6 +19,7 @@ from .constants import LIMITS as LIMITS  # re-exported: the limits live in store
 from .db import install_schema, make_models, open_database
 from .errors import Conflict, Forbidden, Invalid, PcpError, not_found
 from .names import SkeletonIndex
+from .owners import owner_ids
 from .types import Scope as ScopeInfo
 
 P = ParamSpec("P")
@@ -248,6 +249,10 @@ class Part:
     def _salt(self) -> bytes:
         return self.ctx.index_salt
 
+    def _owner_ids(self) -> set[str]:
+        """The owner's ids: this store's and those of stores that joined with their history (pcp-core section 2)."""
+        return owner_ids(self._db, self.owner_id)
+
     # --- audit ---
 
     def _append_audit(self, call: Call, decision: str, started: float, error_code: str | None = None) -> None:
@@ -332,14 +337,20 @@ class Part:
             raise Forbidden(f"This session may not {need.replace('_', ' ')} in scope {ns}.")
         return page
 
-    def _scope_dict(self, scope: Any, page_count: int, last_activity: str | None) -> ScopeInfo:
+    def _scope_dict(self, scope: Any, page_count: int, last_activity: str | None,
+                    owners: set[str] | None = None) -> ScopeInfo:
+        """A scope as listed; a row that keeps an aliased owner id is shown as the owner's, as hits and revisions
+        are (one owner, pcp-core section 2: no session, a model's least, sees the alias)."""
+        owner = scope.owner_id
+        if owner != self.owner_id and owner in (self._owner_ids() if owners is None else owners):
+            owner = self.owner_id
         return {
             "namespace": scope.namespace,
             "display_name": scope.display_name,
             "description": scope.description,
             "parent": scope.parent,
             "visibility": scope.visibility,
-            "owner_id": scope.owner_id,
+            "owner_id": owner,
             "permissions": sorted(self.session.permissions_in(scope.namespace)),
             "page_count": page_count,
             "last_activity": last_activity,

@@ -22,6 +22,7 @@ from .constants import Progress
 from .db import unmapped
 from .core import Call, Part, StoreContext, dumps, named_rows, operation
 from .errors import Conflict, Forbidden, Invalid
+from .export_check import header_aliases
 from .reads import RELATION_COLUMNS, RelationRow, effective_status, relation_dict
 from .files import ExportFolder, make_private_dirs, open_private, refuse_store_target, temp_beside
 from .restore import END_KIND, EXPORT_KIND, Restore, check_file
@@ -358,7 +359,7 @@ class ExportOps(Part):
         counts = self._export_counts(scope_rows, full)
         header: dict[str, Any] = {"kind": EXPORT_KIND, "owner_id": self.owner_id, "exported_at": ids.now(), "counts": counts,
                                   "scopes": None if full else [s.namespace for s in scope_rows]}
-        from .sync.identity import aliases
+        from .owners import aliases
 
         joined = [a for a in aliases(self._db) if a.get("owner") == self.owner_id]
         if joined:  # owner ids of stores that joined with their history: the same owner (pcp-core section 2)
@@ -484,14 +485,15 @@ class ExportOps(Part):
     # --- and back in ---
 
     def import_export(self, path: str | os.PathLike[str], progress: Progress | None = None,
-                      passphrase: str | None = None) -> ImportExportResult:
+                      passphrase: str | None = None, confirm_lookalike: bool = False) -> ImportExportResult:
         """Load a `pcp export` file (plain, or sealed by `pcp export --encrypt`): ids, times and counters
         copied verbatim; idempotent.
 
         Every record is checked before anything is written; then whole units are written through the
         bulk path (store/restore.py), in groups when the store was empty and the file plain (a stopped run
         is completed by running it again); a sealed file is read unsealed in memory, in one pass, and
-        written in one transaction."""
+        written in one transaction. A new scope whose name reads like one of this store's is refused
+        (names.LookAlike) unless the owner confirms it (`confirm_lookalike`)."""
         from .adapters.formats import check_file as check_format
 
         p = Path(path)
@@ -507,20 +509,18 @@ class ExportOps(Part):
             def opener() -> Any:
                 return _export_lines(p, secret)
         plan = check_file(p, opener)
-        added = Restore(self, p, plan, progress, opener).run()
+        added = Restore(self, p, plan, progress, opener, confirm_lookalike).run()
         return {"path": str(p), "added": added, "owner_id": self.owner_id}
 
     def _adopt_owner(self, header: dict[str, Any]) -> None:
         m = self._m
         owner: Any = header.get("owner_id")
-        from .sync.identity import owner_ids
+        from .owners import owner_ids
 
         if owner in owner_ids(self._db, self.owner_id):
             return  # this owner's own id, or one of a store that joined with its history (one owner)
-        theirs = header.get("owner_aliases")
-        theirs = [a for a in theirs if isinstance(a, dict) and a.get("owner") == owner
-                  and ids.id_kind(str(a.get("alias"))) == "usr"][:1000] if isinstance(theirs, list) else []
-        if self.owner_id in {a["alias"] for a in theirs}:
+        theirs = header_aliases(header)
+        if self.owner_id in theirs:
             return  # an export of the store this one joined: this store's id is one of its owner's
         empty = not m.Page.select().exists() and not m.Scope.select().exists() and not m.DeletionReceipt.select().exists()
         if not empty:
@@ -532,7 +532,7 @@ class ExportOps(Part):
         if theirs:
             from .sync.identity import save
 
-            save(self._db, found_aliases=[{"alias": a["alias"], "owner": owner, "store": None, "at": None} for a in theirs])
+            save(self._db, found_aliases=[{"alias": a, "owner": owner, "store": None, "at": None} for a in theirs])
 
     def _same_or_conflict(self, what: str, ident: str, existing: dict[str, Any], incoming: dict[str, Any]) -> bool:
         if existing != incoming:

@@ -58,6 +58,21 @@ def _check_id(value: Any, want: str, optional: bool, many: bool, field: str, whe
             raise Invalid(f"{where}: {field} {shown!r} is not a {want} id; nothing was imported.")
 
 
+def header_aliases(header: Any) -> list[str]:
+    """The owner ids an export's header lists as its owner's (stores that joined with their history), at most 1,000."""
+    theirs = header.get("owner_aliases") if isinstance(header, dict) else None
+    if not isinstance(theirs, list):
+        return []
+    return [a["alias"] for a in theirs if isinstance(a, dict) and a.get("owner") == header.get("owner_id")
+            and isinstance(a.get("alias"), str) and ids.id_kind(a["alias"]) == "usr"][:1000]
+
+
+def header_owners(header: Any) -> set[str]:
+    """Every owner id of an export's one owner: its header's and the aliases it lists (empty: no valid owner)."""
+    owner = header.get("owner_id") if isinstance(header, dict) else None
+    return {owner, *header_aliases(header)} if isinstance(owner, str) and ids.id_kind(owner) == "usr" else set()
+
+
 def check_record(obj: dict, p: Path, number: int) -> None:
     """Refuse a record the write path would refuse: ids of the wrong shape (an id may become a file name),
     text over a limit, NUL or lone surrogates, unknown actor types or statuses, a digest that does not match."""

@@ -35,9 +35,10 @@ _LINE = re.compile(r"^([0-9A-F]{4,6})\s*;\s*([0-9A-F ]+?)\s*;")
 class LookAlike(Conflict):
     """A new namespace that reads the same as an existing scope's (the owner may confirm it)."""
 
-    def __init__(self, message: str, existing: str) -> None:
+    def __init__(self, message: str, existing: str, namespace: str | None = None) -> None:
         super().__init__(message)
         self.existing = existing
+        self.namespace = namespace  # the new name, when the caller did not choose it (a scope of an export file)
 
 
 def refused_character(namespace: str) -> str | None:

@@ -398,6 +398,7 @@ class ReadOps(Part):
         rows = list(self._m.Scope.select().where(self._m.Scope.id.in_(scope_ids[:size])).order_by(self._m.Scope.namespace))
         titles = live_titles(self._db, [(s.id, s.namespace) for s in rows
                                         if "read" in self.session.permissions_in(s.namespace)])
+        owners = self._owner_ids()
         for scope in rows:
             if stats is not None:
                 count, last = stats.get(scope.id, (0, None))
@@ -405,7 +406,7 @@ class ReadOps(Part):
                 count, last = self._db.execute_sql(
                     "SELECT COUNT(*), MAX(updated_at) FROM page WHERE scope_id = ? AND status != 'tombstoned'",
                     (scope.id,)).fetchone()
-            scopes.append(self._scope_dict(scope, count, max(filter(None, (last, scope.updated_at)))))
+            scopes.append(self._scope_dict(scope, count, max(filter(None, (last, scope.updated_at))), owners))
             if scope.id in titles:
                 scopes[-1]["title"] = titles[scope.id]
             call.scopes.add(scope.namespace)
@@ -611,7 +612,11 @@ class ReadOps(Part):
             query = query.where(m.AuditEvent.decision == decision)
         if operation:
             query = query.where(m.AuditEvent.operation == operation)
-        if principal:
+        if principal and self.session.is_owner and principal in self._owner_ids():
+            # The owner named by any of its ids (this store's, or a joined store's alias): its events, whichever
+            # store's id it held then (they are recorded as principal `user`; a model client may not pose as it).
+            query = query.where(m.AuditEvent.principal_type == "user")
+        elif principal:
             query = query.where(m.AuditEvent.principal_id == principal)
         if after:
             query = query.where(m.AuditEvent.id < after["id"])

@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable, Iterator
 
 from . import ids, index
-from . import bulkwrite
+from . import bulkwrite, names
 from .bulkwrite import Groups, RowWriter
 from .constants import Progress, chunks
 from .core import Call, dumps, settle_erasures
 from .errors import Forbidden, Invalid
-from .export_check import check_record
+from .export_check import check_record, header_owners
 from .jsonsafe import loads
 from .titles import page_title
 from .types import UnfinishedRestore
@@ -65,6 +65,7 @@ class ExportPlan:
     sha256: str
     canonical: bool
     sections: dict[str, Section] = field(default_factory=dict)
+    scopes: list[str] = field(default_factory=list)  # the namespaces of its scope records, in file order
 
 
 def parse_line(data: bytes | None, p: Path, number: int) -> dict[str, Any]:
@@ -91,7 +92,9 @@ def check_file(p: Path, opener: Opener = None) -> ExportPlan:
     """Check the header, every record and the closing digest before anything is written."""
     digest = hashlib.sha256()
     count, last, header = 0, None, None
+    owners: set[str] = set()
     sections: dict[str, Section] = {}
+    scopes: list[str] = []
     canonical = True
     current: str | None = None
     last_page = last_rev_page = ""
@@ -105,12 +108,19 @@ def check_file(p: Path, opener: Opener = None) -> ExportPlan:
                 count = number
                 if number == 1:
                     header = parse_line(data, p, 1)
+                    owners = header_owners(header)
                 elif header is not None and header.get("kind") == EXPORT_KIND:
                     obj = parse_line(data, p, number)
                     kind = obj.get("kind")
                     if kind != END_KIND:
                         check_record(obj, p, number)
                         assert isinstance(kind, str)  # check_record refuses an unknown kind
+                        if kind == "scope" and owners and obj["owner_id"] not in owners:
+                            # one owner (pcp-core section 2): a scope of anyone else would join the store unseen
+                            raise Invalid(f"{p}: line {number} (scope): its owner {obj['owner_id']} is neither the "
+                                          "export's owner nor an owner id its header lists; nothing was imported.")
+                        if kind == "scope":
+                            scopes.append(obj["namespace"])
                         if kind != current:
                             if kind in sections:
                                 canonical = False  # a kind in two runs
@@ -137,7 +147,7 @@ def check_file(p: Path, opener: Opener = None) -> ExportPlan:
     order = [k for k in KIND_ORDER if k in sections]
     if [k for k in sections if k in KIND_ORDER] != order or opener is not None:
         canonical = False  # (a sealed file is read in one pass: no offsets)
-    return ExportPlan(count, digest.hexdigest(), canonical, sections)
+    return ExportPlan(count, digest.hexdigest(), canonical, sections, scopes)
 
 
 # A unit: a page line with its revision lines (page None: revisions of a page the store or an earlier unit
@@ -277,8 +287,9 @@ class Restore:
     """One run of `import_export` through the bulk write path."""
 
     def __init__(self, ex: ExportOps, p: Path, plan: ExportPlan, progress: Progress | None,
-                 opener: Opener = None) -> None:
+                 opener: Opener = None, confirm_lookalike: bool = False) -> None:
         self.ex = ex
+        self.confirm_lookalike = confirm_lookalike
         self.opener = opener
         self.db = ex._db
         self.p = p
@@ -303,6 +314,8 @@ class Restore:
         with ex._failures_audited(call, started):
             if not ex.session.is_owner:
                 raise Forbidden("Only the owner may import an export.")
+            if not self.confirm_lookalike:
+                self._no_look_alike()
             settle_erasures(self.db)
             groups = Groups(self.db, None)
             with bulkwrite.loading(self.db):
@@ -310,6 +323,21 @@ class Restore:
         if self.progress:
             self.progress(self.plan.lines, self.plan.lines, "lines")
         return self.added
+
+    def _no_look_alike(self) -> None:
+        """Before anything is written: a scope of the file that this store does not hold, and whose name reads
+        like one it does (pcp-core section 2, TR39 skeletons), is refused unless the owner confirms it. The file's
+        scopes are not compared with each other: they come from one store, whose own rules held (`doctor` names
+        old ones). An empty store has nothing to look like."""
+        if not self.plan.scopes or self.db.execute_sql("SELECT 1 FROM scope LIMIT 1").fetchone() is None:
+            return
+        for ns in self.plan.scopes:
+            other = self.ex.ctx.skeletons.look_alike(self.db, ns)
+            if other is None or self.db.execute_sql("SELECT 1 FROM scope WHERE namespace = ?", (ns,)).fetchone():
+                continue
+            raise names.LookAlike(
+                f"{self.p}: the export's scope {names.shown(ns)} reads like this store's scope {names.shown(other)}; "
+                "nothing was imported. To import it anyway: pcp import export FILE --confirm-lookalike.", other, ns)
 
     def _run(self, call: Call, started: float, groups: Groups) -> None:
         try:

@@ -205,7 +205,8 @@ class WelcomeScreen(StoreWorkers, Screen[Any]):
                 self._import(message.source, message.path, message.name, confirmed=True)
             else:
                 self.post_message(ImportFailed(f"{message.shown} reads like the existing scope {message.existing}; "
-                                               "nothing was imported: choose another namespace."))
+                                               "nothing was imported" + (": choose another namespace."
+                                                                        if message.source != "export" else ".")))
 
         self.app.push_screen(ConfirmScreen(
             "Create a look-alike scope?",
@@ -222,12 +223,12 @@ class WelcomeScreen(StoreWorkers, Screen[Any]):
 
         store = self.app.opened_store
         try:
-            if confirmed and namespace:  # the owner said yes to a name that reads like another scope's
+            if confirmed and namespace and source != "export":  # the owner said yes to a look-alike name
                 store.create_scope(namespace, confirm_lookalike=True)
             import_id: str | None = None  # an importer's kept report (an export keeps none)
             report: ImportExportResult | ImportSummary
             if source == "export":
-                report = store.import_export(path, progress=progress)
+                report = store.import_export(path, progress=progress, confirm_lookalike=confirmed)
             elif source in AGENTS:
                 summary: ImportSummary = IMPORTERS[source].run(store, path or None, progress=progress).to_dict()
                 report, import_id = summary, summary.get("import_id")
@@ -237,9 +238,10 @@ class WelcomeScreen(StoreWorkers, Screen[Any]):
                 summary = IMPORTERS[source].run(store, path, namespace=namespace, progress=progress).to_dict()
                 report, import_id = summary, summary.get("import_id")
         except LookAlike as error:
-            if namespace and error.existing:
-                odd = sorted({codepoint(ch) for ch in namespace if not ch.isascii()})
-                self.post_message(LookAlikeNamespace(source, path, namespace, shown(namespace), shown(error.existing),
+            name = namespace or error.namespace  # typed in the form, or a scope of the export file
+            if name and error.existing:
+                odd = sorted({codepoint(ch) for ch in name if not ch.isascii()})
+                self.post_message(LookAlikeNamespace(source, path, name, shown(name), shown(error.existing),
                                                      f" ({', '.join(odd)})" if odd else ""))
             else:
                 self.post_message(ImportFailed(failure(error)))

@@ -285,23 +285,16 @@ class Inspector(StoreWorkers, Vertical):
 
     def reload(self) -> None:
         """The store changed: the page is read again, and a hidden tab still holding an earlier page's text
-        (drawn before the cursor moved on; it is redrawn only when opened) forgets it now."""
+        (drawn before the cursor moved on; it is redrawn only when opened) forgets it now. This read is not
+        cancelled by the cursor moving on: if the page was erased, the tabs not opened since still hold its
+        text, and only this read can say so (under load the cursor's move came first)."""
         for tab, held in list(self._held.items()):
             if held != self.page_id:
                 self._clear_tab(tab)
         if self.page_id:
-            self._load(self.page_id, again=True)
+            self._load(self.page_id, "inspector-again", None)
 
-    def _load(self, page_id: str, again: bool = False) -> None:
-        """Read the page off the loop. A read because the store changed (`again`) is not cancelled by the cursor
-        moving on: if the page was erased, its tabs not opened since still hold its text, and only this read
-        can say so (under load the cursor's move came first, and the cancelled read never ran)."""
-        if again:
-            self._read(page_id, "inspector-again", None)
-        else:
-            self._read(page_id, "inspector", "inspector")
-
-    def _read(self, page_id: str, group: str, lane: str | None) -> None:
+    def _load(self, page_id: str, group: str = "inspector", lane: str | None = "inspector") -> None:
         self.run_worker(partial(self._read_page, page_id, lane), thread=True, exclusive=True, exit_on_error=False,
                         group=group)
 

@@ -35,11 +35,11 @@ from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from ..core import dumps
+from ..owners import ALIASES, aliases, owner_ids
 
 IDENTITY = "sync_identity"
 MEMBERS = "sync_members"
 REVOCATIONS = "sync_revocations"
-ALIASES = "owner_aliases"  # meta: [{alias, owner, store, at}] owner ids of this owner's joined stores
 MAX_MEMBERS = 256  # stores on one folder: the header that lists them stays small and bounded
 _RAW = serialization.Encoding.Raw
 _PRIV = serialization.PrivateFormat.Raw
@@ -117,15 +117,6 @@ def members(db: Any) -> dict[str, dict[str, Any]]:
 
 def revocations(db: Any) -> dict[str, dict[str, Any]]:
     return dict(_meta(db, REVOCATIONS, {}))
-
-
-def aliases(db: Any) -> list[dict[str, Any]]:
-    return list(_meta(db, ALIASES, []))
-
-
-def owner_ids(db: Any, owner_id: str) -> set[str]:
-    """Every owner id that is this store's owner: its own and those its joined stores had (aliases)."""
-    return {owner_id, *(a["alias"] for a in aliases(db) if a.get("owner") == owner_id)}
 
 
 def save(db: Any, found_members: dict[str, Any] | None = None, found_revs: dict[str, Any] | None = None,

@@ -108,3 +108,40 @@ def test_import_shows_the_report_and_import_report_shows_it_again(tmp_path, caps
     assert code == 0 and import_id in out and "chatgpt-danny-avila-LibreChat-3.json" in out
     code, _, err = run(capsys, "--db", db, "import-report", "imp_01JZZZZZZZZZZZZZZZZZZZZZZZ")
     assert code != 0
+
+
+LOOK_ALIKE = "project:\u0430lpha"  # a Cyrillic а: reads as project:alpha
+
+
+def _export_with_a_look_alike(tmp_path, capsys) -> tuple[str, str]:
+    """The owner's store `mine` holds project:alpha; an export of the same owner carries project:аlpha too (made,
+    as a look-alike can only be, with the owner's confirmation in the store it came from)."""
+    first, mine = str(tmp_path / "first.db"), str(tmp_path / "mine.db")
+    run(capsys, "--db", first, "write", "--namespace", "project:alpha", "--content", "The owner's alpha notes.")
+    base = str(tmp_path / "base.jsonl")
+    assert run(capsys, "--db", first, "export", "--out", base)[0] == 0
+    assert run(capsys, "--db", mine, "import", "export", base)[0] == 0  # the same owner on a second store
+    assert run(capsys, "--db", first, "scope", "create", LOOK_ALIKE, "--confirm-lookalike")[0] == 0
+    run(capsys, "--db", first, "write", "--namespace", LOOK_ALIKE, "--content", "Notes that pose as alpha's.")
+    odd = str(tmp_path / "odd.jsonl")
+    assert run(capsys, "--db", first, "export", "--out", odd)[0] == 0
+    return mine, odd
+
+
+def test_an_export_scope_that_reads_like_one_of_the_store_needs_the_owners_confirmation(tmp_path, capsys):
+    """Issue 30, item 5: scopes that `import export` brings were not look-alike checked (`doctor` named them)."""
+    mine, odd = _export_with_a_look_alike(tmp_path, capsys)
+    before = Path(mine).read_bytes()
+    code, out, err = run(capsys, "--db", mine, "import", "export", odd)
+    assert code != 0 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "project:\\u0430lpha reads like this store's scope project:alpha" in err and "--confirm-lookalike" in err
+    code, out, _ = run(capsys, "--db", mine, "--json", "scopes")
+    assert [s["namespace"] for s in json.loads(out)["scopes"]] == ["project:alpha"]  # nothing was imported
+    code, out, err = run(capsys, "--db", mine, "import", "chatgpt", str(EXPORTS / "chatgpt-danny-avila-LibreChat-1.json"),
+                         "--confirm-lookalike")
+    assert code != 0 and "--confirm-lookalike applies to `import export` only" in err
+    code, out, _ = run(capsys, "--db", mine, "--json", "import", "export", odd, "--confirm-lookalike")
+    assert code == 0 and json.loads(out)["added"]["page"] == 1
+    code, out, _ = run(capsys, "--db", mine, "--json", "search", "pose")
+    assert [h["namespace"] for h in json.loads(out)["hits"]] == [LOOK_ALIKE]
+    assert before != Path(mine).read_bytes()

@@ -74,7 +74,9 @@ def test_three_stores_with_history_join_and_end_as_one(stores, tmp_path, clock, 
             thesis = scopes["project:thesis"]  # one scope: the stricter visibility, the older name
             assert thesis["visibility"] == "private" and thesis["display_name"] == "Thesis as A named it"
             assert thesis["page_count"] == 3
-            assert scopes["notes:B"]["owner_id"] == owners["B"]  # rows keep their owner ids
+            assert scopes["notes:B"]["owner_id"] == owners["A"]  # listed as the owner's (one owner) ...
+            kept = st._db.execute_sql("SELECT owner_id FROM scope WHERE namespace = 'notes:B'").fetchone()[0]
+            assert kept == owners["B"]  # ... while the row keeps its owner id
             labels = sorted({h["label"] for h in st.handoffs(limit=50)["handoffs"]})
             assert labels == ["Claude: thesis", "Claude: thesis (2)", "Claude: thesis (3)"]
             hits = st.search_pages("chapter draft", mode="exact")["hits"]

@@ -41,16 +41,21 @@ def tree_count(tree: ScopeTree, namespace: str) -> int:
     raise AssertionError(f"{namespace} is not in the tree")
 
 
+async def show_in_every_tab(app, pilot, page_id: str) -> None:
+    """Step onto the page and open each inspector tab in turn (1-6): every tab has drawn it; Raw stays open."""
+    await settle(app, pilot)
+    await select_page(app, pilot, page_id)
+    for n in range(1, 7):
+        await pilot.press(str(n))
+        await settle(app, pilot)
+
+
 async def test_the_list_the_tree_and_the_inspector_drop_a_page_erased_elsewhere(demo_store, make_app):
     store, refs = demo_store
     page = refs["alpha-bib"]
     app = make_app(store, watch_interval=0.05)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await select_page(app, pilot, page)
-        for n in range(1, 7):  # every inspector tab has shown the page
-            await pilot.press(str(n))
-            await settle(app, pilot)
+        await show_in_every_tab(app, pilot, page)
         tree = app.screen.query_one(ScopeTree)
         before = tree_count(tree, "project:alpha")
         assert page in inspector_text(app) and "Munkres" in inspector_text(app)
@@ -69,11 +74,7 @@ async def test_a_hidden_tab_forgets_an_erased_page_the_cursor_had_left(demo_stor
     page = refs["alpha-bib"]
     app = make_app(store, watch_interval=0.05)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await select_page(app, pilot, page)
-        for n in range(1, 7):  # every tab has drawn the erased-to-be page; the Raw tab stays open
-            await pilot.press(str(n))
-            await settle(app, pilot)
+        await show_in_every_tab(app, pilot, page)
         page_list(app).focus()
         await pilot.press("down")
         await settle(app, pilot)
@@ -100,11 +101,7 @@ async def test_the_cursor_moving_on_as_the_store_changes_leaves_no_tab_holding_t
     page = refs["alpha-bib"]
     app = make_app(store)  # no watcher: the change is told to the inspector below, at a chosen moment
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await select_page(app, pilot, page)
-        for n in range(1, 7):
-            await pilot.press(str(n))
-            await settle(app, pilot)
+        await show_in_every_tab(app, pilot, page)
         other = next(r["page_id"] for r in page_list(app).rows if r["page_id"] != page)
         erase_elsewhere(store, page)
         inspector = app.screen.query_one(Inspector)

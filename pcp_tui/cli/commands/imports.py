@@ -37,9 +37,11 @@ def register(cli: Group) -> None:
               help="coding agents: also store tool calls and results as pages (they often hold secrets)")
 @click.option("--from", "memory_from", type=OneOf("chatgpt", "claude"), metavar="chatgpt|claude",
               help="import memory: whose memory the text is (as you copied it out of the vendor's settings)")
+@click.option("--confirm-lookalike", is_flag=True,
+              help="import export: bring in a scope whose name reads like one of this store's (a look-alike)")
 @click.pass_context
 def import_(ctx: click.Context, source: str, path: str | None, namespace: str | None, with_tools: bool,
-            memory_from: str | None) -> int:
+            memory_from: str | None, confirm_lookalike: bool) -> int:
     """Bring history in: SOURCE is chatgpt, claude, markdown, events, export, memory, or the coding agents
     claude-code, codex, gemini.
 
@@ -62,13 +64,16 @@ def import_(ctx: click.Context, source: str, path: str | None, namespace: str | 
             raise CliError("invalid", "--with-tools applies to coding-agent sessions only.")
         if source == "export" and namespace:
             raise CliError("invalid", "--namespace does not apply to `import export`: it keeps every scope.")
+    if confirm_lookalike and source != "export":
+        raise CliError("invalid", f"--confirm-lookalike applies to `import export` only; `import {source}` names its "
+                                  "scopes so that none reads like another.")
 
     as_json = json_mode(ctx)
 
     def run(st: Store) -> Any:
         with progress(ctx, f"importing {source}") as update:
             if source == "export":
-                return st.import_export(present(path, "PATH"), progress=update)
+                return st.import_export(present(path, "PATH"), progress=update, confirm_lookalike=confirm_lookalike)
             run_import = IMPORTERS[source].run
             if agent:
                 report = run_import(st, path, with_tools=with_tools, progress=update)

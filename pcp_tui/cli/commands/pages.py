@@ -354,7 +354,8 @@ def unsuppress(ctx: click.Context, page_ids: tuple[str, ...], context: str) -> i
 @click.option("--decision", type=OneOf("allowed", "denied", "failed"), metavar="allowed|denied|failed",
               help="only events with this decision")
 @click.option("--operation", metavar="OP", help="only this operation, e.g. read_pages")
-@click.option("--principal", metavar="ID", help="only this principal (a model client's id)")
+@click.option("--principal", metavar="ID",
+              help="only this principal: a model client's id, or any owner id of yours (a joined store's too)")
 @paging
 @click.pass_context
 def audit(ctx: click.Context, decision: str | None, operation: str | None, principal: str | None,
