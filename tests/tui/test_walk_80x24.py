@@ -101,7 +101,7 @@ async def test_at_80x24_a_delete_plan_takes_the_dialogs_height(demo_store, make_
         for keys, kind in ((["D"], DeleteScreen), (["m", "down", "m", "down", "m", "D"], BulkDeleteScreen)):
             await select_page(app, pilot, refs["alpha-outline"])
             await pilot.press(*keys)
-            await until(pilot, lambda: isinstance(app.screen, kind), kind.__name__)
+            await until(pilot, lambda kind=kind: isinstance(app.screen, kind), kind.__name__)
             await until(pilot, lambda: "Planning" not in str(app.screen.query_one("#plan").render()), "the plan")
             await settle(app, pilot)
             body = app.screen.query_one("#delete-body", VerticalScroll)
@@ -112,7 +112,7 @@ async def test_at_80x24_a_delete_plan_takes_the_dialogs_height(demo_store, make_
                 plan = str(app.screen.query_one("#plan").render())
                 assert plan.count("(pg_") == 3, plan  # every page of the plan named
             await pilot.press("escape")
-            await until(pilot, lambda: not isinstance(app.screen, kind), "the dialog to close")
+            await until(pilot, lambda kind=kind: not isinstance(app.screen, kind), "the dialog to close")
             await settle(app, pilot)
 
 
