@@ -1,5 +1,6 @@
 """The app walk's defects at 80x24 and 80 columns (issue 35, ../shared/reports/app-walk-2026-12-05.md): the
-Revisions tab's diff room (14), ..."""
+Revisions tab's diff room (14), suppress contexts (12), delete plans' height (10), and the rest of 21 (CJK cut, the
+f/w cycle, ctrl+b in f3, the Receipts tab, the return from $EDITOR, the basket's lifetime)."""
 
 from __future__ import annotations
 
