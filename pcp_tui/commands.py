@@ -149,7 +149,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("rights.tab_receipts", "4", "Receipts tab", "Show the deletion receipts", "show_tab('receipts')",
             "rights", footer=False),
     # the handoff screen
-    Command("handoff.preview", "ctrl+b", "Preview", "Build the bundle and show size, tokens, warnings and cuts",
+    Command("handoff.preview", "ctrl+r", "Preview", "Build the bundle again and show size, tokens, warnings and cuts",
             "preview", "handoff", priority=True),
     Command("handoff.copy", "ctrl+y", "Copy", "Copy the bundle for the chat named by the label", "copy", "handoff",
             priority=True),

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .reading import LoadedPage
     from store import Store
     from store.types import ImportExportResult, ImportSummary
-    from store.types import AuditLog, BulkDeletePlan, BulkDeleteReceipt, BundleResult, CopyResult, DeletePlan, ExportResult, HandoffList, Hit, ImportReportResult, LinkResult, Receipt, Revision, Scope, ScopeDeletePlan, StoppedBulkDeletion, SuppressResult, TransitionResult, UnlinkResult, UnsuppressResult, WriteResult
+    from store.types import AuditLog, BulkDeletePlan, BulkDeleteReceipt, BundleResult, CopyResult, DeletePlan, ExportResult, HandoffList, Hit, ImportReportResult, LinkResult, Receipt, Revision, Scope, ScopeDeletePlan, StoppedBulkDeletion, SuppressResult, SuppressionContext, TransitionResult, UnlinkResult, UnsuppressResult, WriteResult
     from textual import getters
     from textual.widgets.tree import NodeID
 
@@ -169,6 +169,14 @@ class Suppressed(Message):
     """suppress_pages answered."""
 
     result: SuppressResult
+
+
+@dataclass
+class ContextsKnown(Message):
+    """The contexts the owner has pages suppressed in (suppression_contexts), read before the suppress dialog opens."""
+
+    envelope: Revision
+    contexts: list[SuppressionContext]
 
 
 # The link screen

@@ -46,9 +46,27 @@ def one_line(text: str) -> str:
     return printable(" ".join(str(text).split()))
 
 
+def cut_cells(text: str, width: int) -> str:
+    """`text` in at most `width` cells, "…" right after the last whole character where it was cut (a wide
+    character that does not fit whole is left out, never padded: `紧致性的…`, not `紧致性的 …`)."""
+    if cell_len(text) <= width:
+        return text
+    if width <= 0:
+        return ""
+    kept, used = [], 0
+    for ch in text:
+        size = cell_len(ch)
+        if used + size > width - 1:
+            break
+        kept.append(ch)
+        used += size
+    return "".join(kept) + "…"
+
+
 def shown_path(path: Path | str, width: int = 0) -> str:
     """A store's path to show on one line: the home folder as `~`, and when it is wider than `width` cells
-    (0: any width) its start cut ("…" then as much of the end as fits, the file name at least)."""
+    (0: any width) folders left out from its middle, whole: `~/…/pcp/demo.db`, then `…/pcp/demo.db`, at the
+    least `…demo.db` (the file name always). A cut inside a folder's name (`…are/pcp/demo.db`) read as nothing."""
     text = str(path)
     home = str(Path.home())
     if home not in ("", "/") and (text == home or text.startswith(home + os.sep)):
@@ -56,14 +74,14 @@ def shown_path(path: Path | str, width: int = 0) -> str:
     text = printable(text)
     if width <= 0 or cell_len(text) <= width:
         return text
-    name = Path(text).name
-    keep = max(width - 1, cell_len(name))
-    tail = ""
-    for ch in reversed(text):  # the end, cell by cell (a wide character counts two)
-        if cell_len(tail) + cell_len(ch) > keep:
-            break
-        tail = ch + tail
-    return "…" + tail if tail != text else text
+    parts = text.split(os.sep)
+    head = parts[0] + os.sep if parts[0] else os.sep  # "~/" or "/" (or a relative path's first folder)
+    for keep in range(len(parts) - 2, 0, -1):  # the most folders that fit, nearest the file first, from home if room
+        for start in (head + "…" + os.sep, "…" + os.sep):
+            shown = start + os.sep.join(parts[-keep:])
+            if cell_len(shown) <= width:
+                return shown
+    return "…" + parts[-1]
 
 
 def when(stamp: str | None) -> str:

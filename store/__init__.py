@@ -61,7 +61,7 @@ from .types import (
     ExportFileRef, ExportResult, FtsState, Handoff, HandoffList, HandoffRef, HistoryEntry, Hit, LifecycleStep, PageLifecycle, SuppressionNote, ImportExportResult,
     ImportRecorded, ImportReportEntry, ImportReportResult, ImportSummary, LinkResult, PageList, PageSummary, Payload, ProvenanceEvent, ReadItem, ReadResult, Receipt,
     PageCount, ReceiptList, RecommendResult, Recommendation, RecommendationList, Relation, Relations, Revision, Scope,
-    ScopeDeletePlan, ScopeList, SearchResult, SkippedItem, SourceRef, SourceScope, SuppressResult, SyncApplied, SyncPeer, SyncResult, SyncStatus, FolderRead,
+    ScopeDeletePlan, ScopeList, SearchResult, SkippedItem, SourceRef, SourceScope, SuppressResult, SuppressionContext, SuppressionContextList, SyncApplied, SyncPeer, SyncResult, SyncStatus, FolderRead,
     FolderSyncResult, PairOffer, RefusedFile, TransitionResult,
     UnfinishedRestore, UnlinkResult, UnsuppressResult, UpgradeResult, UpgradeStatus, VerifiedEntry, VerifyResult, WriteResult,
 )
@@ -118,6 +118,7 @@ class Store:
         self.dismiss_recommendation = lifecycle.dismiss_recommendation
         self.suppress_pages = lifecycle.suppress_pages
         self.unsuppress_pages = lifecycle.unsuppress_pages
+        self.suppression_contexts = lifecycle.suppression_contexts
         # deletion
         self.plan_delete = deletion.plan_delete
         self.plan_delete_scope = deletion.plan_delete_scope
@@ -253,7 +254,7 @@ __all__ = [
     "ImportReportResult", "ImportSummary", "LinkResult",
     "PageList", "PageSummary", "Payload", "ProvenanceEvent", "ReadItem", "ReadResult", "Receipt", "ReceiptList",
     "PageCount", "RecommendResult", "Recommendation", "RecommendationList", "Relation", "Relations", "Revision", "Scope",
-    "ScopeDeletePlan", "ScopeList", "SearchResult", "SkippedItem", "SourceRef", "SourceScope", "SuppressResult", "UnfinishedRestore",
+    "ScopeDeletePlan", "ScopeList", "SearchResult", "SkippedItem", "SourceRef", "SourceScope", "SuppressResult", "SuppressionContext", "SuppressionContextList", "UnfinishedRestore",
     "SyncApplied", "SyncPeer", "SyncResult", "SyncStatus", "FolderRead", "FolderSyncResult", "PairOffer", "RefusedFile", "TransitionResult", "UnlinkResult", "UnsuppressResult", "UpgradeResult", "UpgradeStatus", "VerifiedEntry",
     "VerifyResult", "WriteResult",
 ]

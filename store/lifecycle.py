@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from . import ids, index
+from .constants import LIMITS
 from . import validate as v
 from .core import Call, Part, operation
 from .errors import Conflict, Forbidden, Invalid, NotFound
-from .reads import effective_status
-from .types import Recommendation, RecommendationList, RecommendResult, SuppressResult, TransitionResult, UnsuppressResult
+from .reads import clamp, effective_status
+from .types import (Recommendation, RecommendationList, RecommendResult, SuppressionContextList, SuppressResult,
+                    TransitionResult, UnsuppressResult)
 
 # operation -> (permission, statuses it may start from, status it leads to)
 TRANSITIONS = {
@@ -180,6 +182,21 @@ class LifecycleOps(Part):
                 done.append(page.page_id)
         call.counts["pages"] = len(done)
         return {"context_id": ctx, "unsuppressed": done}
+
+    @operation("suppression_contexts")
+    def suppression_contexts(self, call: Call, limit: int | None = None) -> SuppressionContextList:
+        """The contexts this caller has pages suppressed in now, the most recently used first, with how many pages
+        each hides: what a front end offers when it asks for a context id. A model client sees only its own
+        contexts (as it named them); the owner sees the ones it made (a client's are qualified, not the owner's)."""
+        size = clamp(limit, LIMITS["default_hits"], LIMITS["max_list"])
+        mine = self._context_key("")  # "" for the owner; "<principal>/" for a client
+        rows = self._db.execute_sql(
+            "SELECT context_id, COUNT(*), MAX(created_at) FROM suppression WHERE (expires_at IS NULL OR expires_at > ?) "
+            "AND actor_type = ? AND actor_id = ? AND substr(context_id, 1, ?) = ? GROUP BY context_id "
+            "ORDER BY MAX(created_at) DESC, context_id LIMIT ?",
+            (ids.now(), self.session.actor_type, self.session.principal_id, len(mine), mine, size)).fetchall()
+        call.counts["contexts"] = len(rows)
+        return {"contexts": [{"context_id": r[0][len(mine):], "pages": r[1], "last_at": r[2]} for r in rows]}
 
     @staticmethod
     def _context(context_id: Any) -> str:

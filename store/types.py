@@ -455,6 +455,16 @@ class SuppressResult(TypedDict):
     suppressed: list[str]
 
 
+class SuppressionContext(TypedDict):
+    context_id: str
+    pages: int  # pages it hides now (expired suppressions not counted)
+    last_at: str  # when a page was last suppressed in it
+
+
+class SuppressionContextList(TypedDict):
+    contexts: list[SuppressionContext]
+
+
 class UnsuppressResult(TypedDict):
     context_id: str
     unsuppressed: list[str]
@@ -795,7 +805,7 @@ class UpgradeResult(TypedDict):
 
 __all__ = [
     "UpgradeResult", "UpgradeStatus", "SyncApplied", "SyncPeer", "SyncResult", "SyncStatus", "FolderRead", "FolderSyncResult", "PairOffer",
-    "ListedStore", "RefusedFile", "UnfinishedRestore", "StoppedBulkDeletion", "StoppedBulkDeletions",
+    "ListedStore", "RefusedFile", "UnfinishedRestore", "StoppedBulkDeletion", "StoppedBulkDeletions", "SuppressionContext", "SuppressionContextList",
         "Actor", "AuditEvent", "AuditLog", "BulkDeletePlan", "BulkDeleteReceipt", "BulkPage", "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult",
     "BundleWarning", "Capabilities", "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan",
     "ErasurePlan", "ErrorInfo", "ExportCounts", "ExportFileRef", "ExportResult", "FtsState", "Handoff", "HandoffList", "HandoffRef",

@@ -131,7 +131,7 @@ class BulkDeleteScreen(StoreWorkers, TypedThenReason["BulkDeleteReceipt | None"]
         return screen
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog", classes="dialog wide"):
+        with Vertical(id="dialog", classes="dialog wide plan"):
             yield Static(Content.styled("Delete the selected pages for good", "bold"), classes="dialog-title",
                          id="bulk-title")
             with VerticalScroll(id="delete-body"):

@@ -17,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from .. import commands
-from ..widgets.fields import Field
+from ..widgets.fields import Choices, Field
 
 
 def key_of(app: object, command_id: str) -> str:
@@ -43,8 +43,10 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def __init__(self, title: str, body: str | Content, *, confirm_label: str = "Yes", danger: bool = True,
                  fields: list[tuple[str, str, str]] | None = None, optional: bool = False,
-                 check: Callable[[dict[str, str]], str | None] | None = None) -> None:
+                 check: Callable[[dict[str, str]], str | None] | None = None,
+                 suggest: dict[str, list[str]] | None = None) -> None:
         super().__init__()
+        self.suggest = suggest or {}  # field name -> values it completes from (→ takes the completion)
         self.optional = optional  # fields may be left empty (a filter with no limit)
         self.check = check  # what is wrong with the answers (said in the dialog, which stays open), or None
         self.title_text, self.body = title, body
@@ -58,7 +60,8 @@ class ConfirmScreen(ModalScreen[bool]):
             yield Static(self.body if isinstance(self.body, Content) else Content(self.body), classes="dialog-body")
             for name, label, default in self.fields:
                 yield Label(label)
-                yield Field(value=default, id=f"field-{name}")
+                yield Field(value=default, id=f"field-{name}",
+                            suggester=Choices(self.suggest[name]) if self.suggest.get(name) else None)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel", variant="default")
                 yield Button(self.confirm_label, id="confirm", variant="error" if self.danger else "primary")

@@ -11,7 +11,7 @@ from textual import on, work
 from textual.screen import Screen
 
 from .. import reading
-from ..messages import LifecycleChanged, ReviseLoaded, StoreWorkers, Suppressed, Unlinked, Unsuppressed
+from ..messages import ContextsKnown, LifecycleChanged, ReviseLoaded, StoreWorkers, Suppressed, Unlinked, Unsuppressed
 from ..shared import lifecycle_change
 from ..widgets.inspector import Inspector
 from ..widgets.page_list import PageList
@@ -96,7 +96,8 @@ class CurateActions(StoreWorkers, Screen[None]):
 
     def _after_revise(self, result: WriteResult | None) -> None:
         if result:
-            self.notify(f"Revised: new revision {result['revision_id']}.", title="Revise")
+            # (the short id, as the Revisions tab names it: one line, so at 80x24 the toast covers less of the diff)
+            self.notify(f"Revised: new revision …{result['revision_id'][-6:]}.", title="Revise")
             self.app.announce_change(result["page_id"])
 
     def action_link(self) -> None:
@@ -143,15 +144,33 @@ class CurateActions(StoreWorkers, Screen[None]):
 
     def action_suppress(self) -> None:
         env = self._selected_envelope()
-        if env is None:
-            return
+        if env is not None:
+            self._read_contexts(env)  # the dialog opens once the contexts in use are known (off the loop)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="contexts")
+    def _read_contexts(self, env: Revision) -> None:
+        self.post_message(ContextsKnown(env, self.app.opened_store.suppression_contexts(limit=20)["contexts"]))
+
+    @on(ContextsKnown)
+    def _contexts_known(self, message: ContextsKnown) -> None:
+        """The suppress dialog, offering the contexts in use (the newest first in the field, the others completed
+        as you type) and saying where a context id comes from: a new user could not tell what to type."""
+        message.stop()
+        env, known = message.envelope, [c["context_id"] for c in message.contexts]
         title = reading.title_of(env)
+        in_use = " · ".join(f"{c['context_id']} ({c['pages']} page{'s' if c['pages'] != 1 else ''})"
+                            for c in message.contexts[:4])
+        more = len(message.contexts) - 4
+        where = (f"Contexts in use: {in_use}{f' and {more} more' if more > 0 else ''} (type to complete, → takes it)."
+                 if in_use else "No context is in use yet; name one, e.g. task:thesis or chat:thesis-help.")
         screen = FormScreen(
             f"Suppress “{title}” for one context?",
-            f"{title} ({env['page_id']})\n\nSearches and bundles that pass this context id (a chat, task or query id) "
-            "will not show it. Nothing else changes: no revision, no status change, nothing global.",
+            f"{title} ({env['page_id']})\n\nSearches and bundles that pass this context id (a chat, task or query id; "
+            "`pcp search --context ID`) will not show it. Nothing else changes: no revision, no status change, "
+            f"nothing global.\n{where}",
             confirm_label="Suppress", danger=False,
-            fields=[("context", "Context id", "chat:current"), ("reason", "Reason", "not relevant here")])
+            fields=[("context", "Context id", known[0] if known else ""), ("reason", "Reason", "not relevant here")],
+            suggest={"context": known})
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -169,10 +188,16 @@ class CurateActions(StoreWorkers, Screen[None]):
         if env is None:
             return
         title = reading.title_of(env)
+        page = self.query_one(Inspector).page
+        life = (page["full"].get("lifecycle") if page else None) or {"events": [], "suppressions": []}
+        here = [s["context_id"] for s in life["suppressions"]]  # (the page's own contexts, newest first)
+        where = (f"It is suppressed in: {', '.join(here[:4])}{' …' if len(here) > 4 else ''}." if here
+                 else "It is suppressed in no context.")
         screen = FormScreen(
             f"Show “{title}” again in one context?",
-            f"{title} ({env['page_id']})\n\nSearches and bundles that pass this context id show the page again.",
-            confirm_label="Unsuppress", danger=False, fields=[("context", "Context id", "chat:current")])
+            f"{title} ({env['page_id']})\n\nSearches and bundles that pass this context id show the page again.\n{where}",
+            confirm_label="Unsuppress", danger=False, fields=[("context", "Context id", here[0] if here else "")],
+            suggest={"context": here})
 
         def answered(yes: bool | None) -> None:
             if yes:

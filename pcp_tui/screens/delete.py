@@ -134,7 +134,7 @@ class DeleteScreen(StoreWorkers, TypedThenReason["Receipt | None"]):
         self.receipt: Receipt | None = None
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog", classes="dialog wide"):
+        with Vertical(id="dialog", classes="dialog wide plan"):
             yield Static(Content.styled(f"Delete “{self.page_title}” for good", "bold"), classes="dialog-title",
                          id="delete-title")
             with VerticalScroll(id="delete-body"):

@@ -208,7 +208,9 @@ class HandoffScreen(StoreWorkers, Screen[Any]):
         listing.clear_options()
         listing.add_options([Option(Content.assemble(f"{n}. ", b["title"], (f"  {b['namespace']}", "dim")),
                                     id=b["page_id"]) for n, b in enumerate(self.app.basket, 1)]
-                            or [Option("The basket is empty.", disabled=True)])
+                            or [Option(Content.assemble(
+                                "The basket is empty.", (f"\n{self.app.key_display('basket')} on a page adds it. A basket lasts "
+                                "until you quit; the last chat is what is remembered.", "dim")), disabled=True)])
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option.id:

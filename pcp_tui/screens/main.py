@@ -568,11 +568,19 @@ class MainScreen(CurateActions):
 
     def action_cycle_status(self) -> None:
         self.status = STATUSES[(STATUSES.index(self.status) + 1) % len(STATUSES)]
+        self._cycle_hint("Status", list(STATUSES), self.status, "status_filter")
         self.reload_pages()
 
     def action_cycle_actor(self) -> None:
         self.actor = ACTORS[(ACTORS.index(self.actor) + 1) % len(ACTORS)]
+        self._cycle_hint("Author", [a or "anyone" for a in ACTORS], self.actor or "anyone", "actor_filter")
         self.reload_pages()
+
+    def _cycle_hint(self, what: str, states: list[str], now: str, command_id: str) -> None:
+        """`Status: active → all → [archived] → superseded → tombstoned (f steps on)`: a key that cycles says
+        every state, where it is and what comes next (report 21: five states, no hint of the next)."""
+        cycle = " → ".join(f"[{s}]" if s == now else s for s in states)
+        self.notify(f"{what}: {cycle} ({self.app.key_display(command_id)} steps on)", timeout=3)
 
     def action_dates(self) -> None:
         """Filter by when it happened (the source's time when known, else when it was stored)."""

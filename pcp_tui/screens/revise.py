@@ -78,7 +78,7 @@ class ReviseScreen(StoreWorkers, ModalScreen[WriteResult | None]):
                 yield Button("Cancel", id="cancel")
                 yield Button("Edit in $EDITOR", id="editor")
                 yield Button("Save revision", id="save", variant="primary")
-            yield Static(key_hint(self.app, [("revise.save", "Save"), ("revise.editor", "$EDITOR"),
+            yield Static(key_hint(self.app, [("revise.save", "Save"), ("revise.editor", "$EDITOR (then Save)"),
                                              ("revise.cancel", "Cancel"), ("help", "Keys")]), classes="dialog-keys")
 
     def on_mount(self) -> None:
@@ -198,7 +198,14 @@ class ReviseScreen(StoreWorkers, ModalScreen[WriteResult | None]):
                 except (OSError, UnicodeDecodeError) as exc:
                     failure = f"The draft could not be read back ({exc}); the box keeps the draft as it was."
                 else:
+                    changed = text != self.draft
                     self._set_draft(text)
+                    # (back in the dialog, nothing saved yet: report 21, you could not tell a save was still due)
+                    save = self.app.key_display("revise.save")
+                    name = os.path.basename(command[0]) if command else editor
+                    self.notify(f"Back from {name}: the draft is here, not saved yet; {save} saves it." if changed
+                                else f"Back from {name}: the draft is unchanged; nothing to save.",
+                                title="Editor")
                     return
         self.notify(failure, title="Editor", severity="error", timeout=8)
         if self.boxed:

@@ -66,6 +66,7 @@ class RightsScreen(StoreWorkers, Screen[Any]):
         self.audit_cursor: str | None = None
         self.stopped: dict[str, StoppedBulkDeletion] = {}  # bulk deletions stopped before the end, by receipt id
         self.audit_events: list[AuditEvent] = []  # the rows of the audit table, in order
+        self.receipt_rows: list[dict[str, str]] = []  # the receipts table's rows in full, in order (its detail line)
         self.scope_plan: ScopeDeletePlan | None = None
 
     def compose(self) -> ComposeResult:
@@ -104,6 +105,7 @@ class RightsScreen(StoreWorkers, Screen[Any]):
             with TabPane("4 Receipts", id="receipts"):
                 yield Static("", id="stopped-deletions")  # bulk deletions not finished (shown when any)
                 yield DataTable(id="receipts-table", cursor_type="row")
+                yield Static("", id="receipt-detail", classes="detail")  # the highlighted receipt in full
         yield FitFooter(compact=True)
 
     def on_mount(self) -> None:
@@ -189,6 +191,10 @@ class RightsScreen(StoreWorkers, Screen[Any]):
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """An audit event in full under the table: its columns cut long scope lists and counts."""
+        if event.data_table.id == "receipts-table":
+            event.stop()
+            self._receipt_detail(event.cursor_row)
+            return
         if event.data_table.id != "audit-table":
             return
         event.stop()
@@ -204,10 +210,35 @@ class RightsScreen(StoreWorkers, Screen[Any]):
             (e["operation"], "bold"), f" by {e['principal_type']}:{e['principal_id']} at {e['time'][:19]}: {decision}, "
             f"{e['duration_ms']:.1f} ms\nscopes: {', '.join(e['scopes']) or 'none'}\ncounts: {counts}"))
 
+    def _receipt_detail(self, index: int) -> None:
+        """The highlighted receipt in full under the table (report 21: at 80 columns the table cut its WAL
+        erasure and reason columns, and Enter on a row showed nothing)."""
+        detail = self.query_one("#receipt-detail", Static)
+        rows = self.receipt_rows
+        if not 0 <= index < len(rows):
+            detail.update("")
+            return
+        r = rows[index]
+        detail.update(Content.assemble((r["receipt_id"], "bold"), f" at {r['time']}: ", r["what"],
+                                       f"\nWAL erasure: {r['wal']} · reason: “{r['reason']}”"))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.data_table.id == "receipts-table":  # Enter: the same line, for the row Enter was pressed on
+            event.stop()
+            self._receipt_detail(event.cursor_row)
+
     @on(ReceiptsLoaded)
     def _show_receipts(self, message: ReceiptsLoaded) -> None:
         message.stop()
         receipts = message.receipts
+        self.receipt_rows = [
+            {"receipt_id": d["receipt_id"], "time": d["updated_at"][:19].replace("T", " "),
+             "what": f"stopped after {d['pages_done']:,} of {d['pages']:,} pages", "wal": "stopped",
+             "reason": d["reason"]} for d in message.stopped] + [
+            {"receipt_id": r["receipt_id"], "time": r["created_at"][:19].replace("T", " "),
+             "what": (f"{counted(len(r['page_ids']), 'page')}, {counted(len(r['revision_ids']), 'revision')}"
+                      + (f" of {r['namespace']}" if r.get("namespace") else "")),
+             "wal": r.get("wal_erasure", "done"), "reason": r["reason"]} for r in receipts]
         table = self.query_one("#receipts-table", DataTable)
         table.clear()
         self.stopped = {d["receipt_id"]: d for d in message.stopped}
@@ -227,6 +258,7 @@ class RightsScreen(StoreWorkers, Screen[Any]):
         stopped = self.query_one("#stopped-deletions", Static)
         stopped.update(Content("\n").join(lines) if lines else "")
         stopped.display = bool(lines)
+        self._receipt_detail(table.cursor_row if table.row_count else -1)
 
     # --- export ---
 

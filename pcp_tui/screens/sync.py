@@ -26,7 +26,8 @@ from textual.worker import get_current_worker
 from .. import commands, config, reading
 from ..messages import OpenPage, PairOffered, Progress, StoreChanged, StoreWorkers, Synced, SyncFailed, SyncStateLoaded
 from .confirm import ConfirmScreen, FormScreen, key_hint, key_of
-from ..text import counted, when
+from ..text import counted, cut_cells, when
+from rich.cells import cell_len
 
 if TYPE_CHECKING:
     from store import Store
@@ -221,8 +222,37 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         self.app.subscribe_store_changes(self)
         self.query_one("#sync-running").display = False
         self.query_one("#sync-code").display = False
-        self.query_one(DataTable).add_columns("page with a conflict", "scope", "page id")
+        self._columns_for = 0  # the table width its columns were laid out for
         self._load()
+
+    def on_resize(self) -> None:
+        self._fill_table()
+
+    def _fill_table(self) -> None:
+        """The conflict rows in columns that fit the table's width: the page id whole (it is what `pcp` takes),
+        the scope cut where it and the titles do not both fit (it keeps a third at least), the title in the rest (at 80 columns the scope was cut and the
+        id was off the right edge)."""
+        table = self.query_one(DataTable)
+        width = table.scrollable_content_region.width or table.size.width
+        if width <= 0:
+            return
+        self._columns_for = width
+        pad = 2 * table.cell_padding
+        ident = max([len("page id"), *(len(pid) for pid, _, _ in self.rows)])
+        left = max(16, width - table.styles.scrollbar_size_vertical - 3 * pad - ident)
+        need_title = max([len("page with a conflict"), *(cell_len(t) for _, t, _ in self.rows)])
+        need_scope = max([len("scope"), *(cell_len(ns) for _, _, ns in self.rows)])
+        scope = min(need_scope, max(left // 3, left - need_title))  # a third at least, more if the titles are short
+        title = max(8, left - scope)
+        cursor = table.cursor_row
+        table.clear(columns=True)
+        table.add_column("page with a conflict", width=title)
+        table.add_column("scope", width=scope)
+        table.add_column("page id", width=ident)
+        for pid, page_title, namespace in self.rows:
+            table.add_row(cut_cells(page_title, title), cut_cells(namespace, scope), pid)
+        if self.rows:
+            table.move_cursor(row=min(cursor, len(self.rows) - 1))
 
     @property
     def folder(self) -> str | None:
@@ -291,9 +321,7 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
                              " (both revisions kept; Enter opens one, revising it keeps one head)" if count
                              else " (none)"))
         table = self.query_one(DataTable)
-        table.clear()
-        for pid, title, namespace in self.rows:
-            table.add_row(title, namespace, pid)
+        self._fill_table()
         if not self.running:
             table.focus()
 

@@ -4,7 +4,20 @@ from __future__ import annotations
 
 from textual.geometry import Size
 from textual.reactive import Reactive
+from textual.suggester import Suggester
 from textual.widgets import Input, TextArea
+
+
+class Choices(Suggester):
+    """Completes a field from known values, in their order (the first that starts with what was typed)."""
+
+    def __init__(self, values: list[str]) -> None:
+        super().__init__(use_cache=False, case_sensitive=True)
+        self.values = values
+
+    async def get_suggestion(self, value: str) -> str | None:
+        typed = value.casefold()
+        return next((v for v in self.values if typed and v.casefold().startswith(typed) and v != value), None)
 
 
 class Field(Input):

@@ -32,7 +32,7 @@ from store import analysis
 
 from ..messages import StoreWorkers
 from .steady import SteadyScrollbars, set_virtual_size
-from ..text import printable
+from ..text import cut_cells, printable
 
 # A window of rows: listed pages (store PageSummary) or search hits (store Hit); the list keeps its own copies, to
 # which it adds what it caches per row (the one-line snippet), so a row on screen is a plain dict.
@@ -484,8 +484,9 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
                 combined += match
             cells = cell_len(text)
             if cells > room:
-                text = set_cell_size(text, room - 1) + "…" if ellipsis and room > 1 else set_cell_size(text, room)
-                cells = room
+                # (the "…" right after the last whole character: a wide one cut in half was a space before it)
+                text = cut_cells(text, room) if ellipsis and room > 1 else set_cell_size(text, room)
+                cells = cell_len(text)
             segments.append(Segment(text, combined))
             room -= cells
         if room > 0:
@@ -498,7 +499,7 @@ class PageList(StoreWorkers, SteadyScrollbars, ScrollView, can_focus=True):
         title = printable(" ".join((row.get("title") or row["page_id"]).split()))
         room = max(4, width - 3 - cell_len(date) - (1 if choosing else 0))
         if cell_len(title) > room:
-            title = set_cell_size(title, room - 1) + "…"
+            title = cut_cells(title, room)  # `紧致性的…`, not `紧致性的 …` (the pad goes after it)
         pieces: list[Piece] = []
         if choosing:
             pieces.append(("✓" if chosen else " ", self._style("page-list--selected"), False))

@@ -24,21 +24,32 @@ if TYPE_CHECKING:
     from store.types import HistoryEntry
 
 
-def revision_label(n: int, rev: HistoryEntry) -> str:
-    """`#2 stored 2026-03-01 10:00 user …ABC123`: revisions carry the time they were stored."""
+def revision_label(n: int, rev: HistoryEntry, status: str = "", width: int = 0) -> str:
+    """`#2 stored 2026-03-01 10:00 user …ABC123  active`: revisions carry the time they were stored. Where that
+    does not fit in `width` cells it is two lines of its own, `#2 …ABC123  active` over `stored 2026-03-01 10:00
+    user` (wrapped where it happened to, the id and the status were cut apart)."""
     who = rev["created_by"]
-    return (f"#{n} stored {rev['created_at'][:16].replace('T', ' ')} {who.get('actor_type') or '?'} "
-            f"…{rev['revision_id'][-6:]}")
+    number, stored = f"#{n}", f"stored {rev['created_at'][:16].replace('T', ' ')} {who.get('actor_type') or '?'}"
+    ident = f"…{rev['revision_id'][-6:]}" + (f"  {status}" if status else "")
+    line = f"{number} {stored} {ident}"
+    if width <= 0 or len(line) <= width:
+        return line
+    return f"{number} {ident}\n{' ' * len(number)} {stored}"
 
 
-def dates_note(history: list[HistoryEntry], observed_at: str | None) -> str:
-    """Which date is which: the list's date is when it happened (observed), else when it was stored."""
+def dates_note(history: list[HistoryEntry], observed_at: str | None, width: int = 0) -> str:
+    """Which date is which: the list's date is when it happened (observed), else when it was stored. With a
+    `width` the sentence would take more than two rows of (a short screen: 80x24), a short form."""
     if not history:
         return ""
     if observed_at:
-        return (f"The list shows when it happened: {observed_at[:10]} (observed). "
+        note = (f"The list shows when it happened: {observed_at[:10]} (observed). "
                 "Revisions below show when each was stored.")
-    return f"The list shows when it was stored: {history[0]['created_at'][:10]} (no observed time)."
+        short = f"List date {observed_at[:10]}: observed. Below: when each was stored."
+    else:
+        note = f"The list shows when it was stored: {history[0]['created_at'][:10]} (no observed time)."
+        short = f"List date {history[0]['created_at'][:10]}: stored (no observed time)."
+    return note if width <= 0 or len(note) <= 2 * width else short
 
 
 COMPACT_MODES = {"side-by-side": "side"}  # the diff modes' words in the narrowest line over the diff
@@ -76,6 +87,9 @@ class RevisionsView(StoreWorkers, Vertical):
         super().__init__(id=id)
         self.history: list[HistoryEntry] = []
         self.sides: tuple[str, str] | None = None  # (from, to) revision ids of the diff shown
+        self.observed_at: str | None = None
+        self.conflicts: set[str] = set()
+        self._drawn_width = 0  # the width the history's labels and the dates note were laid out for
 
     def compose(self) -> ComposeResult:
         yield Static("", id="dates-note", classes="detail")
@@ -86,21 +100,33 @@ class RevisionsView(StoreWorkers, Vertical):
     def show(self, history: list[HistoryEntry], observed_at: str | None = None, conflicts: list[str] | None = None) -> None:
         """`conflicts`: revisions another of the owner's stores made beside the head (sync); they are labelled
         `conflict`, not `superseded` (nothing superseded them: they wait for a revise to resolve them)."""
-        self.history = history
-        update_rows(self.query_one("#dates-note", Static), dates_note(history, observed_at))
-        total = len(history)
-        concurrent = set(conflicts or ())
-        self.query_one(HistoryList).replace_options([
-            Option(Text(revision_label(total - i, rev) + "  " + (
-                "conflict" if rev["revision_id"] in concurrent else rev["lifecycle_status"])), id=rev["revision_id"])
-            for i, rev in enumerate(history)
-        ])
+        self.history, self.observed_at, self.conflicts = history, observed_at, set(conflicts or ())
+        self._draw_history()
         if history:
-            old = history[1]["revision_id"] if total > 1 else history[0]["revision_id"]
+            old = history[1]["revision_id"] if len(history) > 1 else history[0]["revision_id"]
             self.compare(old, history[0]["revision_id"])
         else:
             self.sides = None
             self._show_controls()
+
+    def _draw_history(self, keep_highlight: bool = False) -> None:
+        """The dates note and one option a revision, each laid out for the pane's width (see revision_label)."""
+        history, history_list = self.history, self.query_one(HistoryList)
+        width = self._drawn_width = history_list.scrollable_content_region.width
+        # (laid out as if the scrollbar showed: one that comes with more revisions must not wrap them again)
+        label_width = width - (0 if history_list.show_vertical_scrollbar else history_list.styles.scrollbar_size_vertical)
+        note = self.query_one("#dates-note", Static)
+        short = self.screen.has_class("-short")  # (rows are what a short screen lacks; a tall one keeps the sentence)
+        update_rows(note, dates_note(history, self.observed_at, note.content_size.width if short else 0))
+        total = len(history)
+        highlighted = history_list.highlighted
+        history_list.replace_options([
+            Option(Text(revision_label(total - i, rev, "conflict" if rev["revision_id"] in self.conflicts
+                                       else rev["lifecycle_status"], label_width)), id=rev["revision_id"])
+            for i, rev in enumerate(history)
+        ])
+        if keep_highlight and highlighted is not None and highlighted < history_list.option_count:
+            history_list.highlighted = highlighted
 
     def clear(self) -> None:
         """No page: no history, no choices, no diff."""
@@ -149,6 +175,8 @@ class RevisionsView(StoreWorkers, Vertical):
 
     def on_resize(self) -> None:
         self._show_controls()
+        if self.history and self.query_one(HistoryList).scrollable_content_region.width != self._drawn_width:
+            self._draw_history(keep_highlight=True)
 
     def toggle_layout(self) -> None:
         self.query_one(DiffView).toggle()

@@ -204,3 +204,19 @@ def test_lifecycle_calls_on_missing_page(store):
     for call in (store.archive_page, store.restore_page, store.tombstone_page, store.untombstone_page):
         with raises_code("not_found"):
             call("pg_01ARZ3NDEKTSV4RRFFQ69G5FAV", "x")
+
+
+def test_suppression_contexts_lists_the_callers_own_contexts_newest_first_with_their_page_counts(store, pages):
+    """Issue 35, report 12: the app asks for a context id and must offer the ones in use; a model client's are its
+    own (as it named them), never the owner's, and the owner's list holds no client's qualified context."""
+    a, b, c = (pages[k]["page_id"] for k in "abc")
+    store.suppress_pages([a, b], "chat:thesis-help")
+    store.suppress_pages([c], "task:old", expires_at="2001-01-01T00:00:00.000Z")  # expired: hides nothing
+    store.suppress_pages([a], "task:42")
+    client = h.model(store, {"project:life": ["read", "search", "suppress"]}, client_id="claude")
+    client.suppress_pages([c], "mcp:mine")
+    listed = store.suppression_contexts()["contexts"]
+    assert sorted((x["context_id"], x["pages"]) for x in listed) == [("chat:thesis-help", 2), ("task:42", 1)]
+    assert [x["last_at"] for x in listed] == sorted((x["last_at"] for x in listed), reverse=True)  # newest first
+    assert [(x["context_id"], x["pages"]) for x in client.suppression_contexts()["contexts"]] == [("mcp:mine", 1)]
+    assert len(store.suppression_contexts(limit=1)["contexts"]) == 1

@@ -129,6 +129,7 @@ def test_results_match_their_declared_types(store, tmp_path):
     _conforms(st.recommend_tombstone(b["page_id"], "stale"), st, "recommend_tombstone")
     _conforms(st.list_recommendations(), st, "list_recommendations")
     _conforms(st.suppress_pages([b["page_id"]], "task:1", reason="noise"), st, "suppress_pages")
+    _conforms(st.suppression_contexts(), st, "suppression_contexts")
     _conforms(st.unsuppress_pages([b["page_id"]], "task:1"), st, "unsuppress_pages")
     _conforms(st.tombstone_page(b["page_id"], "withdrawn"), st, "tombstone_page")
     _conforms(st.untombstone_page(b["page_id"], "undo"), st, "untombstone_page")

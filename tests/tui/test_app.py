@@ -275,8 +275,8 @@ def test_a_store_path_is_shown_from_home_and_cut_from_its_start(monkeypatch, tmp
     monkeypatch.setenv("HOME", str(tmp_path))
     deep = tmp_path / "a" / "very" / "long" / "folder" / "name" / "pcp" / "store.db"
     assert shown_path(deep) == "~/a/very/long/folder/name/pcp/store.db"
-    cut = shown_path(deep, 20)
-    assert cut.startswith("…") and cut.endswith("/pcp/store.db") and len(cut) == 20
+    assert shown_path(deep, 21) == "~/…/name/pcp/store.db" and shown_path(deep, 20) == "…/name/pcp/store.db"
+    assert shown_path(deep, 15) == "…/pcp/store.db"  # (report 13: `…are/pcp/demo.db` cut inside a folder's name)
     assert shown_path(deep, 5) == "…store.db"  # the file name always
     assert shown_path("/srv/x\x1b]0;owned\x07.db") == "/srv/x␛]0;owned␇.db"  # never a terminal escape
     assert shown_path(tmp_path.parent / (tmp_path.name + "-other") / "s.db").startswith("/")  # not "~-other"

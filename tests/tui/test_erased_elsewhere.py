@@ -127,7 +127,7 @@ async def test_the_basket_and_the_handoff_preview_drop_a_page_erased_elsewhere(d
         screen = app.screen
         await pilot.press(*"Claude: erasure", "ctrl+y")  # f3 opens in the label: a copy first
         await until(pilot, lambda: refs["alpha-bib"] in str(screen.query_one("#copy-result").render()), "the copy")
-        await pilot.press("ctrl+b")
+        await pilot.press("ctrl+r")
         text, summary = screen.query_one("#preview-text"), screen.query_one("#preview-summary")
         await until(pilot, lambda: "Munkres" in str(text.render()), "the preview")
         erase_elsewhere(store, refs["alpha-bib"])

@@ -276,7 +276,7 @@ async def test_the_handoff_preview_wraps_long_lines(demo_store, make_app):
         app.basket.append({"page_id": page, "title": "Long", "namespace": "user:me"})
         await pilot.press("f3")
         await settle(app, pilot)
-        await pilot.press("ctrl+b")
+        await pilot.press("ctrl+r")
         await settle(app, pilot)
         text = app.screen.query_one("#preview-text")
         scroller = text.parent

@@ -147,7 +147,7 @@ async def test_a_page_erased_by_another_process_leaves_the_handoff_preview(demo_
         await settle(app, pilot)
         await _basket(app, pilot, refs["alpha-bib"], refs["alpha-outline"])
         screen = await _open_handoff(app, pilot)
-        await pilot.press("ctrl+b")
+        await pilot.press("ctrl+r")
         text = screen.query_one("#preview-text")
         await until(pilot, lambda: "Munkres" in str(text.render()), "the preview")
         other = Store.open(store.path)

@@ -162,7 +162,7 @@ def test_handoff_preview(snap_compare, demo_store, make_app):
             await pilot.press("space")
         await pilot.press("f3")
         await settle(app, pilot)
-        await pilot.press("ctrl+b")
+        await pilot.press("ctrl+r")
 
     snap(snap_compare, app, steps)
 

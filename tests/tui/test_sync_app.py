@@ -21,15 +21,15 @@ from store import Store
 SIZES = {"80x24": (80, 24), "160x48": (160, 48)}
 
 
-def paired_stores(workdir: Path) -> tuple[Path, Path, Path]:
+def paired_stores(workdir: Path, namespace: str = "notes:travel") -> tuple[Path, Path, Path]:
     """Store a (with two pages, synced once) and an empty store b, paired through a temp folder.
 
     The stores' paths are relative (the test runs in workdir): the status line shows the same on every run."""
     folder = workdir / "syncdir"
     a, b = Path("a.db"), Path("b.db")
     with Store.open(a) as st:
-        st.write_page("notes:travel", content="# Ferry times\nThe morning ferry leaves at 7:40.")
-        st.write_page("notes:travel", content="# Packing list\nRain jacket, charger, passport.")
+        st.write_page(namespace, content="# Ferry times\nThe morning ferry leaves at 7:40.")
+        st.write_page(namespace, content="# Packing list\nRain jacket, charger, passport.")
         code = st.sync_pair(folder)["code"]
         st.sync_folder(folder)
     with Store.open(b) as st:
@@ -37,9 +37,9 @@ def paired_stores(workdir: Path) -> tuple[Path, Path, Path]:
     return a, b, folder
 
 
-def conflicted(workdir: Path) -> tuple[Path, Path, Path, str]:
+def conflicted(workdir: Path, namespace: str = "notes:travel") -> tuple[Path, Path, Path, str]:
     """Both stores revise one page from the same parent; a syncs; b has not yet (its app will)."""
-    a, b, folder = paired_stores(workdir)
+    a, b, folder = paired_stores(workdir, namespace)
     with Store.open(b) as st:
         st.sync_folder(folder)
         page = st.search_pages("ferry")["hits"][0]["page_id"]
@@ -465,6 +465,31 @@ async def test_a_revision_from_another_store_in_conflict_is_labelled_conflict_no
         await until(pilot, lambda: history.option_count >= 3, "the history")
         labels = {history.get_option_at_index(i).id: str(history.get_option_at_index(i).prompt)
                   for i in range(history.option_count)}
-        assert labels[conflicts[0]].endswith("conflict"), labels
-        assert sum(label.endswith("superseded") for label in labels.values()) == 1  # the common parent only
+        assert labels[conflicts[0]].split("\n")[0].endswith("conflict"), labels  # (number, id and status: line 1)
+        assert sum(label.split("\n")[0].endswith("superseded") for label in labels.values()) == 1  # the common parent only
+    st.close()
+
+
+@pytest.mark.asyncio
+async def test_at_80_columns_the_conflict_table_shows_the_whole_page_id_and_cuts_the_scope_with_an_ellipsis(
+        workdir, make_app):
+    """Report 17: at 80 columns the f7 conflict table cut the scope and the page id column was off the edge."""
+    scope = "conversation:claude-code-users-someone-projects-thesis-chapter-three-draft"
+    a, b, folder, page = conflicted(workdir, scope)
+    config.save_sync_folder(workdir / "config", str(folder))
+    st = Store.open(b)
+    app = make_app(st)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await sync_now(app, pilot)
+        table = app.screen.query_one(ConflictTable)
+        await until(pilot, lambda: table.row_count == 1, "the conflict row")
+        await settle(app, pilot)
+        assert table.max_scroll_x == 0  # nothing off the right edge
+        shown = drawn(table)
+        assert page in shown and "Ferry times" in shown, shown
+        assert "conversation:cl" in shown and "…" in shown and scope not in shown, shown
+        await pilot.press("enter")  # still opens the page
+        await settle(app, pilot)
+        assert app.screen.query_one(Inspector).page_id == page
     st.close()
