@@ -54,9 +54,17 @@ class CurateActions(StoreWorkers, Screen[None]):
         return (row.get("title") if row else None) or page_id
 
     def _selected_envelope(self) -> Revision | None:
-        page = self.query_one(Inspector).page
-        if page is None:
+        """The page under the cursor as the inspector has read it; None (said) when none is selected, or while the
+        inspector is still reading the one the cursor moved to: a key pressed right after a move must never act
+        on the page before it (it revised, suppressed or deleted the previous page)."""
+        inspector = self.query_one(Inspector)
+        page = inspector.page
+        if inspector.page_id is None:
             self.notify("Select a page first.", severity="warning")
+            return None
+        if page is None or page["full"]["revision"]["page_id"] != inspector.page_id:
+            self.notify("The page under the cursor is still being read: press the key again in a moment.",
+                        severity="warning")
             return None
         return page["full"]["revision"]
 

@@ -575,3 +575,32 @@ async def test_without_a_tmpfs_an_encrypted_stores_editor_refuses_in_one_line(de
     assert not report.exists()
     refusal = [n for n in notes if "encrypted" in n]
     assert len(refusal) == 1 and "\n" not in refusal[0] and "tmpfs" in refusal[0]
+
+
+@pytest.mark.parametrize("key, action", [("e", "revise"), ("s", "suppress"), ("a", "archive"), ("D", "delete")])
+async def test_a_key_pressed_as_the_cursor_moves_never_acts_on_the_page_before(demo_store, make_app, key, action):
+    """The walk (issue 35): `e` or `s` typed right after `j` opened the dialog on the previous page, the one the
+    inspector had last read. Here the cursor's move and the key come in one tick (the read of the new page has not
+    landed): the key says the page is still being read and opens nothing; pressed again once it is read, it acts
+    on the page under the cursor."""
+    from pcp_tui.widgets.inspector import Inspector
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["me-reading"])
+        other = refs["alpha-bib"]
+        main = app.screen
+        main.query_one(Inspector).show(other)  # what the list's highlight does when the cursor moves onto it
+        await main.run_action(action)  # the key's action, in the same tick as the move
+        await settle(app, pilot)
+        assert app.screen is main, f"{key} opened a dialog for the page the cursor had left"
+        assert any("still being read" in s for s in said(app))
+        await pilot.press(key)
+        await until(pilot, lambda: app.screen is not main, f"{key}'s dialog")
+        await settle(app, pilot)
+        shown = " ".join(str(w.render()) for w in app.screen.query("Static"))
+        title = head_of(store, other)["facets"].get("title", "")
+        assert other in shown or (title and title in shown), shown[:300]
+        assert refs["me-reading"] not in shown
