@@ -353,7 +353,7 @@ async def measure(path: Path, moves: int, asked: list[str], blocks: float | None
         out["handoff_open_ms"] = (time.perf_counter() - t) * 1000
         for ch in "bench chat":
             await pilot.press(KEYS.get(ch, ch))
-        await pilot.press("ctrl+b")
+        await pilot.press("ctrl+r")  # Preview (ctrl+b until issue 35's walk: Sidebar on the main screen)
         await until(lambda: app.screen.preview is not None)
         await settled(app)
         out["handoff_block_ms"] = lag.reset() * 1000
