@@ -18,6 +18,7 @@ from textual.widgets import Button, Label, Static
 
 from .. import commands
 from ..widgets.fields import Choices, Field
+from .typed import after_typing
 
 
 def key_of(app: object, command_id: str) -> str:
@@ -79,6 +80,7 @@ class ConfirmScreen(ModalScreen[bool]):
     def values(self) -> dict[str, str]:
         return {name: self.query_one(f"#field-{name}", Field).value for name, _, _ in self.fields}
 
+    @after_typing
     def action_answer(self, yes: bool) -> None:
         self.answers = self.values
         if yes and not self.optional and any(not v.strip() for v in self.answers.values()):

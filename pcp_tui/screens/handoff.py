@@ -29,6 +29,7 @@ from ..widgets.footer import FitFooter
 from ..widgets.tabs import show_tab
 from .confirm import ConfirmScreen
 from ..text import counted
+from .typed import after_typing
 
 if TYPE_CHECKING:
     from ..app import PcpApp
@@ -292,6 +293,7 @@ class HandoffScreen(StoreWorkers, Screen[Any]):
 
     # --- preview, copy, continue ---
 
+    @after_typing
     def action_preview(self) -> None:
         if not self.ids:
             self.notify("The basket is empty: mark pages with space on the page list.", severity="warning")
@@ -342,6 +344,7 @@ class HandoffScreen(StoreWorkers, Screen[Any]):
             return True
         return False
 
+    @after_typing
     def action_copy(self) -> None:
         if not self.ids:
             self.notify("The basket is empty.", severity="warning")
@@ -373,6 +376,7 @@ class HandoffScreen(StoreWorkers, Screen[Any]):
             return
         self._copy(label, self.ids, self._budget(), False)
 
+    @after_typing
     def action_continue_chat(self) -> None:
         label = self._label()
         if label is None or self._refuse_budget():

@@ -18,6 +18,7 @@ from .. import commands
 from ..messages import LinkCandidates, Linked, StoreWorkers
 from ..widgets.fields import Field
 from .confirm import key_hint
+from .typed import after_typing
 
 
 class LinkScreen(StoreWorkers, ModalScreen[dict[str, Any] | None]):
@@ -55,6 +56,7 @@ class LinkScreen(StoreWorkers, ModalScreen[dict[str, Any] | None]):
     def on_mount(self) -> None:
         self.query_one("#find", Field).focus()
 
+    @after_typing
     def action_find(self) -> None:
         self.query_one("#find", Field).focus()
 
@@ -108,6 +110,7 @@ class LinkScreen(StoreWorkers, ModalScreen[dict[str, Any] | None]):
             self.query_one("#save", Button).disabled = False
             self.query_one("#save", Button).focus()
 
+    @after_typing
     def action_save(self) -> None:
         kind = self.query_one("#relation-type", Select).value
         if self.target is None or not isinstance(kind, str):

@@ -22,6 +22,7 @@ from ..messages import ReviseConflicted, Revised, StoreWorkers
 from ..shared import revised_facets
 from ..widgets.fields import Editor, Field
 from .confirm import key_hint
+from .typed import after_typing
 
 
 # Longer texts are not put in the edit box (a TextArea lays out every line: seconds of a blocked loop for a long
@@ -107,6 +108,7 @@ class ReviseScreen(StoreWorkers, ModalScreen[WriteResult | None]):
             self._draft = text
             self.query_one("#body-note", Static).update(self._draft_note())
 
+    @after_typing
     def action_save(self) -> None:
         title = self.query_one("#title", Field).value.strip()
         facets = None

@@ -24,6 +24,7 @@ from ..widgets.footer import FitFooter
 from ..widgets.tabs import show_tab
 from .confirm import ConfirmScreen
 from ..text import counted
+from .typed import after_typing
 
 if TYPE_CHECKING:
     from store.types import BulkDeleteReceipt
@@ -271,6 +272,7 @@ class RightsScreen(StoreWorkers, Screen[Any]):
             self._plan_scope(event.value)
             self._check_scope_ready()
 
+    @after_typing
     def action_export(self) -> None:
         self.query_one(TabbedContent).active = "export"
         path = self.query_one("#export-path", Field).value.strip()

@@ -27,6 +27,7 @@ from .. import commands, config, reading
 from ..messages import OpenPage, PairOffered, Progress, StoreChanged, StoreWorkers, Synced, SyncFailed, SyncStateLoaded
 from .confirm import ConfirmScreen, FormScreen, key_hint, key_of
 from ..text import counted, cut_cells, when
+from .typed import after_typing
 from rich.cells import cell_len
 
 if TYPE_CHECKING:
@@ -333,6 +334,7 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
 
     # --- syncing ---
 
+    @after_typing
     def action_run_sync(self) -> None:
         if self.running:
             self.notify("A sync is under way.", title="Sync")
@@ -346,6 +348,7 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         else:
             self.action_choose_folder(then_sync=True)
 
+    @after_typing
     def action_choose_folder(self, then_sync: bool = False) -> None:
         if self.app.demo_mode:
             self.notify("The demo store does not sync with your stores.", title="Sync", severity="warning")
@@ -432,6 +435,7 @@ class SyncScreen(StoreWorkers, ModalScreen[None]):
         code.display = True
         self._load()
 
+    @after_typing
     def action_join(self) -> None:
         if self.running:
             return

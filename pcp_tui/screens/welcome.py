@@ -25,6 +25,7 @@ from .confirm import ConfirmScreen
 from ..widgets.fields import Field
 from ..widgets.footer import FitFooter
 from ..text import counted, one_line
+from .typed import after_typing
 
 if TYPE_CHECKING:
     from store.types import ImportExportResult, ImportReportResult, ImportSummary
@@ -177,6 +178,7 @@ class WelcomeScreen(StoreWorkers, Screen[Any]):
         self.query_one("#result", Static).update(Content.styled(f"⚠ {text}", "$warning"))
         self.call_after_refresh(self.query_one("#welcome").scroll_end, animate=False)
 
+    @after_typing
     def action_run_import(self) -> None:
         path = self.query_one("#path", Field).value.strip()
         source = self.query_one("#source", Select).value

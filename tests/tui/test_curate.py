@@ -604,3 +604,31 @@ async def test_a_key_pressed_as_the_cursor_moves_never_acts_on_the_page_before(d
         title = head_of(store, other)["facets"].get("title", "")
         assert other in shown or (title and title in shown), shown[:300]
         assert refs["me-reading"] not in shown
+
+
+async def test_the_last_key_typed_before_ctrl_s_is_in_the_revision(demo_store, make_app):
+    """tmux's send-keys "x" C-s (one read of the terminal: two keys at once) saved "Nothing changed": ctrl+s is a
+    priority binding, handled by the app before the editor had taken the x waiting in its queue. A fast typist's
+    last key must never be left out of what is saved."""
+    from textual import events
+
+    store, refs = demo_store
+    before = head_of(store, refs["me-reading"])
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["me-reading"])
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, ReviseScreen), "the revise dialog")
+        await settle(app, pilot)
+        editor = app.screen.query_one(Editor)
+        editor.focus()
+        editor.move_cursor(editor.document.end)
+        await settle(app, pilot)
+        for key, char in (("x", "x"), ("ctrl+s", None)):  # as the driver posts two keys read at once
+            app.post_message(events.Key(key, char))
+        await until(pilot, lambda: not isinstance(app.screen, ReviseScreen), "the dialog to close on saving")
+        await settle(app, pilot)
+    after = head_of(store, refs["me-reading"])
+    assert after["revision_id"] != before["revision_id"], "no revision was written"
+    assert after["payload"]["content"] == before["payload"]["content"] + "x"

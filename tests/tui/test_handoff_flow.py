@@ -161,3 +161,23 @@ async def test_a_page_erased_by_another_process_leaves_the_handoff_preview(demo_
         # the preview is built again for what is left
         await until(pilot, lambda: screen.preview is not None and len(screen.preview["entries"]) == 1, "a new preview")
         assert refs["alpha-bib"] not in str(screen.query_one("#preview-summary").render())
+
+
+async def test_a_label_typed_right_before_ctrl_y_is_copied_whole(demo_store, make_app):
+    """ctrl+y is a priority binding: with the label's last keys read in the same moment (a fast typist, or one
+    read of the terminal), the copy took the label without them and recorded a chat of that cut name."""
+    from textual import events
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await _basket(app, pilot, refs["alpha-outline"])
+        screen = await _open_handoff(app, pilot)
+        await type_into(app, pilot, "#label", "Claude fa")
+        for key, char in (("s", "s"), ("t", "t"), ("ctrl+y", None)):  # as the driver posts keys read at once
+            app.post_message(events.Key(key, char))
+        await until(pilot, lambda: store.handoffs()["handoffs"], "the copy")
+        await settle(app, pilot)
+        assert [h["label"] for h in store.handoffs()["handoffs"]] == ["Claude fast"]
+        assert screen.query_one("#label").value == "Claude fast"
