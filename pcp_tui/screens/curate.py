@@ -45,6 +45,8 @@ def lifecycle_sentence(op: str, title: str, status: str) -> str:
 class CurateActions(StoreWorkers, Screen[None]):
     """Base of the main screen: the actions on the page shown in the inspector (which it must compose)."""
 
+    list_highlighted: str | None = None  # the page the list last said is under its cursor (the screen sets it)
+
     def _title_of(self, page_id: str) -> str:
         """The page's title as shown (the inspector's page, else its list row), else its id."""
         page = self.query_one(Inspector).page
@@ -59,6 +61,13 @@ class CurateActions(StoreWorkers, Screen[None]):
         on the page before it (it revised, suppressed or deleted the previous page)."""
         inspector = self.query_one(Inspector)
         page = inspector.page
+        listed = self.query_one(PageList).current
+        if listed is not None and listed["page_id"] != self.list_highlighted:
+            # The list's cursor moved in the same read of the terminal as this key: its message naming the new
+            # page has not reached the inspector yet (it comes after the key's binding ran).
+            self.notify("The page under the cursor is still being read: press the key again in a moment.",
+                        severity="warning")
+            return None
         if inspector.page_id is None:
             self.notify("Select a page first.", severity="warning")
             return None

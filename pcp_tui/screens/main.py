@@ -405,7 +405,8 @@ class MainScreen(CurateActions):
     # --- events from the panes ---
 
     def on_page_list_highlighted(self, message: PageList.Highlighted) -> None:
-        self.query_one(Inspector).show(message.row["page_id"] if message.row else None)
+        self.list_highlighted = message.row["page_id"] if message.row else None
+        self.query_one(Inspector).show(self.list_highlighted)
 
     def on_page_list_ranked(self, message: PageList.Ranked) -> None:
         more = "; more are ranked as you go down" if message.more else ", every one that matches"

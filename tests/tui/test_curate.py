@@ -632,3 +632,27 @@ async def test_the_last_key_typed_before_ctrl_s_is_in_the_revision(demo_store, m
     after = head_of(store, refs["me-reading"])
     assert after["revision_id"] != before["revision_id"], "no revision was written"
     assert after["payload"]["content"] == before["payload"]["content"] + "x"
+
+
+async def test_a_cursor_move_and_e_read_at_once_never_revise_the_page_left(demo_store, make_app):
+    """tmux's send-keys Down e (one read of the terminal): the list moved its cursor, but its message naming the
+    new page reached the screen after e's binding had run, so the dialog opened on the page the cursor had left."""
+    from textual import events
+
+    store, refs = demo_store
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await select_page(app, pilot, refs["me-reading"])
+        left = head_of(store, refs["me-reading"])["facets"]["title"]
+        main, rows = app.screen, page_list(app)
+        for key, char in (("down", None), ("e", "e")):  # as the driver posts two keys read at once
+            app.post_message(events.Key(key, char))
+        await settle(app, pilot)
+        under = rows.current
+        assert under["page_id"] != refs["me-reading"]
+        if app.screen is main:  # the key came before the page under the cursor was read: it said so
+            assert any("still being read" in s for s in said(app))
+        else:
+            shown = " ".join(str(w.render()) for w in app.screen.query("Static"))
+            assert left not in shown and under["title"] in shown, shown[:200]
