@@ -316,9 +316,11 @@ class Ranker:
         match, _ = self._match_sql(expr)
         sc = self._scope
         rev, page = narrow_tables(sc.where, self._indexed)
+        # The scope row is looked up only when the condition names it (a grant's namespaces): every page has one.
+        scope = " CROSS JOIN scope s ON s.id = p.scope_id" if re.search(r"\bs\.\w", sc.where) else ""
         sql = (
             f"SELECT r.id FROM {FTS_TABLE} CROSS JOIN {rev} ON r.id = {FTS_TABLE}.rowid "
-            f"CROSS JOIN {page} ON p.id = r.page_id CROSS JOIN scope s ON s.id = p.scope_id "
+            f"CROSS JOIN {page} ON p.id = r.page_id{scope} "
             f"WHERE {FTS_TABLE} MATCH ? AND {sc.where} ORDER BY {FTS_TABLE}.rowid DESC LIMIT ?"
         )
         return [r[0] for r in self._db.execute_sql(sql, [match, *sc.params, cap]).fetchall()]
