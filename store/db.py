@@ -16,6 +16,12 @@ from . import crypt, index, scope_titles
 from .errors import Conflict, Invalid
 from .files import make_private_dirs, make_private_file, narrow, store_files
 from .paths import require_store
+from . import stops
+
+try:
+    import fcntl
+except ImportError:  # Windows: no announcement; a bulk write lets the lock go after every group instead
+    fcntl = None  # type: ignore[assignment]
 
 SCHEMA_VERSION = 8
 UPGRADE_HINT = index.UPGRADE_HINT
@@ -376,6 +382,7 @@ def open_database(path: Path, create: bool = True) -> pw.SqliteDatabase:
         peewee: Any = pw
         sqlite_version = str(peewee.sqlite3.sqlite_version)
     db.register_function(_fold, "pcp_fold", 1, deterministic=True)
+    announce_waits(db, path)
     version = tuple(int(x) for x in sqlite_version.split("."))
     if version < MIN_SQLITE:
         raise Invalid(
@@ -383,6 +390,66 @@ def open_database(path: Path, create: bool = True) -> pw.SqliteDatabase:
             "install pysqlite3-binary."
         )
     return db
+
+
+WAITING_SUFFIX = "-waiting"
+
+
+def waiting_file(db: pw.SqliteDatabase) -> str | None:
+    """The file beside the store where writers say they wait for the write lock (None: not announced here)."""
+    return getattr(db, "pcp_waiting", None) if fcntl is not None else None
+
+
+def announce_waits(db: pw.SqliteDatabase, path: Path) -> None:
+    """Every write transaction (BEGIN IMMEDIATE or EXCLUSIVE) of this database says, while it waits for the
+    write lock, that it waits: a shared flock on the store's WAITING_SUFFIX file, taken before its BEGIN and
+    let go once it has the lock (or gave up). A long bulk write (store/bulkwrite.Groups) lets the lock go
+    between two groups only while someone waits, so it does not sleep when nobody does. The flock is never
+    held with the write lock, and a bulk write only tests it without blocking: no deadlock."""
+    if fcntl is None:
+        return
+    target = str(path.with_name(path.name + WAITING_SUFFIX))
+    begin = db.begin
+    peewee_db: Any = db  # (an attribute of our own on Peewee's object)
+    peewee_db.pcp_waiting = target
+
+    def announced_begin(lock_type: str | None = None) -> None:
+        if not lock_type:  # a deferred transaction (a read first) waits for nothing here
+            begin(lock_type)
+            return
+        try:  # a descriptor of its own: flocks of one open file would be shared by the threads that use it
+            fd = os.open(target, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except OSError:  # (cannot create it: the bulk writer's bounded yield still lets us in)
+            begin(lock_type)
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            stops.reached("write-waiting")  # tests stop a writer here: announced, not yet in
+            begin(lock_type)
+        finally:
+            os.close(fd)  # (lets the flock go)
+
+    peewee_db.begin = announced_begin
+
+
+def writers_waiting(db: pw.SqliteDatabase) -> bool | None:
+    """Whether a writer of this store says it waits for the write lock (None: this store cannot tell)."""
+    target = waiting_file(db)
+    if target is None:
+        return None
+    try:
+        fd = os.open(target, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return False
 
 
 def install_schema(db: pw.SqliteDatabase, models: SimpleNamespace, migrate: bool = True) -> int:

@@ -1,0 +1,129 @@
+"""A long bulk write lets the write lock go to a writer that waits, and only then (store/bulkwrite.Groups,
+pcp-core.md section 7): a pcp writer says it waits (store/db.py `announce_waits`)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import store.bulkwrite as bulkwrite
+from store import Store
+from store import stops
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Another process: opens the store, says so, waits for a line on stdin, then writes one page (stopping
+# itself with SIGSTOP once it said it waits for the lock, before its BEGIN: PCP_TEST_STOP below).
+WRITER = textwrap.dedent("""
+    import sys
+    from store import Store, stops
+    st = Store.open(sys.argv[1])
+    st._db.execute_sql("PRAGMA busy_timeout=5000")  # (on a store without announcements: fail, not hang)
+    print("open", flush=True)
+    sys.stdin.readline()
+    stops._STAGES, stops._SIGNAL = stops._parse("write-waiting:1!STOP")
+    page = st.write_page("notes:other", content="written by another process meanwhile")
+    print(page["page_id"], flush=True)
+    st.close()
+""")
+
+
+def _contents(db_path) -> list[str]:
+    """Every page's content in the order the pages were written."""
+    with Store.open(db_path) as st:
+        return [r[0] for r in st._db.execute_sql("SELECT r.content FROM page p JOIN revision r ON r.id = p.head "
+                                                 "ORDER BY p.id").fetchall()]
+
+
+def test_a_bulk_write_with_nobody_waiting_never_sleeps(db_path, monkeypatch):
+    monkeypatch.setattr(bulkwrite, "FALLBACK_EVERY_S", 1e9, raising=False)  # (no time-based yield in this test)
+    slept: list[float] = []
+    real_sleep = time.sleep
+    monkeypatch.setattr(time, "sleep", lambda s: (slept.append(s), real_sleep(s)))
+    with Store.open(db_path) as st:
+        st.write_pages_bulk(({"content": f"page number {i}"} for i in range(40)), "notes:bulk", batch_size=5)
+    assert slept == []
+    assert _contents(db_path) == [f"page number {i}" for i in range(40)]
+
+
+def test_another_process_waiting_for_the_lock_gets_in_at_the_next_group(db_path, monkeypatch):
+    """The other writer is stopped (by itself) once it said it waits, while the bulk write holds the lock; it
+    is let go on only when the bulk write, between two groups, sees it waiting. Its page must land between
+    those two groups, although the bulk write sleeps no fixed gap (YIELD_FOR_S 0, no fallback yields)."""
+    monkeypatch.setattr(bulkwrite, "YIELD_FOR_S", 0.0)
+    monkeypatch.setattr(bulkwrite, "FALLBACK_EVERY_S", 1e9, raising=False)
+    monkeypatch.setattr(bulkwrite, "WAITER_CAP_S", 600.0, raising=False)  # (the other process may be slow to run)
+    Store.open(db_path).close()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    other = subprocess.Popen([sys.executable, "-c", WRITER, str(db_path)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True, env=env)
+    assert other.stdin is not None and other.stdout is not None
+    try:
+        assert other.stdout.readline().strip() == "open"
+        flushes = [0]
+        state = {"stopped": False, "resumed": False}
+        flush = bulkwrite.RowWriter.flush
+
+        def flush_then_let_it_wait(self: bulkwrite.RowWriter) -> None:
+            flush(self)
+            flushes[0] += 1
+            if flushes[0] == 2:  # inside the second group's transaction: the lock is ours
+                other.stdin.write("go\n")
+                other.stdin.flush()
+                _, status = os.waitpid(other.pid, os.WUNTRACED)  # until it stopped itself, announced
+                state["stopped"] = os.WIFSTOPPED(status)
+
+        reached = stops.reached
+
+        def let_it_go_on(point: str) -> None:
+            if point == "bulk-yield-waiter" and state["stopped"] and not state["resumed"]:
+                state["resumed"] = True
+                os.kill(other.pid, signal.SIGCONT)
+            reached(point)
+
+        monkeypatch.setattr(bulkwrite.RowWriter, "flush", flush_then_let_it_wait)
+        monkeypatch.setattr(stops, "reached", let_it_go_on)
+        with Store.open(db_path) as st:
+            st.write_pages_bulk(({"content": f"bulk page {i}"} for i in range(20)), "notes:bulk", batch_size=4)
+        if not state["resumed"] and state["stopped"]:
+            os.kill(other.pid, signal.SIGCONT)  # (never seen waiting: let it finish, the order below fails)
+        written = other.stdout.readline().strip()
+        assert other.wait(60) == 0
+    finally:
+        if other.poll() is None:
+            other.kill()
+            other.wait()
+    assert state["stopped"], "the other writer never said it waited"
+    assert written.startswith("pg_")
+    contents = _contents(db_path)
+    other_at = contents.index("written by another process meanwhile")
+    assert contents[:other_at] == [f"bulk page {i}" for i in range(8)]  # after the second group, before the third
+    assert contents[other_at + 1:] == [f"bulk page {i}" for i in range(8, 20)]
+    waiting = Path(str(db_path) + "-waiting")
+    assert waiting.stat().st_size == 0 and stat.S_IMODE(waiting.stat().st_mode) == 0o600
+
+
+def test_without_announcements_the_lock_is_still_let_go_now_and_then(db_path, monkeypatch):
+    """A writer that cannot say it waits (the sqlite3 shell, no flock): every FALLBACK_EVERY_S, a yield of
+    YIELD_FOR_S as before."""
+    monkeypatch.setattr(bulkwrite, "FALLBACK_EVERY_S", 0.0)
+    monkeypatch.setattr(bulkwrite, "YIELD_FOR_S", 0.0)
+    with Store.open(db_path) as st:
+        yields = []
+        begin = bulkwrite.Groups.wait_turn
+
+        def counted(self: bulkwrite.Groups, fill=None) -> None:
+            begin(self, fill)
+            yields.append(self.yields)
+
+        monkeypatch.setattr(bulkwrite.Groups, "wait_turn", counted)
+        st.write_pages_bulk(({"content": f"page {i}"} for i in range(12)), "notes:bulk", batch_size=4)
+    assert yields == [0, 1, 2]  # (none before the first group)
