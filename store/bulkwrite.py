@@ -28,9 +28,10 @@ YIELD_FOR_S = 0.11  # a yield without a known waiter lets the lock go this long 
 FALLBACK_EVERY_S = 1.0  # with nobody saying they wait, the lock is still let go this often (a writer not pcp's)
 WAITER_CAP_S = 2.0  # the longest a bulk write waits for a writer that said it waits to take the lock (one stopped)
 WAITER_POLL_S = 0.001
-# The WAL is folded back after every group, without the lock: otherwise the next writer to commit (another
-# process, checkpointing every 1,000 pages) would copy the group's frames back inside its own write.
-FOLD_EVERY_S = 0.0
+# The WAL is folded back (without the lock) before the lock is let go to another writer: otherwise that
+# writer's commit (checkpointing every 1,000 pages) would copy the groups' frames back inside its own write.
+# Else about every FOLD_EVERY_S: index pages that several groups touch are copied back once, not once a group.
+FOLD_EVERY_S = 1.0
 
 PAGE_SQL = ("INSERT INTO page (id, page_id, scope_id, head, head_revision_id, status, superseded, title, media_type, "
             "actor_type, created_at, updated_at, sort_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")
@@ -143,6 +144,7 @@ class Groups:
         self._released = float("-inf")
         self._yielded = time.monotonic()
         self._folded = time.monotonic()
+        self._unfolded = False  # groups committed since the WAL was last folded back
         self.groups = 0
         self.yields = 0  # times the lock was let go to another writer (or for FALLBACK_EVERY_S)
 
@@ -159,6 +161,7 @@ class Groups:
         waiting = writers_waiting(self.db)
         if waiting:
             self.yields += 1
+            self.fold()
             stops.reached("bulk-yield-waiter")  # tests let the waiting writer go on here
             until = time.monotonic() + WAITER_CAP_S
             while waiting and time.monotonic() < until:
@@ -170,6 +173,7 @@ class Groups:
         if waiting is False and time.monotonic() - self._yielded < FALLBACK_EVERY_S:
             return
         self.yields += 1
+        self.fold()
         if fill is not None:
             while time.monotonic() - self._released < YIELD_FOR_S and fill():
                 pass
@@ -182,6 +186,7 @@ class Groups:
         """A group committed by its own transaction (an audited operation): note it, fold the WAL when due."""
         self.groups += 1
         self._released = time.monotonic()
+        self._unfolded = True
         if self._released - self._folded >= FOLD_EVERY_S:
             self.fold()
 
@@ -207,6 +212,9 @@ class Groups:
     def fold(self) -> None:
         """Copy the WAL's frames into the database now, without the lock and without waiting for readers."""
         self._folded = time.monotonic()
+        if not self._unfolded:
+            return
+        self._unfolded = False
         with contextlib.suppress(pw.OperationalError):
             self.db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
