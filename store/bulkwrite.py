@@ -130,6 +130,14 @@ def loading(db: pw.SqliteDatabase) -> Iterator[None]:
             db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
 
+def next_size(size: int, done: int, took: float, least: int, most: int) -> int:
+    """The next batch's size, after `done` units held the lock `took` seconds: about GROUP_SECONDS of
+    work, growing at most twofold a time."""
+    if done and took > 0:
+        size = min(2 * size, int(done * GROUP_SECONDS / took))
+    return max(least, min(most, size))
+
+
 class Groups:
     """Transactions of about `seconds` each over a run of whole units (None: one transaction for all).
 

@@ -411,9 +411,7 @@ class Restore:
             groups.commit()  # a batch is a group: the next one is made ready with the lock let go
         if self.progress:
             self.progress(min(self.done_lines + 1, self.plan.lines), self.plan.lines, "lines")
-        if lines and took > 0:  # sized to hold the lock about GROUP_SECONDS, growing at most twofold a time
-            size = min(2 * size, int(lines * bulkwrite.GROUP_SECONDS / took))
-        return max(FIRST_BATCH // 4, min(MAX_BATCH, size))
+        return bulkwrite.next_size(size, lines, took, FIRST_BATCH // 4, MAX_BATCH)
 
     # --- making a batch ready (no database) ---
 
