@@ -71,7 +71,7 @@ class ExportPlan:
 
 # The JSON scanner json.loads ends in, called directly: a restore parses every line (twice); the
 # wrappers around it (encoding detection, whitespace skips) cost about a third of the parse.
-_SCAN = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
+_SCAN: Any = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # (typeshed: the class)
 
 
 def parse_line(data: bytes | None, p: Path, number: int) -> dict[str, Any]:

@@ -12,8 +12,6 @@ import textwrap
 import time
 from pathlib import Path
 
-import pytest
-
 import store.bulkwrite as bulkwrite
 from store import Store
 from store import stops
@@ -21,7 +19,7 @@ from store import stops
 ROOT = Path(__file__).resolve().parents[2]
 
 # Another process: opens the store, says so, waits for a line on stdin, then writes one page (stopping
-# itself with SIGSTOP once it said it waits for the lock, before its BEGIN: PCP_TEST_STOP below).
+# itself with SIGSTOP once it said it waits for the lock, before its BEGIN: its stop point is set below).
 WRITER = textwrap.dedent("""
     import sys
     from store import Store, stops
