@@ -393,6 +393,8 @@ def open_database(path: Path, create: bool = True) -> pw.SqliteDatabase:
 
 
 WAITING_SUFFIX = "-waiting"
+# (never through a link: nothing is written outside the store's folder)
+_WAITING_FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 
 def waiting_file(db: pw.SqliteDatabase) -> str | None:
@@ -418,7 +420,7 @@ def announce_waits(db: pw.SqliteDatabase, path: Path) -> None:
             begin(lock_type)
             return
         try:  # a descriptor of its own: flocks of one open file would be shared by the threads that use it
-            fd = os.open(target, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+            fd = os.open(target, _WAITING_FLAGS, 0o600)
         except OSError:  # (cannot create it: the bulk writer's bounded yield still lets us in)
             begin(lock_type)
             return
@@ -441,7 +443,7 @@ def writers_waiting(db: pw.SqliteDatabase) -> bool | None:
     if target is None:
         return None
     try:
-        fd = os.open(target, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        fd = os.open(target, _WAITING_FLAGS, 0o600)
     except OSError:
         return None
     try:
