@@ -394,7 +394,7 @@ def open_database(path: Path, create: bool = True) -> pw.SqliteDatabase:
 
 WAITING_SUFFIX = "-waiting"
 # (never through a link: nothing is written outside the store's folder)
-_WAITING_FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+_WAITING_FLAGS = os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 
 def waiting_file(db: pw.SqliteDatabase) -> str | None:
@@ -403,11 +403,12 @@ def waiting_file(db: pw.SqliteDatabase) -> str | None:
 
 
 def announce_waits(db: pw.SqliteDatabase, path: Path) -> None:
-    """Every write transaction (BEGIN IMMEDIATE or EXCLUSIVE) of this database says, while it waits for the
-    write lock, that it waits: a shared flock on the store's WAITING_SUFFIX file, taken before its BEGIN and
-    let go once it has the lock (or gave up). A long bulk write (store/bulkwrite.Groups) lets the lock go
-    between two groups only while someone waits, so it does not sleep when nobody does. The flock is never
-    held with the write lock, and a bulk write only tests it without blocking: no deadlock."""
+    """Every write transaction (BEGIN IMMEDIATE or EXCLUSIVE) of this database that has to wait for the write
+    lock says so while it waits: a shared flock on the store's WAITING_SUFFIX file, taken when a first try
+    without waiting finds the lock taken and let go once it has the lock (or gave up). A long bulk write
+    (store/bulkwrite.Groups) lets the lock go between two groups only while someone waits, so it does not
+    sleep when nobody does. The flock is never held with the write lock, and a bulk write only tests it
+    without blocking: no deadlock. The file exists only once a writer has had to wait."""
     if fcntl is None:
         return
     target = str(path.with_name(path.name + WAITING_SUFFIX))
@@ -419,8 +420,19 @@ def announce_waits(db: pw.SqliteDatabase, path: Path) -> None:
         if not lock_type:  # a deferred transaction (a read first) waits for nothing here
             begin(lock_type)
             return
+        conn = db.connection()
+        patience = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+        conn.execute("PRAGMA busy_timeout=0")
+        try:
+            begin(lock_type)
+            return  # the lock was free (the common case: nothing to say)
+        except pw.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+        finally:
+            conn.execute(f"PRAGMA busy_timeout={int(patience)}")
         try:  # a descriptor of its own: flocks of one open file would be shared by the threads that use it
-            fd = os.open(target, _WAITING_FLAGS, 0o600)
+            fd = os.open(target, _WAITING_FLAGS | os.O_CREAT, 0o600)
         except OSError:  # (cannot create it: the bulk writer's bounded yield still lets us in)
             begin(lock_type)
             return
@@ -443,7 +455,9 @@ def writers_waiting(db: pw.SqliteDatabase) -> bool | None:
     if target is None:
         return None
     try:
-        fd = os.open(target, _WAITING_FLAGS, 0o600)
+        fd = os.open(target, _WAITING_FLAGS)
+    except FileNotFoundError:
+        return False  # (no writer of this store ever had to wait)
     except OSError:
         return None
     try:
