@@ -27,6 +27,7 @@ GROUP_SECONDS = 0.3  # a group holds the write lock about this long (longer on a
 YIELD_FOR_S = 0.11  # a yield without a known waiter lets the lock go this long (SQLite's busy sleeps are <= 100 ms)
 FALLBACK_EVERY_S = 1.0  # with nobody saying they wait, the lock is still let go this often (a writer not pcp's)
 WAITER_CAP_S = 2.0  # the longest a bulk write waits for a writer that said it waits to take the lock (one stopped)
+STUCK_FOR_S = 30.0  # a waiter that did not take the lock within WAITER_CAP_S (stopped?) is not waited for meanwhile
 WAITER_POLL_S = 0.001
 # The WAL is folded back (without the lock) before the lock is let go to another writer: otherwise that
 # writer's commit (checkpointing every 1,000 pages) would copy the groups' frames back inside its own write.
@@ -151,6 +152,7 @@ class Groups:
         self.since = 0.0
         self._released = float("-inf")
         self._yielded = time.monotonic()
+        self._stuck_until = float("-inf")
         self._folded = time.monotonic()
         self._unfolded = False  # groups committed since the WAL was last folded back
         self.groups = 0
@@ -166,7 +168,7 @@ class Groups:
         go on at once, unless FALLBACK_EVERY_S passed since the lock was last let go for YIELD_FOR_S."""
         if self._released == float("-inf"):
             return  # (the first group: nobody was kept out yet)
-        waiting = writers_waiting(self.db)
+        waiting = writers_waiting(self.db) if time.monotonic() >= self._stuck_until else False
         if waiting:
             self.yields += 1
             self.fold()
@@ -177,6 +179,8 @@ class Groups:
                     time.sleep(WAITER_POLL_S)  # its busy handler takes the lock within its next try
                 waiting = writers_waiting(self.db)
             self._yielded = time.monotonic()
+            if waiting:  # it never took the lock (stopped with ^Z?): go on without waiting for it a while
+                self._stuck_until = self._yielded + STUCK_FOR_S
             return
         if waiting is False and time.monotonic() - self._yielded < FALLBACK_EVERY_S:
             return

@@ -158,3 +158,50 @@ def test_without_announcements_the_lock_is_still_let_go_now_and_then(db_path, mo
         monkeypatch.setattr(bulkwrite.Groups, "wait_turn", counted)
         st.write_pages_bulk(({"content": f"page {i}"} for i in range(12)), "notes:bulk", batch_size=4)
     assert yields == [0, 1, 2]  # (none before the first group)
+
+
+def test_a_waiter_that_never_takes_the_lock_is_not_waited_for_at_every_group(db_path, monkeypatch):
+    """A writer stopped (^Z) after it said it waits keeps its flock: the bulk write waits for it once, up to
+    WAITER_CAP_S (0 here), then goes on without waiting for it at every group."""
+    monkeypatch.setattr(bulkwrite, "YIELD_FOR_S", 0.0)
+    monkeypatch.setattr(bulkwrite, "FALLBACK_EVERY_S", 1e9, raising=False)
+    monkeypatch.setattr(bulkwrite, "WAITER_CAP_S", 0.0, raising=False)
+    Store.open(db_path).close()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    other = subprocess.Popen([sys.executable, "-c", WRITER, str(db_path)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True, env=env)
+    assert other.stdin is not None and other.stdout is not None
+    state = {"flushes": 0, "stopped": False, "yields": 0}
+    try:
+        assert other.stdout.readline().strip() == "open"
+        flush = bulkwrite.RowWriter.flush
+
+        def flush_then_let_it_wait(self: bulkwrite.RowWriter) -> None:
+            flush(self)
+            state["flushes"] += 1
+            if state["flushes"] == 2:  # inside the second group: the lock is ours
+                other.stdin.write("go\n")
+                other.stdin.flush()
+                _, status = os.waitpid(other.pid, os.WUNTRACED)  # until it stopped itself, announced
+                state["stopped"] = os.WIFSTOPPED(status)
+
+        reached = stops.reached
+
+        def count(point: str) -> None:
+            state["yields"] += point == "bulk-yield-waiter"
+            reached(point)
+
+        monkeypatch.setattr(bulkwrite.RowWriter, "flush", flush_then_let_it_wait)
+        monkeypatch.setattr(stops, "reached", count)
+        with Store.open(db_path) as st:
+            st.write_pages_bulk(({"content": f"bulk page {i}"} for i in range(24)), "notes:bulk", batch_size=4)
+        os.kill(other.pid, signal.SIGCONT)
+        assert other.stdout.readline().strip().startswith("pg_")
+        assert other.wait(60) == 0
+    finally:
+        if other.poll() is None:
+            other.kill()
+            other.wait()
+    assert state["stopped"] and state["flushes"] == 6
+    assert state["yields"] == 1  # the groups after the first yield to it did not wait for it again
+    assert _contents(db_path) == [f"bulk page {i}" for i in range(24)] + ["written by another process meanwhile"]
