@@ -155,6 +155,9 @@ def tokens(text: str, salt: bytes) -> Iterator[Token]:
 
 
 _ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
+# The same words in ASCII text without a regex: every other ASCII character becomes a space, then a split
+# (a fifth faster than `_ASCII_WORD.findall`: a bulk write analyses every page's text).
+_ASCII_SPACES = str.maketrans({c: " " for c in range(128) if not chr(c).isalnum()})
 _TERMS: dict[bytes, dict[str, str]] = {}
 
 
@@ -170,7 +173,7 @@ def index_terms(text: str, salt: bytes, limit: int | None = None) -> list[str]:
         cache = _TERMS[salt] = {}
     out = []
     if text.isascii():  # no CJK, no marks: a plain scan finds the same words
-        words = _ASCII_WORD.findall(text)
+        words = text.translate(_ASCII_SPACES).split()
         found: list[str | None] = list(map(cache.get, words))  # one C-level pass over the cache
         if None in found:
             for i, term in enumerate(found):

@@ -2,11 +2,14 @@
 table, keys reserved while the write lock is held, and commits in groups of whole units.
 
 A group is one transaction of about GROUP_SECONDS (pcp-core.md section 7, the exception for long bulk
-writes): another writer waits at most about one group. Between two groups the write lock is let go for
-at least YIELD_FOR_S, longer than SQLite's busy handler sleeps between two tries, so a writer in another
-process that waits is sure to get in; the work of preparing the next group (parsing, validating,
-analysing the index terms) is done in that gap, outside the lock. The WAL is folded back after a group
-(PASSIVE, without the lock) so it stays bounded.
+writes): another writer waits at most about one group. Between two groups the write lock is let go to
+a writer that waits: every pcp writer says so while it waits (store/db.py `announce_waits`), and the
+bulk write waits until those have the lock before it takes it again. When nobody says so it goes on at
+once, but at least every FALLBACK_EVERY_S it lets the lock go for YIELD_FOR_S, longer than SQLite's busy
+handler sleeps between two tries, so a writer that cannot say it waits (the sqlite3 shell, a platform
+without flock) gets in too. The work of preparing the next group (parsing, validating, analysing the
+index terms) is done outside the lock. The WAL is folded back after a group (PASSIVE, without the lock)
+so it stays bounded.
 """
 
 from __future__ import annotations
@@ -17,13 +20,19 @@ from typing import Any, Callable, Iterator, Literal
 
 import peewee as pw
 
-from . import index
+from . import index, stops
+from .db import writers_waiting
 
 GROUP_SECONDS = 0.3  # a group holds the write lock about this long (longer on a loaded machine: a margin to 1 s)
-YIELD_FOR_S = 0.11  # the lock is free at least this long between two groups (SQLite's busy sleeps are <= 100 ms)
-# The WAL is folded back after every group, without the lock: otherwise the next writer to commit (another
-# process, checkpointing every 1,000 pages) would copy the group's frames back inside its own write.
-FOLD_EVERY_S = 0.0
+YIELD_FOR_S = 0.11  # a yield without a known waiter lets the lock go this long (SQLite's busy sleeps are <= 100 ms)
+FALLBACK_EVERY_S = 1.0  # with nobody saying they wait, the lock is still let go this often (a writer not pcp's)
+WAITER_CAP_S = 2.0  # the longest a bulk write waits for a writer that said it waits to take the lock (one stopped)
+STUCK_FOR_S = 30.0  # a waiter that did not take the lock within WAITER_CAP_S (stopped?) is not waited for meanwhile
+WAITER_POLL_S = 0.001
+# The WAL is folded back (without the lock) before the lock is let go to another writer: otherwise that
+# writer's commit (checkpointing every 1,000 pages) would copy the groups' frames back inside its own write.
+# Else about every FOLD_EVERY_S: index pages that several groups touch are copied back once, not once a group.
+FOLD_EVERY_S = 1.0
 
 PAGE_SQL = ("INSERT INTO page (id, page_id, scope_id, head, head_revision_id, status, superseded, title, media_type, "
             "actor_type, created_at, updated_at, sort_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")
@@ -122,6 +131,14 @@ def loading(db: pw.SqliteDatabase) -> Iterator[None]:
             db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
 
+def next_size(size: int, done: int, took: float, least: int, most: int) -> int:
+    """The next batch's size, after `done` units held the lock `took` seconds: about GROUP_SECONDS of
+    work, growing at most twofold a time."""
+    if done and took > 0:
+        size = min(2 * size, int(done * GROUP_SECONDS / took))
+    return max(least, min(most, size))
+
+
 class Groups:
     """Transactions of about `seconds` each over a run of whole units (None: one transaction for all).
 
@@ -134,27 +151,54 @@ class Groups:
         self._txn: Any = None
         self.since = 0.0
         self._released = float("-inf")
+        self._yielded = time.monotonic()
+        self._stuck_until = float("-inf")
         self._folded = time.monotonic()
+        self._unfolded = False  # groups committed since the WAL was last folded back
         self.groups = 0
+        self.yields = 0  # times the lock was let go to another writer (or for FALLBACK_EVERY_S)
 
     @property
     def open(self) -> bool:
         return self._txn is not None
 
     def wait_turn(self, fill: Callable[[], bool] | None = None) -> None:
-        """Before taking the lock again: let it be free at least YIELD_FOR_S since the last group, doing
-        `fill()` (work that needs no lock, e.g. reading ahead; False when there is none left) meanwhile."""
+        """Before taking the lock again: let a writer that waits for it have it first (doing `fill()`, work
+        that needs no lock such as reading ahead, meanwhile; False when there is none left). Nobody waiting:
+        go on at once, unless FALLBACK_EVERY_S passed since the lock was last let go for YIELD_FOR_S."""
+        if self._released == float("-inf"):
+            return  # (the first group: nobody was kept out yet)
+        waiting = writers_waiting(self.db) if time.monotonic() >= self._stuck_until else False
+        if waiting:
+            self.yields += 1
+            self.fold()
+            stops.reached("bulk-yield-waiter")  # tests let the waiting writer go on here
+            until = time.monotonic() + WAITER_CAP_S
+            while waiting and time.monotonic() < until:
+                if fill is None or not fill():
+                    time.sleep(WAITER_POLL_S)  # its busy handler takes the lock within its next try
+                waiting = writers_waiting(self.db)
+            self._yielded = time.monotonic()
+            if waiting:  # it never took the lock (stopped with ^Z?): go on without waiting for it a while
+                self._stuck_until = self._yielded + STUCK_FOR_S
+            return
+        if waiting is False and time.monotonic() - self._yielded < FALLBACK_EVERY_S:
+            return
+        self.yields += 1
+        self.fold()
         if fill is not None:
             while time.monotonic() - self._released < YIELD_FOR_S and fill():
                 pass
         gap = YIELD_FOR_S - (time.monotonic() - self._released)
         if gap > 0:
             time.sleep(gap)  # a writer waiting in its busy handler gets its turn in this gap
+        self._yielded = time.monotonic()
 
     def released(self) -> None:
         """A group committed by its own transaction (an audited operation): note it, fold the WAL when due."""
         self.groups += 1
         self._released = time.monotonic()
+        self._unfolded = True
         if self._released - self._folded >= FOLD_EVERY_S:
             self.fold()
 
@@ -180,6 +224,9 @@ class Groups:
     def fold(self) -> None:
         """Copy the WAL's frames into the database now, without the lock and without waiting for readers."""
         self._folded = time.monotonic()
+        if not self._unfolded:
+            return
+        self._unfolded = False
         with contextlib.suppress(pw.OperationalError):
             self.db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
 

@@ -16,6 +16,12 @@ from . import crypt, index, scope_titles
 from .errors import Conflict, Invalid
 from .files import make_private_dirs, make_private_file, narrow, store_files
 from .paths import require_store
+from . import stops
+
+try:
+    import fcntl
+except ImportError:  # Windows: no announcement; a bulk write lets the lock go after every group instead
+    fcntl = None  # type: ignore[assignment]
 
 SCHEMA_VERSION = 9
 UPGRADE_HINT = index.UPGRADE_HINT
@@ -376,6 +382,7 @@ def open_database(path: Path, create: bool = True) -> pw.SqliteDatabase:
         peewee: Any = pw
         sqlite_version = str(peewee.sqlite3.sqlite_version)
     db.register_function(_fold, "pcp_fold", 1, deterministic=True)
+    announce_waits(db, path)
     version = tuple(int(x) for x in sqlite_version.split("."))
     if version < MIN_SQLITE:
         raise Invalid(
@@ -383,6 +390,85 @@ def open_database(path: Path, create: bool = True) -> pw.SqliteDatabase:
             "install pysqlite3-binary."
         )
     return db
+
+
+WAITING_SUFFIX = "-waiting"
+# (never through a link: nothing is written outside the store's folder)
+_WAITING_FLAGS = os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
+def waiting_file(db: pw.SqliteDatabase) -> str | None:
+    """The file beside the store where writers say they wait for the write lock (None: not announced here)."""
+    return getattr(db, "pcp_waiting", None) if fcntl is not None else None
+
+
+def announce_waits(db: pw.SqliteDatabase, path: Path) -> None:
+    """Every write transaction (BEGIN IMMEDIATE or EXCLUSIVE) of this database that has to wait for the write
+    lock says so while it waits: a shared flock on the store's WAITING_SUFFIX file, taken when a first try
+    without waiting finds the lock taken and let go once it has the lock (or gave up). A long bulk write
+    (store/bulkwrite.Groups) lets the lock go between two groups only while someone waits, so it does not
+    sleep when nobody does. The flock is never held with the write lock, and a bulk write only tests it
+    without blocking: no deadlock. The file exists only once a writer has had to wait."""
+    if fcntl is None:
+        return
+    target = str(path.with_name(path.name + WAITING_SUFFIX))
+    begin = db.begin
+    peewee_db: Any = db  # (an attribute of our own on Peewee's object)
+    peewee_db.pcp_waiting = target
+
+    def announced_begin(lock_type: str | None = None) -> None:
+        if not lock_type:  # a deferred transaction (a read first) waits for nothing here
+            begin(lock_type)
+            return
+        conn = db.connection()
+        patience = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+        conn.execute("PRAGMA busy_timeout=0")
+        try:
+            begin(lock_type)
+            return  # the lock was free (the common case: nothing to say)
+        except pw.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+        finally:
+            conn.execute(f"PRAGMA busy_timeout={int(patience)}")
+        try:  # a descriptor of its own: flocks of one open file would be shared by the threads that use it
+            fd = os.open(target, _WAITING_FLAGS | os.O_CREAT, 0o600)
+        except OSError:  # (cannot create it: the bulk writer's bounded yield still lets us in)
+            begin(lock_type)
+            return
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH)
+            except OSError:  # (a file system without flock: unannounced, as a writer that is not pcp's)
+                pass
+            stops.reached("write-waiting")  # tests stop a writer here: announced, not yet in
+            begin(lock_type)
+        finally:
+            os.close(fd)  # (lets the flock go)
+
+    peewee_db.begin = announced_begin
+
+
+def writers_waiting(db: pw.SqliteDatabase) -> bool | None:
+    """Whether a writer of this store says it waits for the write lock (None: this store cannot tell)."""
+    target = waiting_file(db)
+    if target is None:
+        return None
+    try:
+        fd = os.open(target, _WAITING_FLAGS)
+    except FileNotFoundError:
+        return False  # (no writer of this store ever had to wait)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return False
 
 
 def install_schema(db: pw.SqliteDatabase, models: SimpleNamespace, migrate: bool = True) -> int:

@@ -14,10 +14,14 @@ from . import validate as v
 from .constants import DERIVATION_TYPES
 from .core import Call, Part, dumps, operation
 from . import index
+from . import bulkwrite
 from .bulkwrite import Groups, RowWriter, loading
 from .errors import Conflict, Cycle, Forbidden, Invalid, NotFound, not_found, shown
 from .titles import page_title
 from .types import BulkWriteResult, LinkResult, Scope, UnlinkResult, WriteResult
+
+BULK_FIRST_BATCH = 1000  # pages in write_pages_bulk's first batch; later ones are sized by the lock time they take
+BULK_MAX_BATCH = 20_000
 
 
 def counts_as_supersedes(relation_type: str, actor_type: str) -> bool:
@@ -498,28 +502,33 @@ class WriteOps(Part):
     # --- bulk path (imports, benchmarks): one transaction and one audit event per batch ---
 
     def write_pages_bulk(
-        self, items: Iterable[dict[str, Any]], namespace: str, batch_size: int = 1000,
+        self, items: Iterable[dict[str, Any]], namespace: str, batch_size: int | None = None,
         progress: Callable[[int, int | None], None] | None = None, total: int | None = None,
     ) -> BulkWriteResult:
         """Write many simple pages ({content, media_type?, facets?, observed_at?}) in batches.
 
         Each batch is made ready (checked, titled, its index terms analysed) before it takes the write
-        lock, then written through the bulk path (store/bulkwrite.py) in a transaction of its own; the
-        lock is let go between batches long enough for another writer to get in."""
+        lock, then written through the bulk path (store/bulkwrite.py) in a transaction of its own; a
+        writer that waits for the lock gets it between two batches. Without `batch_size`, batches are
+        sized to hold the lock about bulkwrite.GROUP_SECONDS (fewer commits, each folding more into the index)."""
         ns = v.namespace(namespace)
         created = 0
         batch: list[dict[str, Any]] = []
         groups = Groups(self._db)
+        size = batch_size or BULK_FIRST_BATCH
         with loading(self._db):  # the WAL checkpointed every 20,000 pages meanwhile, and at the end
             for item in items:
                 batch.append(item)
-                if len(batch) >= batch_size:
-                    created += self._bulk_batch(ns, batch, groups)
+                if len(batch) >= size:
+                    done, took = self._bulk_batch(ns, batch, groups)
+                    created += done
                     batch = []
+                    if not batch_size:
+                        size = bulkwrite.next_size(size, done, took, BULK_FIRST_BATCH // 4, BULK_MAX_BATCH)
                     if progress:
                         progress(created, total)
             if batch:
-                created += self._bulk_batch(ns, batch, groups)
+                created += self._bulk_batch(ns, batch, groups)[0]
                 if progress:
                     progress(created, total)
         return {"created": created}
@@ -541,14 +550,17 @@ class WriteOps(Part):
                         index.analyse(title, payload["content"], facets, salt, observed or stamp)))
         return out
 
-    def _bulk_batch(self, ns: str, batch: list[dict[str, Any]], groups: Groups) -> int:
+    def _bulk_batch(self, ns: str, batch: list[dict[str, Any]], groups: Groups) -> tuple[int, float]:
+        """Write one batch; (pages written, seconds it held the lock)."""
         with self._failures_audited(Call("write_pages_bulk"), time.perf_counter()):  # a refused item is audited
             stamp = ids.now()  # the batch's store time, taken before it is analysed
             ready = self._bulk_ready(batch, stamp)
         groups.wait_turn()
+        started = time.monotonic()
         created = self._bulk_write(ns, stamp, ready)  # its own transaction, with its audit event
+        took = time.monotonic() - started
         groups.released()
-        return created
+        return created, took
 
     @operation("write_pages_bulk", write=True)
     def _bulk_write(self, call: Call, ns: str, stamp: str, ready: list[Any]) -> int:
