@@ -15,6 +15,7 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
+from json.encoder import encode_basestring as _json_text  # what core.dumps encodes text with
 from typing import Any, Iterator
 
 from . import ids
@@ -34,6 +35,13 @@ __all__ = ["BATCH_SECONDS", "BULK_GC_THRESHOLD", "ImportOps", "ImportUnit", "Pag
 
 
 BATCH_SECONDS = 0.5  # inside bulk_loading, units are committed in groups of about this long
+
+
+def payload_json(payload: dict[str, Any] | None) -> str:
+    """`dumps` of a checked payload (exactly its two keys, in sorted order), its content encoded once."""
+    if payload is None:
+        return "null"
+    return '{"content":' + _json_text(payload["content"]) + ',"media_type":' + _json_text(payload["media_type"]) + "}"
 
 
 @dataclass(frozen=True)
@@ -145,10 +153,9 @@ class ImportUnit:
         file a message came from must not make the same message look changed in a newer file.
         """
         body_payload = v.payload(payload) if payload is not None else None
-        refs, (facet_map, facet_json) = v.source_refs(source_refs), v.facets_with_json(facets)
+        (refs, refs_json), (facet_map, facet_json) = v.source_refs_with_json(source_refs), v.facets_with_json(facets)
         observed = v.optional_time(observed_at, "observed_at")
-        refs_json = dumps(refs) if refs else "[]"
-        digest = v.body_digest_of({"payload": dumps(body_payload), "facets": facet_json,
+        digest = v.body_digest_of({"payload": payload_json(body_payload), "facets": facet_json,
                                    "source_refs": refs_json if change_key is None else
                                    "[]" if change_key == [] else dumps(change_key)})
         row = self._known.pop(source_key) if source_key in self._known else self._lookup(source_key)

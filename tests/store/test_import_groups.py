@@ -12,6 +12,7 @@ from typing import Any, Callable
 import pytest
 
 from store import Invalid, Store, importing
+from store.core import dumps
 from store.adapters import import_chatgpt, import_claude, import_claude_code
 from store.bulkwrite import RowWriter
 from test_bulk_equivalence import _mapped
@@ -99,3 +100,13 @@ def test_a_unit_that_fails_after_its_group_rows_were_written_keeps_the_earlier_u
             assert f"text of {word}" in {h["title"] for h in hits}
         _unit(st, "a")  # found again: the page of the group is in the store with its source key
         assert _contents(st) == {"text of old", "text of a", "text of c"}
+
+
+@pytest.mark.parametrize("content", ["", "plain", 'quotes " and \\ backslash', "tab\tnew\nline\r\x00\x1f\x7f",
+                                     "é ü 中文 🙂 \u2028\u2029 </script>", "x" * 10_000])
+def test_the_change_digest_encodes_a_payload_as_the_stored_json_does(content):
+    """An import's change digest holds the payload's JSON, encoded without `dumps`: it must be the same text,
+    or every page imported before would look changed to a rerun (and be revised)."""
+    payload = {"media_type": "text/markdown; charset=utf-8", "content": content}
+    assert importing.payload_json(payload) == dumps(payload)
+    assert importing.payload_json(None) == dumps(None)
