@@ -35,6 +35,7 @@ __all__ = ["BATCH_SECONDS", "BULK_GC_THRESHOLD", "ImportOps", "ImportUnit", "Pag
 
 
 BATCH_SECONDS = 0.5  # inside bulk_loading, units are committed in groups of about this long
+_PLAIN_RELATIONS = frozenset({"contains", "responds_to"})  # what importers draw most: known valid
 
 
 def payload_json(payload: dict[str, Any] | None) -> str:
@@ -62,6 +63,7 @@ class ImportUnit:
         self._store = store
         self._call = call
         self.actor = ("tool", tool)
+        self._tool_type, self._tool = self.actor
         self.rules = rules  # the version of the importer's rules (None: an importer that does not say)
         self.counts = {"created": 0, "unchanged": 0, "revised": 0, "relations": 0}
         self._stamp = ids.now()  # one store time for the whole unit: it is one transaction
@@ -264,23 +266,27 @@ class ImportUnit:
 
     def relate(self, source: PageRef, relation_type: str, target: PageRef) -> bool:
         """Link two pages of this import unless that live relation already exists; True when created."""
-        rtype = v.relation_type(relation_type)
+        rtype = relation_type if relation_type in _PLAIN_RELATIONS else v.relation_type(relation_type)
         key = (source.pk, target.pk, rtype)
         if source.pk == target.pk:
             raise Invalid(f"A page never relates to itself: {source.page_id} {rtype} {target.page_id}.")
         if key in self._linked:
             return False
         held = self._group
+        pages = self._pages
         for ref in (source, target):
-            if ref.pk not in self._pages and held is not None and ref.pk in held.pages:
-                self._pages[ref.pk] = held.pages[ref.pk]  # written by an earlier unit of this group
-            if ref.pk not in self._pages:  # a page an earlier unit of the same import wrote
-                row = self._store._db.execute_sql(
-                    "SELECT s.namespace, p.head_revision_id FROM page p JOIN scope s ON s.id = p.scope_id "
-                    "WHERE p.id = ?", (ref.pk,)).fetchone()
-                if row is None:
-                    raise Invalid(f"Page {ref.page_id} is gone; it cannot be linked.")
-                self._pages[ref.pk] = (row[0], row[1])
+            if ref.pk in pages:
+                continue
+            if held is not None and ref.pk in held.pages:
+                pages[ref.pk] = held.pages[ref.pk]  # written by an earlier unit of this group
+                continue
+            # a page an earlier unit of the same import wrote
+            row = self._store._db.execute_sql(
+                "SELECT s.namespace, p.head_revision_id FROM page p JOIN scope s ON s.id = p.scope_id "
+                "WHERE p.id = ?", (ref.pk,)).fetchone()
+            if row is None:
+                raise Invalid(f"Page {ref.page_id} is gone; it cannot be linked.")
+            pages[ref.pk] = (row[0], row[1])
         if held is not None and key in held.linked:
             self._linked.add(key)
             return False
@@ -295,11 +301,13 @@ class ImportUnit:
         if rtype in DERIVATION_TYPES or rtype == "supersedes":
             self._relate_checked(source, rtype, target)
         else:
-            (from_ns, from_head), (to_ns, to_head) = self._pages[source.pk], self._pages[target.pk]
-            self._allow("link", from_ns)
-            self._allow("read", to_ns)
-            self._writer.add("relation", (ids.new_id("rel"), rtype, source.pk, from_head, target.pk, to_head,
-                                          self._stamp, *self.actor, 0))
+            (from_ns, from_head), (to_ns, to_head) = pages[source.pk], pages[target.pk]
+            if ("link", from_ns) not in self._allowed:
+                self._allow("link", from_ns)
+            if ("read", to_ns) not in self._allowed:
+                self._allow("read", to_ns)
+            self._writer.rows["relation"].append((ids.new_id("rel"), rtype, source.pk, from_head, target.pk, to_head,
+                                                  self._stamp, self._tool_type, self._tool, 0))
         self.counts["relations"] += 1
         return True
 
