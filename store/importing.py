@@ -465,6 +465,8 @@ class ImportOps(Part):
         try:
             with self._failures_audited(call, started), self._db.atomic("IMMEDIATE"):
                 unit = ImportUnit(self._writes, call, tool, rules, group)
+                if group is not None:
+                    bulk.unit = unit
                 yield unit
                 unit.close()
                 stops.reached("import-unit")  # tests stop here: the unit written (or handed to its group), not committed
@@ -477,10 +479,23 @@ class ImportOps(Part):
         finally:
             if group is not None:
                 bulk.units -= 1
+                bulk.unit = None
             self._unit_done()
+
+    def _settled(self, source_key: str) -> None:
+        """Before reading the store for a source id: write this thread's group if it holds that page."""
+        bulk = self._bulk
+        rows = getattr(bulk, "rows", None)
+        if rows is not None and source_key in rows.sources:
+            unit = getattr(bulk, "unit", None)
+            if unit is not None:
+                unit.flush()  # inside a unit: written again should that unit fail
+            else:
+                rows.flush()
 
     def source_page_id(self, source_key: str) -> str | None:
         """The page id an adapter created for a source id, if any."""
+        self._settled(source_key)
         row = self._db.execute_sql(
             "SELECT p.page_id FROM source_page sp JOIN page p ON p.id = sp.page_id WHERE sp.source_key = ?",
             (source_key,),
@@ -490,6 +505,7 @@ class ImportOps(Part):
     def source_scope(self, source_key: str) -> SourceScope | None:
         """Where the page an adapter made for `source_key` lives: {namespace, parent, cwd} (its scope, that
         scope's parent, the page's `cwd` facet), or None when there is none this session may see."""
+        self._settled(source_key)
         row = self._db.execute_sql(
             "SELECT s.namespace, s.parent, r.facets FROM source_page sp JOIN page p ON p.id = sp.page_id "
             "JOIN scope s ON s.id = p.scope_id JOIN revision r ON r.id = p.head WHERE sp.source_key = ?",

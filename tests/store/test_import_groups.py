@@ -110,3 +110,20 @@ def test_the_change_digest_encodes_a_payload_as_the_stored_json_does(content):
     payload = {"media_type": "text/markdown; charset=utf-8", "content": content}
     assert importing.payload_json(payload) == dumps(payload)
     assert importing.payload_json(None) == dumps(None)
+
+
+def test_a_source_id_a_group_holds_is_found_before_the_group_commits(db_path, monkeypatch):
+    """An importer asks the store where a source id's page is (a session imported before keeps its scope): a
+    page an earlier unit of the same group made is found, from outside a unit and from inside one."""
+    monkeypatch.setattr(importing, "BATCH_SECONDS", 3600.0)
+    with Store.open(db_path) as st:
+        with st.bulk_loading():
+            _unit(st, "a")
+            assert st.source_page_id("a") is not None
+            assert st.source_scope("a") == {"namespace": "agent:test", "parent": None, "cwd": None}
+            _unit(st, "b")
+            with st.import_unit("test-importer") as unit:
+                unit.ensure_scope("agent:test")
+                assert st.source_page_id("b") is not None
+                unit.upsert("c", "agent:test", payload={"media_type": "text/plain", "content": "text of c"})
+        assert _contents(st) == {"text of a", "text of b", "text of c"}
