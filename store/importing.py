@@ -2,7 +2,8 @@
 
 A unit (a conversation, a note) is one transaction. New pages and their relations are
 gathered in memory with keys reserved up front and written with one `executemany` per
-table when the unit closes; an existing page is looked up with one query. Only the rare
+table when the unit closes, or, inside `bulk_loading`, when its group of units commits
+(store/import_groups.py); an existing page is looked up with one query. Only the rare
 paths (a changed page gets a revision; a derivation or `supersedes` link needs its cycle
 check and counter) go through the general, checked code, after the gathered rows landed.
 """
