@@ -463,6 +463,8 @@ class ImportOps(Part):
         unit: ImportUnit | None = None
         if group is not None:
             bulk.units += 1
+        elif getattr(bulk, "unit", None) is not None:
+            bulk.unit.flush()  # a unit inside a unit of a group takes its keys from the store: land the group's first
         try:
             with self._failures_audited(call, started), self._db.atomic("IMMEDIATE"):
                 unit = ImportUnit(self._writes, call, tool, rules, group)

@@ -103,7 +103,8 @@ def test_a_unit_that_fails_after_its_group_rows_were_written_keeps_the_earlier_u
 
 
 @pytest.mark.parametrize("content", ["", "plain", 'quotes " and \\ backslash', "tab\tnew\nline\r\x00\x1f\x7f",
-                                     "é ü 中文 🙂 \u2028\u2029 </script>", "x" * 10_000])
+                                     "é ü 中文 🙂 \u2028\u2029 </script>", "x" * 10_000],
+                         ids=["empty", "plain", "quotes", "controls", "non-ascii", "long"])
 def test_the_change_digest_encodes_a_payload_as_the_stored_json_does(content):
     """An import's change digest holds the payload's JSON, encoded without `dumps`: it must be the same text,
     or every page imported before would look changed to a rerun (and be revised)."""
@@ -127,3 +128,18 @@ def test_a_source_id_a_group_holds_is_found_before_the_group_commits(db_path, mo
                 assert st.source_page_id("b") is not None
                 unit.upsert("c", "agent:test", payload={"media_type": "text/plain", "content": "text of c"})
         assert _contents(st) == {"text of a", "text of b", "text of c"}
+
+
+def test_a_unit_opened_inside_another_unit_of_a_group_lands_with_it(db_path, monkeypatch):
+    """A unit inside a unit is a savepoint of its own that writes its rows itself: its keys must not be the
+    ones the group has reserved for rows it still holds."""
+    monkeypatch.setattr(importing, "BATCH_SECONDS", 3600.0)
+    with Store.open(db_path) as st:
+        with st.bulk_loading():
+            _unit(st, "a")
+            with st.import_unit("test-importer") as outer:
+                outer.ensure_scope("agent:test")
+                outer.upsert("b", "agent:test", payload={"media_type": "text/plain", "content": "text of b"})
+                _unit(st, "inner")
+                outer.upsert("c", "agent:test", payload={"media_type": "text/plain", "content": "text of c"})
+        assert _contents(st) == {"text of a", "text of b", "text of inner", "text of c"}
