@@ -15,7 +15,8 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from .bulkwrite import RowWriter
+from . import stops
+from .bulkwrite import Groups, RowWriter
 
 # Inside bulk_loading the cyclic garbage collector runs less often: an import holds hundreds of thousands of
 # parsed records until their sessions are written, and the default first-generation threshold (700
@@ -104,3 +105,56 @@ def write_scope_times(db: Any, scopes: dict[int, str]) -> None:
     if scopes:
         db.cursor().executemany("UPDATE scope SET updated_at = ? WHERE id = ?",
                                 [(stamp, pk) for pk, stamp in scopes.items()])
+
+
+class UnitGroups:
+    """One thread's bulk loading: its group transactions (bulkwrite.Groups), the rows the open group holds,
+    the unit open in it, and how many are open (a unit inside a unit is not one of the group's)."""
+
+    def __init__(self, db: Any, salt: bytes, seconds: float) -> None:
+        self.db, self.salt = db, salt
+        self.groups = Groups(db, seconds)
+        self.rows: GroupRows | None = None
+        self.unit: Any = None  # the group's unit now open (an importing.ImportUnit)
+        self.units = 0
+
+    def begin_unit(self) -> GroupRows | None:
+        """Before a unit: open the group's transaction if none is open; the group's rows (None for a unit
+        inside another unit, or inside the caller's own transaction: it then writes its rows itself)."""
+        if self.units:
+            return None
+        if not self.groups.open:
+            if self.db.in_transaction():
+                return None
+            self.groups.begin()  # the lock stays free a moment between two groups, so a writer waiting gets in
+            self.rows = GroupRows(self.db, self.salt)
+        self.units += 1
+        return self.rows
+
+    def unit_done(self, grouped: bool, seconds: float) -> None:
+        """After a unit (`grouped`: one of the group's): commit the group once it has held the lock `seconds`."""
+        if grouped:
+            self.units -= 1
+            self.unit = None
+        if self.groups.open and not self.units:
+            self.groups.seconds = seconds
+            if self.groups.due():
+                self.end(commit=True)
+
+    def end(self, commit: bool) -> None:
+        """Commit the open group with the rows its units left (or, with commit=False, roll it back: a stop part
+        way, an error, ^C: the group's units go, earlier groups stay)."""
+        rows, self.rows = self.rows, None
+        if not self.groups.open:
+            return
+        if not commit or not self.db.in_transaction():  # not in one: SQLite rolled it back itself (disk full)
+            self.groups.close(commit=False)
+            return
+        try:
+            if rows is not None:
+                rows.flush()
+        except BaseException:
+            self.groups.close(commit=False)
+            raise
+        self.groups.commit()
+        stops.reached("import-group")

@@ -27,7 +27,7 @@ from .core import Call, Part, StoreContext, dumps
 from . import bulkwrite, stops
 from .bulkwrite import RowWriter
 from .errors import Invalid
-from .import_groups import BULK_GC_THRESHOLD, GroupRows, Held, fewer_collections, write_scope_times
+from .import_groups import BULK_GC_THRESHOLD, GroupRows, Held, UnitGroups, fewer_collections, write_scope_times
 from .titles import page_title
 from .types import SourceScope
 from .writes import WriteOps
@@ -380,75 +380,30 @@ class ImportOps(Part):
 
         The units are grouped into transactions of about BATCH_SECONDS each (bulkwrite.Groups; a unit
         is then a savepoint: one that fails still leaves nothing, and a stop leaves whole units only),
-        and their rows are written once per group (GroupRows), so the full-text index writes its
-        segments once per group instead of once per unit; the WAL is checkpointed less often meanwhile
-        and folded back after each group. Other writers wait at most about one group for the store.
-        The garbage collector runs less often meanwhile (BULK_GC_THRESHOLD)."""
+        and their rows are written once per group (import_groups.GroupRows), so the full-text index
+        writes its segments once per group instead of once per unit; the WAL is checkpointed less
+        often meanwhile and folded back after each group. Other writers wait at most about one group
+        for the store. The garbage collector runs less often meanwhile (BULK_GC_THRESHOLD)."""
         bulk = self._bulk
         depth = getattr(bulk, "depth", 0)
         bulk.depth = depth + 1
         if depth == 0:
-            bulk.groups, bulk.rows, bulk.units = bulkwrite.Groups(self._db, BATCH_SECONDS), None, 0
+            bulk.state = UnitGroups(self._db, self._salt, BATCH_SECONDS)
         try:
             with bulkwrite.loading(self._db) if depth == 0 else contextlib.nullcontext(), fewer_collections():
                 try:
                     yield
                 except BaseException:
                     if depth == 0:
-                        self._end_batch(commit=False)
+                        bulk.state.end(commit=False)
                     raise
                 else:
                     if depth == 0:
-                        self._end_batch(commit=True)
+                        bulk.state.end(commit=True)
         finally:
             bulk.depth = depth
             if depth == 0:
-                bulk.groups = bulk.rows = None
-
-    def _end_batch(self, commit: bool) -> None:
-        """Commit the open group with the rows its units left (or, with commit=False, roll it back: a stop part
-        way, an error, ^C: the group's units go, earlier groups stay)."""
-        bulk = self._bulk
-        groups, rows = getattr(bulk, "groups", None), getattr(bulk, "rows", None)
-        bulk.rows = None
-        if groups is None or not groups.open:
-            return
-        if not self._db.in_transaction():  # SQLite rolled it back itself (disk full, I/O error): the error is on its way
-            groups.close(commit=False)
-            return
-        if not commit:
-            groups.close(commit=False)
-            return
-        try:
-            if rows is not None:
-                rows.flush()
-        except BaseException:
-            groups.close(commit=False)
-            raise
-        groups.commit()
-        stops.reached("import-group")
-
-    def _batched(self) -> GroupRows | None:
-        """Inside bulk_loading: open the group's transaction before a unit, if none is open; the group's rows
-        (None outside bulk_loading, or for a unit inside another unit or inside the caller's transaction)."""
-        bulk = self._bulk
-        groups = getattr(bulk, "groups", None)
-        if groups is None or bulk.units:
-            return None
-        if not groups.open:
-            if self._db.in_transaction():
-                return None
-            groups.begin()  # the lock stays free a moment between two groups, so a writer waiting for it gets in
-            bulk.rows = GroupRows(self._db, self._salt)
-        rows: GroupRows | None = bulk.rows
-        return rows
-
-    def _unit_done(self) -> None:
-        groups = getattr(self._bulk, "groups", None)
-        if groups is not None and groups.open and not self._bulk.units:  # never inside another unit
-            groups.seconds = BATCH_SECONDS
-            if groups.due():
-                self._end_batch(commit=True)
+                bulk.state = None
 
     @contextmanager
     def import_unit(self, tool: str, operation: str = "import", rules: int | None = None) -> Iterator[ImportUnit]:
@@ -458,18 +413,16 @@ class ImportOps(Part):
         written with the group's."""
         call = Call(operation)
         started = time.perf_counter()
-        group = self._batched()
-        bulk = self._bulk
+        state: UnitGroups | None = getattr(self._bulk, "state", None)
+        group = state.begin_unit() if state is not None else None
         unit: ImportUnit | None = None
-        if group is not None:
-            bulk.units += 1
-        elif getattr(bulk, "unit", None) is not None:
-            bulk.unit.flush()  # a unit inside a unit of a group takes its keys from the store: land the group's first
+        if state is not None and group is None and state.unit is not None:
+            state.unit.flush()  # a unit inside a unit of a group takes its keys from the store: land the group's first
         try:
             with self._failures_audited(call, started), self._db.atomic("IMMEDIATE"):
                 unit = ImportUnit(self._writes, call, tool, rules, group)
-                if group is not None:
-                    bulk.unit = unit
+                if state is not None and group is not None:
+                    state.unit = unit
                 yield unit
                 unit.close()
                 stops.reached("import-unit")  # tests stop here: the unit written (or handed to its group), not committed
@@ -480,21 +433,17 @@ class ImportOps(Part):
                 unit.abandon()
             raise
         finally:
-            if group is not None:
-                bulk.units -= 1
-                bulk.unit = None
-            self._unit_done()
+            if state is not None:
+                state.unit_done(group is not None, BATCH_SECONDS)
 
     def _settled(self, source_key: str) -> None:
         """Before reading the store for a source id: write this thread's group if it holds that page."""
-        bulk = self._bulk
-        rows = getattr(bulk, "rows", None)
-        if rows is not None and source_key in rows.sources:
-            unit = getattr(bulk, "unit", None)
-            if unit is not None:
-                unit.flush()  # inside a unit: written again should that unit fail
+        state: UnitGroups | None = getattr(self._bulk, "state", None)
+        if state is not None and state.rows is not None and source_key in state.rows.sources:
+            if state.unit is not None:
+                state.unit.flush()  # inside a unit: written again should that unit fail
             else:
-                rows.flush()
+                state.rows.flush()
 
     def source_page_id(self, source_key: str) -> str | None:
         """The page id an adapter created for a source id, if any."""
