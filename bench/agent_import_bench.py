@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`import_claude_code` against bare SQLite inserts of the same message texts, in one run (issue 15).
 
-    python bench/agent_import_bench.py [--sessions 200] [--lines 500] [--seed 15] [--rounds 5] [--dir DIR] [--keep]
+    python bench/agent_import_bench.py [--sessions 200] [--lines 500] [--seed 15] [--rounds 5] [--compare DIR]
+                                       [--dir DIR] [--keep]
 
 It generates a Claude Code projects folder (fixed seed): `--sessions` session files of
 `--lines` records each, shaped like the real ones (tests/data/agents/claude-code): a user
@@ -16,9 +17,11 @@ Then it times, each into a fresh database:
           table + an external-content FTS5 table, executemany, one transaction per session,
           same SQLite library and speed pragmas (WAL, synchronous=NORMAL, 32 MB cache)
 
-and prints lines/s for both and the ratio; the target is import >= 25 % of bare. The two run
---rounds times, alternating which goes first, each into a fresh database; the medians are
-compared (each round's ratio and the CPU-time ratio are printed beside them: the machine is noisy).
+and prints lines/s for both and the ratio; the target is import >= 25 % of bare (issue 31: 40 %).
+The import runs in a child process that imports the `store` of this checkout (with --compare DIR,
+also of another checkout, e.g. main's, timed beside it). The sides run --rounds times, taking
+turns at going first, each into a fresh database; the medians are compared (each round's ratio
+and the CPU-time ratio are printed beside them, and the 1-minute load average: the machine is noisy).
 """
 
 from __future__ import annotations
@@ -26,9 +29,11 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -39,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-TARGET = 0.25
+TARGET = 0.40  # issue 31 (issue 15's was 25 %)
 _WORDS = ("the of and to a in is that for it as was with be by on not this are or from at which but have they one you "
           "all we can has there been if more when will would who so no other its time only new some could these two may "
           "file test function error build module import return value class change line branch commit").split()
@@ -96,17 +101,33 @@ def generate(folder: Path, sessions: int, lines: int, seed: int) -> int:
     return total
 
 
-def run_import(folder: Path, db: Path) -> tuple[float, float, dict[str, object]]:
-    from store import Store
-    from store.adapters.claude_code import import_claude_code
+CHILD = """
+import gc, json, sys, time
+sys.path.insert(0, sys.argv[1])
+from store import Store
+from store.adapters.claude_code import import_claude_code
+st = Store.open(sys.argv[3])
+gc.collect()
+started, cpu = time.perf_counter(), time.process_time()
+report = import_claude_code(st, sys.argv[2])
+elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+st.close()
+print(json.dumps({"wall": elapsed, "cpu": cpu, "report": report.to_dict()}))
+"""
 
-    st = Store.open(db)
-    gc.collect()
-    started, cpu = time.perf_counter(), time.process_time()
-    report = import_claude_code(st, folder)
-    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-    st.close()
-    return elapsed, cpu, report.to_dict()
+
+def run_import(checkout: Path, folder: Path, db: Path) -> tuple[float, float, dict[str, object]]:
+    """`import_claude_code` of `checkout`'s store, in a child process: (wall s, CPU s, report)."""
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(checkout), str(folder), str(db)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"the import of {checkout} failed:\n{proc.stderr}")
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out["wall"], out["cpu"], out["report"]
+
+
+def load() -> str:
+    return f"load {os.getloadavg()[0]:.2f}"
 
 
 def run_bare(folder: Path, db: Path) -> tuple[float, float, int]:
@@ -153,36 +174,52 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dir", type=Path)
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--rounds", type=int, default=5, help="alternating rounds of both; medians reported (default 5)")
+    ap.add_argument("--compare", type=Path, default=None, metavar="DIR",
+                    help="another checkout (e.g. main's) whose import is timed beside this one's")
     args = ap.parse_args(argv)
     work = args.dir or Path(tempfile.mkdtemp(prefix="pcp-agent-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
         lines = generate(work / "projects", args.sessions, args.lines, args.seed)
-        walls: dict[str, list[float]] = {"bare": [], "import": []}
-        cpus: dict[str, list[float]] = {"bare": [], "import": []}
-        report: dict[str, object] = {}
+        sides: dict[str, Path | None] = {"bare": None, "import": ROOT}
+        if args.compare:
+            sides["compared"] = args.compare.resolve()
+        walls: dict[str, list[float]] = {name: [] for name in sides}
+        cpus: dict[str, list[float]] = {name: [] for name in sides}
+        reports: dict[str, dict[str, object]] = {}
         bare_rows = 0
-        for r in range(args.rounds):  # alternating, so that both see the same load
-            for which in (("bare", "import") if r % 2 == 0 else ("import", "bare")):
+        names = list(sides)
+        for r in range(args.rounds):  # taking turns at going first, so that all see the same load
+            for which in names[r % len(names):] + names[:r % len(names)]:
                 db = work / f"{which}-{r}.db"
                 if which == "bare":
                     wall, cpu, bare_rows = run_bare(work / "projects", db)
                 else:
-                    wall, cpu, report = run_import(work / "projects", db)
+                    checkout = sides[which]
+                    assert checkout is not None
+                    wall, cpu, reports[which] = run_import(checkout, work / "projects", db)
                 walls[which].append(wall)
                 cpus[which].append(cpu)
+                print(f"  round {r + 1} {which:8} {wall:7.2f} s, CPU {cpu:6.2f} s ({load()})", flush=True)
                 for f in db.parent.glob(db.name + "*"):
                     f.unlink()
-        bare_s, imp_s = statistics.median(walls["bare"]), statistics.median(walls["import"])
+        med = {name: statistics.median(walls[name]) for name in sides}
+        cpu_med = {name: statistics.median(cpus[name]) for name in sides}
+        report = reports["import"]
+        bare_s, imp_s = med["bare"], med["import"]
         ratio = bare_s / imp_s
         per_round = ", ".join(f"{b / i:.0%}" for b, i in zip(walls["bare"], walls["import"], strict=True))
         print(f"{args.sessions} sessions x {args.lines} lines = {lines:,} lines ({bare_rows:,} user/assistant records); "
-              f"{args.rounds} round(s), medians")
-        print(f"  bare    {bare_s:8.2f} s  {lines / bare_s:10,.0f} lines/s   (CPU {statistics.median(cpus['bare']):.2f} s)")
-        print(f"  import  {imp_s:8.2f} s  {lines / imp_s:10,.0f} lines/s   (CPU {statistics.median(cpus['import']):.2f} s; "
+              f"{args.rounds} round(s), medians ({load()})")
+        print(f"  bare    {bare_s:8.2f} s  {lines / bare_s:10,.0f} lines/s   (CPU {cpu_med['bare']:.2f} s)")
+        print(f"  import  {imp_s:8.2f} s  {lines / imp_s:10,.0f} lines/s   (CPU {cpu_med['import']:.2f} s; "
               f"{report['messages']:,} message pages, {report['created']:,} pages created)")
+        if args.compare:
+            print(f"  compared {med['compared']:7.2f} s  {lines / med['compared']:10,.0f} lines/s   "
+                  f"(CPU {cpu_med['compared']:.2f} s; {args.compare}): {bare_s / med['compared']:.0%} of bare "
+                  f"(CPU {cpu_med['bare'] / cpu_med['compared']:.0%})")
         print(f"  import / bare = {ratio:.0%} (rounds: {per_round}; CPU time "
-              f"{statistics.median(cpus['bare']) / statistics.median(cpus['import']):.0%}) "
+              f"{cpu_med['bare'] / cpu_med['import']:.0%}) "
               f"(target >= {TARGET:.0%}): {'met' if ratio >= TARGET else 'NOT met'}")
         return 0
     finally:

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """`import_chatgpt` against bare SQLite inserts of the same message texts, in one run.
 
-    python bench/import_bench.py [--conversations 10000] [--messages-per 20] [--seed 11]
-                                 [--dir DIR] [--keep] [--profile [N]]
+    python bench/import_bench.py [--conversations 10000] [--messages-per 20] [--seed 11] [--rounds 1]
+                                 [--compare DIR] [--dir DIR] [--keep] [--profile [N]]
 
 It generates a ChatGPT-shaped export (fixed seed): a list of conversations, each with a
 `mapping` tree (a message-less root, then user/assistant turns; one conversation in ten
@@ -19,8 +19,13 @@ text. Then it times, each into a fresh database:
           synchronous=NORMAL, 32 MB cache); JSON parsing included there too
 
 and prints messages/s for both, the ratio, and whether the import reaches the target
-(2,000 messages/s). --profile runs the import again under cProfile (on a fresh store)
-and prints the N most expensive functions by own time and by cumulative time.
+(2,000 messages/s). The import runs in a child process that imports the `store` of this
+checkout, or with --compare DIR also of another checkout (e.g. main:
+`git -C /work/main archive main | tar -x -C DIR`); the sides take turns over --rounds rounds
+(each going first in turn), and the medians of wall and CPU seconds are compared; the 1-minute
+load average is printed beside every round. --profile runs the import again under cProfile (on
+a fresh store, in this process) and prints the N most expensive functions by own time and by
+cumulative time.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ import platform
 import pstats
 import random
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -128,17 +135,33 @@ def make_export(conversations: int, messages_per: int, seed: int) -> list[dict]:
 
 # --------------------------------------------------------------------------- the two runs
 
-def run_import(export: Path, db: Path) -> tuple[float, dict]:
-    from store import Store
-    from store.adapters import import_chatgpt
+CHILD = """
+import gc, json, sys, time
+sys.path.insert(0, sys.argv[1])
+from store import Store
+from store.adapters import import_chatgpt
+st = Store.open(sys.argv[3])
+gc.collect()
+started, cpu = time.perf_counter(), time.process_time()
+report = import_chatgpt(st, sys.argv[2])
+elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+st.close()
+print(json.dumps({"wall": elapsed, "cpu": cpu, "report": report.to_dict()}))
+"""
 
-    st = Store.open(db)
-    gc.collect()
-    started = time.perf_counter()
-    report = import_chatgpt(st, export)
-    elapsed = time.perf_counter() - started
-    st.close()
-    return elapsed, report.to_dict()
+
+def run_import(checkout: Path, export: Path, db: Path) -> tuple[float, float, dict]:
+    """`import_chatgpt` of `checkout`'s store, in a child process: (wall s, CPU s, report)."""
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(checkout), str(export), str(db)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"the import of {checkout} failed:\n{proc.stderr}")
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out["wall"], out["cpu"], out["report"]
+
+
+def load() -> str:
+    return f"load {os.getloadavg()[0]:.2f}"
 
 
 BARE_DDL = (
@@ -148,7 +171,7 @@ BARE_DDL = (
 )
 
 
-def run_bare(export: Path, db: Path) -> tuple[float, int]:
+def run_bare(export: Path, db: Path) -> tuple[float, float, int]:
     import peewee
 
     conn = peewee.sqlite3.connect(str(db), isolation_level=None)
@@ -157,7 +180,7 @@ def run_bare(export: Path, db: Path) -> tuple[float, int]:
     for ddl in BARE_DDL:
         conn.execute(ddl)
     gc.collect()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     data = json.loads(export.read_text(encoding="utf-8"))
     pk = 0
     count = 0
@@ -176,9 +199,9 @@ def run_bare(export: Path, db: Path) -> tuple[float, int]:
         conn.executemany("INSERT INTO messages_fts(rowid, content) VALUES (?,?)", fts)
         conn.execute("COMMIT")
         count += len(rows)
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     conn.close()
-    return elapsed, count
+    return elapsed, cpu, count
 
 
 def profile_import(export: Path, db: Path, top: int) -> None:
@@ -204,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--dir", type=Path, default=None, help="where the temporary files go")
     ap.add_argument("--keep", action="store_true", help="keep the export and the databases")
+    ap.add_argument("--rounds", type=int, default=1, help="rounds of every side, taking turns; medians reported")
+    ap.add_argument("--compare", type=Path, default=None, metavar="DIR",
+                    help="another checkout (e.g. main's) whose import is timed beside this one's")
     ap.add_argument("--profile", type=int, nargs="?", const=25, default=0, metavar="N",
                     help="also profile the import (cProfile) and print the top N functions")
     args = ap.parse_args(argv)
@@ -224,16 +250,49 @@ def main(argv: list[str] | None = None) -> int:
         print(f"export: {args.conversations:,} conversations, {n_msgs:,} messages, {words / n_msgs:.0f} words/message, "
               f"{export.stat().st_size / 1e6:.1f} MB (generated in {gen:.1f} s, seed {args.seed})")
 
-        bare_s, bare_n = run_bare(export, work / "bare.db")
-        imp_s, report = run_import(export, work / "store.db")
-        assert report["messages"] == n_msgs == bare_n, (report["messages"], n_msgs, bare_n)
-        imp_rate, bare_rate = n_msgs / imp_s, n_msgs / bare_s
-        size = sum(p.stat().st_size for p in work.glob("store.db*"))
-        bare_size = sum(p.stat().st_size for p in work.glob("bare.db*"))
-        print(f"  import   {imp_s:8.2f} s  {imp_rate:10,.0f} messages/s  ({report['created']:,} pages, "
-              f"{report['relations']:,} relations, {size / 1e6:.0f} MB)")
-        print(f"  bare     {bare_s:8.2f} s  {bare_rate:10,.0f} messages/s  (1 table + FTS5, {bare_size / 1e6:.0f} MB)")
-        print(f"  ratio    import takes x{imp_s / bare_s:.1f} the bare time ({imp_rate / bare_rate:.1%} of its rate)")
+        sides: dict[str, Path | None] = {"bare": None, "import": ROOT}
+        if args.compare:
+            sides["compared"] = args.compare.resolve()
+        walls: dict[str, list[float]] = {name: [] for name in sides}
+        cpus: dict[str, list[float]] = {name: [] for name in sides}
+        reports: dict[str, dict] = {}
+        bare_n = 0
+        names = list(sides)
+        for r in range(args.rounds):  # each side goes first in turn, so that all see the same load
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                db = work / f"{name}-{r}.db"
+                if name == "bare":
+                    wall, cpu, bare_n = run_bare(export, db)
+                else:
+                    checkout = sides[name]
+                    assert checkout is not None
+                    wall, cpu, reports[name] = run_import(checkout, export, db)
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+                size = sum(p.stat().st_size for p in work.glob(db.name + "*"))
+                print(f"  round {r + 1} {name:8} {wall:7.2f} s, CPU {cpu:6.2f} s, {size / 1e6:5.0f} MB ({load()})",
+                      flush=True)
+                for f in work.glob(db.name + "*"):
+                    f.unlink()
+        for name, report in reports.items():
+            assert report["messages"] == n_msgs == bare_n, (name, report["messages"], n_msgs, bare_n)
+        med = {name: statistics.median(walls[name]) for name in sides}
+        cpu_med = {name: statistics.median(cpus[name]) for name in sides}
+        report = reports["import"]
+        print(f"medians of {args.rounds} round(s) ({load()}):")
+        print(f"  import   {med['import']:8.2f} s  {n_msgs / med['import']:10,.0f} messages/s  (CPU {cpu_med['import']:.2f} s; "
+              f"{report['created']:,} pages, {report['relations']:,} relations)")
+        if args.compare:
+            print(f"  compared {med['compared']:8.2f} s  {n_msgs / med['compared']:10,.0f} messages/s  "
+                  f"(CPU {cpu_med['compared']:.2f} s; {args.compare})")
+        print(f"  bare     {med['bare']:8.2f} s  {n_msgs / med['bare']:10,.0f} messages/s  (CPU {cpu_med['bare']:.2f} s; "
+              "1 table + FTS5)")
+        print(f"  ratio    import takes x{med['import'] / med['bare']:.1f} the bare time ({med['bare'] / med['import']:.1%} of "
+              f"its rate; CPU {cpu_med['bare'] / cpu_med['import']:.1%})")
+        if args.compare:
+            print(f"  compared {med['bare'] / med['compared']:.1%} of bare (CPU {cpu_med['bare'] / cpu_med['compared']:.1%}); "
+                  f"import / compared: x{med['compared'] / med['import']:.2f} the rate (CPU x{cpu_med['compared'] / cpu_med['import']:.2f})")
+        imp_rate = n_msgs / med["import"]
         verdict = "PASS" if imp_rate >= TARGET else "FAIL"
         print(f"{verdict}: import {imp_rate:,.0f} messages/s (target >= {TARGET:,.0f})")
         if args.profile:

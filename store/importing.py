@@ -2,19 +2,21 @@
 
 A unit (a conversation, a note) is one transaction. New pages and their relations are
 gathered in memory with keys reserved up front and written with one `executemany` per
-table when the unit closes; an existing page is looked up with one query. Only the rare
+table when the unit closes, or, inside `bulk_loading`, when its group of units commits
+(store/import_groups.py); an existing page is looked up with one query. Only the rare
 paths (a changed page gets a revision; a derivation or `supersedes` link needs its cycle
 check and counter) go through the general, checked code, after the gathered rows landed.
 """
 
 from __future__ import annotations
 
-import gc
+import contextlib
 import json
 import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
+from json.encoder import encode_basestring as _json_text  # what core.dumps encodes text with
 from typing import Any, Iterator
 
 from . import ids
@@ -25,42 +27,23 @@ from .core import Call, Part, StoreContext, dumps
 from . import bulkwrite, stops
 from .bulkwrite import RowWriter
 from .errors import Invalid
+from .import_groups import BULK_GC_THRESHOLD, GroupRows, Held, UnitGroups, fewer_collections, write_scope_times
 from .titles import page_title
 from .types import SourceScope
 from .writes import WriteOps
 
+__all__ = ["BATCH_SECONDS", "BULK_GC_THRESHOLD", "ImportOps", "ImportUnit", "PageRef", "fewer_collections"]
+
 
 BATCH_SECONDS = 0.5  # inside bulk_loading, units are committed in groups of about this long
-# Inside bulk_loading the cyclic garbage collector runs less often: an import holds hundreds of thousands of
-# parsed records until their sessions are written, and the default first-generation threshold (700
-# allocations) had the collector walk them over and over (about a tenth of an agent import's CPU time).
-BULK_GC_THRESHOLD = 50_000
-_gc_lock = threading.Lock()
+_PLAIN_RELATIONS = frozenset({"contains", "responds_to"})  # what importers draw most: known valid
 
 
-class _GcState:
-    users = 0  # bulk loaders running in this process
-    saved: tuple[int, int, int] = (700, 10, 10)  # the thresholds to restore when the last one ends
-
-
-@contextmanager
-def _fewer_collections() -> Iterator[None]:
-    with _gc_lock:
-        if _GcState.users == 0:
-            _GcState.saved = gc.get_threshold()
-            first, second, third = _GcState.saved
-            gc.set_threshold(max(first, BULK_GC_THRESHOLD), second, third)
-        _GcState.users += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _GcState.users -= 1
-            if _GcState.users == 0:
-                gc.set_threshold(*_GcState.saved)
-
-
-fewer_collections = _fewer_collections  # for the other bulk writers (a sync's apply)
+def payload_json(payload: dict[str, Any] | None) -> str:
+    """`dumps` of a checked payload (exactly its two keys, in sorted order), its content encoded once."""
+    if payload is None:
+        return "null"
+    return '{"content":' + _json_text(payload["content"]) + ',"media_type":' + _json_text(payload["media_type"]) + "}"
 
 
 @dataclass(frozen=True)
@@ -76,10 +59,12 @@ class PageRef:
 class ImportUnit:
     """One all-or-nothing slice of an import (a conversation, a note): pages and relations."""
 
-    def __init__(self, store: WriteOps, call: Call, tool: str, rules: int | None = None) -> None:
+    def __init__(self, store: WriteOps, call: Call, tool: str, rules: int | None = None,
+                 group: GroupRows | None = None) -> None:
         self._store = store
         self._call = call
         self.actor = ("tool", tool)
+        self._tool_type, self._tool = self.actor
         self.rules = rules  # the version of the importer's rules (None: an importer that does not say)
         self.counts = {"created": 0, "unchanged": 0, "revised": 0, "relations": 0}
         self._stamp = ids.now()  # one store time for the whole unit: it is one transaction
@@ -92,7 +77,12 @@ class ImportUnit:
         self._fresh: set[int] = set()  # pages created in this unit (they have no relations yet)
         self._linked: set[tuple[int, int, str]] = set()
         self._allowed: set[tuple[str, str]] = set()
-        self._writer = RowWriter(store._db, store._salt)  # rows gathered for the unit's transaction
+        # Rows gathered for the unit's transaction: inside a group, added to the group's rows (from `_mark` on).
+        self._group = group
+        self._writer = group.writer if group is not None else RowWriter(store._db, store._salt)
+        self._mark = group.mark() if group is not None else ({}, 0)
+        self._held: Held | None = None
+        self._created: dict[str, tuple[Any, ...]] = {}  # source key -> its row, for the pages this unit created
         self._known: dict[str, tuple[Any, ...] | None] = {}  # prefetched source ids (None: not in the store)
 
     # --- scopes and permissions ---
@@ -147,8 +137,9 @@ class ImportUnit:
                 "FROM source_page sp JOIN page p ON p.id = sp.page_id JOIN scope s ON s.id = p.scope_id "
                 f"WHERE sp.source_key IN ({','.join('?' * len(keys))})", keys).fetchall()
             found = {r[0]: r[1:] for r in rows}
+            held = self._group.sources if self._group is not None else {}
             for key in keys:
-                self._known[key] = found.get(key)
+                self._known[key] = held.get(key) or found.get(key)
 
     def _allow(self, permission: str, ns: str) -> None:
         if (permission, ns) not in self._allowed:
@@ -165,10 +156,9 @@ class ImportUnit:
         file a message came from must not make the same message look changed in a newer file.
         """
         body_payload = v.payload(payload) if payload is not None else None
-        refs, (facet_map, facet_json) = v.source_refs(source_refs), v.facets_with_json(facets)
+        (refs, refs_json), (facet_map, facet_json) = v.source_refs_with_json(source_refs), v.facets_with_json(facets)
         observed = v.optional_time(observed_at, "observed_at")
-        refs_json = dumps(refs) if refs else "[]"
-        digest = v.body_digest_of({"payload": dumps(body_payload), "facets": facet_json,
+        digest = v.body_digest_of({"payload": payload_json(body_payload), "facets": facet_json,
                                    "source_refs": refs_json if change_key is None else
                                    "[]" if change_key == [] else dumps(change_key)})
         row = self._known.pop(source_key) if source_key in self._known else self._lookup(source_key)
@@ -208,11 +198,15 @@ class ImportUnit:
         w.add("source_page", (source_key, page_pk, digest))
         self._pages[page_pk] = (ns, rev_id)
         self._fresh.add(page_pk)
+        if self._group is not None:
+            self._created[source_key] = (digest, page_pk, page_id, rev_id, ns)
         self._call.scopes.add(ns)
         self.counts["created"] += 1
         return PageRef(page_id, rev_id, page_pk, "created")
 
     def _lookup(self, source_key: str) -> tuple[Any, ...] | None:
+        if self._group is not None and source_key in self._group.sources:
+            return self._group.sources[source_key]
         row: tuple[Any, ...] | None = self._store._db.execute_sql(
             "SELECT sp.body_digest, p.id, p.page_id, p.head_revision_id, s.namespace FROM source_page sp "
             "JOIN page p ON p.id = sp.page_id JOIN scope s ON s.id = p.scope_id WHERE sp.source_key = ?",
@@ -273,20 +267,30 @@ class ImportUnit:
 
     def relate(self, source: PageRef, relation_type: str, target: PageRef) -> bool:
         """Link two pages of this import unless that live relation already exists; True when created."""
-        rtype = v.relation_type(relation_type)
+        rtype = relation_type if relation_type in _PLAIN_RELATIONS else v.relation_type(relation_type)
         key = (source.pk, target.pk, rtype)
         if source.pk == target.pk:
             raise Invalid(f"A page never relates to itself: {source.page_id} {rtype} {target.page_id}.")
         if key in self._linked:
             return False
+        held = self._group
+        pages = self._pages
         for ref in (source, target):
-            if ref.pk not in self._pages:  # a page an earlier unit of the same import wrote
-                row = self._store._db.execute_sql(
-                    "SELECT s.namespace, p.head_revision_id FROM page p JOIN scope s ON s.id = p.scope_id "
-                    "WHERE p.id = ?", (ref.pk,)).fetchone()
-                if row is None:
-                    raise Invalid(f"Page {ref.page_id} is gone; it cannot be linked.")
-                self._pages[ref.pk] = (row[0], row[1])
+            if ref.pk in pages:
+                continue
+            if held is not None and ref.pk in held.pages:
+                pages[ref.pk] = held.pages[ref.pk]  # written by an earlier unit of this group
+                continue
+            # a page an earlier unit of the same import wrote
+            row = self._store._db.execute_sql(
+                "SELECT s.namespace, p.head_revision_id FROM page p JOIN scope s ON s.id = p.scope_id "
+                "WHERE p.id = ?", (ref.pk,)).fetchone()
+            if row is None:
+                raise Invalid(f"Page {ref.page_id} is gone; it cannot be linked.")
+            pages[ref.pk] = (row[0], row[1])
+        if held is not None and key in held.linked:
+            self._linked.add(key)
+            return False
         if source.pk not in self._fresh and target.pk not in self._fresh:
             exists = self._store._db.execute_sql(
                 "SELECT 1 FROM relation WHERE from_page_id = ? AND to_page_id = ? AND relation_type = ? "
@@ -298,11 +302,13 @@ class ImportUnit:
         if rtype in DERIVATION_TYPES or rtype == "supersedes":
             self._relate_checked(source, rtype, target)
         else:
-            (from_ns, from_head), (to_ns, to_head) = self._pages[source.pk], self._pages[target.pk]
-            self._allow("link", from_ns)
-            self._allow("read", to_ns)
-            self._writer.add("relation", (ids.new_id("rel"), rtype, source.pk, from_head, target.pk, to_head,
-                                          self._stamp, *self.actor, 0))
+            (from_ns, from_head), (to_ns, to_head) = pages[source.pk], pages[target.pk]
+            if ("link", from_ns) not in self._allowed:
+                self._allow("link", from_ns)
+            if ("read", to_ns) not in self._allowed:
+                self._allow("read", to_ns)
+            self._writer.rows["relation"].append((ids.new_id("rel"), rtype, source.pk, from_head, target.pk, to_head,
+                                                  self._stamp, self._tool_type, self._tool, 0))
         self.counts["relations"] += 1
         return True
 
@@ -316,12 +322,46 @@ class ImportUnit:
     # --- landing ---
 
     def flush(self) -> None:
-        """Write the gathered rows (inside the unit's transaction)."""
-        self._writer.flush()  # one executemany per table, then the index (store/bulkwrite.py)
-        if self._scopes:
-            marks = ",".join("?" * len(self._scopes))
-            self._store._db.execute_sql(f"UPDATE scope SET updated_at = ? WHERE id IN ({marks})",
-                                        (self._stamp, *self._scopes.values()))
+        """Write the gathered rows now (inside the unit's transaction): the unit's, and inside a group the
+        rows of the group's earlier units too (kept, to be written again should this unit fail)."""
+        group = self._group
+        if group is None:
+            self._writer.flush()  # one executemany per table, then the index (store/bulkwrite.py)
+            write_scope_times(self._store._db, {pk: self._stamp for pk in self._scopes.values()})
+            return
+        if self._held is None:
+            rows, docs, scopes = group.take()
+            counts, ndocs = self._mark
+            self._held = ({table: rows[table][:counts.get(table, 0)] for table in rows}, docs[:ndocs], scopes)
+        group.flush()
+        self._mark = group.mark()
+        write_scope_times(self._store._db, {pk: self._stamp for pk in self._scopes.values()})
+
+    def close(self) -> None:
+        """The unit's work is done: write it (alone), or hand it to its group. A unit that met pages already in
+        the store (a re-import) lands at once, so the importer's own checks after it read a current store."""
+        group = self._group
+        if group is None:
+            self.flush()
+            return
+        group.sources.update(self._created)
+        group.pages.update({pk: self._pages[pk] for pk in self._fresh})
+        group.linked.update(self._linked)
+        for pk in self._scopes.values():
+            group.scopes[pk] = self._stamp
+        if self.counts["unchanged"] or self.counts["revised"]:
+            self.flush()
+
+    def abandon(self) -> None:
+        """The unit failed and its savepoint was rolled back: its rows go; the group's rows written inside it
+        are written again."""
+        group = self._group
+        if group is None:
+            return
+        group.drop_since(self._mark)
+        if self._held is not None and self._store._db.in_transaction():
+            group.put_back(self._held, self._store._salt)
+            self._held = None
 
 
 class ImportOps(Part):
@@ -338,85 +378,76 @@ class ImportOps(Part):
     def bulk_loading(self) -> Iterator[None]:
         """Many import units in a row (an import of many sessions).
 
-        The units are grouped into transactions of about BATCH_SECONDS each (a unit is then a
-        savepoint: one that fails still leaves nothing, and a stop leaves whole units only), so the
-        full-text index writes its segments once per group instead of once per unit; and the WAL is
-        checkpointed less often meanwhile, with one checkpoint when the last unit landed. Other
-        writers wait at most about one group for the store. The garbage collector runs less often
-        meanwhile (BULK_GC_THRESHOLD)."""
+        The units are grouped into transactions of about BATCH_SECONDS each (bulkwrite.Groups; a unit
+        is then a savepoint: one that fails still leaves nothing, and a stop leaves whole units only),
+        and their rows are written once per group (import_groups.GroupRows), so the full-text index
+        writes its segments once per group instead of once per unit; the WAL is checkpointed less
+        often meanwhile and folded back after each group. Other writers wait at most about one group
+        for the store. The garbage collector runs less often meanwhile (BULK_GC_THRESHOLD)."""
         bulk = self._bulk
         depth = getattr(bulk, "depth", 0)
         bulk.depth = depth + 1
         if depth == 0:
-            bulk.batch, bulk.since = None, 0.0
-            self._db.execute_sql("PRAGMA wal_autocheckpoint=20000")
+            bulk.state = UnitGroups(self._db, self._salt, BATCH_SECONDS)
         try:
-            with _fewer_collections():
-                yield
-        except BaseException:
-            if depth == 0:
-                self._end_batch(commit=False)
-            raise
-        else:
-            if depth == 0:
-                self._end_batch(commit=True)
+            with bulkwrite.loading(self._db) if depth == 0 else contextlib.nullcontext(), fewer_collections():
+                try:
+                    yield
+                except BaseException:
+                    if depth == 0:
+                        bulk.state.end(commit=False)
+                    raise
+                else:
+                    if depth == 0:
+                        bulk.state.end(commit=True)
         finally:
             bulk.depth = depth
             if depth == 0:
-                self._db.execute_sql("PRAGMA wal_autocheckpoint=1000")
-                self._db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
-
-    def _end_batch(self, commit: bool) -> None:
-        batch, self._bulk.batch = getattr(self._bulk, "batch", None), None
-        if batch is None:
-            return
-        if not self._db.in_transaction():
-            return  # SQLite rolled it back itself (disk full, I/O error): the error is on its way
-        if commit:
-            batch.__exit__(None, None, None)
-            self._bulk.released = time.monotonic()
-            stops.reached("import-group")
-        else:  # a stop part way (an error, ^C): the group's units go, earlier groups stay
-            batch.__exit__(RuntimeError, RuntimeError("import stopped"), None)
-
-    def _batched(self) -> None:
-        """Inside bulk_loading: open the group's transaction before a unit, if none is open."""
-        bulk = self._bulk
-        if getattr(bulk, "depth", 0) and bulk.batch is None and not self._db.in_transaction():
-            # The lock stays free a moment between two groups, so a writer waiting for it gets in.
-            gap = bulkwrite.YIELD_FOR_S - (time.monotonic() - getattr(bulk, "released", float("-inf")))
-            if gap > 0:
-                time.sleep(gap)
-            bulk.batch = self._db.atomic("IMMEDIATE")
-            bulk.batch.__enter__()
-            bulk.since = time.perf_counter()
-
-    def _unit_done(self) -> None:
-        bulk = self._bulk
-        if getattr(bulk, "batch", None) is not None and time.perf_counter() - bulk.since >= BATCH_SECONDS:
-            self._end_batch(commit=True)
+                bulk.state = None
 
     @contextmanager
     def import_unit(self, tool: str, operation: str = "import", rules: int | None = None) -> Iterator[ImportUnit]:
         """One transaction for one unit of an import: everything in it lands, or nothing does.
         `rules` is the version of the importer's rules, named in the provenance it writes.
-        Inside bulk_loading the unit is a savepoint of the group's transaction."""
+        Inside bulk_loading the unit is a savepoint of the group's transaction, and its rows are
+        written with the group's."""
         call = Call(operation)
         started = time.perf_counter()
-        self._batched()
+        state: UnitGroups | None = getattr(self._bulk, "state", None)
+        group = state.begin_unit() if state is not None else None
+        unit: ImportUnit | None = None
+        if state is not None and group is None and state.unit is not None:
+            state.unit.flush()  # a unit inside a unit of a group takes its keys from the store: land the group's first
         try:
             with self._failures_audited(call, started), self._db.atomic("IMMEDIATE"):
-                unit = ImportUnit(self._writes, call, tool, rules)
+                unit = ImportUnit(self._writes, call, tool, rules, group)
+                if state is not None and group is not None:
+                    state.unit = unit
                 yield unit
-                unit.flush()
-                stops.reached("import-unit")  # tests stop here: the unit written, not committed
+                unit.close()
+                stops.reached("import-unit")  # tests stop here: the unit written (or handed to its group), not committed
                 call.counts.update({k: n for k, n in unit.counts.items() if n})
                 self._append_audit(call, "allowed", started)
+        except BaseException:
+            if unit is not None:
+                unit.abandon()
+            raise
         finally:
-            self._unit_done()
+            if state is not None:
+                state.unit_done(group is not None, BATCH_SECONDS)
+
+    def _settled(self, source_key: str) -> None:
+        """Before reading the store for a source id: write this thread's group if it holds that page."""
+        state: UnitGroups | None = getattr(self._bulk, "state", None)
+        if state is not None and state.rows is not None and source_key in state.rows.sources:
+            if state.unit is not None:
+                state.unit.flush()  # inside a unit: written again should that unit fail
+            else:
+                state.rows.flush()
 
     def source_page_id(self, source_key: str) -> str | None:
         """The page id an adapter created for a source id, if any."""
+        self._settled(source_key)
         row = self._db.execute_sql(
             "SELECT p.page_id FROM source_page sp JOIN page p ON p.id = sp.page_id WHERE sp.source_key = ?",
             (source_key,),
@@ -426,6 +457,7 @@ class ImportOps(Part):
     def source_scope(self, source_key: str) -> SourceScope | None:
         """Where the page an adapter made for `source_key` lives: {namespace, parent, cwd} (its scope, that
         scope's parent, the page's `cwd` facet), or None when there is none this session may see."""
+        self._settled(source_key)
         row = self._db.execute_sql(
             "SELECT s.namespace, s.parent, r.facets FROM source_page sp JOIN page p ON p.id = sp.page_id "
             "JOIN scope s ON s.id = p.scope_id JOIN revision r ON r.id = p.head WHERE sp.source_key = ?",

@@ -115,8 +115,13 @@ def payload(value: Any, content: Any = None, media_type: Any = None) -> dict[str
 def source_refs(value: Any, stored: bool = False) -> list[dict[str, Any]]:
     """Checked source refs. `stored`: refs a pcp export carries, which may hold a locator an older pcp kept as
     text (reads show it as {"value": ...}); anything new must give a JSON object."""
+    return source_refs_with_json(value, stored)[0]
+
+
+def source_refs_with_json(value: Any, stored: bool = False) -> tuple[list[dict[str, Any]], str]:
+    """The checked source refs and their stored JSON ("[]" for none), encoded once."""
     if value is None:
-        return []
+        return [], "[]"
     if not isinstance(value, list):
         raise Invalid("source_refs must be a list of objects with a uri.")
     if len(value) > LIMITS["max_source_refs"]:
@@ -143,9 +148,11 @@ def source_refs(value: Any, stored: bool = False) -> list[dict[str, Any]]:
         if depth_of(ref.get("locator"), LIMITS["max_json_depth"]) > LIMITS["max_json_depth"]:
             raise Invalid(f"A source ref locator may nest at most {LIMITS['max_json_depth']} levels.")
         out.append(dict(ref))
-    if out:
-        unicode_text(dumps(out), "A source ref")
-    return out
+    if not out:
+        return out, "[]"
+    text = dumps(out)
+    unicode_text(text, "A source ref")
+    return out, text
 
 
 def facets(value: Any) -> dict[str, Any]:

@@ -114,7 +114,7 @@ def test_a_bulk_import_raising_the_first_threshold_meanwhile_is_kept(clock):
     col = IdleCollector(clock)
     col.start()
     try:
-        gc.set_threshold(50_000, before[1], gc.get_threshold()[2])  # store/importing.py: _fewer_collections
+        gc.set_threshold(50_000, before[1], gc.get_threshold()[2])  # store/import_groups.py: fewer_collections
         col.stop()
         assert gc.get_threshold() == (50_000, before[1], before[2])
     finally:

@@ -1,0 +1,160 @@
+"""The rows of an import group: what the units of one group transaction wrote, written when it commits.
+
+Inside `Store.bulk_loading` an import's units (a conversation, a session) are savepoints of a group
+transaction of about half a second (store/importing.py). Their pages, revisions, relations, source ids
+and index rows are gathered here and written with one `executemany` per table and one index write per
+group: FTS5 writes its pending terms as a segment of their own at every savepoint, so writing unit by
+unit made a segment (and its merges) per conversation. Also here: the garbage collector's thresholds
+while bulk loading.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from . import stops
+from .bulkwrite import Groups, RowWriter
+
+# Inside bulk_loading the cyclic garbage collector runs less often: an import holds hundreds of thousands of
+# parsed records until their sessions are written, and the default first-generation threshold (700
+# allocations) had the collector walk them over and over (about a tenth of an agent import's CPU time).
+BULK_GC_THRESHOLD = 50_000
+_gc_lock = threading.Lock()
+
+
+class _GcState:
+    users = 0  # bulk loaders running in this process
+    saved: tuple[int, int, int] = (700, 10, 10)  # the thresholds to restore when the last one ends
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    with _gc_lock:
+        if _GcState.users == 0:
+            _GcState.saved = gc.get_threshold()
+            first, second, third = _GcState.saved
+            gc.set_threshold(max(first, BULK_GC_THRESHOLD), second, third)
+        _GcState.users += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _GcState.users -= 1
+            if _GcState.users == 0:
+                gc.set_threshold(*_GcState.saved)
+
+
+Held = tuple[dict[str, list[tuple[Any, ...]]], list[Any], dict[int, str]]
+
+
+class GroupRows:
+    """The rows of the units a group has closed, written when the group commits.
+
+    Inside bulk_loading a unit's pages, revisions, relations and index rows are not written when the
+    unit closes but added here, and the whole group goes in with one `executemany` per table and one
+    index write: a unit is a savepoint, and FTS5 writes its pending terms as a segment of their own at
+    every savepoint, so writing unit by unit made a segment (and a merge) per conversation. Units
+    later in the group find these pages here (by source key, by page key) as they would in the store."""
+
+    def __init__(self, db: Any, salt: bytes) -> None:
+        self.db = db
+        self.writer = RowWriter(db, salt)
+        self.sources: dict[str, tuple[Any, ...]] = {}  # source key -> (digest, page pk, page id, head, namespace)
+        self.pages: dict[int, tuple[str, str]] = {}  # page pk -> (namespace, head revision id)
+        self.linked: set[tuple[int, int, str]] = set()  # (from pk, to pk, type) of the relations held here
+        self.scopes: dict[int, str] = {}  # scope pk -> the store time of the last unit that wrote to it
+
+    def mark(self) -> tuple[dict[str, int], int]:
+        return {table: len(rows) for table, rows in self.writer.rows.items()}, len(self.writer.docs)
+
+    def drop_since(self, mark: tuple[dict[str, int], int]) -> None:
+        """Forget the rows added after `mark` (a unit that failed)."""
+        rows, docs = mark
+        for table, n in rows.items():
+            del self.writer.rows[table][n:]
+        del self.writer.docs[docs:]
+
+    def take(self) -> Held:
+        """The rows held (before a flush inside a unit: put back if that unit fails)."""
+        return dict(self.writer.rows), list(self.writer.docs), dict(self.scopes)
+
+    def flush(self) -> None:
+        """Write what is held (inside the group's transaction); the store is then the only truth."""
+        self.writer.flush()
+        write_scope_times(self.db, self.scopes)
+        self.sources.clear()
+        self.pages.clear()
+        self.linked.clear()
+        self.scopes.clear()
+
+    def put_back(self, held: Held, salt: bytes) -> None:
+        """Write again rows a failed unit's savepoint took back with it (they were flushed inside it)."""
+        rows, docs, scopes = held
+        again = RowWriter(self.db, salt)
+        again.rows = {table: list(rows.get(table, ())) for table in again.rows}
+        again.docs = list(docs)
+        again.flush()
+        write_scope_times(self.db, scopes)
+
+
+def write_scope_times(db: Any, scopes: dict[int, str]) -> None:
+    """The scopes' updated_at: the store time of the last unit that wrote to each."""
+    if scopes:
+        db.cursor().executemany("UPDATE scope SET updated_at = ? WHERE id = ?",
+                                [(stamp, pk) for pk, stamp in scopes.items()])
+
+
+class UnitGroups:
+    """One thread's bulk loading: its group transactions (bulkwrite.Groups), the rows the open group holds,
+    the unit open in it, and how many are open (a unit inside a unit is not one of the group's)."""
+
+    def __init__(self, db: Any, salt: bytes, seconds: float) -> None:
+        self.db, self.salt = db, salt
+        self.groups = Groups(db, seconds)
+        self.rows: GroupRows | None = None
+        self.unit: Any = None  # the group's unit now open (an importing.ImportUnit)
+        self.units = 0
+
+    def begin_unit(self) -> GroupRows | None:
+        """Before a unit: open the group's transaction if none is open; the group's rows (None for a unit
+        inside another unit, or inside the caller's own transaction: it then writes its rows itself)."""
+        if self.units:
+            return None
+        if not self.groups.open:
+            if self.db.in_transaction():
+                return None
+            self.groups.begin()  # the lock stays free a moment between two groups, so a writer waiting gets in
+            self.rows = GroupRows(self.db, self.salt)
+        self.units += 1
+        return self.rows
+
+    def unit_done(self, grouped: bool, seconds: float) -> None:
+        """After a unit (`grouped`: one of the group's): commit the group once it has held the lock `seconds`."""
+        if grouped:
+            self.units -= 1
+            self.unit = None
+        if self.groups.open and not self.units:
+            self.groups.seconds = seconds
+            if self.groups.due():
+                self.end(commit=True)
+
+    def end(self, commit: bool) -> None:
+        """Commit the open group with the rows its units left (or, with commit=False, roll it back: a stop part
+        way, an error, ^C: the group's units go, earlier groups stay)."""
+        rows, self.rows = self.rows, None
+        if not self.groups.open:
+            return
+        if not commit or not self.db.in_transaction():  # not in one: SQLite rolled it back itself (disk full)
+            self.groups.close(commit=False)
+            return
+        try:
+            if rows is not None:
+                rows.flush()
+        except BaseException:
+            self.groups.close(commit=False)
+            raise
+        self.groups.commit()
+        stops.reached("import-group")
