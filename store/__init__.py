@@ -26,219 +26,104 @@ e.g. `search_pages -> SearchResult` whose `hits` are `Hit`s.
 
 from __future__ import annotations
 
-import os
-from dataclasses import replace
-from pathlib import Path
-from typing import Any
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING, Any
 
-import peewee as pw
+if TYPE_CHECKING:  # what the package offers, as type checkers see it; at run time each name is imported
+    # on first use (below), so `import store.paths` or `from store import PcpError` loads only what it needs
+    from .access import AccessSession as AccessSession
+    from .constants import (
+        ALL_PERMISSIONS as ALL_PERMISSIONS, BATCH as BATCH, DERIVATION_TYPES as DERIVATION_TYPES,
+        LIFECYCLE_STATUSES as LIFECYCLE_STATUSES, LIMITS as LIMITS, OWNER_ONLY as OWNER_ONLY,
+        RECOMMENDED_RELATION_TYPES as RECOMMENDED_RELATION_TYPES, UNTITLED as UNTITLED, Progress as Progress,
+        chunks as chunks,
+    )
+    from .core import StoreContext as StoreContext, default_path as default_path
+    from .errors import (
+        Conflict as Conflict, Cycle as Cycle, Forbidden as Forbidden, Invalid as Invalid,
+        LimitExceeded as LimitExceeded, NotFound as NotFound, PcpError as PcpError, Unsupported as Unsupported,
+    )
+    from .importing import ImportUnit as ImportUnit, PageRef as PageRef
+    from .reads import PROJECTIONS as PROJECTIONS, PROTOCOL_VERSION as PROTOCOL_VERSION, SEARCH_MODES as SEARCH_MODES
+    from .titles import page_title as page_title, shown_title as shown_title
+    from .types import (
+        Actor as Actor, AuditEvent as AuditEvent, AuditLog as AuditLog, BulkDeletePlan as BulkDeletePlan,
+        BulkDeleteReceipt as BulkDeleteReceipt, StoppedBulkDeletion as StoppedBulkDeletion,
+        StoppedBulkDeletions as StoppedBulkDeletions, BulkPage as BulkPage, BulkWriteResult as BulkWriteResult,
+        BundleCut as BundleCut, BundleEntry as BundleEntry, BundleResult as BundleResult,
+        BundleWarning as BundleWarning, Capabilities as Capabilities, CapabilityFlags as CapabilityFlags,
+        CopyResult as CopyResult, DeletePlan as DeletePlan, DoctorReport as DoctorReport, EraserPlan as EraserPlan,
+        ErasurePlan as ErasurePlan, ErrorInfo as ErrorInfo, ExportCounts as ExportCounts,
+        ExportFileRef as ExportFileRef, ExportResult as ExportResult, FtsState as FtsState, Handoff as Handoff,
+        HandoffList as HandoffList, HandoffRef as HandoffRef, HistoryEntry as HistoryEntry, Hit as Hit,
+        LifecycleStep as LifecycleStep, PageLifecycle as PageLifecycle, SuppressionNote as SuppressionNote,
+        ImportExportResult as ImportExportResult, ImportRecorded as ImportRecorded,
+        ImportReportEntry as ImportReportEntry, ImportReportResult as ImportReportResult,
+        ImportSummary as ImportSummary, LinkResult as LinkResult, PageList as PageList, PageSummary as PageSummary,
+        Payload as Payload, ProvenanceEvent as ProvenanceEvent, ReadItem as ReadItem, ReadResult as ReadResult,
+        Receipt as Receipt, PageCount as PageCount, ReceiptList as ReceiptList, RecommendResult as RecommendResult,
+        Recommendation as Recommendation, RecommendationList as RecommendationList, Relation as Relation,
+        Relations as Relations, Revision as Revision, Scope as Scope, ScopeDeletePlan as ScopeDeletePlan,
+        ScopeList as ScopeList, SearchResult as SearchResult, SkippedItem as SkippedItem, SourceRef as SourceRef,
+        SourceScope as SourceScope, SuppressResult as SuppressResult, SuppressionContext as SuppressionContext,
+        SuppressionContextList as SuppressionContextList, SyncApplied as SyncApplied, SyncPeer as SyncPeer,
+        SyncResult as SyncResult, SyncStatus as SyncStatus, FolderRead as FolderRead,
+        FolderSyncResult as FolderSyncResult, PairOffer as PairOffer, RefusedFile as RefusedFile,
+        TransitionResult as TransitionResult, UnfinishedRestore as UnfinishedRestore, UnlinkResult as UnlinkResult,
+        UnsuppressResult as UnsuppressResult, UpgradeResult as UpgradeResult, UpgradeStatus as UpgradeStatus,
+        VerifiedEntry as VerifiedEntry, VerifyResult as VerifyResult, WriteResult as WriteResult,
+    )
+    from .facade import Store as Store
 
-from .access import AccessSession
-from .constants import (
-    ALL_PERMISSIONS, BATCH, DERIVATION_TYPES, LIFECYCLE_STATUSES, LIMITS, OWNER_ONLY, RECOMMENDED_RELATION_TYPES,
-    UNTITLED, Progress, chunks,
-)
-from .core import StoreContext, default_path, open_context
-from .bulk_delete import BulkDeleteOps
-from .deletion import DeletionOps, ExportFiles
-from .import_reports import ImportReportOps
-from .errors import Conflict, Cycle, Forbidden, Invalid, LimitExceeded, NotFound, PcpError, Unsupported
-from .export import ExportOps
-from .handoff import HandoffOps
-from .handoff_ledger import LedgerOps
-from .importing import ImportOps, ImportUnit, PageRef
-from .lifecycle import LifecycleOps
-from .reads import PROJECTIONS, PROTOCOL_VERSION, SEARCH_MODES, ReadOps
-from .search import SearchOps
-from .sync import SyncOps
-from .sync import sync_with as _sync_with
-from .sync.folder import Folder
-from .titles import page_title, shown_title
-from .types import (
-    Actor, AuditEvent, AuditLog, BulkDeletePlan, BulkDeleteReceipt, StoppedBulkDeletion, StoppedBulkDeletions, BulkPage, BulkWriteResult, BundleCut,
-    BundleEntry, BundleResult, BundleWarning, Capabilities,
-    CapabilityFlags, CopyResult, DeletePlan, DoctorReport, EraserPlan, ErasurePlan, ErrorInfo, ExportCounts,
-    ExportFileRef, ExportResult, FtsState, Handoff, HandoffList, HandoffRef, HistoryEntry, Hit, LifecycleStep, PageLifecycle, SuppressionNote, ImportExportResult,
-    ImportRecorded, ImportReportEntry, ImportReportResult, ImportSummary, LinkResult, PageList, PageSummary, Payload, ProvenanceEvent, ReadItem, ReadResult, Receipt,
-    PageCount, ReceiptList, RecommendResult, Recommendation, RecommendationList, Relation, Relations, Revision, Scope,
-    ScopeDeletePlan, ScopeList, SearchResult, SkippedItem, SourceRef, SourceScope, SuppressResult, SuppressionContext, SuppressionContextList, SyncApplied, SyncPeer, SyncResult, SyncStatus, FolderRead,
-    FolderSyncResult, PairOffer, RefusedFile, TransitionResult,
-    UnfinishedRestore, UnlinkResult, UnsuppressResult, UpgradeResult, UpgradeStatus, VerifiedEntry, VerifyResult, WriteResult,
-)
-from .upgrade import UpgradeOps
-from .writes import WriteOps
+# Which module of the package defines each name the package offers.
+_WHERE: dict[str, str] = {
+    "AccessSession": "access", "ALL_PERMISSIONS": "constants", "BATCH": "constants", "DERIVATION_TYPES": "constants",
+    "LIFECYCLE_STATUSES": "constants", "LIMITS": "constants", "OWNER_ONLY": "constants", "Progress": "constants",
+    "RECOMMENDED_RELATION_TYPES": "constants", "UNTITLED": "constants", "chunks": "constants",
+    "StoreContext": "core", "default_path": "core", "Conflict": "errors", "Cycle": "errors", "Forbidden": "errors",
+    "Invalid": "errors", "LimitExceeded": "errors", "NotFound": "errors", "PcpError": "errors",
+    "Unsupported": "errors", "Store": "facade", "ImportUnit": "importing", "PageRef": "importing",
+    "PROJECTIONS": "reads", "PROTOCOL_VERSION": "reads", "SEARCH_MODES": "reads", "page_title": "titles",
+    "shown_title": "titles", "Actor": "types", "AuditEvent": "types", "AuditLog": "types", "BulkDeletePlan": "types",
+    "BulkDeleteReceipt": "types", "BulkPage": "types", "BulkWriteResult": "types", "BundleCut": "types",
+    "BundleEntry": "types", "BundleResult": "types", "BundleWarning": "types", "Capabilities": "types",
+    "CapabilityFlags": "types", "CopyResult": "types", "DeletePlan": "types", "DoctorReport": "types",
+    "EraserPlan": "types", "ErasurePlan": "types", "ErrorInfo": "types", "ExportCounts": "types",
+    "ExportFileRef": "types", "ExportResult": "types", "FolderRead": "types", "FolderSyncResult": "types",
+    "FtsState": "types", "Handoff": "types", "HandoffList": "types", "HandoffRef": "types", "HistoryEntry": "types",
+    "Hit": "types", "ImportExportResult": "types", "ImportRecorded": "types", "ImportReportEntry": "types",
+    "ImportReportResult": "types", "ImportSummary": "types", "LifecycleStep": "types", "LinkResult": "types",
+    "PageCount": "types", "PageLifecycle": "types", "PageList": "types", "PageSummary": "types",
+    "PairOffer": "types", "Payload": "types", "ProvenanceEvent": "types", "ReadItem": "types", "ReadResult": "types",
+    "Receipt": "types", "ReceiptList": "types", "RecommendResult": "types", "Recommendation": "types",
+    "RecommendationList": "types", "RefusedFile": "types", "Relation": "types", "Relations": "types",
+    "Revision": "types", "Scope": "types", "ScopeDeletePlan": "types", "ScopeList": "types", "SearchResult": "types",
+    "SkippedItem": "types", "SourceRef": "types", "SourceScope": "types", "StoppedBulkDeletion": "types",
+    "StoppedBulkDeletions": "types", "SuppressResult": "types", "SuppressionContext": "types",
+    "SuppressionContextList": "types", "SuppressionNote": "types", "SyncApplied": "types", "SyncPeer": "types",
+    "SyncResult": "types", "SyncStatus": "types", "TransitionResult": "types", "UnfinishedRestore": "types",
+    "UnlinkResult": "types", "UnsuppressResult": "types", "UpgradeResult": "types", "UpgradeStatus": "types",
+    "VerifiedEntry": "types", "VerifyResult": "types", "WriteResult": "types",
+}
 
 
-class Store:
-    """The PCP Core operations on one SQLite file, as seen by one access session."""
+def __getattr__(name: str) -> Any:
+    """A name of the package, imported from its module on first use (PEP 562): a model server answers its
+    client before the store's heavier modules (the database, the index, the parts) are loaded."""
+    module = _WHERE.get(name)
+    if module is None:
+        # A submodule (store.paths, store.crypt): loaded on first use as well, as an eager package had it.
+        if name.startswith("__") or importlib.util.find_spec(f"{__name__}.{name}") is None:
+            raise AttributeError(f"module 'store' has no attribute {name!r}")
+        return importlib.import_module(f".{name}", __name__)
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
 
-    def __init__(self, ctx: StoreContext) -> None:
-        self._ctx = ctx
-        writes = WriteOps(ctx)
-        reads = ReadOps(ctx)
-        search = SearchOps(ctx)
-        lifecycle = LifecycleOps(ctx)
-        importing = ImportOps(ctx, writes)
-        ledger = LedgerOps(ctx)
-        handoffs = HandoffOps(ctx, search)
-        exports = ExportOps(ctx, sources=[ledger])
-        reports = ImportReportOps(ctx)
-        deletion = DeletionOps(ctx, erasers=[ExportFiles(ctx), ledger, reports])
-        bulk = BulkDeleteOps(ctx, search, deletion)
-        upgrade = UpgradeOps(ctx)
-        self.sync = SyncOps(ctx, exports, deletion, ledger)
-        self.parts = (writes, reads, search, lifecycle, importing, ledger, handoffs, exports, deletion, bulk,
-                      upgrade, reports, self.sync)
 
-        # writes
-        self.create_scope = writes.create_scope
-        self.write_page = writes.write_page
-        self.ingest_event = writes.ingest_event
-        self.revise_page = writes.revise_page
-        self.link_pages = writes.link_pages
-        self.unlink = writes.unlink
-        self.write_pages_bulk = writes.write_pages_bulk
-        # reads
-        self.read_pages = reads.read_pages
-        self.list_scopes = reads.list_scopes
-        self.list_pages = reads.list_pages
-        self.count_pages = reads.count_pages
-        self.describe_capabilities = reads.describe_capabilities
-        self.doctor = reads.doctor
-        self.audit_log = reads.audit_log
-        # search
-        self.search_pages = search.search_pages
-        # lifecycle
-        self.archive_page = lifecycle.archive_page
-        self.restore_page = lifecycle.restore_page
-        self.tombstone_page = lifecycle.tombstone_page
-        self.untombstone_page = lifecycle.untombstone_page
-        self.recommend_tombstone = lifecycle.recommend_tombstone
-        self.list_recommendations = lifecycle.list_recommendations
-        self.dismiss_recommendation = lifecycle.dismiss_recommendation
-        self.suppress_pages = lifecycle.suppress_pages
-        self.unsuppress_pages = lifecycle.unsuppress_pages
-        self.suppression_contexts = lifecycle.suppression_contexts
-        # deletion
-        self.plan_delete = deletion.plan_delete
-        self.plan_delete_scope = deletion.plan_delete_scope
-        self.delete_page = deletion.delete_page
-        self.delete_scope = deletion.delete_scope
-        self.list_receipts = deletion.list_receipts
-        # bulk deletion (by filter, in batches)
-        self.plan_bulk_delete = bulk.plan_bulk_delete
-        self.bulk_delete = bulk.bulk_delete
-        self.begin_bulk_delete = bulk.begin_bulk_delete
-        self.run_bulk_delete = bulk.run_bulk_delete
-        self.resume_bulk_delete = bulk.resume_bulk_delete
-        self.bulk_deletion = bulk.bulk_deletion
-        self.stopped_bulk_deletions = bulk.stopped_bulk_deletions
-        # export and import
-        self.export = exports.export
-        self.import_export = exports.import_export
-        self.import_unit = importing.import_unit
-        self.bulk_loading = importing.bulk_loading
-        self.source_page_id = importing.source_page_id
-        self.source_scope = importing.source_scope
-        self.record_import = reports.record_import
-        self.import_report = reports.import_report
-        # handoffs and their ledger
-        self.bundle = handoffs.bundle
-        self.copy = handoffs.copy
-        self.copy_continue = handoffs.copy_continue
-        self.verify = handoffs.verify
-        self.handoffs = ledger.handoffs
-        self.handoff_copy_text = ledger.handoff_copy_text  # a copy's file, unsealed when the store is encrypted
-        # re-indexing a store an older pcp wrote
-        self.index_upgrade_status = upgrade.index_upgrade_status
-        self.upgrade_index = upgrade.upgrade_index
-
-    # --- sync between the owner's stores (store/sync) ---
-
-    def sync_with(self, other_path: str | os.PathLike[str]) -> SyncResult:
-        """Bring this store and the one at `other_path` (same owner, or one of them empty) to the same state."""
-        self.sync.require_owner("sync_with")
-        if not Path(other_path).expanduser().is_file():
-            raise Invalid(f"No store file at {other_path}; to start a new store there, run a pcp command with --db first.")
-        with type(self).open(other_path) as other:
-            return _sync_with(self.sync, other.sync)
-
-    def sync_status(self) -> SyncStatus:
-        """This store's sync state: id, paired or not, peers and their last sync, pages in conflict, the stores
-        on its list and any two that unpaired each other (the owner confirms which one is lost)."""
-        self.sync.require_owner("sync_status")
-        return self.sync.status()
-
-    def sync_folder(self, folder: str | os.PathLike[str], progress: Progress | None = None) -> FolderSyncResult:
-        """Read the other stores' change files in `folder`, then write this store's own (`pcp sync DIR`)."""
-        self.sync.require_owner("sync_folder")
-        return Folder(self.sync, folder).sync(progress)
-
-    def sync_pair(self, folder: str | os.PathLike[str], rekey: bool = False) -> PairOffer:
-        """Offer pairing through `folder`: returns the one-time code to type on the second machine."""
-        self.sync.require_owner("sync_rekey" if rekey else "sync_pair")
-        return Folder(self.sync, folder).pair(rekey)
-
-    def sync_join_plan(self, folder: str | os.PathLike[str], code: str) -> dict[str, Any]:
-        """What joining with `code` would merge (writes nothing): this store's scopes and page counts, the
-        namespaces both stores hold, the chat labels both use and the names this store's get."""
-        self.sync.require_owner("sync_join")
-        return Folder(self.sync, folder).join_plan(code)
-
-    def sync_join(self, folder: str | os.PathLike[str], code: str, merge: bool = False) -> dict[str, Any]:
-        """Pair with the store that showed `code` (an empty store adopts its owner; a store with history of its
-        own joins with merge=True, its owner id becoming an alias of the other's)."""
-        self.sync.require_owner("sync_join")
-        return Folder(self.sync, folder).join(code, merge)
-
-    def sync_unpair(self, folder: str | os.PathLike[str], store_id: str) -> dict[str, Any]:
-        """Refuse a lost store's change files from now on, on every store of the owner, and move the folder key
-        on without it (between two stores that unpaired each other: confirm this one as the lost one)."""
-        self.sync.require_owner("sync_unpair")
-        return Folder(self.sync, folder).unpair(store_id)
-
-    # --- opening ---
-
-    @classmethod
-    def open(cls, path: str | os.PathLike[str] | None = None, session: AccessSession | None = None,
-             migrate: bool = True, create: bool = True) -> Store:
-        """Open the store at `path` (default: $PCP_DB or the user data dir); a missing one is created only with
-        `create` (else NotFound), a file that is not a pcp store is refused untouched (store/paths.py);
-        migrate=False refuses a store an older pcp wrote (a model server never migrates)."""
-        return cls(open_context(path, session, migrate, create))
-
-    def with_session(self, session: AccessSession) -> Store:
-        """The same store seen by another principal."""
-        return type(self)(replace(self._ctx, session=session))
-
-    def close(self) -> None:
-        self._ctx.db.close()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    # --- what callers may read of the context ---
-
-    @property
-    def path(self) -> Path:
-        return self._ctx.path
-
-    @property
-    def session(self) -> AccessSession:
-        return self._ctx.session
-
-    @property
-    def owner_id(self) -> str:
-        return self._ctx.owner_id
-
-    @property
-    def _db(self) -> pw.SqliteDatabase:
-        """The database (tests and benchmarks run SQL on it directly)."""
-        return self._ctx.db
-
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_WHERE})
 
 __all__ = [
     "ALL_PERMISSIONS", "AccessSession", "BATCH", "Conflict", "Cycle", "DERIVATION_TYPES", "Forbidden", "ImportUnit",

@@ -23,8 +23,6 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-import peewee as pw
-
 from .errors import Invalid
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -357,32 +355,6 @@ def opens(path: Path, key: bytes) -> bool:
         return False
     finally:
         conn.close()
-
-
-class CipherDatabase(pw.SqliteDatabase):
-    """Peewee's SQLite database over sqlcipher3, keyed with a raw key on every new connection."""
-
-    def __init__(self, database: str, key: bytes, **kwargs: Any) -> None:
-        self._cipher_key = bytes(key)
-        self.cipher: dict[str, Any] | None = None  # None: pcp's settings (CIPHER)
-        super().__init__(database, **kwargs)
-
-    def _connect(self) -> Any:
-        sqlcipher = driver()
-        peewee_db: Any = self  # Peewee's private members (untyped in its stubs)
-        conn = connect_raw(self.database, self._cipher_key, self.cipher, timeout=peewee_db._timeout,
-                           **self.connect_params)
-        try:
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except sqlcipher.DatabaseError:
-            conn.close()
-            raise Invalid(f"The key does not open the store {self.database}; nothing was changed.") from None
-        try:
-            peewee_db._add_conn_hooks(conn)  # the registered functions, as Peewee's own _connect does
-        except Exception:
-            conn.close()
-            raise
-        return conn
 
 
 def sqlite_version() -> str:

@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterator
 import peewee as pw
 
 from . import crypt, index, scope_titles
+from .cipher_db import CipherDatabase
 from .errors import Conflict, Invalid
 from .files import make_private_dirs, make_private_file, narrow, store_files
 from .paths import require_store
@@ -373,7 +374,7 @@ def open_database(path: Path, create: bool = True) -> pw.SqliteDatabase:
     if crypt.is_encrypted(path):
         # SQLCipher with its own SQLite; the key is unwrapped once per process (keychain, passphrase, or
         # handed over a pipe by the parent) and applied to each connection before anything else.
-        db: pw.SqliteDatabase = crypt.CipherDatabase(str(path), crypt.unlock(path), pragmas=ENCRYPTED_PRAGMAS,
+        db: pw.SqliteDatabase = CipherDatabase(str(path), crypt.unlock(path), pragmas=ENCRYPTED_PRAGMAS,
                                                      timeout=60, autoconnect=True)
         sqlite_version = crypt.sqlite_version()
     else:

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
-
-import peewee as pw
+from typing import Any, Literal
 
 from .errors import Invalid, NotFound
 
@@ -89,6 +87,19 @@ def store_state(path: Path) -> Literal["missing", "store"]:
     return "store"
 
 
+def _driver() -> Any:
+    """The SQLite module the store runs on, chosen as Peewee chooses it (pysqlite3 when it is newer), imported
+    here rather than through Peewee: `pcp mcp` checks its store before it answers its client, and Peewee is not
+    needed for that."""
+    import sqlite3
+
+    try:
+        from pysqlite3 import dbapi2 as pysqlite3  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    except ImportError:
+        return sqlite3
+    return pysqlite3 if pysqlite3.sqlite_version_info >= sqlite3.sqlite_version_info else sqlite3
+
+
 def _is_pcp_store(path: Path, wal: bool) -> bool:
     """Whether the SQLite file holds a pcp store's `meta` table, read through a read-only connection.
 
@@ -96,15 +107,16 @@ def _is_pcp_store(path: Path, wal: bool) -> bool:
     otherwise create them beside another program's file (and, with no -wal file, the main file holds it all)."""
     sides = all(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm"))
     uri = "file:" + _uri_path(path) + ("?immutable=1" if wal and not sides else "?mode=ro")
+    sqlite3 = _driver()
     try:
-        conn = pw.sqlite3.connect(uri, uri=True, timeout=60)  # type: ignore[attr-defined]
-    except pw.sqlite3.Error:  # type: ignore[attr-defined]
+        conn = sqlite3.connect(uri, uri=True, timeout=60)
+    except sqlite3.Error:
         return False
     try:
         found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
         return bool(found) and conn.execute(
             "SELECT 1 FROM meta WHERE key IN ('schema_version', 'owner_id') LIMIT 1").fetchone() is not None
-    except pw.sqlite3.Error:  # type: ignore[attr-defined]  # damaged, encrypted, or not what its header says
+    except sqlite3.Error:  # damaged, encrypted, or not what its header says
         return False
     finally:
         conn.close()

@@ -16,7 +16,7 @@ WORD_TAKERS = {"bindings", "Progress", "startswith", "get", "Command", "run_stor
 
 def store_operations() -> set[str]:
     """The Store facade's public operations: the methods it binds in __init__ and those it defines."""
-    tree = ast.parse((ROOT / "store" / "__init__.py").read_text())
+    tree = ast.parse((ROOT / "store" / "facade.py").read_text())
     store = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Store")
     names: set[str] = set()
     properties = {n.name for n in store.body if isinstance(n, ast.FunctionDef)

@@ -85,8 +85,8 @@ PRIVATE_EXCEPTIONS = {
     ("pcp_tui.compat", "_scroll_update"): "Textual's scrollbar update without a layout pass (compat.py)",
     # Peewee documents overriding Database._connect to open a connection another way (here: SQLCipher); the
     # override needs what Peewee's own _connect uses: the busy timeout and the registered functions' hooks.
-    ("store.crypt", "_timeout"): "Peewee's _connect override (SQLCipher): the busy timeout it was given",
-    ("store.crypt", "_add_conn_hooks"): "Peewee's _connect override (SQLCipher): the functions it registers",
+    ("store.cipher_db", "_timeout"): "Peewee's _connect override (SQLCipher): the busy timeout it was given",
+    ("store.cipher_db", "_add_conn_hooks"): "Peewee's _connect override (SQLCipher): the functions it registers",
     # The store's own database handle, held by every part: reached through another part or the facade where one
     # store works on another's connection. Phase 2's typed store handle gives these a public seam.
     ("pcp_tui.reads", "_db"): "the app's read child interrupts its own store's SQLite call when superseded",

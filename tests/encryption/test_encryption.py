@@ -23,6 +23,7 @@ require()  # before keychain, which imports keyring
 
 from keychain import memory_keychain  # noqa: E402
 from store import Store, crypt, encryption, sealed  # noqa: E402
+from store.cipher_db import CipherDatabase  # noqa: E402
 from store.files import SIDE_SUFFIXES  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -111,7 +112,7 @@ def test_a_wrong_passphrase_is_refused_in_one_line_and_the_files_stay_as_they_we
     assert digest_folder(db.parent) == before
     # a raw key that is not the store's: refused by SQLCipher's page check, nothing written
     with pytest.raises(Exception, match="does not open the store"):
-        crypt.CipherDatabase(str(db), os.urandom(32)).connect()
+        CipherDatabase(str(db), os.urandom(32)).connect()
     assert digest_folder(db.parent) == before
 
 

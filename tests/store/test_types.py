@@ -29,7 +29,7 @@ def _public_operations(st: Store) -> dict[str, Any]:
 
 def test_every_public_store_operation_declares_its_result_type(store):
     ops = _public_operations(store)
-    assert len(ops) >= 36  # every operation store/__init__.py binds
+    assert len(ops) >= 36  # every operation store/facade.py binds
     for name, method in ops.items():
         returns = get_type_hints(method)["return"]
         if name in NOT_DICTS:

@@ -1,4 +1,4 @@
-"""The Store is wired explicitly (store/__init__.py): erasure and export reach every declared participant.
+"""The Store is wired explicitly (store/facade.py): erasure and export reach every declared participant.
 
 Deletion is given its erasers (the export files, the handoff ledger) and export its record
 sources (the ledger). If the wiring dropped one, these tests fail: a deleted page would
