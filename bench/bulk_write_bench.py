@@ -290,6 +290,27 @@ def run_child(root: Path, task: str, db: Path, args: argparse.Namespace, watch: 
     return out["seconds"], out["cpu"]
 
 
+def readable(source: Path, root: Path) -> Path:
+    """The source store as the checkout at `root` can open it: schema 9 added only the two rank indexes
+    (store/db.py RANK_INDEXES), so for a checkout of schema 8 (main before them) a copy without them, at schema 8,
+    is the store that checkout would have written."""
+    import re
+
+    found = re.search(r"^SCHEMA_VERSION = (\d+)", (root / "store" / "db.py").read_text(), re.M)
+    if found is None or int(found.group(1)) != 8:
+        return source
+    older = source.with_name(source.stem + "-schema8.db")
+    if not older.exists():
+        shutil.copy(source, older)
+        con = bare_connect(older)
+        con.execute("DROP INDEX IF EXISTS revision_rank")
+        con.execute("DROP INDEX IF EXISTS page_rank")
+        con.execute("UPDATE meta SET value = '8' WHERE key = 'schema_version'")
+        con.commit()
+        con.close()
+    return older
+
+
 # --- the runs ---
 
 def rounds(name: str, args: argparse.Namespace, base: Path, pcp: Callable[[Path, Path, Watch | None], tuple[float, float]],
@@ -327,8 +348,8 @@ def rounds(name: str, args: argparse.Namespace, base: Path, pcp: Callable[[Path,
         o = statistics.median(secs[who])
         line += f"; pcp / {who} rate = {o / p:.0%} (CPU {statistics.median(cpus[who]) / statistics.median(cpus['pcp']):.0%})"
     print(f"{line} (medians of {args.rounds}; {load()})", flush=True)
-    if args.writer:
-        for who, root in roots:
+    if args.writer:  # this checkout only: the other writer runs this checkout's store (it would upgrade an older one's)
+        for who, root in roots[:1]:
             work = base / f"{name}-{who}-watched"
             shutil.rmtree(work, ignore_errors=True)  # (left by a stopped run in a --reuse directory)
             work.mkdir()
@@ -405,8 +426,8 @@ def run(args: argparse.Namespace, base: Path, only: set[str]) -> None:
                lambda db: bare_bulk(args.pages, db), "bulk" in compared)
     if "sync" in only:
         rounds("sync --with", args, base,
-               lambda root, db, watch: run_child(root, "sync-with", db, args, watch, source=source), None,
-               "sync" in compared)
+               lambda root, db, watch: run_child(root, "sync-with", db, args, watch, source=readable(source, root)),
+               None, "sync" in compared)
         folder = base / "folder"
         shutil.rmtree(folder, ignore_errors=True)
         paired = base / "folder-source" / "s.db"  # a copy of the source pairs with the folder (a --reuse source
@@ -423,7 +444,8 @@ def run(args: argparse.Namespace, base: Path, only: set[str]) -> None:
             """A copy of the folder as the source left it (no earlier round's files in it), joined with a code."""
             mine = db.parent / "folder"
             shutil.copytree(folder, mine)
-            return run_child(root, "sync-folder", db, args, watch, source=paired, folder=mine, code=codes.pop())
+            return run_child(root, "sync-folder", db, args, watch, source=readable(paired, root), folder=mine,
+                             code=codes.pop())
 
         rounds("sync folder", args, base, sync_folder, None, "sync" in compared)
 
