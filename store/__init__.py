@@ -76,36 +76,33 @@ if TYPE_CHECKING:  # what the package offers, as type checkers see it; at run ti
     )
     from .facade import Store as Store
 
-# Which module of the package defines each name the package offers.
-_WHERE: dict[str, str] = {
-    "AccessSession": "access", "ALL_PERMISSIONS": "constants", "BATCH": "constants", "DERIVATION_TYPES": "constants",
-    "LIFECYCLE_STATUSES": "constants", "LIMITS": "constants", "OWNER_ONLY": "constants", "Progress": "constants",
-    "RECOMMENDED_RELATION_TYPES": "constants", "UNTITLED": "constants", "chunks": "constants",
-    "StoreContext": "core", "default_path": "core", "Conflict": "errors", "Cycle": "errors", "Forbidden": "errors",
-    "Invalid": "errors", "LimitExceeded": "errors", "NotFound": "errors", "PcpError": "errors",
-    "Unsupported": "errors", "Store": "facade", "ImportUnit": "importing", "PageRef": "importing",
-    "PROJECTIONS": "reads", "PROTOCOL_VERSION": "reads", "SEARCH_MODES": "reads", "page_title": "titles",
-    "shown_title": "titles", "Actor": "types", "AuditEvent": "types", "AuditLog": "types", "BulkDeletePlan": "types",
-    "BulkDeleteReceipt": "types", "BulkPage": "types", "BulkWriteResult": "types", "BundleCut": "types",
-    "BundleEntry": "types", "BundleResult": "types", "BundleWarning": "types", "Capabilities": "types",
-    "CapabilityFlags": "types", "CopyResult": "types", "DeletePlan": "types", "DoctorReport": "types",
-    "EraserPlan": "types", "ErasurePlan": "types", "ErrorInfo": "types", "ExportCounts": "types",
-    "ExportFileRef": "types", "ExportResult": "types", "FolderRead": "types", "FolderSyncResult": "types",
-    "FtsState": "types", "Handoff": "types", "HandoffList": "types", "HandoffRef": "types", "HistoryEntry": "types",
-    "Hit": "types", "ImportExportResult": "types", "ImportRecorded": "types", "ImportReportEntry": "types",
-    "ImportReportResult": "types", "ImportSummary": "types", "LifecycleStep": "types", "LinkResult": "types",
-    "PageCount": "types", "PageLifecycle": "types", "PageList": "types", "PageSummary": "types",
-    "PairOffer": "types", "Payload": "types", "ProvenanceEvent": "types", "ReadItem": "types", "ReadResult": "types",
-    "Receipt": "types", "ReceiptList": "types", "RecommendResult": "types", "Recommendation": "types",
-    "RecommendationList": "types", "RefusedFile": "types", "Relation": "types", "Relations": "types",
-    "Revision": "types", "Scope": "types", "ScopeDeletePlan": "types", "ScopeList": "types", "SearchResult": "types",
-    "SkippedItem": "types", "SourceRef": "types", "SourceScope": "types", "StoppedBulkDeletion": "types",
-    "StoppedBulkDeletions": "types", "SuppressResult": "types", "SuppressionContext": "types",
-    "SuppressionContextList": "types", "SuppressionNote": "types", "SyncApplied": "types", "SyncPeer": "types",
-    "SyncResult": "types", "SyncStatus": "types", "TransitionResult": "types", "UnfinishedRestore": "types",
-    "UnlinkResult": "types", "UnsuppressResult": "types", "UpgradeResult": "types", "UpgradeStatus": "types",
-    "VerifiedEntry": "types", "VerifyResult": "types", "WriteResult": "types",
+# Which names each module of the package offers (tests/store/test_types.py checks this against the imports
+# above and __all__).
+_OFFERS: dict[str, tuple[str, ...]] = {
+    "access": ("AccessSession",),
+    "constants": ("ALL_PERMISSIONS", "BATCH", "DERIVATION_TYPES", "LIFECYCLE_STATUSES", "LIMITS", "OWNER_ONLY",
+        "Progress", "RECOMMENDED_RELATION_TYPES", "UNTITLED", "chunks"),
+    "core": ("StoreContext", "default_path"),
+    "errors": ("Conflict", "Cycle", "Forbidden", "Invalid", "LimitExceeded", "NotFound", "PcpError", "Unsupported"),
+    "facade": ("Store",),
+    "importing": ("ImportUnit", "PageRef"),
+    "reads": ("PROJECTIONS", "PROTOCOL_VERSION", "SEARCH_MODES"),
+    "titles": ("page_title", "shown_title"),
+    "types": ("Actor", "AuditEvent", "AuditLog", "BulkDeletePlan", "BulkDeleteReceipt", "BulkPage",
+        "BulkWriteResult", "BundleCut", "BundleEntry", "BundleResult", "BundleWarning", "Capabilities",
+        "CapabilityFlags", "CopyResult", "DeletePlan", "DoctorReport", "EraserPlan", "ErasurePlan", "ErrorInfo",
+        "ExportCounts", "ExportFileRef", "ExportResult", "FolderRead", "FolderSyncResult", "FtsState", "Handoff",
+        "HandoffList", "HandoffRef", "HistoryEntry", "Hit", "ImportExportResult", "ImportRecorded",
+        "ImportReportEntry", "ImportReportResult", "ImportSummary", "LifecycleStep", "LinkResult", "PageCount",
+        "PageLifecycle", "PageList", "PageSummary", "PairOffer", "Payload", "ProvenanceEvent", "ReadItem",
+        "ReadResult", "Receipt", "ReceiptList", "RecommendResult", "Recommendation", "RecommendationList",
+        "RefusedFile", "Relation", "Relations", "Revision", "Scope", "ScopeDeletePlan", "ScopeList", "SearchResult",
+        "SkippedItem", "SourceRef", "SourceScope", "StoppedBulkDeletion", "StoppedBulkDeletions", "SuppressResult",
+        "SuppressionContext", "SuppressionContextList", "SuppressionNote", "SyncApplied", "SyncPeer", "SyncResult",
+        "SyncStatus", "TransitionResult", "UnfinishedRestore", "UnlinkResult", "UnsuppressResult", "UpgradeResult",
+        "UpgradeStatus", "VerifiedEntry", "VerifyResult", "WriteResult"),
 }
+_WHERE = {name: module for module, names in _OFFERS.items() for name in names}
 
 
 def __getattr__(name: str) -> Any:

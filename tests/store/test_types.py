@@ -201,3 +201,21 @@ def test_the_types_module_declares_what_it_exports():
 
     declared = {n for n, v in vars(t).items() if is_typeddict(v) and getattr(v, "__module__", "") == t.__name__}
     assert declared == set(t.__all__)
+
+
+def test_the_package_offers_each_name_from_the_module_its_type_checked_import_names():
+    """store/__init__.py loads names on first use: the table it loads them by, the imports type checkers read and
+    __all__ name the same names, each from the same module, and each resolves to what that module defines."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    source = (Path(store_pkg.__file__)).read_text()
+    checked = ast.parse(source).body
+    guarded = next(n for n in checked if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
+    imported = {a.asname or a.name: node.module for node in guarded.body if isinstance(node, ast.ImportFrom)
+                for a in node.names}
+    assert imported == store_pkg._WHERE
+    assert set(store_pkg.__all__) == set(imported)
+    for name, module in imported.items():
+        assert getattr(store_pkg, name) is getattr(importlib.import_module(f"store.{module}"), name), name
