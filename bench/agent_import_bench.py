@@ -33,7 +33,6 @@ import os
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -43,6 +42,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from import_bench import run_importer  # noqa: E402  (the child process both benches run the importer in)
 
 TARGET = 0.40  # issue 31 (issue 15's was 25 %)
 _WORDS = ("the of and to a in is that for it as was with be by on not this are or from at which but have they one you "
@@ -101,29 +103,9 @@ def generate(folder: Path, sessions: int, lines: int, seed: int) -> int:
     return total
 
 
-CHILD = """
-import gc, json, sys, time
-sys.path.insert(0, sys.argv[1])
-from store import Store
-from store.adapters.claude_code import import_claude_code
-st = Store.open(sys.argv[3])
-gc.collect()
-started, cpu = time.perf_counter(), time.process_time()
-report = import_claude_code(st, sys.argv[2])
-elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-st.close()
-print(json.dumps({"wall": elapsed, "cpu": cpu, "report": report.to_dict()}))
-"""
-
-
 def run_import(checkout: Path, folder: Path, db: Path) -> tuple[float, float, dict[str, object]]:
     """`import_claude_code` of `checkout`'s store, in a child process: (wall s, CPU s, report)."""
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(checkout), str(folder), str(db)],
-                          capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise SystemExit(f"the import of {checkout} failed:\n{proc.stderr}")
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    return out["wall"], out["cpu"], out["report"]
+    return run_importer(checkout, folder, db, "store.adapters.claude_code", "import_claude_code")
 
 
 def load() -> str:

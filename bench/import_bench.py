@@ -136,28 +136,34 @@ def make_export(conversations: int, messages_per: int, seed: int) -> list[dict]:
 # --------------------------------------------------------------------------- the two runs
 
 CHILD = """
-import gc, json, sys, time
+import gc, importlib, json, sys, time
 sys.path.insert(0, sys.argv[1])
 from store import Store
-from store.adapters import import_chatgpt
+importer = getattr(importlib.import_module(sys.argv[4]), sys.argv[5])
 st = Store.open(sys.argv[3])
 gc.collect()
 started, cpu = time.perf_counter(), time.process_time()
-report = import_chatgpt(st, sys.argv[2])
+report = importer(st, sys.argv[2])
 elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
 st.close()
 print(json.dumps({"wall": elapsed, "cpu": cpu, "report": report.to_dict()}))
 """
 
 
-def run_import(checkout: Path, export: Path, db: Path) -> tuple[float, float, dict]:
-    """`import_chatgpt` of `checkout`'s store, in a child process: (wall s, CPU s, report)."""
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(checkout), str(export), str(db)],
+def run_importer(checkout: Path, source: Path, db: Path, module: str, name: str) -> tuple[float, float, dict]:
+    """The importer `module.name` of `checkout`'s store on `source`, in a child process: (wall s, CPU s, report).
+    Shared with bench/agent_import_bench.py."""
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(checkout), str(source), str(db), module, name],
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"the import of {checkout} failed:\n{proc.stderr}")
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     return out["wall"], out["cpu"], out["report"]
+
+
+def run_import(checkout: Path, export: Path, db: Path) -> tuple[float, float, dict]:
+    """`import_chatgpt` of `checkout`'s store, in a child process: (wall s, CPU s, report)."""
+    return run_importer(checkout, export, db, "store.adapters", "import_chatgpt")
 
 
 def load() -> str:
