@@ -511,7 +511,7 @@ class ExportOps(Part):
                 return _export_lines(p, secret)
         helpers = Helpers.start(p, self._salt, opener)  # (they load while the file is checked)
         try:
-            plan = check_file(p, opener)
+            plan = check_file(p, opener, helpers)
             added = Restore(self, p, plan, progress, opener, confirm_lookalike, helpers).run()
         finally:
             if helpers is not None:

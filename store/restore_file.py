@@ -42,7 +42,7 @@ KIND_ORDER = ("scope", "page", "revision", "relation", "retraction", "lifecycle_
 # under way at once.
 HELPERS_MIN_BYTES = 8 << 20
 TASK_PAGES = 1000
-TASKS_AHEAD = 3
+TASKS_AHEAD = 8
 MAX_HELPERS = 3
 
 
@@ -63,6 +63,15 @@ Cut = tuple[int, int]
 class PageTask:
     pages: tuple[Cut, Cut]
     revisions: tuple[Cut, Cut]
+
+
+def _task(sections: dict[str, Section], page_cuts: list[tuple[str, int, int]], revision_cuts: list[Cut],
+          i: int) -> PageTask:
+    """Task i, once the checking pass found where its pages and revisions end (cut i of each)."""
+    pages, revs = sections["page"], sections["revision"]
+    page_from = (pages.start, pages.first_line) if i == 0 else page_cuts[i - 1][1:]
+    rev_from = (revs.start, revs.first_line) if i == 0 else revision_cuts[i - 1]
+    return PageTask((page_from, page_cuts[i][1:]), (rev_from, revision_cuts[i]))
 
 
 @dataclass
@@ -123,8 +132,9 @@ def parse_line(data: bytes | None, p: Path, number: int) -> dict[str, Any]:
 Opener = Callable[[], ContextManager[Iterable[bytes]]] | None
 
 
-def check_file(p: Path, opener: Opener = None) -> ExportPlan:
-    """Check the header, every record and the closing digest before anything is written."""
+def check_file(p: Path, opener: Opener = None, helpers: Helpers | None = None) -> ExportPlan:
+    """Check the header, every record and the closing digest before anything is written (the first page
+    tasks are offered to `helpers` as soon as their lines are known, so that they are made ready meanwhile)."""
     digest = hashlib.sha256()
     count, last, header = 0, None, None
     owners: set[str] = set()
@@ -178,6 +188,8 @@ def check_file(p: Path, opener: Opener = None) -> ExportPlan:
                             last_rev_page = obj["page_id"]
                             while len(revision_cuts) < len(page_cuts) and last_rev_page >= page_cuts[len(revision_cuts)][0]:
                                 revision_cuts.append((offset, number))  # (pages cut before the revisions: else not canonical)
+                                if helpers is not None and canonical:
+                                    helpers.offer(_task(sections, page_cuts, revision_cuts, len(revision_cuts) - 1))
                 offset += len(data)
     except OSError as exc:
         raise Invalid(f"{p}: cannot read ({exc.strerror or exc}).") from None
@@ -457,6 +469,7 @@ class Helpers:
         root = str(Path(__file__).resolve().parents[1])
         code = f"import sys; sys.path.insert(0, {root!r}); from store.restore_file import helper_main; helper_main()"
         self.procs: list[Any] = []
+        self.sent: list[PageTask] = []  # offered during the check
         try:
             for _ in range(count):
                 proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -485,24 +498,36 @@ class Helpers:
         pickle.dump(message, proc.stdin, pickle.HIGHEST_PROTOCOL)
         proc.stdin.flush()
 
+    def offer(self, task: PageTask) -> None:
+        """A task known during the check: sent at once while fewer than TASKS_AHEAD are under way in each helper
+        (the answers wait in the helpers: as many as that at most)."""
+        if len(self.sent) < len(self.procs) * TASKS_AHEAD:
+            try:
+                self._send(self.procs[len(self.sent) % len(self.procs)], task)
+            except OSError:
+                return  # (it stopped: `units` says so)
+            self.sent.append(task)
+
     def units(self, tasks: list[PageTask]) -> Iterator[Unit]:
         """The tasks' units in order: task i goes to helper i mod n, TASKS_AHEAD tasks under way in each."""
         procs = self.procs
         ahead = len(procs) * TASKS_AHEAD
-        for i, task in enumerate(tasks[:ahead]):
-            self._send(procs[i % len(procs)], task)
-        for i in range(len(tasks)):
-            proc = procs[i % len(procs)]
-            try:
+        if tasks[:len(self.sent)] != self.sent:  # (the plan's tasks are the ones offered: a file that changed?)
+            raise Invalid("The export changed while it was read; import it again.")
+        try:
+            for i in range(len(self.sent), min(ahead, len(tasks))):
+                self._send(procs[i % len(procs)], tasks[i])
+            for i in range(len(tasks)):
+                proc = procs[i % len(procs)]
                 status, value = pickle.load(proc.stdout)
-            except (EOFError, pickle.UnpicklingError):
-                raise PcpError("A helper process of the restore stopped; nothing of its part was written. Run the "
-                               "same import again to complete it.", "unavailable") from None
-            if status != "ok":
-                raise value
-            if i + ahead < len(tasks):
-                self._send(proc, tasks[i + ahead])
-            yield from value
+                if status != "ok":
+                    raise value
+                if i + ahead < len(tasks):
+                    self._send(proc, tasks[i + ahead])
+                yield from value
+        except (OSError, EOFError, pickle.UnpicklingError):
+            raise PcpError("A helper process of the restore stopped; nothing of its part was written. Run the same "
+                           "import again to complete it.", "unavailable") from None
 
     def close(self) -> None:
         for proc in self.procs:
@@ -520,28 +545,42 @@ class Helpers:
 
 
 def helper_main() -> None:
-    """A helper's loop (Helpers): (path, salt), then tasks, each answered with ("ok", units) or ("error", exc)."""
+    """A helper's loop (Helpers): (path, salt), then tasks, each answered with ("ok", units) or ("error", exc).
+    The answers are written by a thread, so that the next task is made ready while one waits to be read."""
+    import queue
     import sys
+    import threading
 
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # anything printed goes to stderr, not into the answers
     stdin = sys.stdin.buffer
+    answers: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()  # (at most TASKS_AHEAD: the parent sends no more)
+
+    def write() -> None:
+        with contextlib.suppress(OSError):  # (the parent is gone)
+            while (data := answers.get()) is not None:
+                out.write(data)
+                out.flush()
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
     try:
         p, salt = pickle.load(stdin)
         while True:
             try:
                 task = pickle.load(stdin)
             except EOFError:
-                return
+                break
             answer: tuple[str, Any]
             try:
                 answer = ("ok", prepare_task(p, task, salt))
             except Exception as exc:  # (a PcpError names the line)
                 answer = ("error", exc if isinstance(exc, PcpError) else Invalid(f"{p}: {type(exc).__name__}: {exc}"))
-            pickle.dump(answer, out, pickle.HIGHEST_PROTOCOL)
-            out.flush()
-    except (BrokenPipeError, EOFError, KeyboardInterrupt):
+            answers.put(pickle.dumps(answer, pickle.HIGHEST_PROTOCOL))
+    except (OSError, EOFError, KeyboardInterrupt):
         return
+    answers.put(None)
+    writer.join()
 
 
 def _section_lines(plan: ExportPlan, kind: str) -> int:

@@ -127,3 +127,37 @@ def test_a_bad_line_late_in_a_helped_file_writes_nothing(tmp_path, exported, hel
             st.import_export(tmp_path / "bad.jsonl")
         assert st.list_pages()["pages"] == [] and st.list_scopes()["scopes"] == []
     assert not helped
+
+
+def test_a_helper_that_dies_stops_the_restore_with_whole_pages_and_a_rerun_completes_it(tmp_path, exported, helped,
+                                                                                         monkeypatch):
+    import os
+    import signal
+
+    started: list[restore_file.Helpers] = []
+    start = restore_file.Helpers.__init__
+
+    def keep(self, *args):
+        start(self, *args)
+        started.append(self)
+
+    monkeypatch.setattr(restore_file.Helpers, "__init__", keep)
+    as_rows = restore.Restore._rows
+
+    def kill_on_first_rows(self, rows):
+        if len(helped) == 1:
+            for proc in started[0].procs:
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait()
+        return as_rows(self, rows)
+
+    monkeypatch.setattr(restore.Restore, "_rows", kill_on_first_rows)
+    with Store.open(tmp_path / "b.db") as st:
+        with pytest.raises(PcpError, match="helper process of the restore stopped"):
+            st.import_export(exported)
+        assert 0 < _whole_units(st, exported) < 901 and st.doctor()["unfinished_restore"]
+        monkeypatch.setattr(restore.Restore, "_rows", as_rows)
+        st.import_export(exported)
+        assert "unfinished_restore" not in st.doctor() and _whole_units(st, exported) == 901
+        st.export(tmp_path / "again.jsonl")
+    assert _lines(tmp_path / "again.jsonl")[1:-1] == _lines(exported)[1:-1]
