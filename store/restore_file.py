@@ -13,6 +13,7 @@ its first free keys and inserts. The check is still whole before the first write
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
 import json
@@ -454,13 +455,17 @@ def _rows(task: PageTask, ready: list[tuple[Unit, list[_Rev]]], keys: dict[str, 
 
 
 class Helpers:
-    """Processes that make the pages of a plain export ready while this process writes (the file is checked
-    first, by this process, as always). Started before the check, so that they load meanwhile.
+    """Processes that make the pages of a plain export into rows while this process writes (the file is checked
+    first, by this process, as always). Started before the check, so that they load and take the first tasks
+    meanwhile.
 
     A helper is `python -c` running `helper_main` on the `store` package this process runs (not a
     multiprocessing child: that would run the caller's main script again in it), fed tasks as pickles on its
-    stdin and answering with pickles on its stdout; it opens nothing but the export file, and ends when its
-    stdin closes (this process ended or is done with it)."""
+    stdin and answering with length-prefixed pickles on its stdout; it opens nothing but the export file, and
+    ends when its stdin closes (this process ended or is done with it). Tasks are independent (each holds whole
+    pages and every revision of theirs), so they are written in the order their answers come; when no answer
+    is there yet, the restore makes the next task ready itself rather than wait (a helper starved of CPU on a
+    busy machine slows nothing)."""
 
     def __init__(self, count: int, p: Path, salt: bytes) -> None:
         import subprocess
@@ -468,12 +473,19 @@ class Helpers:
 
         root = str(Path(__file__).resolve().parents[1])
         code = f"import sys; sys.path.insert(0, {root!r}); from store.restore_file import helper_main; helper_main()"
+        self.p, self.salt = p, salt
         self.procs: list[Any] = []
         self.sent: list[PageTask] = []  # offered during the check
+        self._busy: dict[int, int] = {}  # helper's stdout fd -> tasks sent and not answered
+        self._got: dict[int, bytearray] = {}  # helper's stdout fd -> what it wrote that is not read as an answer yet
+        self.done_here = 0  # tasks this process made ready itself
         try:
             for _ in range(count):
                 proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
                 self.procs.append(proc)
+                assert proc.stdout is not None
+                fd = proc.stdout.fileno()
+                self._busy[fd], self._got[fd] = 0, bytearray()
                 self._send(proc, (p, salt))
         except BaseException:
             self.close()
@@ -481,13 +493,14 @@ class Helpers:
 
     @classmethod
     def start(cls, p: Path, salt: bytes, opener: Opener = None) -> Helpers | None:
-        """Helpers for a plain file of at least HELPERS_MIN_BYTES on a machine with two or more cores, else None."""
+        """Helpers for a plain file of at least HELPERS_MIN_BYTES on a machine with two or more cores, else None
+        (and on Windows, where a pipe cannot be asked whether an answer is there)."""
         import sys
 
         try:
             cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-            if (opener is not None or cores < 2 or not sys.executable or getattr(sys, "frozen", False)
-                    or p.stat().st_size < HELPERS_MIN_BYTES):
+            if (opener is not None or cores < 2 or os.name == "nt" or not sys.executable
+                    or getattr(sys, "frozen", False) or p.stat().st_size < HELPERS_MIN_BYTES):
                 return None
             return cls(min(MAX_HELPERS, cores - 1), p, salt)
         except OSError:  # no file (the check says so) or no process to be had: the work is done here
@@ -498,32 +511,74 @@ class Helpers:
         pickle.dump(message, proc.stdin, pickle.HIGHEST_PROTOCOL)
         proc.stdin.flush()
 
+    def _give(self, task: PageTask) -> bool:
+        """Send a task to a helper with fewer than TASKS_AHEAD under way (False: none has room)."""
+        for proc in self.procs:
+            fd = proc.stdout.fileno()
+            if self._busy[fd] < TASKS_AHEAD:
+                self._send(proc, task)
+                self._busy[fd] += 1
+                return True
+        return False
+
     def offer(self, task: PageTask) -> None:
-        """A task known during the check: sent at once while fewer than TASKS_AHEAD are under way in each helper
-        (the answers wait in the helpers: as many as that at most)."""
-        if len(self.sent) < len(self.procs) * TASKS_AHEAD:
-            try:
-                self._send(self.procs[len(self.sent) % len(self.procs)], task)
-            except OSError:
-                return  # (it stopped: `units` says so)
-            self.sent.append(task)
+        """A task known during the check, sent at once while a helper has room (the answers wait in the helpers:
+        TASKS_AHEAD each at most)."""
+        try:
+            if self._give(task):
+                self.sent.append(task)
+        except OSError:
+            return  # (it stopped: `units` says so)
+
+    def _answer(self, wait: bool) -> tuple[str, Any] | None:
+        """A helper's next whole answer, if one is there (waiting for one with `wait`)."""
+        import select
+        import struct
+
+        while True:
+            for fd, got in self._got.items():
+                if len(got) >= 8:
+                    size = struct.unpack_from("<Q", got)[0]
+                    if len(got) >= 8 + size:
+                        data = bytes(got[8:8 + size])
+                        del got[:8 + size]
+                        self._busy[fd] -= 1
+                        answer: tuple[str, Any] = pickle.loads(data)
+                        return answer
+            asked = [fd for fd, n in self._busy.items() if n]
+            if not asked:
+                return None
+            readable, _, _ = select.select(asked, [], [], None if wait else 0)
+            if not readable:
+                return None
+            for fd in readable:
+                data = os.read(fd, 1 << 20)
+                if not data:
+                    raise EOFError
+                self._got[fd] += data
 
     def units(self, tasks: list[PageTask]) -> Iterator[Unit]:
-        """The tasks' units in order: task i goes to helper i mod n, TASKS_AHEAD tasks under way in each."""
-        procs = self.procs
-        ahead = len(procs) * TASKS_AHEAD
+        """The tasks' units, a task at a time, in the order they are ready: a helper's answer when one is there,
+        else the next task made ready here; a helper that answers gets the next task not yet sent."""
         if tasks[:len(self.sent)] != self.sent:  # (the plan's tasks are the ones offered: a file that changed?)
             raise Invalid("The export changed while it was read; import it again.")
+        todo = collections.deque(tasks[len(self.sent):])
         try:
-            for i in range(len(self.sent), min(ahead, len(tasks))):
-                self._send(procs[i % len(procs)], tasks[i])
-            for i in range(len(tasks)):
-                proc = procs[i % len(procs)]
-                status, value = pickle.load(proc.stdout)
+            while todo and self._give(todo[0]):
+                todo.popleft()
+            while True:
+                answer = self._answer(wait=not todo)
+                if answer is None:
+                    if not todo:
+                        return
+                    self.done_here += 1
+                    yield from prepare_task(self.p, todo.pop(), self.salt)  # (from the end: the helpers take the front)
+                    continue
+                status, value = answer
                 if status != "ok":
                     raise value
-                if i + ahead < len(tasks):
-                    self._send(proc, tasks[i + ahead])
+                while todo and self._give(todo[0]):
+                    todo.popleft()
                 yield from value
         except (OSError, EOFError, pickle.UnpicklingError):
             raise PcpError("A helper process of the restore stopped; nothing of its part was written. Run the same "
@@ -545,9 +600,11 @@ class Helpers:
 
 
 def helper_main() -> None:
-    """A helper's loop (Helpers): (path, salt), then tasks, each answered with ("ok", units) or ("error", exc).
-    The answers are written by a thread, so that the next task is made ready while one waits to be read."""
+    """A helper's loop (Helpers): (path, salt), then tasks, each answered with ("ok", units) or ("error", exc)
+    after its length (8 bytes). The answers are written by a thread, so that the next task is made ready while
+    one waits to be read."""
     import queue
+    import struct
     import sys
     import threading
 
@@ -559,6 +616,7 @@ def helper_main() -> None:
     def write() -> None:
         with contextlib.suppress(OSError):  # (the parent is gone)
             while (data := answers.get()) is not None:
+                out.write(struct.pack("<Q", len(data)))
                 out.write(data)
                 out.flush()
 

@@ -161,3 +161,35 @@ def test_a_helper_that_dies_stops_the_restore_with_whole_pages_and_a_rerun_compl
         assert "unfinished_restore" not in st.doctor() and _whole_units(st, exported) == 901
         st.export(tmp_path / "again.jsonl")
     assert _lines(tmp_path / "again.jsonl")[1:-1] == _lines(exported)[1:-1]
+
+
+def test_the_restore_makes_tasks_ready_itself_while_no_helper_answers(tmp_path, exported, helped, monkeypatch):
+    """The helper is stopped (SIGSTOP) once the check is done: the restore goes on with the tasks not yet taken
+    (the helper is let go again at the first of those), and the store is the export, line for line."""
+    import os
+    import signal
+
+    stopped: list[restore_file.Helpers] = []
+    units = restore_file.Helpers.units
+
+    def stop_then_units(self, tasks):
+        for proc in self.procs:
+            os.kill(proc.pid, signal.SIGSTOP)
+        stopped.append(self)
+        yield from units(self, tasks)
+
+    here = restore_file.prepare_task
+
+    def prepare_here(*args):
+        if stopped[0].done_here == 1:
+            for proc in stopped[0].procs:
+                os.kill(proc.pid, signal.SIGCONT)
+        return here(*args)
+
+    monkeypatch.setattr(restore_file.Helpers, "units", stop_then_units)
+    monkeypatch.setattr(restore_file, "prepare_task", prepare_here)  # (this process's calls only)
+    with Store.open(tmp_path / "b.db") as st:
+        assert st.import_export(exported)["added"]["page"] == 901
+        st.export(tmp_path / "again.jsonl")
+    assert stopped[0].done_here >= 1 and helped
+    assert _lines(tmp_path / "again.jsonl")[1:-1] == _lines(exported)[1:-1]
