@@ -476,8 +476,9 @@ class Helpers:
         self.p, self.salt = p, salt
         self.procs: list[Any] = []
         self.sent: list[PageTask] = []  # offered during the check
-        self._busy: dict[int, int] = {}  # helper's stdout fd -> tasks sent and not answered
+        self._out: dict[int, collections.deque[PageTask]] = {}  # helper's stdout fd -> its tasks not answered yet
         self._got: dict[int, bytearray] = {}  # helper's stdout fd -> what it wrote that is not read as an answer yet
+        self._taken: set[int] = set()  # ids of the tasks made ready here
         self.done_here = 0  # tasks this process made ready itself
         try:
             for _ in range(count):
@@ -485,7 +486,7 @@ class Helpers:
                 self.procs.append(proc)
                 assert proc.stdout is not None
                 fd = proc.stdout.fileno()
-                self._busy[fd], self._got[fd] = 0, bytearray()
+                self._out[fd], self._got[fd] = collections.deque(), bytearray()
                 self._send(proc, (p, salt))
         except BaseException:
             self.close()
@@ -514,10 +515,10 @@ class Helpers:
     def _give(self, task: PageTask) -> bool:
         """Send a task to a helper with fewer than TASKS_AHEAD under way (False: none has room)."""
         for proc in self.procs:
-            fd = proc.stdout.fileno()
-            if self._busy[fd] < TASKS_AHEAD:
+            out = self._out[proc.stdout.fileno()]
+            if len(out) < TASKS_AHEAD:
                 self._send(proc, task)
-                self._busy[fd] += 1
+                out.append(task)
                 return True
         return False
 
@@ -530,8 +531,8 @@ class Helpers:
         except OSError:
             return  # (it stopped: `units` says so)
 
-    def _answer(self, wait: bool) -> tuple[str, Any] | None:
-        """A helper's next whole answer, if one is there (waiting for one with `wait`)."""
+    def _answer(self, wait: bool) -> tuple[PageTask, tuple[str, Any]] | None:
+        """A helper's next whole answer and its task, if one is there (waiting for one with `wait`)."""
         import select
         import struct
 
@@ -542,10 +543,8 @@ class Helpers:
                     if len(got) >= 8 + size:
                         data = bytes(got[8:8 + size])
                         del got[:8 + size]
-                        self._busy[fd] -= 1
-                        answer: tuple[str, Any] = pickle.loads(data)
-                        return answer
-            asked = [fd for fd, n in self._busy.items() if n]
+                        return self._out[fd].popleft(), pickle.loads(data)  # (a helper answers in turn)
+            asked = [fd for fd, out in self._out.items() if out]
             if not asked:
                 return None
             readable, _, _ = select.select(asked, [], [], None if wait else 0)
@@ -557,9 +556,18 @@ class Helpers:
                     raise EOFError
                 self._got[fd] += data
 
+    def _unanswered(self) -> PageTask | None:
+        """The last task a helper has not answered and this process did not take, if any."""
+        for out in sorted(self._out.values(), key=len, reverse=True):
+            for task in reversed(out):
+                if id(task) not in self._taken:
+                    return task
+        return None
+
     def units(self, tasks: list[PageTask]) -> Iterator[Unit]:
         """The tasks' units, a task at a time, in the order they are ready: a helper's answer when one is there,
-        else the next task made ready here; a helper that answers gets the next task not yet sent."""
+        else the next task made ready here (the last not yet sent, or at the end the last a helper has not
+        answered: its answer is then passed over); a helper that answers gets the next task not yet sent."""
         if tasks[:len(self.sent)] != self.sent:  # (the plan's tasks are the ones offered: a file that changed?)
             raise Invalid("The export changed while it was read; import it again.")
         todo = collections.deque(tasks[len(self.sent):])
@@ -567,31 +575,43 @@ class Helpers:
             while todo and self._give(todo[0]):
                 todo.popleft()
             while True:
-                answer = self._answer(wait=not todo)
-                if answer is None:
-                    if not todo:
+                got = self._answer(wait=False)
+                if got is None:
+                    task = todo.pop() if todo else self._unanswered()  # (the helpers take from the front)
+                    if task is not None:
+                        self._taken.add(id(task))
+                        self.done_here += 1
+                        yield from prepare_task(self.p, task, self.salt)
+                        continue
+                    if not any(self._out.values()):
                         return
-                    self.done_here += 1
-                    yield from prepare_task(self.p, todo.pop(), self.salt)  # (from the end: the helpers take the front)
-                    continue
-                status, value = answer
+                    got = self._answer(wait=True)
+                    assert got is not None
+                task, (status, value) = got
+                if id(task) in self._taken:
+                    continue  # made ready here meanwhile
                 if status != "ok":
                     raise value
                 while todo and self._give(todo[0]):
                     todo.popleft()
                 yield from value
+                if not todo and all(id(t) in self._taken for out in self._out.values() for t in out):
+                    return
         except (OSError, EOFError, pickle.UnpicklingError):
             raise PcpError("A helper process of the restore stopped; nothing of its part was written. Run the same "
                            "import again to complete it.", "unavailable") from None
 
     def close(self) -> None:
+        """End the helpers: they hold nothing of the store; one still making ready a task taken here is ended at once."""
         for proc in self.procs:
             with contextlib.suppress(OSError):
                 proc.stdin.close()  # its end
+            if self._out.get(proc.stdout.fileno()):
+                proc.kill()
         for proc in self.procs:
             try:
                 proc.wait(timeout=5)
-            except Exception:  # (it is stuck: it holds nothing of the store)
+            except Exception:  # (it is stuck)
                 proc.kill()
                 proc.wait()
             with contextlib.suppress(OSError):
