@@ -39,11 +39,13 @@ KIND_ORDER = ("scope", "page", "revision", "relation", "retraction", "lifecycle_
               "recommendation", "source_page", "receipt")
 # The pages of a plain file in export order are made into rows (keys, titles, stored JSON, index terms, statistics)
 # by helper processes while the restore writes (`Helpers`): for files of at least HELPERS_MIN_BYTES, on a machine
-# with two or more cores. A task is TASK_PAGES page lines with their revision lines; TASKS_AHEAD tasks per helper are
-# under way at once.
+# with two or more cores. A task is TASK_PAGES page lines with their revision lines. While the file is checked a
+# helper is given up to TASKS_AHEAD tasks (their answers wait in it: about 1.6 MB each); while the restore writes,
+# up to WRITING_AHEAD (a task the restore takes itself at the end may be one a helper had: less is done twice).
 HELPERS_MIN_BYTES = 8 << 20
 TASK_PAGES = 1000
 TASKS_AHEAD = 8
+WRITING_AHEAD = 2
 MAX_HELPERS = 3
 
 
@@ -512,11 +514,11 @@ class Helpers:
         pickle.dump(message, proc.stdin, pickle.HIGHEST_PROTOCOL)
         proc.stdin.flush()
 
-    def _give(self, task: PageTask) -> bool:
-        """Send a task to a helper with fewer than TASKS_AHEAD under way (False: none has room)."""
+    def _give(self, task: PageTask, ahead: int = WRITING_AHEAD) -> bool:
+        """Send a task to a helper with fewer than `ahead` under way (False: none has room)."""
         for proc in self.procs:
             out = self._out[proc.stdout.fileno()]
-            if len(out) < TASKS_AHEAD:
+            if len(out) < ahead:
                 self._send(proc, task)
                 out.append(task)
                 return True
@@ -526,7 +528,7 @@ class Helpers:
         """A task known during the check, sent at once while a helper has room (the answers wait in the helpers:
         TASKS_AHEAD each at most)."""
         try:
-            if self._give(task):
+            if self._give(task, TASKS_AHEAD):
                 self.sent.append(task)
         except OSError:
             return  # (it stopped: `units` says so)
