@@ -571,15 +571,17 @@ class WriteOps(Part):
         provenance = dumps([{"operation": "write", "actor_type": actor_type, "actor_id": actor_id,
                              "timestamp": stamp, "input_revision_ids": []}])
         id_pairs = ids.new_id_pairs("pg", "rev", len(ready))
+        scope_pk = scope.id
+        pages, revisions, docs = writer.rows["page"], writer.rows["revision"], writer.docs
+        digest = v.content_digest
         for (payload, _, facets_json, observed, title, doc), (page_id, rev_id) in zip(ready, id_pairs, strict=True):
             page_pk, rev_pk = writer.reserve()
-            content = payload["content"]
-            writer.add("page", (page_pk, page_id, scope.id, rev_pk, rev_id, "active", 0, title, payload["media_type"],
-                                actor_type, stamp, stamp, observed or stamp))
-            writer.add("revision", (rev_pk, rev_id, page_pk, 1, None, scope.id, stamp, observed, None, None, actor_type,
-                                    actor_id, payload["media_type"], content, v.content_digest(content), title,
-                                    facets_json, "[]", provenance))
-            writer.index(rev_pk, scope.id, doc)
+            content, media_type = payload["content"], payload["media_type"]
+            pages.append((page_pk, page_id, scope_pk, rev_pk, rev_id, "active", 0, title, media_type,
+                          actor_type, stamp, stamp, observed or stamp))
+            revisions.append((rev_pk, rev_id, page_pk, 1, None, scope_pk, stamp, observed, None, None, actor_type,
+                              actor_id, media_type, content, digest(content), title, facets_json, "[]", provenance))
+            docs.append((rev_pk, scope_pk, doc, True))
         writer.flush()
         call.counts["pages"] = len(ready)
         return len(ready)
