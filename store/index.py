@@ -24,17 +24,14 @@ erasers sit together.
 from __future__ import annotations
 
 import json
-import collections
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import AbstractSet, Any, Callable, Iterable, Mapping, Sequence
+from typing import AbstractSet, Any, Iterable, Mapping, Sequence
 
 from .analysis import ANALYSER_VERSION, DateNamed, event_dates, index_terms, may_name_time, stat_terms
 from .errors import Conflict
 
 UPGRADE_HINT = "run pcp once to upgrade this store"
-# The C helper Counter.update calls for an iterable that is not a mapping: adds 1 per element.
-_count_elements: Callable[[Counter[str], Iterable[str]], None] = collections._count_elements  # type: ignore[attr-defined]
 
 FTS_TABLE = "revision_terms"
 # Indexes an upgrade replaces, dropped when it ends: schema 1's raw-text `revision_fts`, and the
@@ -169,11 +166,21 @@ class StatsDelta:
         if counts is None:
             counts = self.df[scope_id] = Counter()
         if sign > 0:
-            _count_elements(counts, doc.keys())  # Counter.update's own loop in C, without its checks (every page)
+            count_keys(counts, doc)
         else:
             counts.subtract(doc.keys())
         self.docs[scope_id] += sign
         self.terms[scope_id] += sign * doc.count
+
+    def add_counted(self, scope_id: int, df: Counter[str], docs: int, terms: int) -> None:
+        """Add revisions counted elsewhere (analyst.analyse_batch): their keys' counts, how many, their terms."""
+        counts = self.df.get(scope_id)
+        if counts is None:
+            self.df[scope_id] = Counter(df)
+        else:
+            counts.update(df)
+        self.docs[scope_id] += docs
+        self.terms[scope_id] += terms
 
     def write(self, cur: Any) -> None:
         ups = [(t, s, n) for s, counts in self.df.items() for t, n in counts.items() if n > 0]
@@ -196,11 +203,19 @@ class StatsDelta:
         self.terms.clear()
 
 
-def fts_row(rowid: int, scope_pk: int, doc: Analysed) -> tuple[int, str, str, str, str]:
+def count_keys(counts: Counter[str], doc: Analysed) -> None:
+    """Add one to the count of each statistics key of `doc`."""
+    counts.update(doc.keys())  # a set view, not a mapping: counted in C
+
+
+def fts_scope(scope_pk: int, dates: tuple[str, ...]) -> str:
     # The `scope` column also holds the derived date tokens: queries never match it with words, and
     # they leave with the row when it is deleted (erased with the revision).
-    scope = f"zs{scope_pk} " + " ".join(doc.dates) if doc.dates else f"zs{scope_pk}"
-    return (rowid, " ".join(doc.title), " ".join(doc.body), " ".join(doc.meta), scope)
+    return f"zs{scope_pk} " + " ".join(dates) if dates else f"zs{scope_pk}"
+
+
+def fts_row(rowid: int, scope_pk: int, doc: Analysed) -> tuple[int, str, str, str, str]:
+    return (rowid, " ".join(doc.title), " ".join(doc.body), " ".join(doc.meta), fts_scope(scope_pk, doc.dates))
 
 
 INSERT_FTS = f"INSERT INTO {FTS_TABLE}(rowid, title, body, meta, scope) VALUES (?,?,?,?,?)"
@@ -218,11 +233,13 @@ def add_revisions(cur: Any, salt: bytes, rows: Iterable[IndexRow], counted: bool
                        for rev_pk, scope_pk, title, content, facets, when in rows])
 
 
-def add_analysed(cur: Any, rows: Iterable[tuple[int, int, Analysed, bool]]) -> None:
+def add_analysed(cur: Any, rows: Iterable[tuple[int, int, Analysed, bool]], fts: list[tuple[Any, ...]] | None = None,
+                 delta: StatsDelta | None = None) -> None:
     """Index revisions already analysed, as (revision pk, scope pk, terms, counted in the statistics)
-    (the bulk path analyses outside the write lock)."""
-    delta = StatsDelta()
-    fts = []
+    (the bulk path analyses outside the write lock); with `fts` rows and a `delta` made elsewhere
+    (analyst.analyse_batch) written first."""
+    delta = delta if delta is not None else StatsDelta()
+    fts = fts if fts is not None else []
     for rev_pk, scope_pk, doc, counted in rows:
         fts.append(fts_row(rev_pk, scope_pk, doc))
         if counted:
