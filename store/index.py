@@ -176,7 +176,7 @@ class StatsDelta:
         """Add revisions counted elsewhere (analyst.analyse_batch): their keys' counts, how many, their terms."""
         counts = self.df.get(scope_id)
         if counts is None:
-            self.df[scope_id] = Counter(df)
+            self.df[scope_id] = df  # taken over, not copied: it is the batch's own, used once
         else:
             counts.update(df)
         self.docs[scope_id] += docs
