@@ -5,7 +5,6 @@ written; and no process is left behind."""
 
 from __future__ import annotations
 
-import multiprocessing
 import shutil
 
 import pytest
@@ -57,7 +56,7 @@ def test_pages_analysed_in_the_helper_are_indexed_and_counted_as_write_page_does
         assert st.write_pages_bulk(iter(PAGES), NS, batch_size=16)["created"] == len(PAGES)
         st.export(tmp_path / "bulk.jsonl")
     assert helpers[0].helped == helpers[0].batches > 5  # every batch went through the helper
-    assert multiprocessing.active_children() == []  # the helper has exited
+    assert helpers[0].exited()  # the helper has exited
     assert _postings(tmp_path / "one.db", by_id=False)
     _same_index(tmp_path / "one.db", tmp_path / "bulk.db", by_id=False)
     assert _mapped(tmp_path / "bulk.jsonl") == _mapped(tmp_path / "one.jsonl")
@@ -70,7 +69,7 @@ def test_a_helper_killed_part_way_is_replaced_by_the_writer(tmp_path, helpers, m
     with Store.open(tmp_path / "bulk.db") as st:
         assert st.write_pages_bulk(iter(PAGES), NS, batch_size=16)["created"] == len(PAGES)
     assert 2 <= helpers[0].helped < helpers[0].batches  # it took batches, died at its third; the rest were done here
-    assert multiprocessing.active_children() == []
+    assert helpers[0].exited()
     _same_index(tmp_path / "one.db", tmp_path / "bulk.db", by_id=False)
 
 
@@ -79,11 +78,11 @@ def test_long_words_are_sealed_alike_in_the_helper(tmp_path):
     assert any(len(w.encode()) >= 16 for item in PAGES for w in str(item["content"]).split() if w.isalpha())
 
 
-def test_no_helper_when_turned_off_or_for_a_short_write(tmp_path, helpers, monkeypatch):
-    monkeypatch.setenv(analyst.ENV, "0")
+def test_no_helper_unless_turned_on_and_never_for_a_short_write(tmp_path, helpers, monkeypatch):
+    monkeypatch.delenv(analyst.ENV)  # off unless asked for (not measured to pay on a busy machine)
     with Store.open(tmp_path / "a.db") as st:
         st.write_pages_bulk(iter(PAGES), NS, batch_size=16)
-    monkeypatch.delenv(analyst.ENV)
+    monkeypatch.setenv(analyst.ENV, "1")
     monkeypatch.setattr(analyst, "HELPER_FROM_PAGES", len(PAGES) + 1)
     with Store.open(tmp_path / "b.db") as st:
         st.write_pages_bulk(iter(PAGES), NS, batch_size=16)
@@ -97,4 +96,40 @@ def test_a_refused_item_leaves_the_batches_before_it_written(tmp_path, helpers):
             st.write_pages_bulk(iter(items), NS, batch_size=4)
         assert len(st.list_pages(NS)["pages"]) == 8  # two whole batches; the third held the refused item
     assert helpers[0].helped >= 2
-    assert multiprocessing.active_children() == []
+    assert helpers[0].exited()
+
+
+SCRIPT = """
+import sys
+sys.path.insert(0, {root!r})
+with open({mark!r}, "a") as mark:
+    mark.write("ran\\n")
+from store import Store, analyst
+analyst.HELPER_FROM_PAGES = 1
+analyst.WAIT_FOR_START = True
+made = []
+init = analyst.Analyst.__init__
+analyst.Analyst.__init__ = lambda self, salt: (init(self, salt), made.append(self))[0]
+with Store.open({db!r}) as st:
+    st.write_pages_bulk(({{"content": f"page {{i}} of the harbour log"}} for i in range(100)), "project:s", batch_size=10)
+print(made[0].helped, made[0].batches)
+"""
+
+
+def test_a_script_without_a_main_guard_runs_once(tmp_path):
+    """The helper is a plain child fed through pipes: it never imports the caller's script again (a
+    multiprocessing worker would, and run the script's bulk write a second time inside the helper)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(analyst.__file__).resolve().parents[1])
+    script = tmp_path / "load.py"
+    script.write_text(SCRIPT.format(root=root, mark=str(tmp_path / "mark"), db=str(tmp_path / "s.db")))
+    env = {**os.environ, analyst.ENV: "1"}
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == ["10", "10"]  # every batch analysed in the helper
+    assert (tmp_path / "mark").read_text() == "ran\n"
+    with Store.open(tmp_path / "s.db") as st:
+        assert len(st.list_pages("project:s", limit=500)["pages"]) == 100
