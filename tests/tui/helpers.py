@@ -53,8 +53,8 @@ async def settle(app, pilot, limit: float = WAIT_LIMIT, failures_ok: bool = Fals
 
 def _messages_queued(app) -> bool:
     """A node of the screen still has messages to handle: a pause handles what was queued when it began, not what
-    those messages post on the way (a DataTable's RowHighlighted bubbles through each parent's queue before the
-    screen fills its detail line; a snapshot under load was taken with that line still empty)."""
+    those messages post on the way (a DataTable's RowHighlighted bubbles through each parent's queue before a
+    screen fills its detail line)."""
     return any(node.message_queue_size for node in (app, *app.screen.walk_children(with_self=True)))
 
 
