@@ -512,7 +512,8 @@ class WriteOps(Part):
         lock, then written through the bulk path (store/bulkwrite.py) in a transaction of its own; a
         writer that waits for the lock gets it between two batches. Without `batch_size`, batches are
         sized to hold the lock about bulkwrite.GROUP_SECONDS (fewer commits, each folding more into the index).
-        In a long write the next batch is analysed in a helper process while this one is written (store/analyst.py)."""
+        With PCP_ANALYSIS_HELPER=1 a long write analyses the next batch in a helper process while this one is written
+        (store/analyst.py)."""
         ns = v.namespace(namespace)
         created = 0
         groups = Groups(self._db)
@@ -540,7 +541,13 @@ class WriteOps(Part):
                 for batch in _batches(items, lambda: size):
                     with self._failures_audited(Call("write_pages_bulk"), time.perf_counter()):  # a refused item
                         stamp = ids.now()  # the batch's store time, taken before it is analysed
-                        checked = self._bulk_check(batch)
+                        try:
+                            checked = self._bulk_check(batch)
+                        except Exception:
+                            if waiting is not None:  # the batches before it are written (and audited) first
+                                before, waiting = waiting, None
+                                land(before)
+                            raise
                     texts: list[PageText] = [(title, payload["content"], facets, observed or stamp)
                                              for payload, facets, _, observed, title in checked]
                     ready = (stamp, checked, analyst.submit(texts))
@@ -552,7 +559,7 @@ class WriteOps(Part):
                     before, waiting = waiting, None
                     land(before)
             except Exception:
-                if waiting is not None:  # the batches before a refused item are written, as they were one at a time
+                if waiting is not None:  # the items' iterator failed: what it gave before is written
                     land(waiting)
                 raise
             finally:

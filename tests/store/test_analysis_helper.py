@@ -95,6 +95,8 @@ def test_a_refused_item_leaves_the_batches_before_it_written(tmp_path, helpers):
         with pytest.raises(Exception, match="needs content"):
             st.write_pages_bulk(iter(items), NS, batch_size=4)
         assert len(st.list_pages(NS)["pages"]) == 8  # two whole batches; the third held the refused item
+        trail = [(e["decision"], e["counts"].get("pages")) for e in st.audit_log(operation="write_pages_bulk")["events"]]
+        assert trail[::-1] == [("allowed", 4), ("allowed", 4), ("failed", None)]  # in the order it happened
     assert helpers[0].helped >= 2
     assert helpers[0].exited()
 
