@@ -113,7 +113,8 @@ class Analyst:
         self._proc: subprocess.Popen[bytes] | None = None
         self._talk: concurrent.futures.ThreadPoolExecutor | None = None
         self._started: concurrent.futures.Future[None] | None = None
-        self._off = os.environ.get(ENV) != "1"
+        # (A frozen build's executable is not a Python that runs `-c`.)
+        self._off = os.environ.get(ENV) != "1" or not sys.executable or bool(getattr(sys, "frozen", False))
         self._started_procs: list[subprocess.Popen[bytes]] = []
 
     def submit(self, pages: list[PageText]) -> Pending:
@@ -164,19 +165,23 @@ class Analyst:
         return all(proc.returncode is not None for proc in self._started_procs)
 
     def close(self) -> None:
-        """Stop the helper and wait for it to exit (a bulk write leaves no process behind)."""
+        """Stop the helper and wait for it to exit (a bulk write leaves no process behind): its stdin closes, it
+        ends its batch and exits (killed if it has not within 10 s), and then the thread talking to it ends."""
         proc, talk, self._proc, self._talk = self._proc, self._talk, None, None
         if talk is not None:
-            talk.shutdown(wait=True, cancel_futures=True)
+            talk.shutdown(wait=False, cancel_futures=True)  # batches not sent yet are not sent
         if proc is not None:
-            for pipe in (proc.stdin, proc.stdout):
-                if pipe is not None:
-                    try:
-                        pipe.close()
-                    except OSError:
-                        pass
+            if proc.stdin is not None:
+                try:
+                    proc.stdin.close()
+                except OSError:
+                    pass  # (a broken pipe: it has exited)
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        if talk is not None:
+            talk.shutdown(wait=True)  # its read has ended: the helper's output closed when it exited
+        if proc is not None and proc.stdout is not None:
+            proc.stdout.close()

@@ -78,6 +78,15 @@ def test_long_words_are_sealed_alike_in_the_helper(tmp_path):
     assert any(len(w.encode()) >= 16 for item in PAGES for w in str(item["content"]).split() if w.isalpha())
 
 
+def test_a_helper_that_cannot_start_leaves_the_analysis_here(tmp_path, helpers, monkeypatch):
+    _one_by_one(tmp_path)
+    monkeypatch.setattr(analyst.sys, "executable", str(tmp_path / "no-such-python"))
+    with Store.open(tmp_path / "bulk.db") as st:
+        assert st.write_pages_bulk(iter(PAGES), NS, batch_size=16)["created"] == len(PAGES)
+    assert helpers[0].helped == 0 and helpers[0].batches > 5
+    _same_index(tmp_path / "one.db", tmp_path / "bulk.db", by_id=False)
+
+
 def test_no_helper_unless_turned_on_and_never_for_a_short_write(tmp_path, helpers, monkeypatch):
     monkeypatch.delenv(analyst.ENV)  # off unless asked for (not measured to pay on a busy machine)
     with Store.open(tmp_path / "a.db") as st:
