@@ -100,7 +100,8 @@ class RowWriter:
 
     def index_prepared(self, rows: list[tuple[int, str, str, str, str]], scope_pk: int, df: Any, terms: int) -> None:
         """Index new revisions of one scope analysed elsewhere (analyst.analyse_batch): their FTS rows
-        (revision pk, title, body, meta, scope), how many hold each key, and their term total; all counted."""
+        (revision pk, title, body, meta, scope), how many hold each key, and their term total; all counted.
+        (write_pages_bulk's: an import group's marks and roll-backs cover `docs` and `rows` only.)"""
         self.fts.extend(rows)
         self.delta.add_counted(scope_pk, df, len(rows), terms)
 
