@@ -345,17 +345,10 @@ class Restore:
             cur.executemany(bulkwrite.INSERTS["provenance_input"], [
                 (first_rev + key, first_page + page, input_id, first_page + input_page)
                 for key, page, input_id, input_page in rows.inputs])
-        cur.executemany(index.INSERT_FTS, [
-            (first_rev + key, title, body, meta, f"zs{scopes[ns]}{dates}") for key, title, body, meta, ns, dates in rows.fts])
-        stats = self.stats
+        cur.executemany(index.INSERT_FTS, [(first_rev + key, title, body, meta, index.fts_scope(scopes[ns], dates))
+                                           for key, title, body, meta, ns, dates in rows.fts])
         for ns, (df, docs, terms) in rows.stats.items():
-            pk = scopes[ns]
-            counts = stats.df.get(pk)
-            if counts is None:
-                counts = stats.df[pk] = Counter()
-            counts.update(df)
-            stats.docs[pk] += docs
-            stats.terms[pk] += terms
+            self.stats.add_counted(scopes[ns], Counter(df), docs, terms)
         self.added["page"] = self.added.get("page", 0) + len(rows.pages)
         self.added["revision"] = self.added.get("revision", 0) + len(rows.revisions)
         waiting = [(first_page + r[2], r[1]) for r in rows.revisions if r[1] in self.unresolved] if self.unresolved else []

@@ -241,7 +241,7 @@ class Rows:
     pages: list[tuple[Any, ...]]
     # bulkwrite.REVISION_SQL's columns, with the namespace for the scope
     revisions: list[tuple[Any, ...]]
-    fts: list[tuple[int, str, str, str, str, str]]  # (revision, title, body, meta, namespace, " dates" or "")
+    fts: list[tuple[int, str, str, str, str, tuple[str, ...]]]  # (revision, title, body, meta, namespace, dates)
     stats: dict[str, tuple[dict[str, int], int, int]]  # namespace -> (term -> pages, pages, terms)
     namespaces: dict[str, tuple[int, str]]  # namespace -> (first line naming it, its kind)
     inputs: list[tuple[int, int, str, int]]  # provenance inputs: (revision, its page, input revision id, its page)
@@ -408,7 +408,7 @@ def _rows(task: PageTask, ready: list[tuple[Unit, list[_Rev]]], keys: dict[str, 
     pages: list[tuple[Any, ...]] = []
     inputs: list[tuple[int, int, str, int]] = []
     revisions: list[tuple[Any, ...]] = []
-    fts: list[tuple[int, str, str, str, str, str]] = []
+    fts: list[tuple[int, str, str, str, str, tuple[str, ...]]] = []
     stats: dict[str, tuple[dict[str, int], int, int]] = {}
     namespaces: dict[str, tuple[int, str]] = {}
     counters: dict[str, Counter[str]] = {}
@@ -437,13 +437,12 @@ def _rows(task: PageTask, ready: list[tuple[Unit, list[_Rev]]], keys: dict[str, 
                               r.media_type, r.content, o["content_digest"], r.title, r.facets_json, r.refs_json,
                               r.prov_json))
             d = r.doc
-            fts.append((key, " ".join(d.title), " ".join(d.body), " ".join(d.meta), ns,
-                        " " + " ".join(d.dates) if d.dates else ""))
+            fts.append((key, " ".join(d.title), " ".join(d.body), " ".join(d.meta), ns, d.dates))
             if counted:
                 counter = counters.get(ns)
                 if counter is None:
                     counter = counters[ns] = Counter()
-                counter.update(d.keys())
+                index.count_keys(counter, d)
                 docs[ns] += 1
                 terms[ns] += d.count
         assert head is not None
