@@ -39,7 +39,7 @@ KIND_ORDER = ("scope", "page", "revision", "relation", "retraction", "lifecycle_
               "recommendation", "source_page", "receipt")
 # The pages of a plain file in export order are made into rows (keys, titles, stored JSON, index terms, statistics)
 # by helper processes while the restore writes (`Helpers`): for files of at least HELPERS_MIN_BYTES, on a machine
-# with two or more cores. A task is TASK_PAGES page lines with their revision lines. While the file is checked a
+# with two or more cores and one free (PCP_RESTORE_HELPERS=1: always, =0: never). A task is TASK_PAGES page lines with their revision lines. While the file is checked a
 # helper is given up to TASKS_AHEAD tasks (their answers wait in it: about 1.6 MB each); while the restore writes,
 # up to WRITING_AHEAD (a task the restore takes itself at the end may be one a helper had: less is done twice).
 HELPERS_MIN_BYTES = 8 << 20
@@ -495,14 +495,19 @@ class Helpers:
 
     @classmethod
     def start(cls, p: Path, salt: bytes, opener: Opener = None) -> Helpers | None:
-        """Helpers for a plain file of at least HELPERS_MIN_BYTES on a machine with two or more cores, else None
-        (and on Windows, where a pipe cannot be asked whether an answer is there)."""
+        """Helpers for a plain file of at least HELPERS_MIN_BYTES on a machine with two or more cores and a core
+        free (a 1-minute load average of at most the cores less one: on a busy machine a helper only takes turns
+        with this process and adds its start and copying), else None; and never on Windows, where a pipe cannot
+        be asked whether an answer is there. PCP_RESTORE_HELPERS=1 starts them whatever the load, =0 never."""
         import sys
 
+        choice = os.environ.get("PCP_RESTORE_HELPERS", "")
         try:
             cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-            if (opener is not None or cores < 2 or os.name == "nt" or not sys.executable
+            if (choice == "0" or opener is not None or cores < 2 or os.name == "nt" or not sys.executable
                     or getattr(sys, "frozen", False) or p.stat().st_size < HELPERS_MIN_BYTES):
+                return None
+            if choice != "1" and os.getloadavg()[0] > cores - 1:
                 return None
             return cls(min(MAX_HELPERS, cores - 1), p, salt)
         except OSError:  # no file (the check says so) or no process to be had: the work is done here

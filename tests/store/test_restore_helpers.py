@@ -21,7 +21,9 @@ from test_restore_groups import Stop, _build, _lines, _whole_units
 
 @pytest.fixture
 def helped(monkeypatch):
-    """Helpers for any file, in tasks of 7 pages; returns the tasks' row sets the restore wrote as rows."""
+    """Helpers for any file whatever the load, in tasks of 7 pages; returns the sizes of the tasks the restore
+    wrote as a helper's rows."""
+    monkeypatch.setenv("PCP_RESTORE_HELPERS", "1")
     monkeypatch.setattr(restore_file, "HELPERS_MIN_BYTES", 0)
     monkeypatch.setattr(restore_file, "TASK_PAGES", 7)
     written: list[int] = []
@@ -192,4 +194,14 @@ def test_the_restore_makes_tasks_ready_itself_while_no_helper_answers(tmp_path, 
         assert st.import_export(exported)["added"]["page"] == 901
         st.export(tmp_path / "again.jsonl")
     assert stopped[0].done_here >= 1 and helped
+    assert _lines(tmp_path / "again.jsonl")[1:-1] == _lines(exported)[1:-1]
+
+
+def test_pcp_restore_helpers_0_restores_in_one_process(tmp_path, exported, helped, monkeypatch):
+    monkeypatch.setenv("PCP_RESTORE_HELPERS", "0")
+    monkeypatch.setattr(restore_file.Helpers, "__init__", None)  # (starting one would fail the test)
+    with Store.open(tmp_path / "b.db") as st:
+        assert st.import_export(exported)["added"]["page"] == 901
+        st.export(tmp_path / "again.jsonl")
+    assert not helped
     assert _lines(tmp_path / "again.jsonl")[1:-1] == _lines(exported)[1:-1]
