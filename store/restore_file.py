@@ -45,7 +45,8 @@ KIND_ORDER = ("scope", "page", "revision", "relation", "retraction", "lifecycle_
 HELPERS_MIN_BYTES = 8 << 20
 TASK_PAGES = 1000
 TASKS_AHEAD = 8
-WRITING_AHEAD = 2
+WRITING_AHEAD = 3
+PIPE_BYTES = 1 << 20  # a helper's answers pipe (Linux lets anyone make one this large)
 MAX_HELPERS = 3
 
 
@@ -487,6 +488,10 @@ class Helpers:
                 self.procs.append(proc)
                 assert proc.stdout is not None
                 fd = proc.stdout.fileno()
+                with contextlib.suppress(OSError, AttributeError):  # (Linux: an answer in one piece, not 64 KiB ones)
+                    import fcntl
+
+                    fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
                 self._out[fd], self._got[fd] = collections.deque(), bytearray()
                 self._send(proc, (p, salt))
         except BaseException:
@@ -553,7 +558,8 @@ class Helpers:
             asked = [fd for fd, out in self._out.items() if out]
             if not asked:
                 return None
-            readable, _, _ = select.select(asked, [], [], None if wait else 0)
+            coming = any(self._got[fd] for fd in asked)  # an answer part read: the rest is on its way, wait for it
+            readable, _, _ = select.select(asked, [], [], None if wait or coming else 0)
             if not readable:
                 return None
             for fd in readable:
@@ -578,9 +584,9 @@ class Helpers:
             raise Invalid("The export changed while it was read; import it again.")
         todo = collections.deque(tasks[len(self.sent):])
         try:
-            while todo and self._give(todo[0]):
-                todo.popleft()
             while True:
+                while todo and self._give(todo[0]):  # (a helper with room first: it may have answered meanwhile)
+                    todo.popleft()
                 got = self._answer(wait=False)
                 if got is None:
                     task = todo.pop() if todo else self._unanswered()  # (the helpers take from the front)
@@ -599,7 +605,7 @@ class Helpers:
                 if status != "ok":
                     raise value
                 while todo and self._give(todo[0]):
-                    todo.popleft()
+                    todo.popleft()  # (before writing it: the helper works meanwhile)
                 yield from value
                 if not todo and all(id(t) in self._taken for out in self._out.values() for t in out):
                     return
