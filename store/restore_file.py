@@ -39,7 +39,7 @@ KIND_ORDER = ("scope", "page", "revision", "relation", "retraction", "lifecycle_
               "recommendation", "source_page", "receipt")
 # The pages of a plain file in export order are made into rows (keys, titles, stored JSON, index terms, statistics)
 # by helper processes while the restore writes (`Helpers`): for files of at least HELPERS_MIN_BYTES, on a machine
-# with two or more cores and one free (PCP_RESTORE_HELPERS=1: always, =0: never). A task is TASK_PAGES page lines with their revision lines. While the file is checked a
+# with two or more cores and one free besides the restore's (PCP_RESTORE_HELPERS=1: always, =0: never). A task is TASK_PAGES page lines with their revision lines. While the file is checked a
 # helper is given up to TASKS_AHEAD tasks (their answers wait in it: about 1.6 MB each); while the restore writes,
 # up to WRITING_AHEAD (a task the restore takes itself at the end may be one a helper had: less is done twice).
 HELPERS_MIN_BYTES = 8 << 20
@@ -500,10 +500,11 @@ class Helpers:
 
     @classmethod
     def start(cls, p: Path, salt: bytes, opener: Opener = None) -> Helpers | None:
-        """Helpers for a plain file of at least HELPERS_MIN_BYTES on a machine with two or more cores and a core
-        free (a 1-minute load average of at most the cores less one: on a busy machine a helper only takes turns
-        with this process and adds its start and copying), else None; and never on Windows, where a pipe cannot
-        be asked whether an answer is there. PCP_RESTORE_HELPERS=1 starts them whatever the load, =0 never."""
+        """Helpers for a plain file of at least HELPERS_MIN_BYTES on a machine with two or more cores and about a
+        core free besides this process (a 1-minute load average under the cores less half a core: on a busy machine
+        a helper only takes turns with this process and adds its start and copying), else None; and never on
+        Windows, where a pipe cannot be asked whether an answer is there. PCP_RESTORE_HELPERS=1 starts them
+        whatever the load, =0 never."""
         import sys
 
         choice = os.environ.get("PCP_RESTORE_HELPERS", "")
@@ -512,7 +513,7 @@ class Helpers:
             if (choice == "0" or opener is not None or cores < 2 or os.name == "nt" or not sys.executable
                     or getattr(sys, "frozen", False) or p.stat().st_size < HELPERS_MIN_BYTES):
                 return None
-            if choice != "1" and os.getloadavg()[0] > cores - 1:
+            if choice != "1" and os.getloadavg()[0] >= cores - 0.5:  # (the restore's own process counts about 1)
                 return None
             return cls(min(MAX_HELPERS, cores - 1), p, salt)
         except OSError:  # no file (the check says so) or no process to be had: the work is done here
