@@ -1,14 +1,19 @@
 """Reading a `pcp export` file for a restore (store/restore.py): the checking pass and what it learns
 (ExportPlan), the file's units in the order they are written, and the helper processes that make a plain
-file's pages ready while the restore writes (Helpers).
+file's pages into rows while the restore writes (Helpers).
 
 The checking pass reads every record and the closing digest before anything is written, and notes where
 each kind's lines are and whether they are in the order `pcp export` writes (a "canonical" file: every kind
 in one run, pages by page id, revisions by page id); in such a file it also cuts the pages into tasks of
-TASK_PAGES pages with their revisions. A helper (a `python -c` child of this process on the same `store`)
-reads a task's lines, parses them and makes them rows ready to insert: keys numbered within the task,
-index terms, titles, stored JSON and the task's term statistics, so that the writing process only adds
-its first free keys and inserts. The check is still whole before the first write.
+TASK_PAGES pages with all their revisions, and offers the first ones to the helpers as soon as their lines
+are known. A helper (a `python -c` child on the same `store` package) reads a task's lines, parses them and
+makes them rows ready to insert: keys numbered within the task, index terms, titles, stored JSON and the
+task's term statistics, so that the restore only adds its first free keys and inserts. Tasks are
+independent, so they are written in the order they are ready, and the restore makes one ready itself when
+no answer is there. The check is still whole before the first write; a task that meets what the store holds
+(a rerun) is written as the one-process path writes it.
+
+Long because: the file's reading, its plan and the helpers that read it by that plan are one piece of work.
 """
 
 from __future__ import annotations
@@ -39,9 +44,10 @@ KIND_ORDER = ("scope", "page", "revision", "relation", "retraction", "lifecycle_
               "recommendation", "source_page", "receipt")
 # The pages of a plain file in export order are made into rows (keys, titles, stored JSON, index terms, statistics)
 # by helper processes while the restore writes (`Helpers`): for files of at least HELPERS_MIN_BYTES, on a machine
-# with two or more cores and one free besides the restore's (PCP_RESTORE_HELPERS=1: always, =0: never). A task is TASK_PAGES page lines with their revision lines. While the file is checked a
-# helper is given up to TASKS_AHEAD tasks (their answers wait in it: about 1.6 MB each); while the restore writes,
-# up to WRITING_AHEAD (a task the restore takes itself at the end may be one a helper had: less is done twice).
+# with two or more cores and one free besides the restore's (PCP_RESTORE_HELPERS=1: always, =0: never). A task is
+# TASK_PAGES page lines with their revision lines. While the file is checked a helper is given up to TASKS_AHEAD
+# tasks (their answers wait in it: about 1.6 MB each); while the restore writes, up to WRITING_AHEAD (a task the
+# restore takes itself at the end may be one a helper had: less is done twice).
 HELPERS_MIN_BYTES = 8 << 20
 TASK_PAGES = 1000
 TASKS_AHEAD = 8
