@@ -10,7 +10,7 @@ are known. A helper (a `python -c` child on the same `store` package) reads a ta
 makes them rows ready to insert: keys numbered within the task, index terms, titles, stored JSON and the
 task's term statistics, so that the restore only adds its first free keys and inserts. Tasks are
 independent, so they are written in the order they are ready, and the restore makes one ready itself when
-no answer is there. The check is still whole before the first write; a task that meets what the store holds
+no answer is there (and every task of a helper that stopped). The check is still whole before the first write; a task that meets what the store holds
 (a rerun) is written as the one-process path writes it.
 
 Long because: the file's reading, its plan and the helpers that read it by that plan are one piece of work.
@@ -487,6 +487,7 @@ class Helpers:
         self._out: dict[int, collections.deque[PageTask]] = {}  # helper's stdout fd -> its tasks not answered yet
         self._got: dict[int, bytearray] = {}  # helper's stdout fd -> what it wrote that is not read as an answer yet
         self._taken: set[int] = set()  # ids of the tasks made ready here
+        self._lost: list[PageTask] = []  # tasks of helpers that stopped, not made ready yet
         self.done_here = 0  # tasks this process made ready itself
         try:
             for _ in range(count):
@@ -533,21 +534,28 @@ class Helpers:
     def _give(self, task: PageTask, ahead: int = WRITING_AHEAD) -> bool:
         """Send a task to a helper with fewer than `ahead` under way (False: none has room)."""
         for proc in self.procs:
-            out = self._out[proc.stdout.fileno()]
-            if len(out) < ahead:
-                self._send(proc, task)
+            fd = proc.stdout.fileno()
+            out = self._out.get(fd)
+            if out is not None and len(out) < ahead:
+                try:
+                    self._send(proc, task)
+                except OSError:
+                    self._drop(fd)
+                    continue
                 out.append(task)
                 return True
         return False
 
+    def _drop(self, fd: int) -> None:
+        """A helper that stopped: its tasks not answered are made ready here instead."""
+        self._lost.extend(t for t in self._out.pop(fd, ()) if id(t) not in self._taken)
+        self._got.pop(fd, None)
+
     def offer(self, task: PageTask) -> None:
         """A task known during the check, sent at once while a helper has room (the answers wait in the helpers:
         TASKS_AHEAD each at most)."""
-        try:
-            if self._give(task, TASKS_AHEAD):
-                self.sent.append(task)
-        except OSError:
-            return  # (it stopped: `units` says so)
+        if self._give(task, TASKS_AHEAD):
+            self.sent.append(task)
 
     def _answer(self, wait: bool) -> tuple[PageTask, tuple[str, Any]] | None:
         """A helper's next whole answer and its task, if one is there (waiting for one with `wait`)."""
@@ -571,9 +579,10 @@ class Helpers:
                 return None
             for fd in readable:
                 data = os.read(fd, 1 << 20)
-                if not data:
-                    raise EOFError
-                self._got[fd] += data
+                if data:
+                    self._got[fd] += data
+                else:
+                    self._drop(fd)  # (it ended: killed, or it could not start)
 
     def _unanswered(self) -> PageTask | None:
         """The last task a helper has not answered and this process did not take, if any."""
@@ -592,6 +601,8 @@ class Helpers:
         todo = collections.deque(tasks[len(self.sent):])
         try:
             while True:
+                todo.extend(self._lost)  # (a helper's that stopped)
+                self._lost.clear()
                 while todo and self._give(todo[0]):  # (a helper with room first: it may have answered meanwhile)
                     todo.popleft()
                 got = self._answer(wait=False)
@@ -602,10 +613,11 @@ class Helpers:
                         self.done_here += 1
                         yield from prepare_task(self.p, task, self.salt)
                         continue
-                    if not any(self._out.values()):
+                    if not any(self._out.values()) and not self._lost:
                         return
                     got = self._answer(wait=True)
-                    assert got is not None
+                    if got is None:
+                        continue  # (the helper waited for stopped: its tasks are lost ones now)
                 task, (status, value) = got
                 if id(task) in self._taken:
                     continue  # made ready here meanwhile
@@ -614,10 +626,10 @@ class Helpers:
                 while todo and self._give(todo[0]):
                     todo.popleft()  # (before writing it: the helper works meanwhile)
                 yield from value
-                if not todo and all(id(t) in self._taken for out in self._out.values() for t in out):
+                if not todo and not self._lost and all(id(t) in self._taken for out in self._out.values() for t in out):
                     return
-        except (OSError, EOFError, pickle.UnpicklingError):
-            raise PcpError("A helper process of the restore stopped; nothing of its part was written. Run the same "
+        except (OSError, EOFError, pickle.UnpicklingError):  # (an answer that cannot be read)
+            raise PcpError("A helper process of the restore failed; nothing of its part was written. Run the same "
                            "import again to complete it.", "unavailable") from None
 
     def close(self) -> None:

@@ -131,8 +131,9 @@ def test_a_bad_line_late_in_a_helped_file_writes_nothing(tmp_path, exported, hel
     assert not helped
 
 
-def test_a_helper_that_dies_stops_the_restore_with_whole_pages_and_a_rerun_completes_it(tmp_path, exported, helped,
-                                                                                         monkeypatch):
+def test_a_helper_that_dies_leaves_its_tasks_to_the_restore(tmp_path, exported, helped, monkeypatch):
+    """The helper is killed (SIGKILL) once the restore has written its first rows: the restore makes the tasks the
+    helper had not answered ready itself, and the store is the export, line for line."""
     import os
     import signal
 
@@ -155,13 +156,10 @@ def test_a_helper_that_dies_stops_the_restore_with_whole_pages_and_a_rerun_compl
 
     monkeypatch.setattr(restore.Restore, "_rows", kill_on_first_rows)
     with Store.open(tmp_path / "b.db") as st:
-        with pytest.raises(PcpError, match="helper process of the restore stopped"):
-            st.import_export(exported)
-        assert 0 < _whole_units(st, exported) < 901 and st.doctor()["unfinished_restore"]
-        monkeypatch.setattr(restore.Restore, "_rows", as_rows)
-        st.import_export(exported)
+        assert st.import_export(exported)["added"]["page"] == 901
         assert "unfinished_restore" not in st.doctor() and _whole_units(st, exported) == 901
         st.export(tmp_path / "again.jsonl")
+    assert started[0].done_here >= 1
     assert _lines(tmp_path / "again.jsonl")[1:-1] == _lines(exported)[1:-1]
 
 
