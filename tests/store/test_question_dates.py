@@ -129,3 +129,16 @@ def test_a_month_named_in_the_question_is_when_not_a_word(store):
                                     observed_at="2023-12-08T10:00:00Z")["page_id"]
     ids = [x["page_id"] for x in store.search_pages("What charity event did John go to in August 2023?")["hits"]]
     assert ids[:2] == [in_august, names_august]
+
+
+def test_a_text_telling_of_the_named_day_ranks_above_one_only_said_on_it(store):
+    told = store.write_page("project:d", content="Calvin: Yesterday I met some artists in Boston.",
+                            observed_at="2023-10-04T10:00:00Z")["page_id"]
+    said = store.write_page("project:d", content="Calvin: I love meeting artists in Boston.",
+                            observed_at="2023-10-03T10:00:00Z")["page_id"]  # newer: first on a tie
+    ids = [x["page_id"] for x in store.search_pages("Which artists did Calvin meet in Boston on October 3, 2023?")["hits"]]
+    assert ids[:2] == [told, said]
+    # A range names the day too.
+    ids = [x["page_id"] for x in store.search_pages(
+        "Which artists did Calvin meet in Boston between October 2 and October 3, 2023?")["hits"]]
+    assert ids[:2] == [told, said]
