@@ -30,9 +30,10 @@ def dates_named(query: str) -> list[DateNamed]:
     any part optional.
 
     A month counts when written with a capital (so "may" and "march" as words do not), and not as the
-    first word of the question ("May I ...").
+    first word of the question ("May I ..."). A question names at most MAX_NAMED dates (the first in
+    calendar order): each is a date token to look up.
     """
-    return sorted({d for d, _ in _dates(query)}, key=lambda f: (f[0] or 0, f[1] or 0, f[2] or 0))
+    return sorted({d for d, _ in _dates(query)}, key=lambda f: (f[0] or 0, f[1] or 0, f[2] or 0))[:MAX_NAMED]
 
 
 def months_named(query: str) -> list[tuple[int | None, int | None]]:
@@ -90,6 +91,7 @@ def _dates(query: str) -> list[tuple[DateNamed, list[tuple[int, int]]]]:
 # "2023年3月上旬", "3月5日到3月9日": the days of the range, each a date named (a day inside favours its pages
 # most, a page of the range's months still more than the rest). Only what a calendar settles is read.
 MAX_RANGE_DAYS = 62
+MAX_NAMED = 366
 _RANGE_AND = re.compile(r"\s*(?:and|to|until|till|through|-|\u2013|\u2014|\u5230|\u81f3|~|\uff5e)\s*$", re.I)
 _RANGE_OPEN = re.compile(r"(?:\b(?:between|from)\s+|\u4ece)$", re.I)
 _AND_DAY = re.compile(r"\s*(?:and|to|until|till|through|-|\u2013|\u2014)\s*(\d{1,2})(?:st|nd|rd|th)?\b"

@@ -142,3 +142,11 @@ def test_a_text_telling_of_the_named_day_ranks_above_one_only_said_on_it(store):
     ids = [x["page_id"] for x in store.search_pages(
         "Which artists did Calvin meet in Boston between October 2 and October 3, 2023?")["hits"]]
     assert ids[:2] == [told, said]
+
+
+def test_a_question_of_many_ranges_names_a_bounded_number_of_days(store):
+    question = " ".join(f"between January 1 and January 31 {y}" for y in range(1950, 2000))[:2000]
+    named = analysis.dates_named(question)
+    assert len(named) == 366 and named[0] == (1950, 1, 1)
+    page = store.write_page("project:d", content="January notes", observed_at="1950-01-03T10:00:00Z")["page_id"]
+    assert [x["page_id"] for x in store.search_pages(question, limit=5)["hits"]] == [page]
