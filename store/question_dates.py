@@ -78,7 +78,7 @@ def _dates(query: str) -> list[tuple[DateNamed, list[tuple[int, int]]]]:
             day = day if day is not None and 1 <= day <= 31 else None
             found.append(((_leading_int(m.group(1)) if m.group(1) else None, int(m.group(2)), day), [m.span()], m.span()))
         elif m.group(4):
-            found.append(((int(m.group(4)), None, None), [m.span(4)], m.span(4)))
+            found.append(((int(m.group(4)), None, None), [m.span()], m.span()))
     found.sort(key=lambda f: f[2])
     # A year named beside a month is part of it, not a date of its own.
     with_month = {d[0] for d, _, _ in found if d[1] is not None and d[0] is not None}
@@ -101,7 +101,21 @@ _SHIFT = re.compile(r"(?:\bthe\s+|\b)(?:" + _NUM + r"\s+)?(?P<unit>days?|weeks?|
                     r"(?P<dir>before|after|prior\s+to|following|leading\s+up\s+to)\s+(?:the\s+)?$", re.I)
 _OF = re.compile(r"(?:\bthe\s+|\b)(?P<unit>week|weekend)\s+of\s+(?:the\s+)?$", re.I)
 _PART = re.compile(r"(?:\bthe\s+|\b)(?:(?P<nth>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+(?P<unit>week|weekend)"
-                   r"|(?P<part>beginning|start|early|middle|mid|end|late))(?:\s+of\s+|\s*-\s*|\s+)(?:the\s+)?$", re.I)
+                   r"|(?P<half>first|second)\s+half|(?P<part>beginning|start|early|middle|mid|end|late))"
+                   r"(?:\s+of\s+|\s*-\s*|\s+)(?:the\s+)?$", re.I)
+_YEAR_PART = re.compile(r"(?:\bthe\s+|\b)(?:(?P<season>summer|winter|spring|fall|autumn)|(?P<half>first|second)\s+half"
+                        r"|(?P<part>beginning|start|early|middle|mid|end|late))(?:\s+of\s+|\s*-\s*|\s+)(?:the\s+)?$", re.I)
+_CJK_YEAR_PART = re.compile(r"\s*(?P<part>\u4e0a\u534a\u5e74|\u4e0b\u534a\u5e74|\u6625[\u5929\u5b63]|\u590f[\u5929\u5b63]"
+                            r"|\u79cb[\u5929\u5b63]|\u51ac[\u5929\u5b63]|\u5e74\u521d|\u5e74\u5e95)")
+_SEASONS = frozenset("summer spring fall autumn winter \u6625 \u590f \u79cb \u51ac".split())
+# The months of a part of a year (winter: its December and the January and February after it).
+_YEAR_MONTHS = {"summer": (6, 7, 8), "spring": (3, 4, 5), "fall": (9, 10, 11), "autumn": (9, 10, 11),
+                "winter": (12, 13, 14), "first": (1, 2, 3, 4, 5, 6), "second": (7, 8, 9, 10, 11, 12),
+                "beginning": (1, 2, 3, 4), "start": (1, 2, 3, 4), "early": (1, 2, 3, 4), "middle": (5, 6, 7, 8),
+                "mid": (5, 6, 7, 8), "end": (9, 10, 11, 12), "late": (9, 10, 11, 12),
+                "\u4e0a\u534a\u5e74": (1, 2, 3, 4, 5, 6), "\u4e0b\u534a\u5e74": (7, 8, 9, 10, 11, 12),
+                "\u6625": (3, 4, 5), "\u590f": (6, 7, 8), "\u79cb": (9, 10, 11), "\u51ac": (12, 13, 14),
+                "\u5e74\u521d": (1, 2, 3), "\u5e74\u5e95": (10, 11, 12)}
 _CJK_PART = re.compile(r"\s*(?P<part>\u4e0a\u65ec|\u4e2d\u65ec|\u4e0b\u65ec|\u521d|\u5e95|\u672b)")
 _NTH = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": 0}
 _PART_DAYS = {"beginning": (1, 10), "start": (1, 10), "early": (1, 10), "middle": (11, 20), "mid": (11, 20),
@@ -150,6 +164,8 @@ def _ranges(query: str, found: list[tuple[DateNamed, list[tuple[int, int]], tupl
             covered, blank, consumed = _day_range(query, found, i, before, offset)
         if not covered and day is None and m is not None:
             covered, blank = _month_part(query, d, before, offset, end)
+        if not covered and m is None and y is not None:
+            covered, blank = _year_part(query, y, before, offset, end)
         if covered:
             marks = [*spans, *blank] if not blank or blank[0][0] >= 0 else spans
             for x in covered:
@@ -244,6 +260,8 @@ def _month_part(query: str, d: DateNamed, before: str, offset: int, end: int
         if part.group("part"):
             first, last = _PART_DAYS[part.group("part").lower()]
             return _month_days(y, m, first, last), blank
+        if part.group("half"):
+            return _month_days(y, m, *((1, 15) if part.group("half").lower() == "first" else (16, 31))), blank
         nth = _NTH[part.group("nth").lower()]
         if part.group("unit").lower() == "week":
             length = len(_month_days(y, m, 1, 31))
@@ -260,3 +278,20 @@ def _month_part(query: str, d: DateNamed, before: str, offset: int, end: int
         first, last = _PART_DAYS[cjk.group("part")]
         return _month_days(y, m, first, last), [cjk.span()]
     return [], []
+
+
+def _year_part(query: str, y: int, before: str, offset: int, end: int) -> tuple[list[DateNamed], list[tuple[int, int]]]:
+    """Part of a named year, as its months: "summer 2021", "the winter of 2022", "the first half of 2023",
+    "early 2023", "2023年夏天", "2023年上半年"."""
+    part = _YEAR_PART.search(before)
+    cjk = None if part is not None else _CJK_YEAR_PART.match(query, end)
+    if part is not None:
+        key = (part.group("season") or part.group("half") or part.group("part")).lower()
+        # A season stays a word ("last summer" may be told of a summer the calendar puts elsewhere).
+        blank = [] if part.group("season") else [(offset + part.start(), offset + len(before))]
+    elif cjk is not None:
+        key = cjk.group("part") if cjk.group("part") in _YEAR_MONTHS else cjk.group("part")[0]
+        blank = [] if key in _SEASONS else [cjk.span()]
+    else:
+        return [], []
+    return [(y + (mo - 1) // 12, (mo - 1) % 12 + 1, None) for mo in _YEAR_MONTHS[key]], blank

@@ -83,6 +83,13 @@ def _days(first, last, year=2023):
      [(None, 11, d) for d in range(8, 15)]),
     ("2023年3月上旬发生了什么", _days((3, 1), (3, 10))),
     ("3月5日到3月7日在哪里", [(None, 3, 5), (None, 3, 6), (None, 3, 7)]),
+    ("Was the first half of September 2022 a good month?", _days((9, 1), (9, 15), 2022)),
+    ("What did Joanna do in the second half of 2023?", [(2023, m, None) for m in range(7, 13)]),
+    ("What did Joanna do in early 2023?", [(2023, m, None) for m in range(1, 5)]),
+    ("What state did Joanna visit in summer 2021?", [(2021, 6, None), (2021, 7, None), (2021, 8, None)]),
+    ("Where did we ski in the winter of 2022?", [(2022, 12, None), (2023, 1, None), (2023, 2, None)]),
+    ("2023年夏天去了哪里", [(2023, 6, None), (2023, 7, None), (2023, 8, None)]),
+    ("2023年上半年做了什么", [(2023, m, None) for m in range(1, 7)]),
     ("What did we do between 30 December and 2 January?",
      sorted([(None, 1, 1), (None, 1, 2), (None, 12, 30), (None, 12, 31)], key=lambda f: (f[1], f[2]))),
 ])
@@ -99,6 +106,9 @@ def test_the_words_of_a_range_and_a_month_name_are_not_searched():
         for word in ("week", "before", "beginning", "between", "November", "August", "16", "2023", "11"):
             assert word not in left, (question, left)
     assert "tournament" in analysis.without_dates("Which tournament did Nate win in the beginning of November 2022?")
+    # A season stays a word ("last summer" may be told of another summer than the calendar's); its year does not.
+    assert analysis.without_dates("What state did Joanna visit in summer 2021?") == "What state did Joanna visit in summer     ?"
+    assert analysis.without_dates("2023年上半年做了什么") == "        做了什么"
 
 
 def test_a_day_inside_a_named_range_ranks_first(store):
@@ -150,3 +160,13 @@ def test_a_question_of_many_ranges_names_a_bounded_number_of_days(store):
     assert len(named) == 366 and named[0] == (1950, 1, 1)
     page = store.write_page("project:d", content="January notes", observed_at="1950-01-03T10:00:00Z")["page_id"]
     assert [x["page_id"] for x in store.search_pages(question, limit=5)["hits"]] == [page]
+
+
+def test_a_season_of_a_year_favours_its_months(store):
+    july = store.write_page("project:d", content="We hiked the ridge trail.", observed_at="2021-07-10T10:00:00Z")["page_id"]
+    november = store.write_page("project:d", content="We hiked the ridge trail.",
+                                observed_at="2021-11-10T10:00:00Z")["page_id"]  # newer: first on a tie
+    ids = [x["page_id"] for x in store.search_pages("Which trail did we hike in summer 2021?")["hits"]]
+    assert ids == [july, november]
+    ids = [x["page_id"] for x in store.search_pages("2021年夏天我们走了哪条trail")["hits"]]
+    assert ids[0] == july
