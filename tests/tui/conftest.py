@@ -138,5 +138,48 @@ try:
             return str(Path(test_location.filepath).parent / "snapshots" / test_location.basename)
 
     _pts.SVGImageExtension = _SnapshotsHere
+
+    @pytest.fixture
+    def snap_compare(snap_compare, request):
+        """The plugin's snap_compare, which on a mismatch also says what differs, as text: its HTML report is not
+        kept where CI runs, and a snapshot that failed there once could not be told from its `assert False`."""
+
+        def compare(*args, **kw) -> bool:
+            if snap_compare(*args, **kw):
+                return True
+            import pickle
+
+            data = pickle.loads(_pts.node_to_report_path(request.node).read_bytes())
+            raise AssertionError("the screen differs from its snapshot:\n" + svg_difference(data[1], data[2]))
+
+        return compare
 except ImportError:  # pragma: no cover - the snapshot tests are skipped without the plugin
     pass
+
+
+def svg_lines(svg: str) -> list[str]:
+    """The text of a Textual SVG screenshot, one line per terminal row (cells placed by their x position)."""
+    import html
+    import re
+
+    rows: dict[float, list[tuple[float, str]]] = {}
+    for m in re.finditer(r'<text class="[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>([^<]*)</text>', svg):
+        rows.setdefault(float(m.group(2)), []).append((float(m.group(1)), html.unescape(m.group(3))))
+    lines = []
+    for y in sorted(rows):
+        line = ""
+        for x, text in sorted(rows[y]):
+            line = line.ljust(round(x / 12.2)) + text  # Textual's SVG cell is 12.2 px wide
+        lines.append(line.rstrip())
+    return lines
+
+
+def svg_difference(expected: str, actual: str) -> str:
+    """What differs between two screenshots: their text lines, or, when the text is the same, their styles."""
+    import difflib
+
+    diff = list(difflib.unified_diff(svg_lines(expected), svg_lines(actual), "snapshot", "now", lineterm="", n=1))
+    if diff:
+        return "\n".join(diff[:80])
+    styles = list(difflib.unified_diff(expected.splitlines(), actual.splitlines(), "snapshot", "now", lineterm="", n=0))
+    return "the text is the same; styles differ:\n" + "\n".join(line[:200] for line in styles[:40])

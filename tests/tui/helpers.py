@@ -44,10 +44,18 @@ async def settle(app, pilot, limit: float = WAIT_LIMIT, failures_ok: bool = Fals
         await pilot.pause()  # wait-helper: every message queued so far is handled (no time passes on purpose)
         if not app.is_running:  # it ended (a key quit it): no layout will ever be done, nothing is left to wait for
             return
-        if not any(w.group != "watch" for w in app.workers) and not _tables_unsized(app) and not _layout_due(app):
+        if (not any(w.group != "watch" for w in app.workers) and not _tables_unsized(app) and not _layout_due(app)
+                and not _messages_queued(app)):
             return
         if monotonic() > deadline:
             raise AssertionError(f"waited {limit:.0f} s for the app's workers to settle, in vain")
+
+
+def _messages_queued(app) -> bool:
+    """A node of the screen still has messages to handle: a pause handles what was queued when it began, not what
+    those messages post on the way (a DataTable's RowHighlighted bubbles through each parent's queue before a
+    screen fills its detail line)."""
+    return any(node.message_queue_size for node in (app, *app.screen.walk_children(with_self=True)))
 
 
 def _layout_due(app) -> bool:
