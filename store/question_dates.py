@@ -3,7 +3,7 @@ and the ranges people say ("between August 11 and 15", "the week before 16 Novem
 
 A date in a question says when, not what: `without_dates` blanks it so its words are not searched, and the
 ranking favours pages said on, or telling of, the days named (`store.ranking`). Only what a calendar settles
-is read; a date named without its year matches that day in any year.
+is read; a date named without its year matches that day in any year, and a weekend needs its year.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def _month_days(y: int | None, m: int, first: int, last: int) -> list[DateNamed]
 def _ranges(query: str, found: list[tuple[DateNamed, list[tuple[int, int]], tuple[int, int]]]
             ) -> list[tuple[DateNamed, list[tuple[int, int]]]]:
     """The dates found, with those a range expression wraps replaced by what the range covers. The range's
-    own words ("between", "the week before", "early") are blanked with the numbers; a month's name stays a word."""
+    own words ("between", "the week before", "early") are blanked with the date; a season's name stays a word."""
     out: list[tuple[DateNamed, list[tuple[int, int]]]] = []
     consumed = -1  # text up to here belongs to a range already read
     for i, (d, spans, (start, end)) in enumerate(found):
@@ -167,7 +167,7 @@ def _ranges(query: str, found: list[tuple[DateNamed, list[tuple[int, int]], tupl
         if not covered and m is None and y is not None:
             covered, blank = _year_part(query, y, before, offset, end)
         if covered:
-            marks = [*spans, *blank] if not blank or blank[0][0] >= 0 else spans
+            marks = [*spans, *blank]
             for x in covered:
                 out.append((x, marks))
         else:
