@@ -248,7 +248,7 @@ def child(args: argparse.Namespace) -> None:
             with Store.open(db) as st:
                 st.sync_join(args.folder, args.code)
     started = time.perf_counter()
-    cpu = time.process_time()
+    cpu = time.process_time() + children_cpu()
     with Store.open(db) as st:
         if task == "restore":
             st.import_export(args.source, progress=progress)
@@ -263,7 +263,16 @@ def child(args: argparse.Namespace) -> None:
             st.sync_folder(args.folder)
         else:
             raise SystemExit(f"unknown task {task}")
-    print(json.dumps({"seconds": time.perf_counter() - started, "cpu": time.process_time() - cpu}), flush=True)
+    print(json.dumps({"seconds": time.perf_counter() - started, "cpu": time.process_time() + children_cpu() - cpu}),
+          flush=True)
+
+
+def children_cpu() -> float:
+    """CPU seconds of the child processes that have exited (a bulk write's analysis helper, store/analyst.py)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def run_child(root: Path, task: str, db: Path, args: argparse.Namespace, watch: Watch | None = None,
@@ -408,7 +417,8 @@ def run(args: argparse.Namespace, base: Path, only: set[str]) -> None:
     compared = set(args.compare_only.split(","))
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     print(f"bulk write benchmark, {args.pages:,} pages, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}, "
-          f"this checkout {head or ROOT}, compared: {args.compare or 'none'} ({load()})", flush=True)
+          f"this checkout {head or ROOT}, compared: {args.compare or 'none'}, analysis helper (PCP_ANALYSIS_HELPER) "
+          f"{'on' if os.environ.get('PCP_ANALYSIS_HELPER') == '1' else 'off'} ({load()})", flush=True)
     started = time.perf_counter()
     if source.exists():
         print(f"  source store {source} used again", flush=True)

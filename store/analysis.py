@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import compress
 from datetime import date, timedelta
-from typing import Iterator, cast
+from typing import Iterator, Mapping, cast
 
 import snowballstemmer  # type: ignore[import-untyped]
 
@@ -158,6 +158,22 @@ _ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
 # The same words in ASCII text without a regex: every other ASCII character becomes a space, then a split
 # (a fifth faster than `_ASCII_WORD.findall`: a bulk write analyses every page's text).
 _ASCII_SPACES = str.maketrans({c: " " for c in range(128) if not chr(c).isalnum()})
+
+
+class _Spaces(dict[int, "int | str"]):
+    """A `str.translate` table: ASCII characters as in _ASCII_SPACES; any other character that `_TOKEN` never
+    matches (punctuation, symbols, emoji, spaces: no part of a term) becomes a space too, and the rest stay.
+    Text whose only non-ASCII characters are of the first kind (quotes, dashes, emoji in English prose, about
+    half of real chat text by length) then splits into the same words as the ASCII scan, without the regex."""
+
+    def __missing__(self, code: int) -> int | str:
+        kept: int | str = code if _TOKEN.match(chr(code)) else " "
+        if len(self) < 20_000:  # filled as characters are met; bounded (hostile text may hold any of them)
+            self[code] = kept
+        return kept
+
+
+_SPACES = _Spaces(_ASCII_SPACES)
 _TERMS: dict[bytes, dict[str, str]] = {}
 
 
@@ -172,10 +188,11 @@ def index_terms(text: str, salt: bytes, limit: int | None = None) -> list[str]:
     if cache is None or len(cache) > 500_000:
         cache = _TERMS[salt] = {}
     out = []
-    if text.isascii():  # no CJK, no marks: a plain scan finds the same words
-        words = text.translate(_ASCII_SPACES).split()
+    spaced = text.translate(_ASCII_SPACES if text.isascii() else _SPACES)
+    if spaced.isascii():  # no CJK, no other letters, no marks: a plain scan finds the same words
+        words = spaced.split()
         found: list[str | None] = list(map(cache.get, words))  # one C-level pass over the cache
-        if None in found:
+        if not all(found):  # a word not met yet (or an empty term, which the loop leaves as it is)
             for i, term in enumerate(found):
                 if term is None:
                     found[i] = cache[words[i]] = seal(normalise_word(words[i]), salt)
@@ -496,14 +513,22 @@ def _time_stems() -> tuple[frozenset[str], frozenset[str], frozenset[str], froze
     return stems(_UNITS), stems(_BEFORE), stems(_AFTER), stems(_ALONE)
 
 
-def may_name_time(terms: list[str]) -> bool:
+def may_name_time(terms: list[str], distinct: Mapping[str, None] | None = None) -> bool:
     """Whether a text's index terms hold a word pair a relative time expression needs ("last week",
-    "days ago", "yesterday"): most text holds none and is never scanned for dates."""
+    "days ago", "yesterday"): most text holds none and is never scanned for dates. `distinct`: the same
+    terms as the keys of a dict, if the caller has them (then only the few time words are looked up)."""
     units, before, after, alone = _time_stems()
-    if alone.isdisjoint(terms) is False:
-        return True
-    if units.isdisjoint(terms):
-        return False
+    if distinct is not None:
+        present = distinct.keys()  # a set view: isdisjoint walks the smaller side, here the time words
+        if not present.isdisjoint(alone):
+            return True
+        if present.isdisjoint(units):
+            return False
+    else:
+        if alone.isdisjoint(terms) is False:
+            return True
+        if units.isdisjoint(terms):
+            return False
     last = len(terms) - 1
     # Only the positions of time words are looked at (found at C speed).
     for i in compress(range(len(terms)), map(units.__contains__, terms)):

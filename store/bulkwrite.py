@@ -62,6 +62,8 @@ class RowWriter:
         self.salt = salt
         self.rows: dict[str, list[tuple[Any, ...]]] = {name: [] for name in INSERTS}
         self.docs: list[tuple[int, int, index.Analysed, bool]] = []  # (revision pk, scope pk, terms, counted)
+        self.fts: list[tuple[Any, ...]] = []  # index rows of revisions analysed elsewhere (index_prepared)
+        self.delta = index.StatsDelta()  # and their statistics
         self._next: list[int] | None = None
 
     def _keys(self) -> list[int]:
@@ -96,6 +98,13 @@ class RowWriter:
         """Index a revision; `when` (its observed_at, else created_at) is what relative time is read against."""
         self.docs.append((rev_pk, scope_pk, index.analyse(title, content, facets, self.salt, when), counted))
 
+    def index_prepared(self, rows: list[tuple[int, str, str, str, str]], scope_pk: int, df: Any, terms: int) -> None:
+        """Index new revisions of one scope analysed elsewhere (analyst.analyse_batch): their FTS rows
+        (revision pk, title, body, meta, scope), how many hold each key, and their term total; all counted.
+        (write_pages_bulk's: an import group's marks and roll-backs cover `docs` and `rows` only.)"""
+        self.fts.extend(rows)
+        self.delta.add_counted(scope_pk, df, len(rows), terms)
+
     def pending(self) -> int:
         return sum(len(rows) for rows in self.rows.values())
 
@@ -107,9 +116,9 @@ class RowWriter:
             if rows:
                 cursor.executemany(sql, rows)
                 self.rows[table] = []
-        if self.docs:
-            index.add_analysed(cursor, self.docs)
-            self.docs = []
+        if self.docs or self.fts:
+            index.add_analysed(cursor, self.docs, self.fts, self.delta)
+            self.docs, self.fts, self.delta = [], [], index.StatsDelta()
         self._next = None  # other writers in this transaction may now take keys
 
 

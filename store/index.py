@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import AbstractSet, Any, Iterable, Mapping, Sequence
 
 from .analysis import ANALYSER_VERSION, DateNamed, event_dates, index_terms, may_name_time, stat_terms
 from .errors import Conflict
@@ -92,17 +92,21 @@ class Analysed:
     body: list[str]
     meta: list[str]
     dates: tuple[str, ...] = ()
+    # The body's distinct terms, when `analyse` made them (for the dates): the statistics start from them.
+    distinct: dict[str, None] | None = field(default=None, compare=False, repr=False)
 
     @property
     def count(self) -> int:
         return len(self.title) + len(self.body) + len(self.meta)
 
-    def keys(self) -> set[str]:
-        keys = set(self.title)
-        keys.update(self.body)
-        keys.update(self.meta)
+    def keys(self) -> AbstractSet[str]:
+        """The distinct keys the statistics count: the terms of all three columns and their CJK bigrams."""
+        # A dict of the terms, not a set: built twice as fast for lists of this size (a bulk write counts every page).
+        keys = self.distinct if self.distinct is not None else dict.fromkeys(self.body)
+        if self.title or self.meta:
+            keys = dict.fromkeys(self.title + self.meta) | keys
         if "".join(keys).isascii():  # no CJK bigrams: just the terms (the common case, one pass)
-            return keys
+            return keys.keys()
         return stat_terms(self.title) | stat_terms(self.body) | stat_terms(self.meta)
 
 
@@ -120,13 +124,15 @@ def date_tokens(dates: Sequence[DateNamed]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def derived_dates(content: str | None, when: str | None, terms: list[str] | None = None) -> tuple[str, ...]:
+def derived_dates(content: str | None, when: str | None, terms: list[str] | None = None,
+                  distinct: Mapping[str, None] | None = None) -> tuple[str, ...]:
     """The one derivation the write paths call: the date tokens of the days a text's relative time
     expressions name, read against `when` (the revision's observed_at, else its created_at). With the
-    text's index terms, text that cannot name a relative day is passed over without a scan."""
+    text's index terms (and, optionally, those terms as dict keys), text that cannot name a relative day
+    is passed over without a scan."""
     if not content or not when:
         return ()
-    if terms is not None and content.isascii() and not may_name_time(terms):
+    if terms is not None and content.isascii() and not may_name_time(terms, distinct):
         return ()
     return date_tokens(event_dates(content, when))
 
@@ -137,11 +143,13 @@ def analyse(title: str, content: str | None, facets: dict[str, Any], salt: bytes
     revision's date) the days its relative time expressions name are derived too."""
     own_title = bool(facets.get("title")) or content is None
     body = index_terms(content or "", salt)
+    distinct = dict.fromkeys(body)  # for the dates here, and the statistics later (Analysed.keys)
     return Analysed(
         index_terms(title, salt) if own_title and title else [],
         body,
         index_terms(facet_text(facets), salt) if facets else [],
-        derived_dates(content, when, body) if when else (),
+        derived_dates(content, when, body, distinct) if when else (),
+        distinct,
     )
 
 
@@ -158,11 +166,21 @@ class StatsDelta:
         if counts is None:
             counts = self.df[scope_id] = Counter()
         if sign > 0:
-            counts.update(doc.keys())  # counted in C
+            count_keys(counts, doc)
         else:
             counts.subtract(doc.keys())
         self.docs[scope_id] += sign
         self.terms[scope_id] += sign * doc.count
+
+    def add_counted(self, scope_id: int, df: Counter[str], docs: int, terms: int) -> None:
+        """Add revisions counted elsewhere (analyst.analyse_batch): their keys' counts, how many, their terms."""
+        counts = self.df.get(scope_id)
+        if counts is None:
+            self.df[scope_id] = df  # taken over, not copied: it is the batch's own, used once
+        else:
+            counts.update(df)
+        self.docs[scope_id] += docs
+        self.terms[scope_id] += terms
 
     def write(self, cur: Any) -> None:
         ups = [(t, s, n) for s, counts in self.df.items() for t, n in counts.items() if n > 0]
@@ -185,11 +203,19 @@ class StatsDelta:
         self.terms.clear()
 
 
-def fts_row(rowid: int, scope_pk: int, doc: Analysed) -> tuple[int, str, str, str, str]:
+def count_keys(counts: Counter[str], doc: Analysed) -> None:
+    """Add one to the count of each statistics key of `doc`."""
+    counts.update(doc.keys())  # a set view, not a mapping: counted in C
+
+
+def fts_scope(scope_pk: int, dates: tuple[str, ...]) -> str:
     # The `scope` column also holds the derived date tokens: queries never match it with words, and
     # they leave with the row when it is deleted (erased with the revision).
-    scope = f"zs{scope_pk} " + " ".join(doc.dates) if doc.dates else f"zs{scope_pk}"
-    return (rowid, " ".join(doc.title), " ".join(doc.body), " ".join(doc.meta), scope)
+    return f"zs{scope_pk} " + " ".join(dates) if dates else f"zs{scope_pk}"
+
+
+def fts_row(rowid: int, scope_pk: int, doc: Analysed) -> tuple[int, str, str, str, str]:
+    return (rowid, " ".join(doc.title), " ".join(doc.body), " ".join(doc.meta), fts_scope(scope_pk, doc.dates))
 
 
 INSERT_FTS = f"INSERT INTO {FTS_TABLE}(rowid, title, body, meta, scope) VALUES (?,?,?,?,?)"
@@ -207,11 +233,13 @@ def add_revisions(cur: Any, salt: bytes, rows: Iterable[IndexRow], counted: bool
                        for rev_pk, scope_pk, title, content, facets, when in rows])
 
 
-def add_analysed(cur: Any, rows: Iterable[tuple[int, int, Analysed, bool]]) -> None:
+def add_analysed(cur: Any, rows: Iterable[tuple[int, int, Analysed, bool]], fts: list[tuple[Any, ...]] | None = None,
+                 delta: StatsDelta | None = None) -> None:
     """Index revisions already analysed, as (revision pk, scope pk, terms, counted in the statistics)
-    (the bulk path analyses outside the write lock)."""
-    delta = StatsDelta()
-    fts = []
+    (the bulk path analyses outside the write lock); with `fts` rows and a `delta` made elsewhere
+    (analyst.analyse_batch) written first."""
+    delta = delta if delta is not None else StatsDelta()
+    fts = fts if fts is not None else []
     for rev_pk, scope_pk, doc, counted in rows:
         fts.append(fts_row(rev_pk, scope_pk, doc))
         if counted:

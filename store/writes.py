@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Callable, Iterable, cast
+from typing import Any, Callable, Iterable, Iterator, cast
 
 from . import ids
 from . import names
@@ -15,6 +15,7 @@ from .constants import DERIVATION_TYPES
 from .core import Call, Part, dumps, operation
 from . import index
 from . import bulkwrite
+from .analyst import Analyst, PageText, Pending, Prepared
 from .bulkwrite import Groups, RowWriter, loading
 from .errors import Conflict, Cycle, Forbidden, Invalid, NotFound, not_found, shown
 from .titles import page_title
@@ -510,60 +511,75 @@ class WriteOps(Part):
         Each batch is made ready (checked, titled, its index terms analysed) before it takes the write
         lock, then written through the bulk path (store/bulkwrite.py) in a transaction of its own; a
         writer that waits for the lock gets it between two batches. Without `batch_size`, batches are
-        sized to hold the lock about bulkwrite.GROUP_SECONDS (fewer commits, each folding more into the index)."""
+        sized to hold the lock about bulkwrite.GROUP_SECONDS (fewer commits, each folding more into the index).
+        With PCP_ANALYSIS_HELPER=1 a long write analyses the next batch in a helper process while this one is written
+        (store/analyst.py)."""
         ns = v.namespace(namespace)
         created = 0
-        batch: list[dict[str, Any]] = []
         groups = Groups(self._db)
         size = batch_size or BULK_FIRST_BATCH
+        analyst = Analyst(self._salt)
+        waiting: tuple[str, list[Any], Pending] | None = None  # a checked batch whose analysis is under way
+
+        def land(batch: tuple[str, list[Any], Pending]) -> None:
+            nonlocal created, size
+            stamp, checked, pending = batch
+            prepared = pending.result()
+            groups.wait_turn()
+            started = time.monotonic()
+            done = self._bulk_write(ns, stamp, checked, prepared)  # its own transaction, with its audit event
+            took = time.monotonic() - started
+            groups.released()
+            created += done
+            if not batch_size:
+                size = bulkwrite.next_size(size, done, took, BULK_FIRST_BATCH // 4, BULK_MAX_BATCH)
+            if progress:
+                progress(created, total)
+
         with loading(self._db):  # the WAL checkpointed every 20,000 pages meanwhile, and at the end
-            for item in items:
-                batch.append(item)
-                if len(batch) >= size:
-                    done, took = self._bulk_batch(ns, batch, groups)
-                    created += done
-                    batch = []
-                    if not batch_size:
-                        size = bulkwrite.next_size(size, done, took, BULK_FIRST_BATCH // 4, BULK_MAX_BATCH)
-                    if progress:
-                        progress(created, total)
-            if batch:
-                created += self._bulk_batch(ns, batch, groups)[0]
-                if progress:
-                    progress(created, total)
+            try:
+                for batch in _batches(items, lambda: size):
+                    with self._failures_audited(Call("write_pages_bulk"), time.perf_counter()):  # a refused item
+                        stamp = ids.now()  # the batch's store time, taken before it is analysed
+                        try:
+                            checked = self._bulk_check(batch)
+                        except Exception:
+                            if waiting is not None:  # the batches before it are written (and audited) first
+                                before, waiting = waiting, None
+                                land(before)
+                            raise
+                    texts: list[PageText] = [(title, payload["content"], facets, observed or stamp)
+                                             for payload, facets, _, observed, title in checked]
+                    ready = (stamp, checked, analyst.submit(texts))
+                    if waiting is not None:
+                        before, waiting = waiting, None
+                        land(before)  # the batch before, while this one is analysed (in the helper, if one runs)
+                    waiting = ready
+                if waiting is not None:
+                    before, waiting = waiting, None
+                    land(before)
+            except Exception:
+                if waiting is not None:  # the items' iterator failed: what it gave before is written
+                    land(waiting)
+                raise
+            finally:
+                analyst.close()
         return {"created": created}
 
-    def _bulk_ready(self, batch: list[dict[str, Any]], stamp: str) -> list[tuple[dict[str, str], dict[str, Any], str,
-                                                                                 str | None, str, index.Analysed]]:
-        """Check and analyse a batch outside the write lock: (payload, facets, facets JSON, observed, title, terms).
-        `stamp` is the batch's store time: relative time in a page without observed_at is read against it."""
+    def _bulk_check(self, batch: list[dict[str, Any]]) -> list[tuple[dict[str, str], dict[str, Any], str, str | None, str]]:
+        """Check a batch outside the write lock: (payload, facets, facets JSON, observed, title) of each page."""
         out = []
-        salt = self._salt
         for item in batch:
             payload = v.payload(None, item.get("content"), item.get("media_type"))
             if payload is None:
                 raise Invalid("Every page of a bulk write needs content.")
             facets = v.facets(item["facets"]) if item.get("facets") is not None else {}
             observed = v.optional_time(item["observed_at"], "observed_at") if item.get("observed_at") else None
-            title = page_title(facets, payload, [])
-            out.append((payload, facets, dumps(facets) if facets else "{}", observed, title,
-                        index.analyse(title, payload["content"], facets, salt, observed or stamp)))
+            out.append((payload, facets, dumps(facets) if facets else "{}", observed, page_title(facets, payload, [])))
         return out
 
-    def _bulk_batch(self, ns: str, batch: list[dict[str, Any]], groups: Groups) -> tuple[int, float]:
-        """Write one batch; (pages written, seconds it held the lock)."""
-        with self._failures_audited(Call("write_pages_bulk"), time.perf_counter()):  # a refused item is audited
-            stamp = ids.now()  # the batch's store time, taken before it is analysed
-            ready = self._bulk_ready(batch, stamp)
-        groups.wait_turn()
-        started = time.monotonic()
-        created = self._bulk_write(ns, stamp, ready)  # its own transaction, with its audit event
-        took = time.monotonic() - started
-        groups.released()
-        return created, took
-
     @operation("write_pages_bulk", write=True)
-    def _bulk_write(self, call: Call, ns: str, stamp: str, ready: list[Any]) -> int:
+    def _bulk_write(self, call: Call, ns: str, stamp: str, ready: list[Any], prepared: Prepared) -> int:
         scope = self._scope_for_write(call, ns, "write")
         actor_type, actor_id = self.session.actor_type, self.session.principal_id
         writer = RowWriter(self._db, self._salt)
@@ -571,15 +587,34 @@ class WriteOps(Part):
         provenance = dumps([{"operation": "write", "actor_type": actor_type, "actor_id": actor_id,
                              "timestamp": stamp, "input_revision_ids": []}])
         id_pairs = ids.new_id_pairs("pg", "rev", len(ready))
-        for (payload, _, facets_json, observed, title, doc), (page_id, rev_id) in zip(ready, id_pairs, strict=True):
+        scope_pk = scope.id
+        pages, revisions, fts = writer.rows["page"], writer.rows["revision"], []
+        digest, fts_scope = v.content_digest, index.fts_scope
+        analysed, df = prepared
+        terms = 0
+        for (payload, _, facets_json, observed, title), (page_id, rev_id), (t_text, b_text, m_text, dates, count) in zip(
+                ready, id_pairs, analysed, strict=True):
             page_pk, rev_pk = writer.reserve()
-            content = payload["content"]
-            writer.add("page", (page_pk, page_id, scope.id, rev_pk, rev_id, "active", 0, title, payload["media_type"],
-                                actor_type, stamp, stamp, observed or stamp))
-            writer.add("revision", (rev_pk, rev_id, page_pk, 1, None, scope.id, stamp, observed, None, None, actor_type,
-                                    actor_id, payload["media_type"], content, v.content_digest(content), title,
-                                    facets_json, "[]", provenance))
-            writer.index(rev_pk, scope.id, doc)
+            content, media_type = payload["content"], payload["media_type"]
+            pages.append((page_pk, page_id, scope_pk, rev_pk, rev_id, "active", 0, title, media_type,
+                          actor_type, stamp, stamp, observed or stamp))
+            revisions.append((rev_pk, rev_id, page_pk, 1, None, scope_pk, stamp, observed, None, None, actor_type,
+                              actor_id, media_type, content, digest(content), title, facets_json, "[]", provenance))
+            fts.append((rev_pk, t_text, b_text, m_text, fts_scope(scope_pk, dates)))
+            terms += count
+        writer.index_prepared(fts, scope_pk, df, terms)
         writer.flush()
         call.counts["pages"] = len(ready)
         return len(ready)
+
+
+def _batches(items: Iterable[dict[str, Any]], size: Callable[[], int]) -> Iterator[list[dict[str, Any]]]:
+    """`items` in lists of `size()` (read anew for each list), the last one shorter."""
+    batch: list[dict[str, Any]] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size():
+            yield batch
+            batch = []
+    if batch:
+        yield batch
