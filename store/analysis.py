@@ -19,7 +19,7 @@ Stop words are indexed (the `text` mode and phrase matching need positions) but 
 ranked queries unless a query has nothing else.
 
 Long because: the index and the query side must turn text into the same terms, so the tokenizer, normalisation,
-dates and question words live together; the date reading is the piece to carve out next.
+relative time in text and question words live together (the dates a question names are store.question_dates).
 """
 
 from __future__ import annotations
@@ -398,75 +398,11 @@ def _merge(ranges: list[list[int]]) -> list[list[int]]:
     return out
 
 
-_MONTHS = {name: i + 1 for i, name in enumerate(
-    "january february march april may june july august september october november december".split())}
-_MONTHS.update({name[:3]: i for name, i in list(_MONTHS.items())})
-_MONTHS["sept"] = 9
-# "June", "June 3", "June 3rd, 2023", "3 June 2023", "3rd of June", "2023"; a month only with a capital.
-_DATE_WORD = re.compile(
-    r"\b(?:(\d{1,2}(?:st|nd|rd|th)?)\s+(?:of\s+)?)?([A-Z][a-z]{2,8})\.?"
-    r"(?:\s+(\d{1,2}(?:st|nd|rd|th)?)\b)?(?:,?\s+((?:19|20)\d\d))?\b|\b((?:19|20)\d\d)\b")
-_CJK_DATE = re.compile(r"(?:((?:19|20)\d\d\s*年)\s*)?(\d{1,2})\s*月(?:\s*(\d{1,2}\s*[日号]))?|((?:19|20)\d\d)\s*年")
-DateNamed = tuple[int | None, int | None, int | None]
-
-
-def dates_named(query: str) -> list[DateNamed]:
-    """(year, month, day) a question names ("in June", "on 3 June, 2023", "August 2023", "2022", "2023年3月5日" ...),
-    any part optional.
-
-    A month counts when written with a capital (so "may" and "march" as words do not), and not as the
-    first word of the question ("May I ...").
-    """
-    return sorted({d for d, _ in _dates(query)}, key=lambda f: (f[0] or 0, f[1] or 0, f[2] or 0))
-
-
-def months_named(query: str) -> list[tuple[int | None, int | None]]:
-    """(year, month) pairs a question names, either part optional (`dates_named` without the day)."""
-    return sorted({(y, m) for y, m, _ in dates_named(query)}, key=lambda f: (f[0] or 0, f[1] or 0))
-
-
-def without_dates(query: str) -> str:
-    """The question with the days and years of its dates blanked out: a date says when, it is not a
-    word to look for (the month's name stays a word)."""
-    out = list(query or "")
-    for _, spans in _dates(query):
-        for s, e in spans:
-            out[s:e] = " " * (e - s)
-    return "".join(out)
-
-
-def _leading_int(text: str) -> int:
-    return int(re.match(r"\d+", text).group(0))  # type: ignore[union-attr]
-
-
-def _dates(query: str) -> list[tuple[DateNamed, list[tuple[int, int]]]]:
-    """Each date named, with the spans of its numbers."""
-    found: list[tuple[DateNamed, list[tuple[int, int]]]] = []
-    query = query or ""
-    for m in _DATE_WORD.finditer(query):
-        if m.group(5):
-            found.append(((int(m.group(5)), None, None), [m.span(5)]))
-            continue
-        month = _MONTHS.get(m.group(2).lower())
-        if month is None or (m.start(2) == 0 and m.group(2) in ("May", "March") and not (m.group(3) or m.group(4))):
-            continue
-        day_group = 1 if m.group(1) else 3 if m.group(3) else 0
-        day = _leading_int(m.group(day_group)) if day_group else None
-        if day is not None and not 1 <= day <= 31:
-            day, day_group = None, 0
-        spans = [m.span(g) for g in (day_group, 4) if g and m.group(g)]
-        found.append(((int(m.group(4)) if m.group(4) else None, month, day), spans))
-    for m in _CJK_DATE.finditer(query):
-        if m.group(2) and 1 <= int(m.group(2)) <= 12:
-            day = _leading_int(m.group(3)) if m.group(3) else None
-            day = day if day is not None and 1 <= day <= 31 else None
-            found.append(((_leading_int(m.group(1)) if m.group(1) else None, int(m.group(2)), day),
-                          [m.span(g) for g in (1, 3) if m.group(g)]))
-        elif m.group(4):
-            found.append(((int(m.group(4)), None, None), [m.span(4)]))
-    # A year named beside a month is part of it, not a date of its own.
-    with_month = {d[0] for d, _ in found if d[1] is not None and d[0] is not None}
-    return [(d, spans) for d, spans in found if not (d[1] is None and d[0] in with_month)]
+# The dates a question names live in store.question_dates (re-exported here for the index and the ranking).
+from .question_dates import DateNamed as DateNamed  # noqa: E402
+from .question_dates import dates_named as dates_named  # noqa: E402
+from .question_dates import months_named as months_named  # noqa: E402
+from .question_dates import without_dates as without_dates  # noqa: E402
 
 
 # Words that date an event in running text ("yesterday", "last week", "in May", "two days ago").

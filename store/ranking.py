@@ -31,6 +31,7 @@ share their state.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -56,6 +57,7 @@ TIME_BOOST = 1.0  # a "when" question favours text that dates something (0.8-1.3
 NUMBER_BOOST = 1.0
 DATE_BOOST = 2.0  # for a page dated in a month or year the question names
 DAY_BOOST = 1.0  # and again for a page dated on the day it names
+EVENT_BOOST = 0.5  # and again for a text telling of that day (its relative time names it)
 TEXT_CAP = 500
 POOL = 64  # candidates scored exactly (at least; a 10-hit and a 20-hit search score the same ones)
 MAX_ANALYSED_CHARS = 30_000
@@ -637,26 +639,48 @@ class Ranker:
         return [(a, b, c, bool(u)) for a, b, c, u in self._db.execute_sql(sql, [*pages, *pages, *sc.params]).fetchall()]
 
 
+@functools.lru_cache(maxsize=16)
+def _date_sets(dates: tuple[analysis.DateNamed, ...]) -> tuple[set[tuple[int | None, int, int]], set[tuple[int | None, int]],
+                                                               set[tuple[int | None, int]], set[int]]:
+    """A question's dates as sets (a range names up to 62 days): its days, the months of its days, its
+    months named without a day, its years named alone; a year None stands for any year."""
+    days: set[tuple[int | None, int, int]] = set()
+    day_months: set[tuple[int | None, int]] = set()
+    months: set[tuple[int | None, int]] = set()
+    years: set[int] = set()
+    for y, m, d in dates:
+        if m is None:
+            if y is not None:
+                years.add(y)
+        elif d is None:
+            months.add((y, m))
+        else:
+            days.add((y, m, d))
+            day_months.add((y, m))
+    return days, day_months, months, years
+
+
 def _date_factor(day: tuple[int, int, int] | None, events: Sequence[analysis.DateNamed],
                  dates: Sequence[analysis.DateNamed]) -> float:
     """How much a question's dates favour a text said on `day` whose relative time names `events`:
-    its day of speaking or a day it tells of in a month or year named, more on a day named."""
+    its day of speaking or a day it tells of in a month or year named, more on a day named, and most when
+    the text tells of that day ("yesterday I met ...", said the day after): what happened on a day is
+    told of it, while much that is said on a day is about other things."""
+    days, day_months, months, years = _date_sets(tuple(dates))
     best = 1.0
     said = [(day[0], day[1], day[2])] if day else []
-    for y, m, d in [*said, *events]:
-        for qy, qm, qd in dates:
-            if qy is not None and qy != y:
-                continue
-            if qm is not None and qm != m:
-                continue
-            if qm is None and qy is None:
-                continue
+    for k, (y, m, d) in enumerate([*said, *events]):
+        if m is None:
+            boost = 1 + DATE_BOOST if y in years else 1.0
+        elif d is not None and ((y, m, d) in days or (None, m, d) in days):
+            boost = (1 + DATE_BOOST) * (1 + DAY_BOOST) * (1.0 if k < len(said) else 1 + EVENT_BOOST)
+        elif (y, m) in months or (None, m) in months or y in years:
             boost = 1 + DATE_BOOST
-            if qd is not None and d == qd:
-                boost *= 1 + DAY_BOOST
-            elif qd is not None and d is None:
-                continue  # "last month" does not tell which day
-            best = max(best, boost)
+        elif d is not None and ((y, m) in day_months or (None, m) in day_months):
+            boost = 1 + DATE_BOOST  # in the month of a day named ("last month" does not tell which day)
+        else:
+            boost = 1.0
+        best = max(best, boost)
     return best
 
 
