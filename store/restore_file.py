@@ -5,8 +5,9 @@ file's pages into rows while the restore writes (Helpers).
 The checking pass reads every record and the closing digest before anything is written, and notes where
 each kind's lines are and whether they are in the order `pcp export` writes (a "canonical" file: every kind
 in one run, pages by page id, revisions by page id); in such a file it also cuts the pages into tasks of
-TASK_PAGES pages with all their revisions, and offers the first ones to the helpers as soon as their lines
-are known. A helper (a `python -c` child on the same `store` package) reads a task's lines, parses them and
+TASK_PAGES pages with all their revisions. With a helper, a large file is checked in two halves at once (the
+helper's half: its lines counted ahead, its digest hashed here, its revision lines sampled so that the cuts
+are found afterwards by a short scan). A helper (a `python -c` child on the same `store` package) reads a task's lines, parses them and
 makes them rows ready to insert: keys numbered within the task, index terms, titles, stored JSON and the
 task's term statistics, so that the restore only adds its first free keys and inserts. Tasks are
 independent, so they are written in the order they are ready, and the restore makes one ready itself when
@@ -18,6 +19,7 @@ Long because: the file's reading, its plan and the helpers that read it by that 
 
 from __future__ import annotations
 
+import bisect
 import collections
 import contextlib
 import hashlib
@@ -45,13 +47,15 @@ KIND_ORDER = ("scope", "page", "revision", "relation", "retraction", "lifecycle_
 # The pages of a plain file in export order are made into rows (keys, titles, stored JSON, index terms, statistics)
 # by helper processes while the restore writes (`Helpers`): for files of at least HELPERS_MIN_BYTES, on a machine
 # with two or more cores and one free besides the restore's (PCP_RESTORE_HELPERS=1: always, =0: never). A task is
-# TASK_PAGES page lines with their revision lines. While the file is checked a helper is given up to TASKS_AHEAD
-# tasks (their answers wait in it: about 1.6 MB each); while the restore writes, up to WRITING_AHEAD (a task the
-# restore takes itself at the end may be one a helper had: less is done twice).
+# TASK_PAGES page lines with their revision lines. The first helper checks the second half of the file while the
+# restore checks the first (`_check_halves`); should it not take that, it is given up to TASKS_AHEAD tasks while the
+# file is checked (their answers wait in it: about 1.6 MB each). While the restore writes a helper holds up to
+# WRITING_AHEAD tasks, enough for a group's writing (a task the restore takes itself at the end may be one a helper
+# had: a few are done twice).
 HELPERS_MIN_BYTES = 8 << 20
 TASK_PAGES = 1000
 TASKS_AHEAD = 8
-WRITING_AHEAD = 3
+WRITING_AHEAD = 8
 PIPE_BYTES = 1 << 20  # a helper's answers pipe (Linux lets anyone make one this large)
 MAX_HELPERS = 3
 
@@ -145,6 +149,13 @@ Opener = Callable[[], ContextManager[Iterable[bytes]]] | None
 def check_file(p: Path, opener: Opener = None, helpers: Helpers | None = None) -> ExportPlan:
     """Check the header, every record and the closing digest before anything is written (the first page
     tasks are offered to `helpers` as soon as their lines are known, so that they are made ready meanwhile)."""
+    if helpers is not None and opener is None:
+        try:
+            halves = _check_halves(p, helpers)
+        except OSError as exc:
+            raise Invalid(f"{p}: cannot read ({exc.strerror or exc}).") from None
+        if halves is not None:
+            return halves
     digest = hashlib.sha256()
     count, last, header = 0, None, None
     owners: set[str] = set()
@@ -214,6 +225,191 @@ def check_file(p: Path, opener: Opener = None, helpers: Helpers | None = None) -
     if [k for k in sections if k in KIND_ORDER] != order or opener is not None:
         canonical = False  # (a sealed file is read in one pass: no offsets)
     return ExportPlan(count, digest.hexdigest(), canonical, sections, scopes, page_cuts, revision_cuts)
+
+
+# A large file is checked in two halves at once when a helper is there: this process the first half, a helper the
+# second (line numbers counted ahead, the digest of the second half hashed here afterwards); revision lines are
+# sampled every REV_SAMPLE-th so that the cuts between tasks are found afterwards by a short scan.
+REV_SAMPLE = 64
+
+
+@dataclass
+class CheckTask:
+    """A helper's part of the checking pass: the lines from byte `start` to the end of the file."""
+
+    start: int
+    owners: set[str]
+
+
+@dataclass
+class Checked:
+    """What a checking pass learnt of a run of lines (a half of the file)."""
+
+    first_line: int
+    lines: int = 0
+    runs: list[list[Any]] = field(default_factory=list)  # [kind, start, end, first line, last line]
+    scopes: list[str] = field(default_factory=list)
+    canonical: bool = True  # within these lines
+    first_page: str | None = None
+    last_page: str = ""
+    first_rev: str | None = None
+    last_rev: str = ""
+    pages: int = 0
+    page_cuts: list[tuple[str, int, int]] = field(default_factory=list)
+    rev_samples: list[tuple[str, int, int]] = field(default_factory=list)  # (page id, offset, line number)
+    revs: int = 0
+    last: tuple[int, bytes] = (0, b"")  # the last line: (offset, bytes)
+
+
+def _check_line(c: Checked, p: Path, owners: set[str], number: int, offset: int, data: bytes) -> None:
+    """One line of the checking pass (as `check_file`'s loop checks it) into `c`."""
+    c.lines += 1
+    c.last = (offset, data)
+    obj = parse_line(data, p, number)
+    kind = obj.get("kind")
+    if kind == END_KIND:
+        return
+    check_record(obj, p, number)
+    assert isinstance(kind, str)  # check_record refuses an unknown kind
+    if kind == "scope":
+        if owners and obj["owner_id"] not in owners:
+            raise Invalid(f"{p}: line {number} (scope): its owner {obj['owner_id']} is neither the export's owner "
+                          "nor an owner id its header lists; nothing was imported.")
+        c.scopes.append(obj["namespace"])
+    if c.runs and c.runs[-1][0] == kind:
+        c.runs[-1][2], c.runs[-1][4] = offset + len(data), number
+    else:
+        c.runs.append([kind, offset, offset + len(data), number, number])
+    if kind == "page":
+        pid = obj["page_id"]
+        if c.first_page is None:
+            c.first_page = pid
+        c.canonical = c.canonical and pid > c.last_page
+        c.last_page = pid
+        if c.pages and c.pages % TASK_PAGES == 0:
+            c.page_cuts.append((pid, offset, number))
+        c.pages += 1
+    elif kind == "revision":
+        pid = obj["page_id"]
+        if c.first_rev is None:
+            c.first_rev = pid
+        c.canonical = c.canonical and pid >= c.last_rev
+        c.last_rev = pid
+        if c.revs % REV_SAMPLE == 0:
+            c.rev_samples.append((pid, offset, number))
+        c.revs += 1
+
+
+def check_range(p: Path, task: CheckTask) -> Checked:
+    """A helper's half of the checking pass: line numbers counted up to `start`, then every line to the end."""
+    with open(p, "rb") as fh:
+        number = 1
+        left = task.start
+        while left > 0:
+            block = fh.read(min(left, 1 << 20))
+            if not block:
+                break
+            number += block.count(b"\n")
+            left -= len(block)
+        c = Checked(number)
+        offset = fh.tell()
+        for data in fh:
+            _check_line(c, p, task.owners, number, offset, data)
+            number += 1
+            offset += len(data)
+    return c
+
+
+def _check_halves(p: Path, helpers: Helpers) -> ExportPlan | None:
+    """`check_file` of a large plain file, its second half checked by a helper meanwhile (None: the file is too
+    small to split, or not an export: checked in one pass)."""
+    digest = hashlib.sha256()
+    with open(p, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        header_line = fh.readline()
+        header = parse_line(header_line, p, 1)
+        if not isinstance(header, dict) or header.get("kind") != EXPORT_KIND:
+            return None
+        fh.seek(max(len(header_line), (len(header_line) + size) // 2))
+        fh.readline()
+        start = fh.tell()
+        if start >= size or start <= len(header_line):
+            return None
+        owners = header_owners(header)
+        if not helpers.check(CheckTask(start, owners)):
+            return None
+        digest.update(header_line)
+        mine = Checked(2)
+        fh.seek(len(header_line))
+        offset, number = len(header_line), 2
+        while offset < start:
+            data = fh.readline()
+            digest.update(data)
+            _check_line(mine, p, owners, number, offset, data)
+            number += 1
+            offset += len(data)
+        theirs = helpers.checked()
+        if theirs is None:  # (the helper stopped: its half is checked here)
+            theirs = check_range(p, CheckTask(start, owners))
+        fh.seek(start)
+        left = theirs.last[0] - start  # every line before the last
+        while left > 0:
+            block = fh.read(min(left, 1 << 20))
+            digest.update(block)
+            left -= len(block)
+    count = theirs.first_line + theirs.lines - 1
+    end = parse_line(theirs.last[1], p, count)
+    if end.get("kind") != END_KIND:
+        raise Invalid(f"{p}: the export is incomplete (no closing digest line); export it again.")
+    if end.get("sha256") != digest.hexdigest():
+        raise Invalid(f"{p}: the export's digest does not match its lines (damaged or edited).")
+    runs = mine.runs + theirs.runs
+    if mine.runs and theirs.runs and mine.runs[-1][0] == theirs.runs[0][0]:  # one run across the halves
+        first = theirs.runs[0]
+        runs = mine.runs[:-1] + [[first[0], mine.runs[-1][1], first[2], mine.runs[-1][3], first[4]]] + theirs.runs[1:]
+    canonical = mine.canonical and theirs.canonical
+    if mine.first_page is not None and theirs.first_page is not None:
+        canonical = canonical and theirs.first_page > mine.last_page
+    if mine.first_rev is not None and theirs.first_rev is not None:
+        canonical = canonical and theirs.first_rev >= mine.last_rev
+    sections: dict[str, Section] = {}
+    for kind, run_start, run_end, first_line, last_line in runs:
+        if kind in sections:
+            canonical = False  # a kind in two runs
+            sections[kind].end, sections[kind].last_line = run_end, last_line
+        else:
+            sections[kind] = Section(run_start, run_end, first_line, last_line)
+    order = [k for k in KIND_ORDER if k in sections]
+    if [k for k in sections if k in KIND_ORDER] != order:
+        canonical = False
+    page_cuts = mine.page_cuts + theirs.page_cuts
+    revision_cuts = _revision_cuts(p, sections.get("revision"), page_cuts, mine.rev_samples + theirs.rev_samples) \
+        if canonical else []
+    return ExportPlan(count, digest.hexdigest(), canonical, sections, mine.scopes + theirs.scopes, page_cuts,
+                      revision_cuts)
+
+
+def _revision_cuts(p: Path, revs: Section | None, page_cuts: list[tuple[str, int, int]],
+                   samples: list[tuple[str, int, int]]) -> list[Cut]:
+    """For each page cut, where the revisions of page ids from its one on begin: from the last sampled revision
+    line of a smaller page id, a scan of at most REV_SAMPLE lines."""
+    if revs is None:
+        return []
+    out: list[Cut] = []
+    ids = [pid for pid, _, _ in samples]
+    with open(p, "rb") as fh:
+        for pid, _, _ in page_cuts:
+            i = bisect.bisect_left(ids, pid)
+            offset, number = (samples[i - 1][1], samples[i - 1][2]) if i else (revs.start, revs.first_line)
+            fh.seek(offset)
+            while offset < revs.end:
+                data = fh.readline()
+                if parse_line(data, p, number)["page_id"] >= pid:
+                    break
+                offset += len(data)
+                number += 1
+            out.append((offset, number) if offset < revs.end else (revs.end, revs.last_line + 1))
+    return out
 
 
 # A unit: a page line with its revision lines (page None: revisions of a page the store or an earlier unit
@@ -557,6 +753,31 @@ class Helpers:
         if self._give(task, TASKS_AHEAD):
             self.sent.append(task)
 
+    def check(self, task: CheckTask) -> bool:
+        """Give the first helper its half of the checking pass (False: it could not take it)."""
+        if not self.procs or self.sent or any(self._out.values()):
+            return False
+        fd = self.procs[0].stdout.fileno()
+        try:
+            self._send(self.procs[0], task)
+        except OSError:
+            self._drop(fd)
+            return False
+        self._out[fd].append(task)  # type: ignore[arg-type]  # (answered in turn, as a page task)
+        return True
+
+    def checked(self) -> Checked | None:
+        """The helper's half of the checking pass, once it is done (its error raised); None: the helper stopped."""
+        got = self._answer(wait=True)
+        if got is None:
+            self._lost = [t for t in self._lost if not isinstance(t, CheckTask)]
+            return None
+        status, value = got[1]
+        if status != "ok":
+            raise value
+        assert isinstance(value, Checked)
+        return value
+
     def _answer(self, wait: bool) -> tuple[PageTask, tuple[str, Any]] | None:
         """A helper's next whole answer and its task, if one is there (waiting for one with `wait`)."""
         import select
@@ -682,7 +903,7 @@ def helper_main() -> None:
                 break
             answer: tuple[str, Any]
             try:
-                answer = ("ok", prepare_task(p, task, salt))
+                answer = ("ok", check_range(p, task) if isinstance(task, CheckTask) else prepare_task(p, task, salt))
             except Exception as exc:  # (a PcpError names the line)
                 answer = ("error", exc if isinstance(exc, PcpError) else Invalid(f"{p}: {type(exc).__name__}: {exc}"))
             answers.put(pickle.dumps(answer, pickle.HIGHEST_PROTOCOL))

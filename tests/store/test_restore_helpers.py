@@ -203,3 +203,77 @@ def test_pcp_restore_helpers_0_restores_in_one_process(tmp_path, exported, helpe
         st.export(tmp_path / "again.jsonl")
     assert not helped
     assert _lines(tmp_path / "again.jsonl")[1:-1] == _lines(exported)[1:-1]
+
+
+def _plan_in_halves(path: Path) -> restore_file.ExportPlan:
+    """check_file with a helper checking the second half (it must have: else the test would compare one pass)."""
+    helpers = restore_file.Helpers(1, path, b"salt")
+    asked: list[bool] = []
+    check = helpers.check
+    helpers.check = lambda task: asked.append(check(task)) or asked[-1]  # type: ignore[method-assign]
+    try:
+        return restore_file.check_file(path, helpers=helpers)
+    finally:
+        helpers.close()
+        assert asked == [True]
+
+
+def _edited(exported: Path, out: Path, edit) -> Path:
+    records = [json.loads(line) for line in _lines(exported)[:-1]]
+    edit(records)
+    _rewrite(out, records)
+    return out
+
+
+@pytest.mark.parametrize("edit", [
+    lambda records: None,
+    lambda records: records.__delitem__(len(records) // 2),  # (a page or revision line at the halves' seam)
+    lambda records: records.insert(len(records) // 2 + 3, records.pop(5)),  # a page amid the revisions: another order
+])
+def test_a_check_in_halves_learns_what_the_check_in_one_pass_learns(tmp_path, exported, helped, edit):
+    """Invariant: this process's half and a helper's half give the plan one pass gives (lines, digest, sections,
+    order, scopes, the page tasks)."""
+    path = _edited(exported, tmp_path / "x.jsonl", edit)
+    one, halves = restore_file.check_file(path), _plan_in_halves(path)
+    assert (halves.lines, halves.sha256, halves.canonical, halves.sections, halves.scopes) == \
+        (one.lines, one.sha256, one.canonical, one.sections, one.scopes)
+    assert halves.page_tasks() == one.page_tasks() or not one.canonical
+    if one.canonical:  # the tasks, one after another, hold the units of the one-pass reading
+        def shape(units):
+            return [(u.page and u.page[0], [n for n, _ in u.revisions]) for u in units if u.kind == "page"]
+
+        assert shape(u for t in halves.page_tasks() for u in restore_file.task_units(path, t)) == \
+            shape(restore_file.units(path, one))
+
+
+def _late_bad_digest(records):
+    [r for r in records if r["kind"] == "revision"][-1]["payload"]["content"] = "quietly edited"
+
+
+def _early_bad_actor(records):
+    [r for r in records if r["kind"] == "revision"][0]["created_by"]["actor_type"] = "god"
+
+
+def _two_bad(records):
+    _late_bad_digest(records)
+    _early_bad_actor(records)
+
+
+@pytest.mark.parametrize("edit,message", [(_late_bad_digest, "content_digest does not match"),
+                                          (_early_bad_actor, "god"), (_two_bad, "god")])
+def test_a_check_in_halves_refuses_the_first_bad_line_as_one_pass_does(tmp_path, exported, helped, edit, message):
+    path = _edited(exported, tmp_path / "bad.jsonl", edit)
+    with pytest.raises(PcpError, match=message) as one:
+        restore_file.check_file(path)
+    with pytest.raises(PcpError, match=message) as halves:
+        _plan_in_halves(path)
+    assert halves.value.message == one.value.message
+
+
+def test_a_check_in_halves_refuses_a_wrong_digest(tmp_path, exported, helped):
+    text = exported.read_bytes()
+    i = text.index(b'"keywords":["k', len(text) * 3 // 4) + 14
+    other = b"1" if text[i:i + 1] != b"1" else b"2"
+    (tmp_path / "edited.jsonl").write_bytes(text[:i] + other + text[i + 1:])  # (a keyword: still valid, digest not)
+    with pytest.raises(PcpError, match="digest does not match its lines"):
+        _plan_in_halves(tmp_path / "edited.jsonl")
