@@ -418,7 +418,9 @@ def run(args: argparse.Namespace, base: Path, only: set[str]) -> None:
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     print(f"bulk write benchmark, {args.pages:,} pages, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}, "
           f"this checkout {head or ROOT}, compared: {args.compare or 'none'}, analysis helper (PCP_ANALYSIS_HELPER) "
-          f"{'on' if os.environ.get('PCP_ANALYSIS_HELPER') == '1' else 'off'} ({load()})", flush=True)
+          f"{'on' if os.environ.get('PCP_ANALYSIS_HELPER') == '1' else 'off'}, restore helpers (PCP_RESTORE_HELPERS) "
+          f"{ {'1': 'on', '0': 'off'}.get(os.environ.get('PCP_RESTORE_HELPERS', ''), 'while a core is free')} ({load()})",
+          flush=True)
     started = time.perf_counter()
     if source.exists():
         print(f"  source store {source} used again", flush=True)

@@ -87,6 +87,14 @@ class RowWriter:
         keys[1] += 1
         return keys[1] - 1
 
+    def reserve_many(self, pages: int, revisions: int) -> tuple[int, int]:
+        """The first of `pages` free page pks and of `revisions` free revision pks (each run of keys follows on)."""
+        keys = self._keys()
+        first = (keys[0], keys[1])
+        keys[0] += pages
+        keys[1] += revisions
+        return first
+
     def add(self, table: str, row: tuple[Any, ...]) -> None:
         self.rows[table].append(row)
 

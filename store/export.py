@@ -25,7 +25,8 @@ from .errors import Conflict, Forbidden, Invalid
 from .export_check import header_aliases
 from .reads import RELATION_COLUMNS, RelationRow, effective_status, relation_dict
 from .files import ExportFolder, make_private_dirs, open_private, refuse_store_target, temp_beside
-from .restore import END_KIND, EXPORT_KIND, Restore, check_file
+from .restore import Restore
+from .restore_file import END_KIND, EXPORT_KIND, Helpers, check_file
 from .types import ExportCounts, ExportResult, ImportExportResult
 
 STREAM_BATCH = 1000
@@ -508,8 +509,13 @@ class ExportOps(Part):
 
             def opener() -> Any:
                 return _export_lines(p, secret)
-        plan = check_file(p, opener)
-        added = Restore(self, p, plan, progress, opener, confirm_lookalike).run()
+        helpers = Helpers.start(p, self._salt, opener)  # (they load while the file is checked)
+        try:
+            plan = check_file(p, opener, helpers)
+            added = Restore(self, p, plan, progress, opener, confirm_lookalike, helpers).run()
+        finally:
+            if helpers is not None:
+                helpers.close()
         return {"path": str(p), "added": added, "owner_id": self.owner_id}
 
     def _adopt_owner(self, header: dict[str, Any]) -> None:

@@ -1,306 +1,50 @@
 """Restoring a `pcp export` file (pcp-core.md section 7) through the bulk write path (store/bulkwrite.py).
 
-The file is read twice. The first pass checks every record and the closing digest before anything is
-written, and notes where each kind's lines are and whether they are in the order `pcp export` writes
-(a "canonical" file: every kind in one run, pages by page id, revisions by page id). The second pass
-writes whole units: a page with all its revisions (read from the page lines and the revision lines
-side by side: both are in page id order), then relations, source ids and the rest, a batch of units
-at a time. Receipts come first, before any page that could be one they name.
+The file is read twice (store/restore_file.py). The first pass checks every record and the closing digest
+before anything is written. The second pass writes whole units: a page with all its revisions (read from
+the page lines and the revision lines side by side: both are in page id order), then relations, source ids
+and the rest, a batch of units at a time. Receipts come first, before any page that could be one they name.
+In a large file in export order the pages are made into rows by helper processes while this one writes
+(restore_file.Helpers; what the store already holds is then made ready here and written as ever).
 
 Into an empty store (or to finish a restore that stopped) a canonical file is committed in groups
 (store/bulkwrite.Groups), with a marker in `meta` (RESTORE_KEY) from the first group to the last:
 `doctor` shows it, and running the same import again completes it (what is there is skipped, as
 an import always does). Into a store that already holds pages, or from a file in another order,
 the import is one transaction, so a conflict leaves nothing written.
-
-Long because: one pass of one file format, its checking plan, its units and the writing of each kind of
-row are one piece of work, each part meaningful only beside the others.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import json.scanner
 import time
-from dataclasses import dataclass, field
+from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
-from . import ids, index
-from . import bulkwrite, names
+from . import bulkwrite, ids, index, names
 from .bulkwrite import Groups, RowWriter
 from .constants import Progress, chunks
 from .core import Call, dumps, settle_erasures
 from .errors import Forbidden, Invalid
-from .export_check import check_record, header_owners
-from .jsonsafe import loads
-from .titles import page_title
+from .restore_file import ExportPlan, Helpers, Line, Opener, Rows, Unit, _Rev, parse_line, prepare_rev, task_units, units
 from .types import UnfinishedRestore
 
 if TYPE_CHECKING:
     from .export import ExportOps
 
-EXPORT_KIND = "pcp.export.v1"
-END_KIND = "pcp.export.end"
 RESTORE_KEY = "restore_pending"  # meta: {path, sha256, started_at, lines} while a grouped restore is unfinished
-# The order `pcp export` writes its kinds in (store/export.py _export_lines); other kinds (the ledger's) follow.
-KIND_ORDER = ("scope", "page", "revision", "relation", "retraction", "lifecycle_event", "suppression",
-              "recommendation", "source_page", "receipt")
 FIRST_BATCH = 400  # lines in the first batch; later batches are sized to hold the lock about GROUP_SECONDS
 MAX_BATCH = 20_000
-
-
-@dataclass
-class Section:
-    start: int  # byte offset of the kind's first line
-    end: int  # byte offset after its last line
-    first_line: int
-
-
-@dataclass
-class ExportPlan:
-    """What the checking pass learnt of an export file."""
-
-    lines: int
-    sha256: str
-    canonical: bool
-    sections: dict[str, Section] = field(default_factory=dict)
-    scopes: list[str] = field(default_factory=list)  # the namespaces of its scope records, in file order
-
-
-# The JSON scanner json.loads ends in, called directly: a restore parses every line (twice); the
-# wrappers around it (encoding detection, whitespace skips) cost about a third of the parse.
-_SCAN: Any = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # (typeshed: the class)
-
-
-def parse_line(data: bytes | None, p: Path, number: int) -> dict[str, Any]:
-    if not data:
-        raise Invalid(f"{p}: line {number} is empty; the export is damaged.")
-    try:
-        try:  # the common line: UTF-8, an object from its first byte, then only the newline
-            text = data.decode("utf-8")
-            obj, end = _SCAN(text, 0)
-            if end != len(text) and text[end:].strip(" \t\n\r"):
-                raise ValueError
-        except (ValueError, StopIteration):  # anything else as json.loads reads it, and its message
-            obj = json.loads(data)
-    except RecursionError:  # as store/jsonsafe.loads, without naming the line before it is needed
-        loads(data, f"{p}: line {number}")
-        raise
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise Invalid(f"{p}: line {number} is not valid JSON ({exc}).") from None
-    if not isinstance(obj, dict):
-        raise Invalid(f"{p}: line {number} is not a JSON object.")
-    return obj
-
-
-# Opens an export whose lines cannot be read by offset (a sealed one, unsealed in memory): a context manager
-# giving its lines in order. None: the plain file, read by offset.
-Opener = Callable[[], ContextManager[Iterable[bytes]]] | None
-
-
-def check_file(p: Path, opener: Opener = None) -> ExportPlan:
-    """Check the header, every record and the closing digest before anything is written."""
-    digest = hashlib.sha256()
-    count, last, header = 0, None, None
-    owners: set[str] = set()
-    sections: dict[str, Section] = {}
-    scopes: list[str] = []
-    canonical = True
-    current: str | None = None
-    last_page = last_rev_page = ""
-    offset = 0
-    try:
-        with (opener() if opener is not None else open(p, "rb")) as fh:
-            for number, data in enumerate(fh, 1):
-                if last is not None:
-                    digest.update(last)
-                last = data
-                count = number
-                if number == 1:
-                    header = parse_line(data, p, 1)
-                    owners = header_owners(header)
-                elif header is not None and header.get("kind") == EXPORT_KIND:
-                    obj = parse_line(data, p, number)
-                    kind = obj.get("kind")
-                    if kind != END_KIND:
-                        check_record(obj, p, number)
-                        assert isinstance(kind, str)  # check_record refuses an unknown kind
-                        if kind == "scope" and owners and obj["owner_id"] not in owners:
-                            # one owner (pcp-core section 2): a scope of anyone else would join the store unseen
-                            raise Invalid(f"{p}: line {number} (scope): its owner {obj['owner_id']} is neither the "
-                                          "export's owner nor an owner id its header lists; nothing was imported.")
-                        if kind == "scope":
-                            scopes.append(obj["namespace"])
-                        if kind != current:
-                            if kind in sections:
-                                canonical = False  # a kind in two runs
-                            else:
-                                sections[kind] = Section(offset, offset, number)
-                            current = kind
-                        sections[kind].end = offset + len(data)
-                        if kind == "page":
-                            canonical = canonical and obj["page_id"] > last_page
-                            last_page = obj["page_id"]
-                        elif kind == "revision":
-                            canonical = canonical and obj["page_id"] >= last_rev_page
-                            last_rev_page = obj["page_id"]
-                offset += len(data)
-    except OSError as exc:
-        raise Invalid(f"{p}: cannot read ({exc.strerror or exc}).") from None
-    if header is None or header.get("kind") != EXPORT_KIND:
-        raise Invalid(f"{p}: not a pcp export (line 1 is not a {EXPORT_KIND} header).")
-    end = parse_line(last, p, count)
-    if end.get("kind") != END_KIND:
-        raise Invalid(f"{p}: the export is incomplete (no closing digest line); export it again.")
-    if end.get("sha256") != digest.hexdigest():
-        raise Invalid(f"{p}: the export's digest does not match its lines (damaged or edited).")
-    order = [k for k in KIND_ORDER if k in sections]
-    if [k for k in sections if k in KIND_ORDER] != order or opener is not None:
-        canonical = False  # (a sealed file is read in one pass: no offsets)
-    return ExportPlan(count, digest.hexdigest(), canonical, sections, scopes)
-
-
-# A unit: a page line with its revision lines (page None: revisions of a page the store or an earlier unit
-# holds), or one line of another kind. Lines are (line number, record).
-Line = tuple[int, dict[str, Any]]
-
-
-@dataclass
-class Unit:
-    kind: str
-    page: Line | None = None
-    revisions: list[Line] = field(default_factory=list)
-    line: Line | None = None
-
-    @property
-    def size(self) -> int:
-        return len(self.revisions) + 1
-
-
-def _read(fh: Any, p: Path, start_line: int, end: int) -> Iterator[Line]:
-    """Lines from the file's position up to byte offset `end`, parsed, with their numbers."""
-    number = start_line
-    pos = fh.tell()
-    while pos < end:
-        data = fh.readline()
-        if not data:
-            return
-        pos += len(data)
-        yield number, parse_line(data, p, number)
-        number += 1
-
-
-def _in_file_order(lines: Iterable[tuple[int, dict[str, Any]]]) -> Iterator[Unit]:
-    """Units of (line number, record) pairs as the file orders them, up to its end record."""
-    for number, obj in lines:
-        kind = obj["kind"]
-        if kind == END_KIND:
-            return
-        if kind == "page":
-            yield Unit("page", page=(number, obj))
-        elif kind == "revision":
-            yield Unit("page", revisions=[(number, obj)])
-        else:
-            yield Unit(kind, line=(number, obj))
-
-
-def units(p: Path, plan: ExportPlan, opener: Opener = None) -> Iterator[Unit]:
-    """The file's units in the order they are written: receipts first, then pages with their revisions."""
-    if opener is not None:  # one pass, in the file's order
-        with opener() as lines:
-            yield from _in_file_order((number, parse_line(data, p, number))
-                                      for number, data in enumerate(lines, 1) if number > 1)  # (1: the header)
-        return
-    with open(p, "rb") as fh:
-        fh.readline()  # the header
-        if not plan.canonical:
-            yield from _in_file_order(_read(fh, p, 2, 1 << 62))
-            return
-        sections = plan.sections
-        receipts = sections.get("receipt")
-        if receipts is not None:
-            with open(p, "rb") as rf:
-                rf.seek(receipts.start)
-                for line in _read(rf, p, receipts.first_line, receipts.end):
-                    yield Unit("receipt", line=line)
-        revs = sections.get("revision")
-        rf = open(p, "rb")
-        try:
-            pending: Iterator[Line] = iter(())
-            if revs is not None:
-                rf.seek(revs.start)
-                pending = _read(rf, p, revs.first_line, revs.end)
-            waiting = next(pending, None)
-            pages_end = sections["page"].end if "page" in sections else 0
-            number = 2
-            while True:
-                if revs is not None and fh.tell() == revs.start:
-                    fh.seek(revs.end)  # read beside the pages already
-                    number = revs.first_line + _section_lines(plan, "revision")
-                if receipts is not None and fh.tell() == receipts.start:
-                    fh.seek(receipts.end)
-                    number = receipts.first_line + _section_lines(plan, "receipt")
-                data = fh.readline()
-                if not data:
-                    break
-                obj = parse_line(data, p, number)
-                line = (number, obj)
-                number += 1
-                kind = obj["kind"]
-                if kind == END_KIND:
-                    break
-                if kind != "page":
-                    while waiting is not None and pages_end <= fh.tell():  # revisions of pages the store holds
-                        yield Unit("page", revisions=[waiting])
-                        waiting = next(pending, None)
-                    yield Unit(kind, line=line)
-                    continue
-                unit = Unit("page", page=line)
-                pid = obj["page_id"]
-                while waiting is not None and waiting[1]["page_id"] <= pid:
-                    if waiting[1]["page_id"] == pid:
-                        unit.revisions.append(waiting)
-                    else:
-                        yield Unit("page", revisions=[waiting])
-                    waiting = next(pending, None)
-                yield unit
-            while waiting is not None:
-                yield Unit("page", revisions=[waiting])
-                waiting = next(pending, None)
-        finally:
-            rf.close()
-
-
-def _section_lines(plan: ExportPlan, kind: str) -> int:
-    """Lines in a kind's section (the numbers of the lines after it)."""
-    following = [s.first_line for s in plan.sections.values() if s.first_line > plan.sections[kind].first_line]
-    return (min(following) if following else plan.lines) - plan.sections[kind].first_line
-
-
-@dataclass
-class _Rev:
-    """A revision line made ready outside the lock."""
-
-    number: int
-    obj: dict[str, Any]
-    title: str
-    content: str | None
-    media_type: str | None
-    facets_json: str
-    refs_json: str
-    prov_json: str
-    inputs: list[str]
-    doc: index.Analysed
 
 
 class Restore:
     """One run of `import_export` through the bulk write path."""
 
     def __init__(self, ex: ExportOps, p: Path, plan: ExportPlan, progress: Progress | None,
-                 opener: Opener = None, confirm_lookalike: bool = False) -> None:
+                 opener: Opener = None, confirm_lookalike: bool = False, helpers: Helpers | None = None) -> None:
         self.ex = ex
+        self.helpers = helpers
         self.confirm_lookalike = confirm_lookalike
         self.opener = opener
         self.db = ex._db
@@ -314,6 +58,7 @@ class Restore:
         self.superseded: set[int] = set()  # pages whose `supersedes` count changed in this batch
         self.retracted: list[str] = []
         self._headless: set[int] = set()  # pages written before their head revision (a file in another order)
+        self.stats = index.StatsDelta()  # the statistics of helpers' rows in the open batch
         self.grouped = False
         self.done_lines = 0
 
@@ -357,7 +102,9 @@ class Restore:
             self._start(groups)
             batch: list[Unit] = []
             lines, size = 0, FIRST_BATCH
-            for unit in units(self.p, self.plan, self.opener):
+            tasks = self.plan.page_tasks() if self.helpers is not None and self.opener is None else []
+            helped = self.helpers.units(tasks) if self.helpers is not None and tasks else None
+            for unit in units(self.p, self.plan, self.opener, helped):
                 batch.append(unit)
                 lines += unit.size
                 if lines >= size:
@@ -416,18 +163,9 @@ class Restore:
     # --- making a batch ready (no database) ---
 
     def _prepare(self, unit: Unit) -> tuple[Unit, list[_Rev]]:
-        return unit, [self._prepare_rev(n, obj) for n, obj in unit.revisions]
-
-    def _prepare_rev(self, number: int, obj: dict[str, Any]) -> _Rev:
-        payload = obj["payload"]
-        facets = obj["facets"]
-        refs = obj["source_refs"]
-        title = page_title(facets, payload, refs)
-        content = payload["content"] if payload else None
-        inputs = sorted({i for e in obj["provenance"] for i in e.get("input_revision_ids", [])})
-        return _Rev(number, obj, title, content, payload["media_type"] if payload else None,
-                    dumps(facets) if facets else "{}", dumps(refs) if refs else "[]", dumps(obj["provenance"]), inputs,
-                    index.analyse(title, content, facets, self.ex._salt, obj["observed_at"] or obj["created_at"]))
+        if unit.ready is not None:
+            return unit, unit.ready
+        return unit, [prepare_rev(n, obj, self.ex._salt) for n, obj in unit.revisions]
 
     # --- writing a batch (inside the group's transaction) ---
 
@@ -455,9 +193,20 @@ class Restore:
                 ns = unit.line[1]["namespace"]
                 if ns not in self.scopes:
                     self.scopes[ns] = self.db.execute_sql("SELECT id FROM scope WHERE namespace = ?", (ns,)).fetchone()[0]
-        pages = [(u, revs) for u, revs in ready if u.kind == "page"]
+        pages: list[tuple[Unit, list[_Rev]]] = []
+        for u, revs in ready:  # (in their order: a helper's rows between the pages made ready here)
+            if u.kind == "page":
+                pages.append((u, revs))
+            elif u.rows is not None:
+                if pages:
+                    self._pages(pages)
+                    pages = []
+                self._rows(u.rows)
         if pages:
             self._pages(pages)
+        if self.stats.docs:
+            self.writer.flush()
+            self.stats.write(self.db.cursor())
         relations = [u.line for u, _ in ready if u.kind == "relation" and u.line is not None]
         if relations:
             self._relations(relations)
@@ -466,7 +215,7 @@ class Restore:
             self._source_pages(sources)
         self.writer.flush()
         for unit, _ in ready:
-            if unit.kind not in ("receipt", "scope", "page", "relation", "source_page"):
+            if unit.kind not in ("receipt", "scope", "page", "rows", "relation", "source_page"):
                 self._handle(unit)
                 if unit.kind == "retraction" and unit.line is not None:
                     self.retracted.append(unit.line[1]["relation_id"])
@@ -568,16 +317,55 @@ class Restore:
                 [(new_revs[rid][1], rid) for rid in waiting])
             self.unresolved.difference_update(waiting)
 
+    def _rows(self, rows: Rows) -> None:
+        """A helper's rows of new pages, written as they are; a task with a page or revision this store holds
+        already (a rerun) is made ready here instead and written as `_pages` writes (same or conflict)."""
+        db, w = self.db, self.writer
+        w.flush()  # (rows gathered before them are in the store: the look-ups below see them)
+        if self._existing("SELECT page_id FROM page WHERE page_id IN ({marks})", [r[1] for r in rows.pages]) or \
+                self._existing("SELECT revision_id FROM revision WHERE revision_id IN ({marks})",
+                               [r[1] for r in rows.revisions]):
+            salt = self.ex._salt
+            self._pages([(u, [prepare_rev(n, obj, salt) for n, obj in u.revisions]) for u in task_units(self.p, rows.task)])
+            return
+        scopes = self.scopes
+        for ns, (number, kind) in rows.namespaces.items():
+            if ns not in scopes:
+                raise Invalid(f"{self._where(number, kind)}: its scope {ns} is not in the export; nothing of it was "
+                              "imported.")
+        first_page, first_rev = w.reserve_many(len(rows.pages), len(rows.revisions))
+        cur = db.cursor()
+        cur.executemany(bulkwrite.PAGE_SQL, [
+            (first_page + key, pid, scopes[ns], first_rev + head, head_id, status, 0, title, media, actor, created,
+             updated, sort_time)
+            for key, pid, ns, head, head_id, status, title, media, actor, created, updated, sort_time in rows.pages])
+        cur.executemany(bulkwrite.REVISION_SQL, [
+            (first_rev + r[0], r[1], first_page + r[2], r[3], r[4], scopes[r[5]], *r[6:]) for r in rows.revisions])
+        if rows.inputs:
+            cur.executemany(bulkwrite.INSERTS["provenance_input"], [
+                (first_rev + key, first_page + page, input_id, first_page + input_page)
+                for key, page, input_id, input_page in rows.inputs])
+        cur.executemany(index.INSERT_FTS, [(first_rev + key, title, body, meta, index.fts_scope(scopes[ns], dates))
+                                           for key, title, body, meta, ns, dates in rows.fts])
+        for ns, (df, docs, terms) in rows.stats.items():
+            self.stats.add_counted(scopes[ns], Counter(df), docs, terms)
+        self.added["page"] = self.added.get("page", 0) + len(rows.pages)
+        self.added["revision"] = self.added.get("revision", 0) + len(rows.revisions)
+        waiting = [(first_page + r[2], r[1]) for r in rows.revisions if r[1] in self.unresolved] if self.unresolved else []
+        if waiting:  # provenance rows written before that waited for these revisions
+            cur.executemany("UPDATE provenance_input SET input_page = ? WHERE input_revision_id = ? AND input_page IS NULL",
+                            waiting)
+            self.unresolved.difference_update(rid for _, rid in waiting)
+
     def _revision(self, r: _Rev, page_pk: int, fresh: bool, have: dict[str, tuple[Any, ...]], seqs: dict[int, int],
                   new_revs: dict[str, tuple[int, int]], page_status: str) -> int | None:
         """Gather one revision's rows; its pk, or None when it is here already (the same)."""
         obj = r.obj
         rid = obj["revision_id"]
-        payload = obj["payload"]
         if rid in have or rid in new_revs:
             existing = have.get(rid) or (obj["content_digest"], r.content)
             self.ex._same_or_conflict("Revision", rid, {"digest": existing[0], "content": existing[1]},
-                                      {"digest": obj["content_digest"], "content": payload and payload["content"]})
+                                      {"digest": obj["content_digest"], "content": r.content})
             return None
         scope_pk = self.scopes.get(obj["namespace"])
         if scope_pk is None:
