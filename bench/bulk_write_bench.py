@@ -407,6 +407,11 @@ def main() -> None:
             shutil.rmtree(base, ignore_errors=True)
 
 
+def helpers(env: str) -> str:
+    """How a helper process is chosen in this run (store/cores.py)."""
+    return {"1": "on", "0": "off"}.get(os.environ.get(env, ""), "while a core is free")
+
+
 def run(args: argparse.Namespace, base: Path, only: set[str]) -> None:
     import subprocess
 
@@ -418,8 +423,7 @@ def run(args: argparse.Namespace, base: Path, only: set[str]) -> None:
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     print(f"bulk write benchmark, {args.pages:,} pages, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}, "
           f"this checkout {head or ROOT}, compared: {args.compare or 'none'}, analysis helper (PCP_ANALYSIS_HELPER) "
-          f"{'on' if os.environ.get('PCP_ANALYSIS_HELPER') == '1' else 'off'}, restore helpers (PCP_RESTORE_HELPERS) "
-          f"{ {'1': 'on', '0': 'off'}.get(os.environ.get('PCP_RESTORE_HELPERS', ''), 'while a core is free')} ({load()})",
+          f"{helpers('PCP_ANALYSIS_HELPER')}, restore helpers (PCP_RESTORE_HELPERS) {helpers('PCP_RESTORE_HELPERS')} ({load()})",
           flush=True)
     started = time.perf_counter()
     if source.exists():

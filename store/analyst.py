@@ -7,9 +7,10 @@ taking the index text back (about a sixth of the analysis, measured at 20,000 pa
 `analyse_batch`, so the index rows and statistics are the same bytes either way (tests/store/test_analysis_helper.py);
 a helper that cannot start or dies is replaced by analysing here, losing nothing.
 
-Off unless PCP_ANALYSIS_HELPER=1: on this project's shared 2-core machine (load about 4) it was not measured to
-pay (the helper only takes turns with the writer for the same cores, and costs about 0.25 s more CPU at 20,000
-pages); whether it pays with a core to spare is for a quiet machine to show (bench/README.md). When on, it starts
+Used only with a core to spare (store/cores.py; PCP_ANALYSIS_HELPER=1: always, =0: never): on a quiet 2-core
+machine it took `write_pages_bulk` of 100,000 pages from 48 % of bare SQLite's rate to 62 %, but on a busy one it
+only takes turns with the writer for the same cores and costs about 0.25 s more CPU per 20,000 pages
+(bench/README.md). When used, it starts
 once a write has made HELPER_FROM_PAGES pages ready (it takes a few tenths of a second to start; batches are
 analysed here until it has) and is stopped when the write ends. It is a plain `python -c` child fed through its
 pipes, not a multiprocessing worker: those import the caller's `__main__` again, and a script without a main
@@ -19,7 +20,6 @@ guard would run its bulk write a second time inside the helper.
 from __future__ import annotations
 
 import concurrent.futures
-import os
 import pickle
 import subprocess
 import sys
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import index, stops
+from .cores import helper_wanted
 
 HELPER_FROM_PAGES = 3000  # pages a bulk write has made ready before a helper starts (smaller ones never start one)
 ENV = "PCP_ANALYSIS_HELPER"
@@ -113,8 +114,7 @@ class Analyst:
         self._proc: subprocess.Popen[bytes] | None = None
         self._talk: concurrent.futures.ThreadPoolExecutor | None = None
         self._started: concurrent.futures.Future[None] | None = None
-        # (A frozen build's executable is not a Python that runs `-c`.)
-        self._off = os.environ.get(ENV) != "1" or not sys.executable or bool(getattr(sys, "frozen", False))
+        self._off = not helper_wanted(ENV)  # (asked once a write starts: a core free then, or PCP_ANALYSIS_HELPER=1)
         self._started_procs: list[subprocess.Popen[bytes]] = []
 
     def submit(self, pages: list[PageText]) -> Pending:

@@ -708,17 +708,13 @@ class Helpers:
         a helper only takes turns with this process and adds its start and copying), else None; and never on
         Windows, where a pipe cannot be asked whether an answer is there. PCP_RESTORE_HELPERS=1 starts them
         whatever the load, =0 never."""
-        import sys
+        from .cores import cores, helper_wanted
 
-        choice = os.environ.get("PCP_RESTORE_HELPERS", "")
         try:
-            cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-            if (choice == "0" or opener is not None or cores < 2 or os.name == "nt" or not sys.executable
-                    or getattr(sys, "frozen", False) or p.stat().st_size < HELPERS_MIN_BYTES):
+            if (opener is not None or os.name == "nt" or p.stat().st_size < HELPERS_MIN_BYTES
+                    or not helper_wanted("PCP_RESTORE_HELPERS")):
                 return None
-            if choice != "1" and os.getloadavg()[0] >= cores - 0.5:  # (the restore's own process counts about 1)
-                return None
-            return cls(min(MAX_HELPERS, cores - 1), p, salt)
+            return cls(max(1, min(MAX_HELPERS, cores() - 1)), p, salt)
         except OSError:  # no file (the check says so) or no process to be had: the work is done here
             return None
 

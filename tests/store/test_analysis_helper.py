@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from store import Store, analyst
+from store import Store, analyst, cores
 from test_analysis_invariants import real_texts
 from test_bulk_equivalence import ITEMS, _mapped
 from test_bulk_index_equivalence import _erase_all, _postings, _same_index
@@ -87,15 +87,25 @@ def test_a_helper_that_cannot_start_leaves_the_analysis_here(tmp_path, helpers, 
     _same_index(tmp_path / "one.db", tmp_path / "bulk.db", by_id=False)
 
 
-def test_no_helper_unless_turned_on_and_never_for_a_short_write(tmp_path, helpers, monkeypatch):
-    monkeypatch.delenv(analyst.ENV)  # off unless asked for (not measured to pay on a busy machine)
-    with Store.open(tmp_path / "a.db") as st:
+def test_a_helper_only_while_a_core_is_free_or_asked_for_and_never_for_a_short_write(tmp_path, helpers, monkeypatch):
+    monkeypatch.setattr(cores, "cores", lambda: 2)
+    monkeypatch.setattr(cores.os, "getloadavg", lambda: (0.2, 0.2, 0.2))
+    monkeypatch.delenv(analyst.ENV)  # unset: a core is free, so the helper is used
+    with Store.open(tmp_path / "free.db") as st:
+        st.write_pages_bulk(iter(PAGES), NS, batch_size=16)
+    monkeypatch.setenv(analyst.ENV, "0")  # never
+    with Store.open(tmp_path / "never.db") as st:
+        st.write_pages_bulk(iter(PAGES), NS, batch_size=16)
+    monkeypatch.delenv(analyst.ENV)
+    monkeypatch.setattr(cores.os, "getloadavg", lambda: (1.6, 1.6, 1.6))  # both cores busy: it would take turns
+    with Store.open(tmp_path / "busy.db") as st:
         st.write_pages_bulk(iter(PAGES), NS, batch_size=16)
     monkeypatch.setenv(analyst.ENV, "1")
     monkeypatch.setattr(analyst, "HELPER_FROM_PAGES", len(PAGES) + 1)
-    with Store.open(tmp_path / "b.db") as st:
+    with Store.open(tmp_path / "short.db") as st:
         st.write_pages_bulk(iter(PAGES), NS, batch_size=16)
-    assert [a.helped for a in helpers] == [0, 0] and helpers[0].batches > 5
+    assert [a.helped > 0 for a in helpers] == [True, False, False, False] and helpers[1].batches > 5
+    assert all(a.exited() for a in helpers)
 
 
 def test_a_refused_item_leaves_the_batches_before_it_written(tmp_path, helpers):
@@ -115,7 +125,7 @@ import sys
 sys.path.insert(0, {root!r})
 with open({mark!r}, "a") as mark:
     mark.write("ran\\n")
-from store import Store, analyst
+from store import Store, analyst, cores
 analyst.HELPER_FROM_PAGES = 1
 analyst.WAIT_FOR_START = True
 made = []

@@ -1,0 +1,32 @@
+"""Whether a long write may start a helper process: only with a core to spare (PCP_*=1: always, =0: never).
+
+A helper (the restore's, store/restore_file.py; the bulk write's analysis, store/analyst.py) pays only while a
+second core is free: on a busy machine it takes turns with the writer for the same cores and adds its start
+and its copying (bench/README.md, issue 31). "Free" is a 1-minute load average under the cores less half a
+core, the writer itself counting about one.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def helper_wanted(env: str) -> bool:
+    """Start a helper? `env` set to 1: yes, to 0: no; unset: when two or more cores and one is free. Never for a
+    frozen build or without an interpreter to run (the helper is `python -c`)."""
+    choice = os.environ.get(env, "")
+    if choice == "0" or not sys.executable or getattr(sys, "frozen", False):
+        return False
+    if choice == "1":
+        return True
+    n = cores()
+    try:
+        return n >= 2 and os.getloadavg()[0] < n - 0.5
+    except (AttributeError, OSError):  # no load average here (Windows): no helper unless asked for
+        return False
