@@ -505,7 +505,7 @@ def units(p: Path, plan: ExportPlan, opener: Opener = None, helped: Iterable[Uni
             if revs is not None and page_section is None:
                 rf.seek(revs.start)
                 pending = _read(rf, p, revs.first_line, revs.end)
-            waiting = next(pending, None)
+            beside = _Beside(pending)
             pages_end = sections["page"].end if "page" in sections else 0
             number = 2
             while True:
@@ -530,23 +530,14 @@ def units(p: Path, plan: ExportPlan, opener: Opener = None, helped: Iterable[Uni
                 if kind == END_KIND:
                     break
                 if kind != "page":
-                    while waiting is not None and pages_end <= fh.tell():  # revisions of pages the store holds
-                        yield Unit("page", revisions=[waiting])
-                        waiting = next(pending, None)
+                    if pages_end <= fh.tell():  # the revisions left are of pages the store holds
+                        yield from beside.rest()
                     yield Unit(kind, line=line)
                     continue
                 unit = Unit("page", page=line)
-                pid = obj["page_id"]
-                while waiting is not None and waiting[1]["page_id"] <= pid:
-                    if waiting[1]["page_id"] == pid:
-                        unit.revisions.append(waiting)
-                    else:
-                        yield Unit("page", revisions=[waiting])
-                    waiting = next(pending, None)
+                yield from beside.up_to(unit, obj["page_id"])
                 yield unit
-            while waiting is not None:
-                yield Unit("page", revisions=[waiting])
-                waiting = next(pending, None)
+            yield from beside.rest()
         finally:
             rf.close()
 
@@ -559,21 +550,35 @@ def task_units(p: Path, task: PageTask) -> Iterator[Unit]:
         fh.seek(start)
         (rstart, rfirst), (rend, _) = task.revisions
         rf.seek(rstart)
-        revisions = _read(rf, p, rfirst, rend)
-        waiting = next(revisions, None)
+        beside = _Beside(_read(rf, p, rfirst, rend))
         for line in _read(fh, p, first, end):
-            pid = line[1]["page_id"]
             unit = Unit("page", page=line)
-            while waiting is not None and waiting[1]["page_id"] <= pid:
-                if waiting[1]["page_id"] == pid:
-                    unit.revisions.append(waiting)
-                else:
-                    yield Unit("page", revisions=[waiting])
-                waiting = next(revisions, None)
+            yield from beside.up_to(unit, line[1]["page_id"])
             yield unit
-        while waiting is not None:
-            yield Unit("page", revisions=[waiting])
-            waiting = next(revisions, None)
+        yield from beside.rest()
+
+
+class _Beside:
+    """Revision lines read beside the page lines, both in page id order: each page takes its own; a revision of a
+    page the lines do not hold is a unit of its own (its page is in the store already, or the check refuses it)."""
+
+    def __init__(self, revisions: Iterator[Line]) -> None:
+        self.revisions = revisions
+        self.waiting = next(revisions, None)
+
+    def up_to(self, unit: Unit, pid: str) -> Iterator[Unit]:
+        """Give `unit` (page `pid`) its revisions; yield those of lower page ids, which no page line here holds."""
+        while self.waiting is not None and self.waiting[1]["page_id"] <= pid:
+            if self.waiting[1]["page_id"] == pid:
+                unit.revisions.append(self.waiting)
+            else:
+                yield Unit("page", revisions=[self.waiting])
+            self.waiting = next(self.revisions, None)
+
+    def rest(self) -> Iterator[Unit]:
+        while self.waiting is not None:
+            yield Unit("page", revisions=[self.waiting])
+            self.waiting = next(self.revisions, None)
 
 
 def prepare_task(p: Path, task: PageTask, salt: bytes) -> list[Unit]:
