@@ -4,6 +4,8 @@ The store and db_path fixtures (a database file under tmp_path, never :memory:) 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import pcpstore_helpers as h
@@ -33,3 +35,15 @@ def two_scopes(store):
     )
     b2 = h.write(store, "project:b", "Another beta page, harbor logistics for beta.")
     return {"a1": a1, "a2": a2, "b1": b1, "b2": b2}
+
+
+@pytest.fixture
+def exported(tmp_path: Path) -> Path:
+    """The export of test_restore_groups' store of 900 pages (revised, linked, archived, an erased page)."""
+    from test_restore_groups import _build
+
+    (tmp_path / "a").mkdir()
+    out = tmp_path / "all.jsonl"
+    with _build(tmp_path / "a" / "s.db") as st:
+        st.export(out)
+    return out

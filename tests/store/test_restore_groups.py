@@ -56,15 +56,6 @@ def _whole_units(st: Store, original: Path) -> int:
     return len(rows)
 
 
-@pytest.fixture
-def exported(tmp_path: Path) -> Path:
-    (tmp_path / "a").mkdir()
-    out = tmp_path / "all.jsonl"
-    with _build(tmp_path / "a" / "s.db") as st:
-        st.export(out)
-    return out
-
-
 class Stop(Exception):
     pass
 

@@ -16,7 +16,7 @@ import store.restore as restore
 import store.restore_file as restore_file
 from store import PcpError, Store
 from test_bulk_index_equivalence import _erase_all, _same_index, _source
-from test_restore_groups import Stop, _build, _lines, _whole_units
+from test_restore_groups import Stop, _lines, _whole_units
 
 
 @pytest.fixture
@@ -35,15 +35,6 @@ def helped(monkeypatch):
 
     monkeypatch.setattr(restore.Restore, "_rows", spy)
     return written
-
-
-@pytest.fixture
-def exported(tmp_path: Path) -> Path:
-    (tmp_path / "a").mkdir()
-    out = tmp_path / "all.jsonl"
-    with _build(tmp_path / "a" / "s.db") as st:
-        st.export(out)
-    return out
 
 
 def test_a_helped_restore_is_the_export_line_for_line(tmp_path, exported, helped):
