@@ -27,7 +27,7 @@ from .bulkwrite import Groups, RowWriter
 from .constants import Progress, chunks
 from .core import Call, dumps, settle_erasures
 from .errors import Forbidden, Invalid
-from .restore_file import ExportPlan, Helpers, Line, Opener, Rows, Unit, _Rev, parse_line, prepare_rev, task_units, units
+from .restore_file import ExportPlan, Helpers, Line, Opener, Rows, Unit, RevReady, parse_line, prepare_rev, task_units, units
 from .types import UnfinishedRestore
 
 if TYPE_CHECKING:
@@ -162,7 +162,7 @@ class Restore:
 
     # --- making a batch ready (no database) ---
 
-    def _prepare(self, unit: Unit) -> tuple[Unit, list[_Rev]]:
+    def _prepare(self, unit: Unit) -> tuple[Unit, list[RevReady]]:
         if unit.ready is not None:
             return unit, unit.ready
         return unit, [prepare_rev(n, obj, self.ex._salt) for n, obj in unit.revisions]
@@ -182,7 +182,7 @@ class Restore:
                 found[row[0]] = tuple(row[1:])
         return found
 
-    def _write(self, ready: list[tuple[Unit, list[_Rev]]]) -> None:
+    def _write(self, ready: list[tuple[Unit, list[RevReady]]]) -> None:
         for unit, _ in ready:
             if unit.kind == "receipt":
                 self._handle(unit)
@@ -193,7 +193,7 @@ class Restore:
                 ns = unit.line[1]["namespace"]
                 if ns not in self.scopes:
                     self.scopes[ns] = self.db.execute_sql("SELECT id FROM scope WHERE namespace = ?", (ns,)).fetchone()[0]
-        pages: list[tuple[Unit, list[_Rev]]] = []
+        pages: list[tuple[Unit, list[RevReady]]] = []
         for u, revs in ready:  # (in their order: a helper's rows between the pages made ready here)
             if u.kind == "page":
                 pages.append((u, revs))
@@ -239,7 +239,7 @@ class Restore:
                               "hold; nothing of it was imported.") from None
             raise
 
-    def _pages(self, pages: list[tuple[Unit, list[_Rev]]]) -> None:
+    def _pages(self, pages: list[tuple[Unit, list[RevReady]]]) -> None:
         db, w = self.db, self.writer
         page_lines = [u.page for u, _ in pages if u.page is not None]
         known = self._existing(
@@ -277,7 +277,7 @@ class Restore:
                     known[pid] = (page_pk, obj["namespace"], obj["created_at"], obj["status"], obj["head_revision_id"])
                     self._count("page")
                 status[page_pk] = obj["status"]
-                head: tuple[int, _Rev] | None = None
+                head: tuple[int, RevReady] | None = None
                 mine = []
                 for r in revs:
                     got = self._revision(r, page_pk, fresh, have, seqs, new_revs, obj["status"])
@@ -357,7 +357,7 @@ class Restore:
                             waiting)
             self.unresolved.difference_update(rid for _, rid in waiting)
 
-    def _revision(self, r: _Rev, page_pk: int, fresh: bool, have: dict[str, tuple[Any, ...]], seqs: dict[int, int],
+    def _revision(self, r: RevReady, page_pk: int, fresh: bool, have: dict[str, tuple[Any, ...]], seqs: dict[int, int],
                   new_revs: dict[str, tuple[int, int]], page_status: str) -> int | None:
         """Gather one revision's rows; its pk, or None when it is here already (the same)."""
         obj = r.obj

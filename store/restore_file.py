@@ -423,7 +423,7 @@ class Unit:
     page: Line | None = None
     revisions: list[Line] = field(default_factory=list)
     line: Line | None = None
-    ready: list[_Rev] | None = None  # its revisions made ready by a helper (Helpers)
+    ready: list[RevReady] | None = None  # its revisions made ready by a helper (Helpers)
     rows: Rows | None = None  # kind "rows": a helper's task as rows
 
     @property
@@ -595,7 +595,7 @@ def prepare_task(p: Path, task: PageTask, salt: bytes) -> list[Unit]:
     return units
 
 
-def _task_keys(ready: list[tuple[Unit, list[_Rev]]]) -> dict[str, tuple[int, int]] | None:
+def _task_keys(ready: list[tuple[Unit, list[RevReady]]]) -> dict[str, tuple[int, int]] | None:
     """Revision id -> (its key, its page's key) within the task; None when the task cannot be rows."""
     keys: dict[str, tuple[int, int]] = {}
     for page_key, (u, revs) in enumerate(ready):
@@ -610,7 +610,7 @@ def _task_keys(ready: list[tuple[Unit, list[_Rev]]]) -> dict[str, tuple[int, int
     return keys
 
 
-def _rows(task: PageTask, ready: list[tuple[Unit, list[_Rev]]], keys: dict[str, tuple[int, int]]) -> Rows:
+def _rows(task: PageTask, ready: list[tuple[Unit, list[RevReady]]], keys: dict[str, tuple[int, int]]) -> Rows:
     """The rows of a task's pages (each with its head revision beside it, every provenance input among the
     task's revisions: `keys`), as `Restore._pages` writes them."""
     pages: list[tuple[Any, ...]] = []
@@ -629,7 +629,7 @@ def _rows(task: PageTask, ready: list[tuple[Unit, list[_Rev]]], keys: dict[str, 
         lines += 1 + len(revs)
         namespaces.setdefault(obj["namespace"], (number, "page"))
         counted = obj["status"] != "tombstoned"
-        head: tuple[int, _Rev] | None = None
+        head: tuple[int, RevReady] | None = None
         for seq, r in enumerate(revs, 1):
             o = r.obj
             key = len(revisions)
@@ -921,7 +921,7 @@ def _section_lines(plan: ExportPlan, kind: str) -> int:
 
 
 @dataclass
-class _Rev:
+class RevReady:
     """A revision line made ready outside the lock."""
 
     number: int
@@ -936,7 +936,7 @@ class _Rev:
     doc: index.Analysed
 
 
-def prepare_rev(number: int, obj: dict[str, Any], salt: bytes) -> _Rev:
+def prepare_rev(number: int, obj: dict[str, Any], salt: bytes) -> RevReady:
     """A revision line made ready to write: title, stored JSON, provenance inputs and index terms."""
     payload = obj["payload"]
     facets = obj["facets"]
@@ -944,6 +944,6 @@ def prepare_rev(number: int, obj: dict[str, Any], salt: bytes) -> _Rev:
     title = page_title(facets, payload, refs)
     content = payload["content"] if payload else None
     inputs = sorted({i for e in obj["provenance"] for i in e.get("input_revision_ids", [])})
-    return _Rev(number, obj, title, content, payload["media_type"] if payload else None,
+    return RevReady(number, obj, title, content, payload["media_type"] if payload else None,
                 dumps(facets) if facets else "{}", dumps(refs) if refs else "[]", dumps(obj["provenance"]), inputs,
                 index.analyse(title, content, facets, salt, obj["observed_at"] or obj["created_at"]))
