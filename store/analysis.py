@@ -400,6 +400,7 @@ def _merge(ranges: list[list[int]]) -> list[list[int]]:
 
 # The dates a question names live in store.question_dates (re-exported here for the index and the ranking).
 from .question_dates import DateNamed as DateNamed  # noqa: E402
+from .question_dates import date_words as date_words  # noqa: E402
 from .question_dates import dates_named as dates_named  # noqa: E402
 from .question_dates import months_named as months_named  # noqa: E402
 from .question_dates import without_dates as without_dates  # noqa: E402

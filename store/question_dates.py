@@ -52,6 +52,13 @@ def without_dates(query: str) -> str:
     return "".join(out)
 
 
+def date_words(query: str) -> str:
+    """The question with only the numbers of its dates blanked: what `auto` searches when nothing but dates is
+    left ("March 5, 2026" looks for "March"; its day and year would match any number in any text)."""
+    blanked = without_dates(query)
+    return "".join(" " if b == " " and c.isdigit() else c for c, b in zip(query or "", blanked, strict=True))
+
+
 def _leading_int(text: str) -> int:
     return int(re.match(r"\d+", text).group(0))  # type: ignore[union-attr]
 

@@ -110,7 +110,9 @@ class SearchOps(Part):
         self.require_current_index()
         # In `auto` a date says when: its day and year are not words to look for.
         units = analysis.ranked_units(analysis.without_dates(query) if mode == "auto" else query, self._salt)
-        units = units or analysis.ranked_units(query, self._salt)
+        if not units and mode == "auto":  # only dates: their words (a month's name), not their day and year numbers
+            units = analysis.ranked_units(analysis.date_words(query), self._salt)
+        units = units or analysis.ranked_units(query, self._salt)  # (a query of numbers alone: as it is)
         if mode == "auto":
             units = units + analysis.alternatives(units, self._salt)
         expr = analysis.text_match(query, self._salt) if mode == "text" else None

@@ -170,3 +170,17 @@ def test_a_season_of_a_year_favours_its_months(store):
     assert ids == [july, november]
     ids = [x["page_id"] for x in store.search_pages("2021年夏天我们走了哪条trail")["hits"]]
     assert ids[0] == july
+
+
+def test_a_question_of_dates_alone_searches_their_words_not_their_numbers(store):
+    """Nothing but a date left: the month's name is looked for, never the day and year as numbers (which match
+    any text with a number in it)."""
+    numbers = store.write_page("project:d", content="Bought 5 pots and 10 bags of soil; the kit was 2026 edition.",
+                               observed_at="2024-01-20T10:00:00Z")["page_id"]
+    march = store.write_page("project:d", content="The March planting went well.",
+                             observed_at="2024-01-21T10:00:00Z")["page_id"]
+    for question in ("March 5, 2026", "between March 1 and March 10, 2026", "early March 2026"):
+        ids = [x["page_id"] for x in store.search_pages(question)["hits"]]
+        assert numbers not in ids and ids == [march], question
+    # A query of numbers alone is still searched as it is.
+    assert [x["page_id"] for x in store.search_pages("2026")["hits"]] == [numbers]
