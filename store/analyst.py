@@ -24,11 +24,10 @@ import pickle
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 from typing import IO, Any
 
 from . import index, stops
-from .cores import helper_wanted
+from .cores import helper_wanted, start_helper
 
 HELPER_FROM_PAGES = 3000  # pages a bulk write has made ready before a helper starts (smaller ones never start one)
 ENV = "PCP_ANALYSIS_HELPER"
@@ -135,11 +134,8 @@ class Analyst:
         return Pending(self.salt, pages, done=analyse_batch(self.salt, pages))
 
     def _start(self) -> None:
-        package_root = str(Path(__file__).resolve().parents[1])  # the helper runs this very `store`
-        code = f"import sys; sys.path.insert(0, {package_root!r}); from store.analyst import serve; serve()"
         try:
-            self._proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                                          stdout=subprocess.PIPE)
+            self._proc = start_helper("analyst", "serve")
         except OSError:
             self._off = True
             return

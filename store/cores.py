@@ -9,7 +9,9 @@ core, the writer itself counting about one.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+from pathlib import Path
 
 
 def cores() -> int:
@@ -30,3 +32,12 @@ def helper_wanted(env: str) -> bool:
         return n >= 2 and os.getloadavg()[0] < n - 0.5
     except (AttributeError, OSError):  # no load average here (Windows): no helper unless asked for
         return False
+
+
+def start_helper(module: str, function: str) -> subprocess.Popen[bytes]:
+    """A helper process running `store.<module>.<function>()` of this very `store` package, fed through its stdin
+    and answering on its stdout. A plain `python -c` child, not a multiprocessing worker: those import the caller's
+    `__main__` again, and a script without a main guard would run its bulk write a second time inside the helper."""
+    root = str(Path(__file__).resolve().parents[1])
+    code = f"import sys; sys.path.insert(0, {root!r}); from store.{module} import {function}; {function}()"
+    return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)

@@ -677,11 +677,8 @@ class Helpers:
     busy machine slows nothing)."""
 
     def __init__(self, count: int, p: Path, salt: bytes) -> None:
-        import subprocess
-        import sys
+        from .cores import start_helper
 
-        root = str(Path(__file__).resolve().parents[1])
-        code = f"import sys; sys.path.insert(0, {root!r}); from store.restore_file import helper_main; helper_main()"
         self.p, self.salt = p, salt
         self.procs: list[Any] = []
         self.sent: list[PageTask] = []  # offered during the check
@@ -692,7 +689,7 @@ class Helpers:
         self.done_here = 0  # tasks this process made ready itself
         try:
             for _ in range(count):
-                proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                proc = start_helper("restore_file", "helper_main")
                 self.procs.append(proc)
                 assert proc.stdout is not None
                 fd = proc.stdout.fileno()

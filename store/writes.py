@@ -512,8 +512,8 @@ class WriteOps(Part):
         lock, then written through the bulk path (store/bulkwrite.py) in a transaction of its own; a
         writer that waits for the lock gets it between two batches. Without `batch_size`, batches are
         sized to hold the lock about bulkwrite.GROUP_SECONDS (fewer commits, each folding more into the index).
-        With PCP_ANALYSIS_HELPER=1 a long write analyses the next batch in a helper process while this one is written
-        (store/analyst.py)."""
+        A long write analyses the next batch in a helper process while this one is written, while a core is free
+        (store/analyst.py, store/cores.py)."""
         ns = v.namespace(namespace)
         created = 0
         groups = Groups(self._db)
@@ -536,6 +536,12 @@ class WriteOps(Part):
             if progress:
                 progress(created, total)
 
+        def land_waiting() -> None:
+            nonlocal waiting
+            if waiting is not None:
+                before, waiting = waiting, None
+                land(before)
+
         with loading(self._db):  # the WAL checkpointed every 20,000 pages meanwhile, and at the end
             try:
                 for batch in _batches(items, lambda: size):
@@ -544,23 +550,16 @@ class WriteOps(Part):
                         try:
                             checked = self._bulk_check(batch)
                         except Exception:
-                            if waiting is not None:  # the batches before it are written (and audited) first
-                                before, waiting = waiting, None
-                                land(before)
+                            land_waiting()  # the batches before it are written (and audited) first
                             raise
                     texts: list[PageText] = [(title, payload["content"], facets, observed or stamp)
                                              for payload, facets, _, observed, title in checked]
                     ready = (stamp, checked, analyst.submit(texts))
-                    if waiting is not None:
-                        before, waiting = waiting, None
-                        land(before)  # the batch before, while this one is analysed (in the helper, if one runs)
+                    land_waiting()  # the batch before, while this one is analysed (in the helper, if one runs)
                     waiting = ready
-                if waiting is not None:
-                    before, waiting = waiting, None
-                    land(before)
+                land_waiting()
             except Exception:
-                if waiting is not None:  # the items' iterator failed: what it gave before is written
-                    land(waiting)
+                land_waiting()  # the items' iterator failed: what it gave before is written
                 raise
             finally:
                 analyst.close()
