@@ -145,3 +145,35 @@ def test_an_export_scope_that_reads_like_one_of_the_store_needs_the_owners_confi
     code, out, _ = run(capsys, "--db", mine, "--json", "search", "pose")
     assert [h["namespace"] for h in json.loads(out)["hits"]] == [LOOK_ALIKE]
     assert before != Path(mine).read_bytes()
+
+
+def test_a_restore_with_helper_processes_gives_back_every_line_of_real_chats(tmp_path, capsys, monkeypatch):
+    """Real chat exports in through `pcp import`, `pcp export`, then `pcp import export` into an empty store with
+    the restore's helper processes doing the rows (issue 31), and `pcp export` again: the same lines, and the
+    chats' words found."""
+    import store.restore as restore
+    import store.restore_file as restore_file
+
+    monkeypatch.setenv("PCP_RESTORE_HELPERS", "1")
+    monkeypatch.setattr(restore_file, "HELPERS_MIN_BYTES", 0)  # (these files are small)
+    monkeypatch.setattr(restore_file, "TASK_PAGES", 5)
+    helped: list[int] = []
+    as_rows = restore.Restore._rows
+    monkeypatch.setattr(restore.Restore, "_rows", lambda self, rows: (helped.append(len(rows.pages)),
+                                                                       as_rows(self, rows))[1])
+    started: list[object] = []
+    start = restore_file.Helpers.start.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(restore_file.Helpers, "start", classmethod(
+        lambda cls, *a, **kw: (started.append(start(cls, *a, **kw)), started[-1])[1]))
+    db, other = str(tmp_path / "s.db"), str(tmp_path / "t.db")
+    for kind, source in (("chatgpt", "chatgpt-danny-avila-LibreChat-1.json"), ("chatgpt", "chatgpt-Sinity-polylogue-1.json"),
+                         ("claude", "claude-simonw-claude-to-sqlite-1.json")):
+        assert run(capsys, "--db", db, "import", kind, str(EXPORTS / source))[0] == 0
+    first, again = tmp_path / "first.jsonl", tmp_path / "again.jsonl"
+    assert run(capsys, "--db", db, "export", "--out", str(first))[0] == 0
+    assert run(capsys, "--db", other, "import", "export", str(first))[0] == 0
+    assert [h is not None for h in started] == [True] and sum(helped) >= 10  # helper processes made the rows
+    assert run(capsys, "--db", other, "export", "--out", str(again))[0] == 0
+    assert again.read_text(encoding="utf-8").splitlines()[1:-1] == first.read_text(encoding="utf-8").splitlines()[1:-1]
+    code, out, _ = run(capsys, "--db", other, "--json", "search", "Assist user with summary")
+    assert code == 0 and "Assist user with summary" in [h["title"] for h in json.loads(out)["hits"]]
