@@ -15,11 +15,12 @@ import json
 import threading
 import time
 from contextlib import contextmanager
+from collections import Counter
 from dataclasses import dataclass
 from json.encoder import encode_basestring as _json_text  # what core.dumps encodes text with
 from typing import Any, Iterator
 
-from . import ids
+from . import ids, index
 from . import names
 from . import validate as v
 from .constants import DERIVATION_TYPES
@@ -32,7 +33,7 @@ from .titles import page_title
 from .types import SourceScope
 from .writes import WriteOps
 
-__all__ = ["BATCH_SECONDS", "BULK_GC_THRESHOLD", "ImportOps", "ImportUnit", "PageRef", "fewer_collections"]
+__all__ = ["BATCH_SECONDS", "BULK_GC_THRESHOLD", "ImportOps", "ImportUnit", "PageRef", "Prepared", "fewer_collections", "prepare"]
 
 
 BATCH_SECONDS = 0.5  # inside bulk_loading, units are committed in groups of about this long
@@ -44,6 +45,46 @@ def payload_json(payload: dict[str, Any] | None) -> str:
     if payload is None:
         return "null"
     return '{"content":' + _json_text(payload["content"]) + ',"media_type":' + _json_text(payload["media_type"]) + "}"
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A page checked and encoded for `ImportUnit.land`: everything about it that needs no store. `ready` (made
+    only where asked, e.g. in an import's helper process): its index text (title, body, meta), date tokens and
+    term count, read against `observed`."""
+
+    payload: dict[str, Any] | None
+    refs: list[Any]
+    refs_json: str
+    facets: dict[str, Any]
+    facet_json: str
+    observed: str | None
+    digest: str
+    title: str
+    content_digest: str | None = None
+    ready: tuple[str, str, str, tuple[str, ...], int] | None = None
+
+
+def prepare(payload: dict[str, Any] | None = None, source_refs: list[Any] | None = None,
+            facets: dict[str, Any] | None = None, observed_at: str | None = None, change_key: Any = None,
+            salt: bytes | None = None, df: Counter[str] | None = None) -> Prepared:
+    """The checks and encodings of an upserted page (Invalid, LimitExceeded as `upsert` raises them). With `salt`
+    and `df` (a helper preparing new pages) also its content digest and index text, its keys counted in `df`."""
+    body_payload = v.payload(payload) if payload is not None else None
+    (refs, refs_json), (facet_map, facet_json) = v.source_refs_with_json(source_refs), v.facets_with_json(facets)
+    observed = v.optional_time(observed_at, "observed_at")
+    digest = v.body_digest_of({"payload": payload_json(body_payload), "facets": facet_json,
+                               "source_refs": refs_json if change_key is None else
+                               "[]" if change_key == [] else dumps(change_key)})
+    page = Prepared(body_payload, refs, refs_json, facet_map, facet_json, observed, digest,
+                    page_title(facet_map, body_payload, refs))
+    if salt is not None and df is not None and observed is not None and (body_payload is not None or refs):
+        content = body_payload["content"] if body_payload else None
+        doc = index.analyse(page.title, content, facet_map, salt, observed)
+        index.count_keys(df, doc)
+        page.content_digest = v.content_digest(content)
+        page.ready = (" ".join(doc.title), " ".join(doc.body), " ".join(doc.meta), doc.dates, doc.count)
+    return page
 
 
 @dataclass(frozen=True)
@@ -80,7 +121,7 @@ class ImportUnit:
         # Rows gathered for the unit's transaction: inside a group, added to the group's rows (from `_mark` on).
         self._group = group
         self._writer = group.writer if group is not None else RowWriter(store._db, store._salt)
-        self._mark = group.mark() if group is not None else ({}, 0)
+        self._mark = group.mark() if group is not None else ({}, 0, 0, 0)
         self._held: Held | None = None
         self._created: dict[str, tuple[Any, ...]] = {}  # source key -> its row, for the pages this unit created
         self._known: dict[str, tuple[Any, ...] | None] = {}  # prefetched source ids (None: not in the store)
@@ -155,12 +196,17 @@ class ImportUnit:
         `change_key` replaces the source refs in the change digest: a ref naming the export
         file a message came from must not make the same message look changed in a newer file.
         """
-        body_payload = v.payload(payload) if payload is not None else None
-        (refs, refs_json), (facet_map, facet_json) = v.source_refs_with_json(source_refs), v.facets_with_json(facets)
-        observed = v.optional_time(observed_at, "observed_at")
-        digest = v.body_digest_of({"payload": payload_json(body_payload), "facets": facet_json,
-                                   "source_refs": refs_json if change_key is None else
-                                   "[]" if change_key == [] else dumps(change_key)})
+        return self.land(source_key, namespace, prepare(payload, source_refs, facets, observed_at, change_key))
+
+    def all_new(self, source_keys: list[str]) -> bool:
+        """Whether none of these (prefetched) source ids has a page yet: pages prepared elsewhere with their index
+        text (`Prepared.ready`) and counted together are then all created."""
+        known = self._known
+        return all(key in known and known[key] is None for key in source_keys)
+
+    def land(self, source_key: str, namespace: str, page: Prepared, counted_elsewhere: bool = False) -> PageRef:
+        """`upsert` of a page checked and encoded already (`prepare`, here or in a helper process). With
+        `counted_elsewhere` its statistics keys come with its unit's (`index_ready`), not from here."""
         row = self._known.pop(source_key) if source_key in self._known else self._lookup(source_key)
         if row is not None and not self._may_see(row[-1]):
             # The source id belongs to a page outside this session's grants. The session gets a
@@ -171,38 +217,51 @@ class ImportUnit:
         if row is not None:
             known_digest, pk, page_id, head, ns = row
             self._call.scopes.add(ns)
-            if known_digest == digest:
+            if known_digest == page.digest:
                 self._pages[pk] = (ns, head)
                 self.counts["unchanged"] += 1
                 return PageRef(page_id, head, pk, "unchanged")
-            rev_id = self._revise(source_key, pk, ns, body_payload, refs, facet_map, observed, digest)
+            rev_id = self._revise(source_key, pk, ns, page.payload, page.refs, page.facets, page.observed, page.digest)
             return PageRef(page_id, rev_id, pk, "revised")
         ns = v.namespace(namespace)
+        body_payload, refs = page.payload, page.refs
         if body_payload is None and not refs:
             raise Invalid(f"{source_key}: a page needs a payload or at least one source ref.")
         scope_pk = self._scope_pk(ns)
         ns = self._names[ns]
         page_pk, rev_pk = self._writer.reserve()
         page_id, rev_id = ids.new_id("pg"), ids.new_id("rev")
-        title = page_title(facet_map, body_payload, refs)
+        title = page.title
         media = body_payload["media_type"] if body_payload else None
         content = body_payload["content"] if body_payload else None
         tool_type, tool = self.actor
         stamp = self._stamp
+        observed = page.observed
         w = self._writer
+        ready = page.ready if counted_elsewhere else None
         w.add("page", (page_pk, page_id, scope_pk, rev_pk, rev_id, "active", 0, title, media, tool_type, stamp, stamp,
                        observed or stamp))
         w.add("revision", (rev_pk, rev_id, page_pk, 1, None, scope_pk, stamp, observed, None, None, tool_type, tool,
-                           media, content, v.content_digest(content), title, facet_json, refs_json, self._provenance))
-        w.analyse(rev_pk, scope_pk, title, content, facet_map, observed or stamp)
-        w.add("source_page", (source_key, page_pk, digest))
+                           media, content, page.content_digest if ready is not None else v.content_digest(content),
+                           title, page.facet_json, page.refs_json, self._provenance))
+        if ready is not None and observed is not None:  # (its dates were read against observed_at: so here)
+            w.fts.append((rev_pk, ready[0], ready[1], ready[2], index.fts_scope(scope_pk, ready[3])))
+        else:
+            w.analyse(rev_pk, scope_pk, title, content, page.facets, observed or stamp)
+        w.add("source_page", (source_key, page_pk, page.digest))
         self._pages[page_pk] = (ns, rev_id)
         self._fresh.add(page_pk)
         if self._group is not None:
-            self._created[source_key] = (digest, page_pk, page_id, rev_id, ns)
+            self._created[source_key] = (page.digest, page_pk, page_id, rev_id, ns)
         self._call.scopes.add(ns)
         self.counts["created"] += 1
         return PageRef(page_id, rev_id, page_pk, "created")
+
+    def index_ready(self, namespace: str, df: Counter[str], docs: int, terms: int) -> None:
+        """The statistics of pages this unit landed with their index text made elsewhere (`Prepared.ready`), all
+        created in the scope of `namespace`: how many hold each key, how many they are, their term total."""
+        if docs:
+            self._writer.counted.append((self._scopes[v.namespace(namespace)], df, docs, terms))
 
     def _lookup(self, source_key: str) -> tuple[Any, ...] | None:
         if self._group is not None and source_key in self._group.sources:
@@ -330,9 +389,10 @@ class ImportUnit:
             write_scope_times(self._store._db, {pk: self._stamp for pk in self._scopes.values()})
             return
         if self._held is None:
-            rows, docs, scopes = group.take()
-            counts, ndocs = self._mark
-            self._held = ({table: rows[table][:counts.get(table, 0)] for table in rows}, docs[:ndocs], scopes)
+            rows, docs, scopes, fts, counted = group.take()
+            counts, ndocs, nfts, ncounted = self._mark
+            self._held = ({table: rows[table][:counts.get(table, 0)] for table in rows}, docs[:ndocs], scopes,
+                          fts[:nfts], counted[:ncounted])
         group.flush()
         self._mark = group.mark()
         write_scope_times(self._store._db, {pk: self._stamp for pk in self._scopes.values()})
