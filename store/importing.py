@@ -17,7 +17,6 @@ import time
 from contextlib import contextmanager
 from collections import Counter
 from dataclasses import dataclass
-from json.encoder import encode_basestring as _json_text  # what core.dumps encodes text with
 from typing import Any, Iterator
 
 from . import ids, index
@@ -25,66 +24,19 @@ from . import names
 from . import validate as v
 from .constants import DERIVATION_TYPES
 from .core import Call, Part, StoreContext, dumps
-from . import bulkwrite, stops
+from . import bulkwrite, import_helper, stops
 from .bulkwrite import RowWriter
 from .errors import Invalid
 from .import_groups import BULK_GC_THRESHOLD, GroupRows, Held, UnitGroups, fewer_collections, write_scope_times
-from .titles import page_title
+from .import_pages import Prepared, payload_json, prepare
 from .types import SourceScope
 from .writes import WriteOps
 
-__all__ = ["BATCH_SECONDS", "BULK_GC_THRESHOLD", "ImportOps", "ImportUnit", "PageRef", "Prepared", "fewer_collections", "prepare"]
+__all__ = ["BATCH_SECONDS", "BULK_GC_THRESHOLD", "ImportOps", "ImportUnit", "PageRef", "Prepared", "fewer_collections", "payload_json", "prepare"]
 
 
 BATCH_SECONDS = 0.5  # inside bulk_loading, units are committed in groups of about this long
 _PLAIN_RELATIONS = frozenset({"contains", "responds_to"})  # what importers draw most: known valid
-
-
-def payload_json(payload: dict[str, Any] | None) -> str:
-    """`dumps` of a checked payload (exactly its two keys, in sorted order), its content encoded once."""
-    if payload is None:
-        return "null"
-    return '{"content":' + _json_text(payload["content"]) + ',"media_type":' + _json_text(payload["media_type"]) + "}"
-
-
-@dataclass(slots=True)
-class Prepared:
-    """A page checked and encoded for `ImportUnit.land`: everything about it that needs no store. `ready` (made
-    only where asked, e.g. in an import's helper process): its index text (title, body, meta), date tokens and
-    term count, read against `observed`."""
-
-    payload: dict[str, Any] | None
-    refs: list[Any]
-    refs_json: str
-    facets: dict[str, Any]
-    facet_json: str
-    observed: str | None
-    digest: str
-    title: str
-    content_digest: str | None = None
-    ready: tuple[str, str, str, tuple[str, ...], int] | None = None
-
-
-def prepare(payload: dict[str, Any] | None = None, source_refs: list[Any] | None = None,
-            facets: dict[str, Any] | None = None, observed_at: str | None = None, change_key: Any = None,
-            salt: bytes | None = None, df: Counter[str] | None = None) -> Prepared:
-    """The checks and encodings of an upserted page (Invalid, LimitExceeded as `upsert` raises them). With `salt`
-    and `df` (a helper preparing new pages) also its content digest and index text, its keys counted in `df`."""
-    body_payload = v.payload(payload) if payload is not None else None
-    (refs, refs_json), (facet_map, facet_json) = v.source_refs_with_json(source_refs), v.facets_with_json(facets)
-    observed = v.optional_time(observed_at, "observed_at")
-    digest = v.body_digest_of({"payload": payload_json(body_payload), "facets": facet_json,
-                               "source_refs": refs_json if change_key is None else
-                               "[]" if change_key == [] else dumps(change_key)})
-    page = Prepared(body_payload, refs, refs_json, facet_map, facet_json, observed, digest,
-                    page_title(facet_map, body_payload, refs))
-    if salt is not None and df is not None and observed is not None and (body_payload is not None or refs):
-        content = body_payload["content"] if body_payload else None
-        doc = index.analyse(page.title, content, facet_map, salt, observed)
-        index.count_keys(df, doc)
-        page.content_digest = v.content_digest(content)
-        page.ready = (" ".join(doc.title), " ".join(doc.body), " ".join(doc.meta), doc.dates, doc.count)
-    return page
 
 
 @dataclass(frozen=True)
@@ -214,6 +166,8 @@ class ImportUnit:
             # outcome, count or error depends on hidden content or names a hidden scope.
             source_key = self._own_key(source_key, v.namespace(namespace))
             row = self._lookup(source_key)
+        if row is not None and not page.whole:
+            raise ValueError("a page prepared for creation only met a page in the store")  # (chats plans again)
         if row is not None:
             known_digest, pk, page_id, head, ns = row
             self._call.scopes.add(ns)
@@ -224,8 +178,8 @@ class ImportUnit:
             rev_id = self._revise(source_key, pk, ns, page.payload, page.refs, page.facets, page.observed, page.digest)
             return PageRef(page_id, rev_id, pk, "revised")
         ns = v.namespace(namespace)
-        body_payload, refs = page.payload, page.refs
-        if body_payload is None and not refs:
+        body_payload = page.payload
+        if body_payload is None and page.refs_json == "[]":  # (no source ref)
             raise Invalid(f"{source_key}: a page needs a payload or at least one source ref.")
         scope_pk = self._scope_pk(ns)
         ns = self._names[ns]
@@ -495,6 +449,12 @@ class ImportOps(Part):
         finally:
             if state is not None:
                 state.unit_done(group is not None, BATCH_SECONDS)
+
+    def import_helper(self, module: str, label: str, text: str) -> import_helper.ImportHelper | None:
+        """A helper process planning the conversations of an export's `text` with `module`'s `helper_items` and
+        `helper_plan` (store/import_helper.py), when one pays (a core free, a large export); None: plan here.
+        The caller closes it."""
+        return import_helper.start(module, self._salt, label, text)
 
     def _settled(self, source_key: str) -> None:
         """Before reading the store for a source id: write this thread's group if it holds that page."""

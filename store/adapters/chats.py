@@ -3,9 +3,10 @@ replies `responds_to` their parent, every branch kept active, the last-seen bran
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, cast
 
 from .. import names
 from ..errors import Invalid, LimitExceeded
@@ -90,7 +91,8 @@ def tree_order(messages: list[ChatMessage]) -> list[ChatMessage]:
 
 Conversation = ChatConversation | tuple[str, str]  # a tuple: (item, reason) of a skip
 # A conversation made ready by a helper process (chat_helper.py): its plan, or a skip, by the export item's index.
-Ready = Callable[[int], "Planned | tuple[str, str] | None"]
+# ("plan", Planned.wire()) or ("skip", (item, reason)); None: not there, parse and plan it here.
+Ready = Callable[[int], "tuple[str, Any] | None"]
 
 
 def write_conversations(
@@ -116,14 +118,16 @@ def _write_conversations(
     done = 0
     for index, item in enumerate(conversations):
         done += 1
-        planned = ready(index) if ready is not None and callable(item) else None
-        conv = planned if planned is not None else item() if callable(item) else item
+        answer = ready(index) if ready is not None and callable(item) else None
+        conv = (answer[1] if answer[0] == "skip" else Planned.from_wire(answer[1])) if answer is not None \
+            else item() if callable(item) else item
         if isinstance(conv, tuple):
             report.skip(*conv)
         else:
             plan = conv if isinstance(conv, Planned) else plan_conversation(source, label, conv)
+            again = functools.partial(_plan_again, source, label, item) if callable(item) and plan.df is not None else None
             try:
-                _write_one(store, source, tool, label, plan, report, namespace, parent_ns)
+                _write_one(store, source, tool, label, plan, report, namespace, parent_ns, again)
             except (Invalid, LimitExceeded) as exc:  # the conversation's own page was refused; the others go on
                 report.skip(f"{source} conversation {plan.conversation_id} ({(plan.title or 'untitled')[:80]})",
                             exc.message)
@@ -162,6 +166,21 @@ class Planned:
     df: Counter[str] | None = None
     docs: int = 0
     terms: int = 0
+
+    def wire(self) -> tuple[Any, ...]:
+        """The plan as plain values (a helper's answer), its pages as `Prepared.wire` (for new pages only)."""
+        return (self.conversation_id, self.title, self.created_at, self.conv_key,
+                self.conv_page.wire() if isinstance(self.conv_page, Prepared) else self.conv_page,
+                [(node, key, page.wire() if isinstance(page, Prepared) else page) for node, key, page in self.messages],
+                self.parents, self.visible, self.hidden, self.empty, self.df, self.docs, self.terms)
+
+    @classmethod
+    def from_wire(cls, wire: tuple[Any, ...]) -> Planned:
+        conv_id, title, created, conv_key, conv_page, messages, parents, visible, hidden, empty, df, docs, terms = wire
+        from_wire = Prepared.from_wire
+        return cls(conv_id, title, created, conv_key, from_wire(conv_page) if len(conv_page) > 2 else conv_page,
+                   [(node, key, from_wire(page) if len(page) > 2 else page) for node, key, page in messages],
+                   parents, visible, hidden, empty, df, docs, terms)
 
 
 def _prepared(df: Counter[str] | None, salt: bytes | None, **page: Any) -> Prepared | Refused:
@@ -223,8 +242,21 @@ def plan_conversation(source: str, label: str, conv: ChatConversation, salt: byt
                    len(ready), sum(p.ready[4] for p in ready if p.ready is not None))
 
 
+def _plan_again(source: str, label: str, parse: Callable[[], Conversation]) -> Planned:
+    return plan_conversation(source, label, cast(ChatConversation, parse()))
+
+
+def helper_answer(source: str, label: str, conv: ChatConversation | tuple[str, str], salt: bytes) -> tuple[str, Any]:
+    """A helper's answer for one export item: its plan (with index text), or the skip it is."""
+    if isinstance(conv, tuple):
+        return ("skip", conv)
+    return ("plan", plan_conversation(source, label, conv, salt).wire())
+
+
 def _write_one(store: Any, source: str, tool: str, label: str, plan: Planned, report: ImportReport,
-               namespace: str | None, parent_ns: str) -> None:
+               namespace: str | None, parent_ns: str, again: Callable[[], Planned] | None = None) -> None:
+    """One conversation as one unit. A plan made for new pages only (a helper's) that meets pages already in the
+    store is made `again` here, whole."""
     if not plan.visible:
         report.hidden_skipped += plan.hidden
     ns = namespace or f"conversation:{source}:{plan.conversation_id}"
@@ -243,6 +275,10 @@ def _write_one(store: Any, source: str, tool: str, label: str, plan: Planned, re
         unit.prefetch(keys)
         # Index text made by a helper is used when every page is new (all are then created and counted as one).
         elsewhere = plan.df is not None and unit.all_new(keys)
+        if plan.df is not None and not elsewhere:
+            if again is None:
+                raise ValueError("a plan for new pages met pages in the store, and cannot be made again")
+            plan = again()
         conv_ref = _landed(unit, plan.conv_key, ns, plan.conv_page, elsewhere)
         refs: dict[str, PageRef] = {}
         refused = 0
