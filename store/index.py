@@ -186,6 +186,7 @@ class StatsDelta:
         ups = [(t, s, n) for s, counts in self.df.items() for t, n in counts.items() if n > 0]
         downs = [(n, t, s) for s, counts in self.df.items() for t, n in counts.items() if n < 0]
         if ups:
+            ups.sort()  # in the table's key order: each B-tree page is met once, not once per scope's term
             cur.executemany(
                 "INSERT INTO term_stat (term, scope_id, df) VALUES (?,?,?) "
                 "ON CONFLICT(term, scope_id) DO UPDATE SET df = df + excluded.df", ups)
