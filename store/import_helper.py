@@ -29,6 +29,12 @@ from .cores import helper_wanted, start_helper
 ENV = "PCP_IMPORT_HELPER"
 HELPER_FROM_CHARS = 4_000_000  # smaller exports are planned here (a helper takes a few tenths of a second to start)
 WAIT = False  # tests: wait for the helper's answer to every conversation (so that its plans are the ones written)
+# When the helper is planning the very conversation the importer wants next, the importer waits for it up to this
+# long (about the time a conversation takes to plan) instead of planning it a second time; after MISSES_AT_MOST
+# such waits in a row that came to nothing (a helper starved of CPU), it no longer waits until an answer is there
+# in time again. So a slow helper costs the importer a few milliseconds, never a conversation's worth per one.
+PATIENCE_S = 0.004
+MISSES_AT_MOST = 3
 _HEAD = 12  # an answer: 8 bytes of length, 4 of the conversation's index, then its pickle
 
 
@@ -51,7 +57,10 @@ def serve() -> None:
     size = int.from_bytes(_read(src, 8), "big")
     module, salt, label, text = pickle.loads(_read(src, size))  # noqa: S301 (our parent's own request)
     planner = importlib.import_module(module)
-    items = planner.helper_items(text, label)
+    try:
+        items = planner.helper_items(text, label)
+    except Exception:  # noqa: BLE001 (not an export the importer takes: it says why itself)
+        return
     del text
     index = 0
     while index < len(items):
@@ -87,6 +96,8 @@ class ImportHelper:
         self._answers: dict[int, Any] = {}
         self._next = 0  # answers for an index below this come too late and are dropped unread
         self._done = False  # the helper's output ended (it exited or was killed)
+        self._last = -1  # the index of the helper's last answer (it is planning the next one)
+        self._patience = MISSES_AT_MOST
         self._cond = threading.Condition()
         self._proc = start_helper("import_helper", "serve")
         request = pickle.dumps((module, salt, label, text), protocol=pickle.HIGHEST_PROTOCOL)
@@ -125,6 +136,7 @@ class ImportHelper:
                 answer = pickle.loads(data)  # noqa: S301 (our own child's answer, through its own pipe)
                 with self._cond:
                     self._answers[index] = answer
+                    self._last = index
                     self._cond.notify_all()
         except (OSError, ValueError, pickle.UnpicklingError, EOFError):
             return
@@ -138,6 +150,13 @@ class ImportHelper:
         with self._cond:
             if WAIT:
                 self._cond.wait_for(lambda: index in self._answers or self._done)
+            elif index not in self._answers and not self._done and self._last == index - 1 and self._patience:
+                if self._cond.wait_for(lambda: index in self._answers or self._done, PATIENCE_S):
+                    self._patience = MISSES_AT_MOST
+                else:
+                    self._patience -= 1
+            elif index in self._answers:
+                self._patience = MISSES_AT_MOST
             answer = self._answers.pop(index, None)
             self._next = index + 1
             for old in [i for i in self._answers if i < index]:

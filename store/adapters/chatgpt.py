@@ -23,14 +23,14 @@ def import_chatgpt(store: Any, path: str | Path, namespace: str | None = None,
     conversations are planned in a helper process meanwhile, when a core is free (store/import_helper.py)."""
     check_file(path, "chatgpt")
     text, label = read_json_text(path)
-    data = parse_json_text(text, label)
-    check_parsed(data, "chatgpt", label)
-    items = conversation_items(data, label, "ChatGPT", ("mapping", "conversation_id"))
-    report = ImportReport(source="chatgpt", path=str(path))
     start = getattr(store, "import_helper", None)
-    helper = start(__name__, label, text) if start is not None else None
-    del text
+    helper = start(__name__, label, text) if start is not None else None  # it parses the text meanwhile, as here
     try:
+        data = parse_json_text(text, label)
+        del text
+        check_parsed(data, "chatgpt", label)
+        items = conversation_items(data, label, "ChatGPT", ("mapping", "conversation_id"))
+        report = ImportReport(source="chatgpt", path=str(path))
         return write_conversations(store, "chatgpt", TOOL, label,
                                    [functools.partial(_parse_item, index, item) for index, item in enumerate(items)],
                                    len(items), report, namespace, progress, helper)
