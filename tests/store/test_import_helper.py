@@ -127,6 +127,24 @@ def test_a_helper_killed_part_way_leaves_the_rest_to_the_importer(tmp_path, help
     _same_index(tmp_path / "one.db", tmp_path / "helped.db", by_id=False)
 
 
+def test_a_helper_stopped_part_way_costs_the_importer_nothing_but_its_answers(tmp_path, helpers, monkeypatch):
+    """A helper that stops (SIGSTOP: a process starved of CPU, or ^Z) is not waited for: the importer plans the rest
+    itself, and ends the helper when it is done."""
+    export, n = _all_real(tmp_path)
+    _stores(tmp_path)
+    monkeypatch.setenv(import_helper.ENV, "0")
+    one = _import(tmp_path, "one", export)
+    monkeypatch.setenv(import_helper.ENV, "1")
+    monkeypatch.setattr(import_helper, "WAIT", False)
+    monkeypatch.setenv("PCP_TEST_STOP", "import-helper:2!STOP")  # it answers one conversation at most
+    helped = _import(tmp_path, "helped", export)
+    assert helpers[0].helped <= 1 and helpers[0].helped + helpers[0].planned_here == n
+    assert helpers[0].exited()
+    assert helped == one
+    assert _mapped(tmp_path / "helped.jsonl") == _mapped(tmp_path / "one.jsonl")
+    _same_index(tmp_path / "one.db", tmp_path / "helped.db", by_id=False)
+
+
 def test_a_reimport_through_the_helper_changes_nothing(tmp_path, helpers, monkeypatch):
     export, n = _all_real(tmp_path)
     _stores(tmp_path)
