@@ -4,6 +4,7 @@ Long because: every way history enters the store goes through one revision-writi
 
 from __future__ import annotations
 
+import collections
 import json
 import time
 from typing import Any, Callable, Iterable, Iterator, cast
@@ -520,12 +521,13 @@ class WriteOps(Part):
         size = batch_size or BULK_FIRST_BATCH
         analyst = Analyst(self._salt)
         waiting: tuple[str, list[Any], Pending] | None = None  # a checked batch whose analysis is under way
+        ahead = _ReadAhead(items, lambda: 2 * size)
 
         def land(batch: tuple[str, list[Any], Pending]) -> None:
             nonlocal created, size
             stamp, checked, pending = batch
             prepared = pending.result()
-            groups.wait_turn()
+            groups.wait_turn(ahead.fill)  # while the lock is let go, the caller's next items are read
             started = time.monotonic()
             done = self._bulk_write(ns, stamp, checked, prepared)  # its own transaction, with its audit event
             took = time.monotonic() - started
@@ -544,7 +546,7 @@ class WriteOps(Part):
 
         with loading(self._db):  # the WAL checkpointed every 20,000 pages meanwhile, and at the end
             try:
-                for batch in _batches(items, lambda: size):
+                for batch in _batches(ahead, lambda: size):
                     with self._failures_audited(Call("write_pages_bulk"), time.perf_counter()):  # a refused item
                         stamp = ids.now()  # the batch's store time, taken before it is analysed
                         try:
@@ -607,13 +609,58 @@ class WriteOps(Part):
         return len(ready)
 
 
+class _ReadAhead:
+    """The items of a bulk write, some read ahead (`fill`) while the write lock is let go to other writers:
+    a caller's iterator that does work per item (generating, parsing a file) does it in that gap instead of
+    the bulk write sleeping through it. An error of the iterator met while reading ahead is raised where the
+    item would have been, after every item it gave before."""
+
+    def __init__(self, items: Iterable[dict[str, Any]], most: Callable[[], int]) -> None:
+        self._source = iter(items)
+        self._most = most
+        self._ahead: collections.deque[dict[str, Any]] = collections.deque()
+        self._end: BaseException | None = None  # StopIteration, or the iterator's error, once met ahead
+
+    def fill(self) -> bool:
+        """Read one item ahead; False when there is nothing more to read now (the end, an error, enough)."""
+        if self._end is not None or len(self._ahead) >= self._most():
+            return False
+        try:
+            self._ahead.append(next(self._source))
+        except Exception as exc:  # noqa: BLE001 (StopIteration included: raised again in its place)
+            self._end = exc
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        while True:
+            if self._ahead:
+                yield self._ahead.popleft()
+            elif self._end is not None:
+                if isinstance(self._end, StopIteration):
+                    return
+                raise self._end
+            else:
+                try:
+                    item = next(self._source)
+                except StopIteration:
+                    return
+                yield item
+
+
 def _batches(items: Iterable[dict[str, Any]], size: Callable[[], int]) -> Iterator[list[dict[str, Any]]]:
-    """`items` in lists of `size()` (read anew for each list), the last one shorter."""
+    """`items` in lists of `size()` (read anew for each list), the last one shorter. Should the items'
+    iterator fail, the list begun is given first and the error raised after it (what it gave is written)."""
     batch: list[dict[str, Any]] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size():
+    try:
+        for item in items:
+            batch.append(item)
+            if len(batch) >= size():
+                yield batch
+                batch = []
+    except Exception:
+        if batch:
             yield batch
-            batch = []
+        raise
     if batch:
         yield batch
