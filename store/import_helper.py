@@ -52,10 +52,16 @@ def serve() -> None:
     """The helper: (planner module, salt, label, text) in; then every conversation's plan out, in order, skipping
     to an index the importer sends (it planned the ones before itself); ends when its stdin closes."""
     import select
+    import signal
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the importer's to handle; it ends this process itself
     src, sink = sys.stdin.fileno(), sys.stdout.buffer
-    size = int.from_bytes(_read(src, 8), "big")
-    module, salt, label, text = pickle.loads(_read(src, size))  # noqa: S301 (our parent's own request)
+    head = _read(src, 8)
+    size = int.from_bytes(head, "big") if len(head) == 8 else 0
+    request = _read(src, size)
+    if not size or len(request) < size:
+        return  # the importer ended before it had asked
+    module, salt, label, text = pickle.loads(request)  # noqa: S301 (our parent's own request)
     planner = importlib.import_module(module)
     try:
         items = planner.helper_items(text, label)

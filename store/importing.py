@@ -211,6 +211,65 @@ class ImportUnit:
         self.counts["created"] += 1
         return PageRef(page_id, rev_id, page_pk, "created")
 
+    def land_new(self, namespace: str, pages: list[tuple[str, Prepared]], relations: list[tuple[int, str, int]],
+                 df: Counter[str], docs: int, terms: int) -> list[PageRef]:
+        """`land` of pages none of which is in the store (`all_new`), whose index text and statistics were made
+        elsewhere (`df`, `docs`, `terms`: of those with `ready`), and `relate` of them by their places in `pages`
+        (from, `contains` or `responds_to`, to): the same rows, ids and counts as one by one, made in one pass."""
+        ns = v.namespace(namespace)
+        if any(page.payload is None and page.refs_json == "[]" for _, page in pages):
+            raise ValueError("a page without payload or source ref is landed one by one (it is refused)")
+        scope_pk = self._scope_pk(ns)
+        ns = self._names[ns]
+        w = self._writer
+        first_page, first_rev = w.reserve_many(len(pages), len(pages))
+        tool_type, tool = self.actor
+        stamp, provenance = self._stamp, self._provenance
+        page_rows, rev_rows, source_rows, fts_rows = w.rows["page"], w.rows["revision"], w.rows["source_page"], w.fts
+        created = self._created if self._group is not None else None
+        out = []
+        for n, (key, page) in enumerate(pages):
+            page_pk, rev_pk = first_page + n, first_rev + n
+            page_id, rev_id = ids.new_id("pg"), ids.new_id("rev")
+            body, observed, title, ready = page.payload, page.observed, page.title, page.ready
+            media, content = (body["media_type"], body["content"]) if body else (None, None)
+            page_rows.append((page_pk, page_id, scope_pk, rev_pk, rev_id, "active", 0, title, media, tool_type, stamp,
+                              stamp, observed or stamp))
+            if ready is not None and observed is not None:
+                rev_rows.append((rev_pk, rev_id, page_pk, 1, None, scope_pk, stamp, observed, None, None, tool_type,
+                                 tool, media, content, page.content_digest, title, page.facet_json, page.refs_json,
+                                 provenance))
+                fts_rows.append((rev_pk, ready[0], ready[1], ready[2], index.fts_scope(scope_pk, ready[3])))
+            else:
+                rev_rows.append((rev_pk, rev_id, page_pk, 1, None, scope_pk, stamp, observed, None, None, tool_type,
+                                 tool, media, content, v.content_digest(content), title, page.facet_json,
+                                 page.refs_json, provenance))
+                w.analyse(rev_pk, scope_pk, title, content, page.facets, observed or stamp)
+            source_rows.append((key, page_pk, page.digest))
+            self._pages[page_pk] = (ns, rev_id)
+            self._fresh.add(page_pk)
+            if created is not None:
+                created[key] = (page.digest, page_pk, page_id, rev_id, ns)
+            out.append(PageRef(page_id, rev_id, page_pk, "created"))
+        self._call.scopes.add(ns)
+        self.counts["created"] += len(pages)
+        self.index_ready(namespace, df, docs, terms)
+        relation_rows, linked = w.rows["relation"], self._linked
+        for source, rtype, target in relations:
+            a, b = out[source], out[target]
+            key3 = (a.pk, b.pk, rtype)
+            if key3 in linked:
+                continue
+            if ("link", ns) not in self._allowed:
+                self._allow("link", ns)
+            if ("read", ns) not in self._allowed:
+                self._allow("read", ns)
+            linked.add(key3)
+            relation_rows.append((ids.new_id("rel"), rtype, a.pk, a.revision_id, b.pk, b.revision_id, stamp, tool_type,
+                                  tool, 0))
+            self.counts["relations"] += 1
+        return out
+
     def index_ready(self, namespace: str, df: Counter[str], docs: int, terms: int) -> None:
         """The statistics of pages this unit landed with their index text made elsewhere (`Prepared.ready`), all
         created in the scope of `namespace`: how many hold each key, how many they are, their term total."""

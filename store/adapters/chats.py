@@ -279,23 +279,10 @@ def _write_one(store: Any, source: str, tool: str, label: str, plan: Planned, re
             if again is None:
                 raise ValueError("a plan for new pages met pages in the store, and cannot be made again")
             plan = again()
-        conv_ref = _landed(unit, plan.conv_key, ns, plan.conv_page, elsewhere)
-        refs: dict[str, PageRef] = {}
-        refused = 0
-        for node_id, key, page in plan.messages:
-            parent = _nearest_written_parent(node_id, plan.parents, refs)
-            try:
-                ref = _landed(unit, key, ns, page, elsewhere)
-            except (Invalid, LimitExceeded) as exc:  # refused before any of its rows: skip it, keep the rest
-                report.skip(f"{source} message {plan.conversation_id}:{node_id}", exc.message)
-                refused += 1
-                continue
-            refs[node_id] = ref
-            unit.relate(conv_ref, "contains", ref)
-            if parent is not None:
-                unit.relate(ref, "responds_to", parent)
-        if elsewhere and plan.df is not None:
-            unit.index_ready(ns, plan.df, plan.docs, plan.terms)
+        if elsewhere and _landable(plan):
+            conv_ref, refused = _land_new(unit, source, ns, plan, report)
+        else:
+            conv_ref, refused = _land_each(unit, source, ns, plan, report, elsewhere)
     if not plan.visible:
         report.skip(f"{source} conversation {plan.conversation_id} ({plan.title or 'untitled'})",
                     "no readable messages: kept as an empty conversation page", file=label, page_id=conv_ref.page_id)
@@ -305,6 +292,73 @@ def _write_one(store: Any, source: str, tool: str, label: str, plan: Planned, re
     report.hidden_skipped += plan.hidden if plan.visible else 0
     report.empty_skipped += plan.empty
     report.add(unit.counts)
+
+
+def _land_each(unit: Any, source: str, ns: str, plan: Planned, report: ImportReport, elsewhere: bool
+               ) -> tuple[PageRef, int]:
+    """The conversation's pages written one by one, each message related as it lands; (its page, messages refused)."""
+    conv_ref = _landed(unit, plan.conv_key, ns, plan.conv_page, elsewhere)
+    refs: dict[str, PageRef] = {}
+    refused = 0
+    for node_id, key, page in plan.messages:
+        parent = _nearest_written_parent(node_id, plan.parents, refs)
+        try:
+            ref = _landed(unit, key, ns, page, elsewhere)
+        except (Invalid, LimitExceeded) as exc:  # refused before any of its rows: skip it, keep the rest
+            report.skip(f"{source} message {plan.conversation_id}:{node_id}", exc.message)
+            refused += 1
+            continue
+        refs[node_id] = ref
+        unit.relate(conv_ref, "contains", ref)
+        if parent is not None:
+            unit.relate(ref, "responds_to", parent)
+    if elsewhere and plan.df is not None:
+        unit.index_ready(ns, plan.df, plan.docs, plan.terms)
+    return conv_ref, refused
+
+
+def _landable(plan: Planned) -> bool:
+    """Whether every page of a plan has a payload or a source ref (a page with neither is refused as it lands)."""
+    return all(isinstance(page, tuple) or page.payload is not None or page.refs_json != "[]"
+               for page in [plan.conv_page, *(p for _, _, p in plan.messages)])
+
+
+def _land_new(unit: Any, source: str, ns: str, plan: Planned, report: ImportReport) -> tuple[PageRef, int]:
+    """`_land_each` of a conversation whose pages are all new and were analysed elsewhere: its pages and
+    relations in one pass (ImportUnit.land_new); a message prepare() refused is skipped as there."""
+    conv_page = plan.conv_page
+    if isinstance(conv_page, tuple):
+        _landed(unit, plan.conv_key, ns, conv_page, True)  # raises what it was refused with
+    assert isinstance(conv_page, Prepared) and plan.df is not None
+    pages: list[tuple[str, Prepared]] = [(plan.conv_key, conv_page)]
+    relations: list[tuple[int, str, int]] = []
+    place: dict[str, int] = {}
+    refused = 0
+    for node_id, key, page in plan.messages:
+        if isinstance(page, tuple):
+            report.skip(f"{source} message {plan.conversation_id}:{node_id}", page[1])
+            refused += 1
+            continue
+        parent = _nearest_written_place(node_id, plan.parents, place)  # (before its own place: a cycle of parents)
+        n = place[node_id] = len(pages)
+        pages.append((key, page))
+        relations.append((0, "contains", n))
+        if parent is not None:
+            relations.append((n, "responds_to", parent))
+    refs: list[PageRef] = unit.land_new(ns, pages, relations, plan.df, plan.docs, plan.terms)
+    return refs[0], refused
+
+
+def _nearest_written_place(node_id: str, parents: dict[str, str | None], place: dict[str, int]) -> int | None:
+    """`_nearest_written_parent` by a page's place in the pages landed together."""
+    seen = set()
+    node = parents.get(node_id)
+    while node is not None and node in parents and node not in seen:
+        seen.add(node)
+        if node in place:
+            return place[node]
+        node = parents[node]
+    return None
 
 
 def _nearest_written_parent(node_id: str, parents: dict[str, str | None], refs: dict[str, PageRef]) -> PageRef | None:

@@ -47,6 +47,37 @@ def generated_export(n: int, per: int) -> list[dict]:
     return out
 
 
+def _node(node: str, parent: str | None, text: str, role: str = "user", **extra) -> dict:
+    return {"id": node, "parent": parent, "children": [], "message": {
+        "id": node, "author": {"role": role}, "create_time": 1700001000, **extra,
+        "content": {"content_type": "text", "parts": [text]}}}
+
+
+def awkward_conversations() -> list:
+    """What an export may hold that the plan must treat as the one-process import does: parents in a cycle, a
+    parent not in the file, hidden scaffolding between a reply and its question, a message over the payload
+    limit (refused: skipped, its reply linked past it), a conversation with nothing readable, an item that is not
+    a conversation, and one without any time."""
+    hidden = _node("h1", "q1", "", role="system")
+    hidden["message"]["metadata"] = {"is_visually_hidden_from_conversation": True}
+    untimed = _node("u1", None, "no time at all")
+    del untimed["message"]["create_time"]
+    return [
+        {"id": "awk-cycle", "title": "Cycle", "create_time": 1700001000,
+         "mapping": {"a": _node("a", "b", "first in a loop"), "b": _node("b", "a", "second in a loop")}},
+        {"id": "awk-dangling", "title": "Dangling", "create_time": 1700001000,
+         "mapping": {"x": _node("x", "gone", "my parent is not here"), "y": _node("y", "x", "a reply")}},
+        {"id": "awk-hidden", "title": "Hidden", "create_time": 1700001000,
+         "mapping": {"q1": _node("q1", None, "a question"), "h1": hidden, "r1": _node("r1", "h1", "the answer")}},
+        {"id": "awk-huge", "title": "Huge", "create_time": 1700001000,
+         "mapping": {"p": _node("p", None, "before"), "big": _node("big", "p", "w " * 600_000),
+                     "after": _node("after", "big", "after the refused one")}},
+        {"id": "awk-empty", "title": "Empty", "create_time": 1700001000, "mapping": {"e": _node("e", None, "  ")}},
+        "not a conversation",
+        {"id": "awk-untimed", "title": "", "mapping": {"u1": untimed}},
+    ]
+
+
 def _all_real(tmp_path):
     """Every conversation of the vendored real ChatGPT exports, in one export file, and a generated tail (so that
     there are many conversations, with branches from the real ones)."""
@@ -55,6 +86,7 @@ def _all_real(tmp_path):
         data = json.loads(path.read_text(encoding="utf-8"))
         items.extend(data if isinstance(data, list) else data.get("conversations", [data]))
     items.extend(generated_export(40, 3))
+    items.extend(awkward_conversations())
     export = tmp_path / "conversations.json"
     export.write_text(json.dumps(items), encoding="utf-8")
     return export, len(items)
