@@ -1,15 +1,16 @@
 """A chat import's conversations made ready in a helper process while the importing process writes (issue 31).
 
 Per message a ChatGPT import spends most of its Python outside SQLite: parsing the mapping tree, checking and
-encoding payload, facets and source refs, digests, and the index analysis. With a helper, the importer sends
-the export's text to a second process once; the helper parses it as the importer did and plans every
-conversation in order (`plan(index, item, label, salt)` of the importer's module: `chats.Planned`, its pages'
-index text made and counted), answering with pickles through its stdout. The importer takes a conversation's
-plan when it is there; when it is not (the helper is starting, starved of CPU, or gone), it plans that
-conversation itself and tells the helper where it is, so the helper skips ahead. Nothing depends on the
-helper: every answer is the same `plan_conversation` the importer would run, and a helper that dies (or cannot
-start) only means the importer does the rest. Only with a core to spare (store/cores.py; PCP_IMPORT_HELPER=1
-always, =0 never), for exports of at least HELPER_FROM_CHARS characters, not on Windows (no `select` on pipes).
+encoding payload, facets and source refs, digests, and the index analysis. With a helper, the importer sends the
+export's text to a second process before it parses it itself; the helper parses it the same way and plans every
+conversation in order (`helper_plan(index, item, label, salt)` of the importer's module: `chats.Planned` as plain
+tuples, its pages' index text made and their statistics keys counted), answering through its stdout. The
+importer takes a conversation's plan when it is there, waits a few milliseconds for the one the helper is
+planning right now, and otherwise plans that conversation itself and tells the helper to skip past it. Nothing
+depends on the helper: its answers come from the same `plan_conversation` the importer runs, a plan meeting
+pages already in the store is made again by the importer, and a helper that dies, stops or cannot start only
+means the importer does the rest. Only with a core to spare (store/cores.py; PCP_IMPORT_HELPER=1 always, =0
+never), for exports of HELPER_FROM_CHARS to HELPER_UP_TO_CHARS characters, not on Windows (no `select` on pipes).
 
 A plain `python -c` child (cores.start_helper), not a multiprocessing worker (those import `__main__` again).
 """
@@ -28,6 +29,9 @@ from .cores import helper_wanted, start_helper
 
 ENV = "PCP_IMPORT_HELPER"
 HELPER_FROM_CHARS = 4_000_000  # smaller exports are planned here (a helper takes a few tenths of a second to start)
+# Larger ones too: the helper holds a parsed copy of the export beside the importer's (several times the file's
+# size in Python objects), which for a file near the import limit (1 GiB) would be more memory than it saves time.
+HELPER_UP_TO_CHARS = 256_000_000
 WAIT = False  # tests: wait for the helper's answer to every conversation (so that its plans are the ones written)
 # When the helper is planning the very conversation the importer wants next, the importer waits for it up to this
 # long (about the time a conversation takes to plan) instead of planning it a second time; after MISSES_AT_MOST
@@ -197,7 +201,7 @@ class ImportHelper:
 
 def start(module: str, salt: bytes, label: str, text: str) -> ImportHelper | None:
     """A helper planning the conversations of `text` with `module`'s helper_items/helper_plan, when one pays."""
-    if sys.platform == "win32" or len(text) < HELPER_FROM_CHARS or not helper_wanted(ENV):
+    if sys.platform == "win32" or not HELPER_FROM_CHARS <= len(text) <= HELPER_UP_TO_CHARS or not helper_wanted(ENV):
         return None
     try:
         return ImportHelper(module, salt, label, text)
