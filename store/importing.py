@@ -6,6 +6,11 @@ table when the unit closes, or, inside `bulk_loading`, when its group of units c
 (store/import_groups.py); an existing page is looked up with one query. Only the rare
 paths (a changed page gets a revision; a derivation or `supersedes` link needs its cycle
 check and counter) go through the general, checked code, after the gathered rows landed.
+A page's checks and encodings that need no store are `import_pages.prepare` (a helper process may make them,
+store/import_helper.py); a conversation planned there whose pages are all new lands in one pass (`land_new`).
+
+Long because: an import unit's look-ups, its landing of pages (one by one and in one pass), its relations and
+its part in a group's rows share the unit's state (keys, pages seen, relations made, permissions checked).
 """
 
 from __future__ import annotations
