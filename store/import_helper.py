@@ -100,7 +100,8 @@ def serve() -> None:
 class ImportHelper:
     """The importer's side: answers read by a thread as they come, taken by index (`__call__`)."""
 
-    def __init__(self, module: str, salt: bytes, label: str, text: str) -> None:
+    def __init__(self, module: str, salt: bytes) -> None:
+        self.module, self.salt = module, salt
         self.helped = 0  # conversations whose plan came from the helper
         self.planned_here = 0  # conversations the importer planned itself (no answer there yet)
         self._answers: dict[int, Any] = {}
@@ -109,21 +110,30 @@ class ImportHelper:
         self._last = -1  # the index of the helper's last answer (it is planning the next one)
         self._patience = MISSES_AT_MOST
         self._cond = threading.Condition()
-        self._proc = start_helper("import_helper", "serve")
-        request = pickle.dumps((module, salt, label, text), protocol=pickle.HIGHEST_PROTOCOL)
+        self._proc = start_helper("import_helper", "serve")  # (it starts while the importer reads the file)
         self._send_lock = threading.Lock()
-        self._sender = threading.Thread(target=self._send, args=(len(request).to_bytes(8, "big") + request,),
-                                        name="pcp-import-helper-send", daemon=True)
+        self._sender: threading.Thread | None = None
         self._reader = threading.Thread(target=self._read_answers, name="pcp-import-helper", daemon=True)
-        self._sender.start()
         self._reader.start()
 
-    def _send(self, data: bytes) -> None:
+    def ask(self, label: str, text: str) -> bool:
+        """Send the export's text (False, and the helper ended, when it is outside the sizes a helper is for)."""
+        if not HELPER_FROM_CHARS <= len(text) <= HELPER_UP_TO_CHARS:
+            self.close()
+            return False
+        request = pickle.dumps((self.module, self.salt, label, text), protocol=pickle.HIGHEST_PROTOCOL)
+        self._sender = threading.Thread(target=self._send, args=(len(request).to_bytes(8, "big"), request),
+                                        name="pcp-import-helper-send", daemon=True)
+        self._sender.start()
+        return True
+
+    def _send(self, *data: bytes) -> None:
         stdin = self._proc.stdin
         assert stdin is not None
         try:
             with self._send_lock:
-                stdin.write(data)
+                for part in data:
+                    stdin.write(part)
                 stdin.flush()
         except (OSError, ValueError):
             pass  # it has exited: the importer plans the rest itself
@@ -173,7 +183,7 @@ class ImportHelper:
                 del self._answers[old]
         if answer is None:
             self.planned_here += 1
-            if not self._done and not self._sender.is_alive():
+            if not self._done and self._sender is not None and not self._sender.is_alive():
                 self._send((index + 1).to_bytes(8, "big"))  # skip ahead: this one is planned here
         else:
             self.helped += 1
@@ -187,7 +197,8 @@ class ImportHelper:
             proc.kill()
         proc.wait()
         self._reader.join()
-        self._sender.join()
+        if self._sender is not None:
+            self._sender.join()
         for pipe in (proc.stdin, proc.stdout):
             if pipe is not None:
                 try:
@@ -199,12 +210,12 @@ class ImportHelper:
         return self._proc.returncode is not None
 
 
-def start(module: str, salt: bytes, label: str, text: str) -> ImportHelper | None:
-    """A helper planning the conversations of `text` with `module`'s helper_items/helper_plan, when one pays."""
-    if sys.platform == "win32" or not HELPER_FROM_CHARS <= len(text) <= HELPER_UP_TO_CHARS or not helper_wanted(ENV):
+def start(module: str, salt: bytes, size: int) -> ImportHelper | None:
+    """A helper for an export file of `size` bytes (a zip's JSON is several times larger), started before the file
+    is read, when one may pay; it plans nothing until `ask` gives it the export's text."""
+    if sys.platform == "win32" or size < HELPER_FROM_CHARS // 8 or size > HELPER_UP_TO_CHARS or not helper_wanted(ENV):
         return None
     try:
-        return ImportHelper(module, salt, label, text)
+        return ImportHelper(module, salt)
     except OSError:
         return None
-

@@ -514,11 +514,11 @@ class ImportOps(Part):
             if state is not None:
                 state.unit_done(group is not None, BATCH_SECONDS)
 
-    def import_helper(self, module: str, label: str, text: str) -> import_helper.ImportHelper | None:
-        """A helper process planning the conversations of an export's `text` with `module`'s `helper_items` and
-        `helper_plan` (store/import_helper.py), when one pays (a core free, a large export); None: plan here.
-        The caller closes it."""
-        return import_helper.start(module, self._salt, label, text)
+    def import_helper(self, module: str, size: int) -> import_helper.ImportHelper | None:
+        """A helper process to plan the conversations of an export file of `size` bytes with `module`'s
+        `helper_items` and `helper_plan` (store/import_helper.py; its `ask` gives it the text), when one may pay
+        (a core free, a large export); None: plan here. The caller closes it."""
+        return import_helper.start(module, self._salt, size)
 
     def _settled(self, source_key: str) -> None:
         """Before reading the store for a source id: write this thread's group if it holds that page."""

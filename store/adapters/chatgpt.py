@@ -22,10 +22,13 @@ def import_chatgpt(store: Any, path: str | Path, namespace: str | None = None,
     """Import every conversation of a ChatGPT export; each conversation is one transaction. A large export's
     conversations are planned in a helper process meanwhile, when a core is free (store/import_helper.py)."""
     check_file(path, "chatgpt")
-    text, label = read_json_text(path)
     start = getattr(store, "import_helper", None)
-    helper = start(__name__, label, text) if start is not None else None  # it parses the text meanwhile, as here
+    size = Path(path).stat().st_size if Path(path).is_file() else 0  # (no file: read_json_text says so)
+    helper = start(__name__, size) if start is not None and size else None  # it starts while the file is read
     try:
+        text, label = read_json_text(path)
+        if helper is not None and not helper.ask(label, text):  # it parses the text as this does, meanwhile
+            helper = None
         data = parse_json_text(text, label)
         del text
         check_parsed(data, "chatgpt", label)

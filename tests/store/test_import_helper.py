@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import zipfile
 
 from pathlib import Path
 
@@ -126,10 +127,14 @@ def _import(tmp_path, name, export, **kwargs):
     return {k: v for k, v in report.items() if k not in ("import_id", "path")}
 
 
-@pytest.mark.parametrize("namespace", [None, "project:chats"])
+@pytest.mark.parametrize(("namespace", "zipped"), [(None, False), ("project:chats", False), (None, True)])
 def test_conversations_planned_in_the_helper_land_as_the_one_process_import_writes_them(tmp_path, helpers,
-                                                                                      monkeypatch, namespace):
+                                                                                      monkeypatch, namespace, zipped):
     export, n = _all_real(tmp_path)
+    if zipped:  # the export .zip: the helper gets the member's text from the importer
+        with zipfile.ZipFile(tmp_path / "export.zip", "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.write(export, "conversations.json")
+        export = tmp_path / "export.zip"
     _stores(tmp_path)
     monkeypatch.setenv(import_helper.ENV, "0")
     one = _import(tmp_path, "one", export, namespace=namespace)
