@@ -136,28 +136,47 @@ def make_export(conversations: int, messages_per: int, seed: int) -> list[dict]:
 # --------------------------------------------------------------------------- the two runs
 
 CHILD = """
-import gc, importlib, json, sys, time
+import gc, importlib, json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 from store import Store
 importer = getattr(importlib.import_module(sys.argv[4]), sys.argv[5])
+helpers = []
+try:  # a checkout with an import helper (store/import_helper.py): note the helpers started
+    from store import import_helper
+    start = import_helper.start
+    def noted(*args):
+        helper = start(*args)
+        if helper is not None:
+            helpers.append(helper)
+        return helper
+    import_helper.start = noted
+except ImportError:
+    pass
 st = Store.open(sys.argv[3])
 gc.collect()
-started, cpu = time.perf_counter(), time.process_time()
+def children():
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+started, cpu, helper_cpu = time.perf_counter(), time.process_time(), children()
 report = importer(st, sys.argv[2])
 elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+helper_cpu = children() - helper_cpu  # the helper's CPU (it has exited and been waited for)
 st.close()
-print(json.dumps({"wall": elapsed, "cpu": cpu, "report": report.to_dict()}))
+print(json.dumps({"wall": elapsed, "cpu": cpu + helper_cpu, "helper_cpu": helper_cpu,
+                  "helped": [(h.helped, h.planned_here) for h in helpers], "report": report.to_dict()}))
 """
 
 
 def run_importer(checkout: Path, source: Path, db: Path, module: str, name: str) -> tuple[float, float, dict]:
-    """The importer `module.name` of `checkout`'s store on `source`, in a child process: (wall s, CPU s, report).
-    Shared with bench/agent_import_bench.py."""
+    """The importer `module.name` of `checkout`'s store on `source`, in a child process: (wall s, CPU s, report);
+    the CPU counts an import helper's (store/import_helper.py), and the report says under "helpers" how many
+    conversations it planned and how many the importer planned itself. Shared with bench/agent_import_bench.py."""
     proc = subprocess.run([sys.executable, "-c", CHILD, str(checkout), str(source), str(db), module, name],
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"the import of {checkout} failed:\n{proc.stderr}")
     out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["report"]["helpers"] = {"helped_here": out.get("helped", []), "helper_cpu": out.get("helper_cpu", 0.0)}
     return out["wall"], out["cpu"], out["report"]
 
 
@@ -276,7 +295,10 @@ def main(argv: list[str] | None = None) -> int:
                 walls[name].append(wall)
                 cpus[name].append(cpu)
                 size = sum(p.stat().st_size for p in work.glob(db.name + "*"))
-                print(f"  round {r + 1} {name:8} {wall:7.2f} s, CPU {cpu:6.2f} s, {size / 1e6:5.0f} MB ({load()})",
+                helped = reports[name]["helpers"] if name != "bare" else None
+                said = (f"; helper: {helped['helped_here']} (conversations planned there, here), CPU "
+                        f"{helped['helper_cpu']:.2f} s of it" if helped and helped["helped_here"] else "")
+                print(f"  round {r + 1} {name:8} {wall:7.2f} s, CPU {cpu:6.2f} s, {size / 1e6:5.0f} MB ({load()}){said}",
                       flush=True)
                 for f in work.glob(db.name + "*"):
                     f.unlink()

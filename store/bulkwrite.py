@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections import Counter
 from typing import Any, Callable, Iterator, Literal
 
 import peewee as pw
@@ -64,6 +65,9 @@ class RowWriter:
         self.docs: list[tuple[int, int, index.Analysed, bool]] = []  # (revision pk, scope pk, terms, counted)
         self.fts: list[tuple[Any, ...]] = []  # index rows of revisions analysed elsewhere (index_prepared)
         self.delta = index.StatsDelta()  # and their statistics
+        # the statistics of import units whose index rows (in `fts`) were made elsewhere: (scope pk, how many
+        # hold each key, revisions, terms), merged at the flush (kept apart until then: a unit may be dropped)
+        self.counted: list[tuple[int, Any, int, int]] = []
         self._next: list[int] | None = None
 
     def _keys(self) -> list[int]:
@@ -124,6 +128,9 @@ class RowWriter:
             if rows:
                 cursor.executemany(sql, rows)
                 self.rows[table] = []
+        for scope_pk, df, docs, terms in self.counted:  # (a copy: held rows may be written again, import_groups)
+            self.delta.add_counted(scope_pk, Counter(df), docs, terms)
+        self.counted = []
         if self.docs or self.fts:
             index.add_analysed(cursor, self.docs, self.fts, self.delta)
             self.docs, self.fts, self.delta = [], [], index.StatsDelta()

@@ -1,8 +1,8 @@
 """Whether a long write may start a helper process: only with a core to spare (PCP_*=1: always, =0: never).
 
-A helper (the restore's, store/restore_file.py; the bulk write's analysis, store/analyst.py) pays only while a
-second core is free: on a busy machine it takes turns with the writer for the same cores and adds its start
-and its copying (bench/README.md, issue 31). "Free" is a 1-minute load average under the cores less half a
+A helper (the restore's, store/restore_file.py; the bulk write's analysis, store/analyst.py; a chat import's
+planning, store/import_helper.py) pays only while a second core is free: on a busy machine it takes turns with
+the writer for the same cores and adds its start and its copying (bench/README.md, issue 31). "Free" is a 1-minute load average under the cores less half a
 core, the writer itself counting about one.
 """
 

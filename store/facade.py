@@ -102,6 +102,7 @@ class Store:
         self.import_export = exports.import_export
         self.import_unit = importing.import_unit
         self.bulk_loading = importing.bulk_loading
+        self.import_helper = importing.import_helper
         self.source_page_id = importing.source_page_id
         self.source_scope = importing.source_scope
         self.record_import = reports.record_import

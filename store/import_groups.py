@@ -47,7 +47,9 @@ def fewer_collections() -> Iterator[None]:
                 gc.set_threshold(*_GcState.saved)
 
 
-Held = tuple[dict[str, list[tuple[Any, ...]]], list[Any], dict[int, str]]
+# (rows per table, analysed docs, scope times, index rows made elsewhere, their statistics)
+Held = tuple[dict[str, list[tuple[Any, ...]]], list[Any], dict[int, str], list[Any], list[Any]]
+Mark = tuple[dict[str, int], int, int, int]  # how many of each the group held
 
 
 class GroupRows:
@@ -67,19 +69,24 @@ class GroupRows:
         self.linked: set[tuple[int, int, str]] = set()  # (from pk, to pk, type) of the relations held here
         self.scopes: dict[int, str] = {}  # scope pk -> the store time of the last unit that wrote to it
 
-    def mark(self) -> tuple[dict[str, int], int]:
-        return {table: len(rows) for table, rows in self.writer.rows.items()}, len(self.writer.docs)
+    def mark(self) -> Mark:
+        w = self.writer
+        return {table: len(rows) for table, rows in w.rows.items()}, len(w.docs), len(w.fts), len(w.counted)
 
-    def drop_since(self, mark: tuple[dict[str, int], int]) -> None:
+    def drop_since(self, mark: Mark) -> None:
         """Forget the rows added after `mark` (a unit that failed)."""
-        rows, docs = mark
+        rows, docs, fts, counted = mark
+        w = self.writer
         for table, n in rows.items():
-            del self.writer.rows[table][n:]
-        del self.writer.docs[docs:]
+            del w.rows[table][n:]
+        del w.docs[docs:]
+        del w.fts[fts:]
+        del w.counted[counted:]
 
     def take(self) -> Held:
         """The rows held (before a flush inside a unit: put back if that unit fails)."""
-        return dict(self.writer.rows), list(self.writer.docs), dict(self.scopes)
+        w = self.writer
+        return dict(w.rows), list(w.docs), dict(self.scopes), list(w.fts), list(w.counted)
 
     def flush(self) -> None:
         """Write what is held (inside the group's transaction); the store is then the only truth."""
@@ -92,10 +99,12 @@ class GroupRows:
 
     def put_back(self, held: Held, salt: bytes) -> None:
         """Write again rows a failed unit's savepoint took back with it (they were flushed inside it)."""
-        rows, docs, scopes = held
+        rows, docs, scopes, fts, counted = held
         again = RowWriter(self.db, salt)
         again.rows = {table: list(rows.get(table, ())) for table in again.rows}
         again.docs = list(docs)
+        again.fts = list(fts)
+        again.counted = list(counted)
         again.flush()
         write_scope_times(self.db, scopes)
 

@@ -6,6 +6,11 @@ table when the unit closes, or, inside `bulk_loading`, when its group of units c
 (store/import_groups.py); an existing page is looked up with one query. Only the rare
 paths (a changed page gets a revision; a derivation or `supersedes` link needs its cycle
 check and counter) go through the general, checked code, after the gathered rows landed.
+A page's checks and encodings that need no store are `import_pages.prepare` (a helper process may make them,
+store/import_helper.py); a conversation planned there whose pages are all new lands in one pass (`land_new`).
+
+Long because: an import unit's look-ups, its landing of pages (one by one and in one pass), its relations and
+its part in a group's rows share the unit's state (keys, pages seen, relations made, permissions checked).
 """
 
 from __future__ import annotations
@@ -15,35 +20,28 @@ import json
 import threading
 import time
 from contextlib import contextmanager
+from collections import Counter
 from dataclasses import dataclass
-from json.encoder import encode_basestring as _json_text  # what core.dumps encodes text with
 from typing import Any, Iterator
 
-from . import ids
+from . import ids, index
 from . import names
 from . import validate as v
 from .constants import DERIVATION_TYPES
 from .core import Call, Part, StoreContext, dumps
-from . import bulkwrite, stops
+from . import bulkwrite, import_helper, stops
 from .bulkwrite import RowWriter
 from .errors import Invalid
 from .import_groups import BULK_GC_THRESHOLD, GroupRows, Held, UnitGroups, fewer_collections, write_scope_times
-from .titles import page_title
+from .import_pages import Prepared, payload_json, prepare
 from .types import SourceScope
 from .writes import WriteOps
 
-__all__ = ["BATCH_SECONDS", "BULK_GC_THRESHOLD", "ImportOps", "ImportUnit", "PageRef", "fewer_collections"]
+__all__ = ["BATCH_SECONDS", "BULK_GC_THRESHOLD", "ImportOps", "ImportUnit", "PageRef", "Prepared", "fewer_collections", "payload_json", "prepare"]
 
 
 BATCH_SECONDS = 0.5  # inside bulk_loading, units are committed in groups of about this long
 _PLAIN_RELATIONS = frozenset({"contains", "responds_to"})  # what importers draw most: known valid
-
-
-def payload_json(payload: dict[str, Any] | None) -> str:
-    """`dumps` of a checked payload (exactly its two keys, in sorted order), its content encoded once."""
-    if payload is None:
-        return "null"
-    return '{"content":' + _json_text(payload["content"]) + ',"media_type":' + _json_text(payload["media_type"]) + "}"
 
 
 @dataclass(frozen=True)
@@ -80,7 +78,7 @@ class ImportUnit:
         # Rows gathered for the unit's transaction: inside a group, added to the group's rows (from `_mark` on).
         self._group = group
         self._writer = group.writer if group is not None else RowWriter(store._db, store._salt)
-        self._mark = group.mark() if group is not None else ({}, 0)
+        self._mark = group.mark() if group is not None else ({}, 0, 0, 0)
         self._held: Held | None = None
         self._created: dict[str, tuple[Any, ...]] = {}  # source key -> its row, for the pages this unit created
         self._known: dict[str, tuple[Any, ...] | None] = {}  # prefetched source ids (None: not in the store)
@@ -155,12 +153,17 @@ class ImportUnit:
         `change_key` replaces the source refs in the change digest: a ref naming the export
         file a message came from must not make the same message look changed in a newer file.
         """
-        body_payload = v.payload(payload) if payload is not None else None
-        (refs, refs_json), (facet_map, facet_json) = v.source_refs_with_json(source_refs), v.facets_with_json(facets)
-        observed = v.optional_time(observed_at, "observed_at")
-        digest = v.body_digest_of({"payload": payload_json(body_payload), "facets": facet_json,
-                                   "source_refs": refs_json if change_key is None else
-                                   "[]" if change_key == [] else dumps(change_key)})
+        return self.land(source_key, namespace, prepare(payload, source_refs, facets, observed_at, change_key))
+
+    def all_new(self, source_keys: list[str]) -> bool:
+        """Whether none of these (prefetched) source ids has a page yet: pages prepared elsewhere with their index
+        text (`Prepared.ready`) and counted together are then all created."""
+        known = self._known
+        return all(key in known and known[key] is None for key in source_keys)
+
+    def land(self, source_key: str, namespace: str, page: Prepared, counted_elsewhere: bool = False) -> PageRef:
+        """`upsert` of a page checked and encoded already (`prepare`, here or in a helper process). With
+        `counted_elsewhere` its statistics keys come with its unit's (`index_ready`), not from here."""
         row = self._known.pop(source_key) if source_key in self._known else self._lookup(source_key)
         if row is not None and not self._may_see(row[-1]):
             # The source id belongs to a page outside this session's grants. The session gets a
@@ -168,41 +171,115 @@ class ImportUnit:
             # outcome, count or error depends on hidden content or names a hidden scope.
             source_key = self._own_key(source_key, v.namespace(namespace))
             row = self._lookup(source_key)
+        if row is not None and not page.whole:
+            raise ValueError("a page prepared for creation only met a page in the store")  # (chats plans again)
         if row is not None:
             known_digest, pk, page_id, head, ns = row
             self._call.scopes.add(ns)
-            if known_digest == digest:
+            if known_digest == page.digest:
                 self._pages[pk] = (ns, head)
                 self.counts["unchanged"] += 1
                 return PageRef(page_id, head, pk, "unchanged")
-            rev_id = self._revise(source_key, pk, ns, body_payload, refs, facet_map, observed, digest)
+            rev_id = self._revise(source_key, pk, ns, page.payload, page.refs, page.facets, page.observed, page.digest)
             return PageRef(page_id, rev_id, pk, "revised")
         ns = v.namespace(namespace)
-        if body_payload is None and not refs:
+        body_payload = page.payload
+        if body_payload is None and page.refs_json == "[]":  # (no source ref)
             raise Invalid(f"{source_key}: a page needs a payload or at least one source ref.")
         scope_pk = self._scope_pk(ns)
         ns = self._names[ns]
         page_pk, rev_pk = self._writer.reserve()
         page_id, rev_id = ids.new_id("pg"), ids.new_id("rev")
-        title = page_title(facet_map, body_payload, refs)
+        title = page.title
         media = body_payload["media_type"] if body_payload else None
         content = body_payload["content"] if body_payload else None
         tool_type, tool = self.actor
         stamp = self._stamp
+        observed = page.observed
         w = self._writer
+        ready = page.ready if counted_elsewhere else None
         w.add("page", (page_pk, page_id, scope_pk, rev_pk, rev_id, "active", 0, title, media, tool_type, stamp, stamp,
                        observed or stamp))
         w.add("revision", (rev_pk, rev_id, page_pk, 1, None, scope_pk, stamp, observed, None, None, tool_type, tool,
-                           media, content, v.content_digest(content), title, facet_json, refs_json, self._provenance))
-        w.analyse(rev_pk, scope_pk, title, content, facet_map, observed or stamp)
-        w.add("source_page", (source_key, page_pk, digest))
+                           media, content, page.content_digest if ready is not None else v.content_digest(content),
+                           title, page.facet_json, page.refs_json, self._provenance))
+        if ready is not None and observed is not None:  # (its dates were read against observed_at: so here)
+            w.fts.append((rev_pk, ready[0], ready[1], ready[2], index.fts_scope(scope_pk, ready[3])))
+        else:
+            w.analyse(rev_pk, scope_pk, title, content, page.facets, observed or stamp)
+        w.add("source_page", (source_key, page_pk, page.digest))
         self._pages[page_pk] = (ns, rev_id)
         self._fresh.add(page_pk)
         if self._group is not None:
-            self._created[source_key] = (digest, page_pk, page_id, rev_id, ns)
+            self._created[source_key] = (page.digest, page_pk, page_id, rev_id, ns)
         self._call.scopes.add(ns)
         self.counts["created"] += 1
         return PageRef(page_id, rev_id, page_pk, "created")
+
+    def land_new(self, namespace: str, pages: list[tuple[str, Prepared]], relations: list[tuple[int, str, int]],
+                 df: Counter[str], docs: int, terms: int) -> list[PageRef]:
+        """`land` of pages none of which is in the store (`all_new`), whose index text and statistics were made
+        elsewhere (`df`, `docs`, `terms`: of those with `ready`), and `relate` of them by their places in `pages`
+        (from, `contains` or `responds_to`, to): the same rows, ids and counts as one by one, made in one pass."""
+        ns = v.namespace(namespace)
+        if any(page.payload is None and page.refs_json == "[]" for _, page in pages):
+            raise ValueError("a page without payload or source ref is landed one by one (it is refused)")
+        scope_pk = self._scope_pk(ns)
+        ns = self._names[ns]
+        w = self._writer
+        first_page, first_rev = w.reserve_many(len(pages), len(pages))
+        tool_type, tool = self.actor
+        stamp, provenance = self._stamp, self._provenance
+        page_rows, rev_rows, source_rows, fts_rows = w.rows["page"], w.rows["revision"], w.rows["source_page"], w.fts
+        created = self._created if self._group is not None else None
+        out = []
+        for n, (key, page) in enumerate(pages):
+            page_pk, rev_pk = first_page + n, first_rev + n
+            page_id, rev_id = ids.new_id("pg"), ids.new_id("rev")
+            body, observed, title, ready = page.payload, page.observed, page.title, page.ready
+            media, content = (body["media_type"], body["content"]) if body else (None, None)
+            page_rows.append((page_pk, page_id, scope_pk, rev_pk, rev_id, "active", 0, title, media, tool_type, stamp,
+                              stamp, observed or stamp))
+            if ready is not None and observed is not None:
+                rev_rows.append((rev_pk, rev_id, page_pk, 1, None, scope_pk, stamp, observed, None, None, tool_type,
+                                 tool, media, content, page.content_digest, title, page.facet_json, page.refs_json,
+                                 provenance))
+                fts_rows.append((rev_pk, ready[0], ready[1], ready[2], index.fts_scope(scope_pk, ready[3])))
+            else:
+                rev_rows.append((rev_pk, rev_id, page_pk, 1, None, scope_pk, stamp, observed, None, None, tool_type,
+                                 tool, media, content, v.content_digest(content), title, page.facet_json,
+                                 page.refs_json, provenance))
+                w.analyse(rev_pk, scope_pk, title, content, page.facets, observed or stamp)
+            source_rows.append((key, page_pk, page.digest))
+            self._pages[page_pk] = (ns, rev_id)
+            self._fresh.add(page_pk)
+            if created is not None:
+                created[key] = (page.digest, page_pk, page_id, rev_id, ns)
+            out.append(PageRef(page_id, rev_id, page_pk, "created"))
+        self._call.scopes.add(ns)
+        self.counts["created"] += len(pages)
+        self.index_ready(namespace, df, docs, terms)
+        relation_rows, linked = w.rows["relation"], self._linked
+        for source, rtype, target in relations:
+            a, b = out[source], out[target]
+            key3 = (a.pk, b.pk, rtype)
+            if key3 in linked:
+                continue
+            if ("link", ns) not in self._allowed:
+                self._allow("link", ns)
+            if ("read", ns) not in self._allowed:
+                self._allow("read", ns)
+            linked.add(key3)
+            relation_rows.append((ids.new_id("rel"), rtype, a.pk, a.revision_id, b.pk, b.revision_id, stamp, tool_type,
+                                  tool, 0))
+            self.counts["relations"] += 1
+        return out
+
+    def index_ready(self, namespace: str, df: Counter[str], docs: int, terms: int) -> None:
+        """The statistics of pages this unit landed with their index text made elsewhere (`Prepared.ready`), all
+        created in the scope of `namespace`: how many hold each key, how many they are, their term total."""
+        if docs:
+            self._writer.counted.append((self._scopes[v.namespace(namespace)], df, docs, terms))
 
     def _lookup(self, source_key: str) -> tuple[Any, ...] | None:
         if self._group is not None and source_key in self._group.sources:
@@ -330,9 +407,10 @@ class ImportUnit:
             write_scope_times(self._store._db, {pk: self._stamp for pk in self._scopes.values()})
             return
         if self._held is None:
-            rows, docs, scopes = group.take()
-            counts, ndocs = self._mark
-            self._held = ({table: rows[table][:counts.get(table, 0)] for table in rows}, docs[:ndocs], scopes)
+            rows, docs, scopes, fts, counted = group.take()
+            counts, ndocs, nfts, ncounted = self._mark
+            self._held = ({table: rows[table][:counts.get(table, 0)] for table in rows}, docs[:ndocs], scopes,
+                          fts[:nfts], counted[:ncounted])
         group.flush()
         self._mark = group.mark()
         write_scope_times(self._store._db, {pk: self._stamp for pk in self._scopes.values()})
@@ -435,6 +513,12 @@ class ImportOps(Part):
         finally:
             if state is not None:
                 state.unit_done(group is not None, BATCH_SECONDS)
+
+    def import_helper(self, module: str, size: int) -> import_helper.ImportHelper | None:
+        """A helper process to plan the conversations of an export file of `size` bytes with `module`'s
+        `helper_items` and `helper_plan` (store/import_helper.py; its `ask` gives it the text), when one may pay
+        (a core free, a large export); None: plan here. The caller closes it."""
+        return import_helper.start(module, self._salt, size)
 
     def _settled(self, source_key: str) -> None:
         """Before reading the store for a source id: write this thread's group if it holds that page."""

@@ -17,9 +17,11 @@ CLOCK_START = datetime(2026, 3, 1, 9, 0, 0, tzinfo=timezone.utc)
 
 # A long write starts a helper process while a core is free (store/cores.py): the machine's load would choose the
 # path a test takes, so the suite (and every child it starts) runs without them unless the environment asks;
-# the helpers' own tests turn them on (tests/store/test_analysis_helper.py, test_restore_helpers.py).
+# the helpers' own tests turn them on (tests/store/test_analysis_helper.py, test_restore_helpers.py,
+# test_import_helper.py).
 os.environ.setdefault("PCP_ANALYSIS_HELPER", "0")
 os.environ.setdefault("PCP_RESTORE_HELPERS", "0")
+os.environ.setdefault("PCP_IMPORT_HELPER", "0")  # (tests/store/test_import_helper.py turns it on)
 
 
 def pytest_generate_tests(metafunc):

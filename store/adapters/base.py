@@ -88,6 +88,20 @@ class ImportReport:
 
 def read_json_export(path: str | Path, member: str = "conversations.json") -> tuple[Any, str]:
     """Parse a JSON export file, or `member` inside an export .zip; (data, display name)."""
+    text, label = read_json_text(path, member)
+    return parse_json_text(text, label), label
+
+
+def parse_json_text(text: str, label: str) -> Any:
+    """The JSON of an export's text (Invalid, in one line, when it is not JSON)."""
+    try:
+        return loads(text, label)
+    except json.JSONDecodeError as exc:
+        raise Invalid(f"{label}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}.") from None
+
+
+def read_json_text(path: str | Path, member: str = "conversations.json") -> tuple[str, str]:
+    """The text of a JSON export file, or of `member` inside an export .zip; (text, display name)."""
     p = Path(path)
     if not p.exists():
         raise Invalid(f"{p}: no such file.")
@@ -116,10 +130,7 @@ def read_json_export(path: str | Path, member: str = "conversations.json") -> tu
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise Invalid(f"{label}: not UTF-8 text (byte {exc.start}).") from None
-    try:
-        return loads(text, label), label
-    except json.JSONDecodeError as exc:
-        raise Invalid(f"{label}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}.") from None
+    return text, label
 
 
 def json_object(value: Any) -> dict[str, Any]:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from .base import ImportReport, Progress, epoch_to_time, json_object, json_text, read_json_export
+from .base import ImportReport, Progress, epoch_to_time, json_object, json_text, parse_json_text, read_json_text
 from .formats import check_file, check_parsed
-from .chats import ChatConversation, ChatMessage, conversation_items, write_conversations
+from .chats import ChatConversation, ChatMessage, conversation_items, helper_answer, write_conversations
 
 TOOL = "pcp-import-chatgpt"
 # Content the ChatGPT app never shows: custom instructions and memory injected as context.
@@ -18,24 +19,46 @@ HIDDEN_CONTENT_TYPES = {"user_editable_context", "model_editable_context"}
 
 def import_chatgpt(store: Any, path: str | Path, namespace: str | None = None,
                    progress: Progress | None = None) -> ImportReport:
-    """Import every conversation of a ChatGPT export; each conversation is one transaction."""
+    """Import every conversation of a ChatGPT export; each conversation is one transaction. A large export's
+    conversations are planned in a helper process meanwhile, when a core is free (store/import_helper.py)."""
     check_file(path, "chatgpt")
-    data, label = read_json_export(path)
-    check_parsed(data, "chatgpt", label)
-    items = conversation_items(data, label, "ChatGPT", ("mapping", "conversation_id"))
-    report = ImportReport(source="chatgpt", path=str(path))
-    return write_conversations(store, "chatgpt", TOOL, label, _parse_all(items), len(items), report, namespace, progress)
+    start = getattr(store, "import_helper", None)
+    size = Path(path).stat().st_size if Path(path).is_file() else 0  # (no file: read_json_text says so)
+    helper = start(__name__, size) if start is not None and size else None  # it starts while the file is read
+    try:
+        text, label = read_json_text(path)
+        if helper is not None and not helper.ask(label, text):  # it parses the text as this does, meanwhile
+            helper = None
+        data = parse_json_text(text, label)
+        del text
+        check_parsed(data, "chatgpt", label)
+        items = conversation_items(data, label, "ChatGPT", ("mapping", "conversation_id"))
+        report = ImportReport(source="chatgpt", path=str(path))
+        return write_conversations(store, "chatgpt", TOOL, label,
+                                   [functools.partial(_parse_item, index, item) for index, item in enumerate(items)],
+                                   len(items), report, namespace, progress, helper)
+    finally:
+        if helper is not None:
+            helper.close()
 
 
-def _parse_all(items: list[Any]) -> Iterator[ChatConversation | tuple[str, str]]:
-    for index, item in enumerate(items):
-        if not isinstance(item, dict):
-            yield (f"chatgpt item {index}", "not a conversation object")
-            continue
-        conv_id = str(item.get("conversation_id") or item.get("id") or _anonymous_id(item))
-        title = json_text(item.get("title"))
-        mapping = item.get("mapping")
-        yield parse_conversation(conv_id, title, item, mapping if isinstance(mapping, dict) else {})
+def helper_items(text: str, label: str) -> list[Any]:
+    """In the import's helper process: the export's conversations, as the import found them."""
+    return conversation_items(parse_json_text(text, label), label, "ChatGPT", ("mapping", "conversation_id"))
+
+
+def helper_plan(index: int, item: Any, label: str, salt: bytes) -> tuple[str, Any]:
+    """In the import's helper process: a conversation's plan with its index text (or the skip it is)."""
+    return helper_answer("chatgpt", label, _parse_item(index, item), salt)
+
+
+def _parse_item(index: int, item: Any) -> ChatConversation | tuple[str, str]:
+    if not isinstance(item, dict):
+        return (f"chatgpt item {index}", "not a conversation object")
+    conv_id = str(item.get("conversation_id") or item.get("id") or _anonymous_id(item))
+    title = json_text(item.get("title"))
+    mapping = item.get("mapping")
+    return parse_conversation(conv_id, title, item, mapping if isinstance(mapping, dict) else {})
 
 
 def _anonymous_id(item: dict[str, Any]) -> str:

@@ -15,12 +15,14 @@ import pytest
 import store as store_pkg
 from store import Store, UNTITLED
 from store.core import named_rows
+from store.import_helper import ImportHelper
 from store.importing import ImportUnit
 
 # Public Store operations that do not return a result dict.
 NOT_DICTS = {"import_unit": typing.Iterator[ImportUnit], "bulk_loading": typing.Iterator[None], "source_page_id": str | None,
              "index_upgrade_status": store_pkg.UpgradeStatus | None, "source_scope": store_pkg.SourceScope | None,
-             "handoff_copy_text": str}  # a handoff copy read back (unsealed when the store is encrypted)
+             "handoff_copy_text": str,  # a handoff copy read back (unsealed when the store is encrypted)
+             "import_helper": ImportHelper | None}  # a chat import's planning helper process (store/import_helper.py)
 
 
 def _public_operations(st: Store) -> dict[str, Any]:

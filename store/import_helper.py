@@ -1,0 +1,221 @@
+"""A chat import's conversations made ready in a helper process while the importing process writes (issue 31).
+
+Per message a ChatGPT import spends most of its Python outside SQLite: parsing the mapping tree, checking and
+encoding payload, facets and source refs, digests, and the index analysis. With a helper, the importer sends the
+export's text to a second process before it parses it itself; the helper parses it the same way and plans every
+conversation in order (`helper_plan(index, item, label, salt)` of the importer's module: `chats.Planned` as plain
+tuples, its pages' index text made and their statistics keys counted), answering through its stdout. The
+importer takes a conversation's plan when it is there, waits a few milliseconds for the one the helper is
+planning right now, and otherwise plans that conversation itself and tells the helper to skip past it. Nothing
+depends on the helper: its answers come from the same `plan_conversation` the importer runs, a plan meeting
+pages already in the store is made again by the importer, and a helper that dies, stops or cannot start only
+means the importer does the rest. Only with a core to spare (store/cores.py; PCP_IMPORT_HELPER=1 always, =0
+never), for exports of HELPER_FROM_CHARS to HELPER_UP_TO_CHARS characters, not on Windows (no `select` on pipes).
+
+A plain `python -c` child (cores.start_helper), not a multiprocessing worker (those import `__main__` again).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pickle
+import sys
+import threading
+from typing import Any
+
+from . import stops
+from .cores import helper_wanted, start_helper
+
+ENV = "PCP_IMPORT_HELPER"
+HELPER_FROM_CHARS = 4_000_000  # smaller exports are planned here (a helper takes a few tenths of a second to start)
+# Larger ones too: the helper holds a parsed copy of the export beside the importer's (several times the file's
+# size in Python objects), which for a file near the import limit (1 GiB) would be more memory than it saves time.
+HELPER_UP_TO_CHARS = 256_000_000
+WAIT = False  # tests: wait for the helper's answer to every conversation (so that its plans are the ones written)
+# When the helper is planning the very conversation the importer wants next, the importer waits for it up to this
+# long (about the time a conversation takes to plan) instead of planning it a second time; after MISSES_AT_MOST
+# such waits in a row that came to nothing (a helper starved of CPU), it no longer waits until an answer is there
+# in time again. So a slow helper costs the importer a few milliseconds, never a conversation's worth per one.
+PATIENCE_S = 0.004
+MISSES_AT_MOST = 3
+_HEAD = 12  # an answer: 8 bytes of length, 4 of the conversation's index, then its pickle
+
+
+def _read(fd: int, n: int) -> bytes:
+    out = bytearray()
+    while len(out) < n:
+        chunk = os.read(fd, n - len(out))
+        if not chunk:
+            break
+        out += chunk
+    return bytes(out)
+
+
+def serve() -> None:
+    """The helper: (planner module, salt, label, text) in; then every conversation's plan out, in order, skipping
+    to an index the importer sends (it planned the ones before itself); ends when its stdin closes."""
+    import select
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the importer's to handle; it ends this process itself
+    src, sink = sys.stdin.fileno(), sys.stdout.buffer
+    head = _read(src, 8)
+    size = int.from_bytes(head, "big") if len(head) == 8 else 0
+    request = _read(src, size)
+    if not size or len(request) < size:
+        return  # the importer ended before it had asked
+    module, salt, label, text = pickle.loads(request)  # noqa: S301 (our parent's own request)
+    planner = importlib.import_module(module)
+    try:
+        items = planner.helper_items(text, label)
+    except Exception:  # noqa: BLE001 (not an export the importer takes: it says why itself)
+        return
+    del text
+    index = 0
+    while index < len(items):
+        while select.select([src], [], [], 0)[0]:
+            said = _read(src, 8)
+            if len(said) < 8:
+                return  # the import has ended
+            index = max(index, int.from_bytes(said, "big"))
+        if index >= len(items):
+            break
+        stops.reached("import-helper")  # tests stop the helper here (PCP_TEST_STOP, read when it starts)
+        try:
+            answer = planner.helper_plan(index, items[index], label, salt)
+        except Exception:  # noqa: BLE001 (anything unforeseen: the importer plans this one itself, and says why)
+            answer = None
+        data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            sink.write(len(data).to_bytes(8, "big") + index.to_bytes(4, "big"))
+            sink.write(data)
+            sink.flush()
+        except BrokenPipeError:
+            return
+        index += 1
+    _read(src, 1)  # (wait for the import to end, which kills it)
+
+
+class ImportHelper:
+    """The importer's side: answers read by a thread as they come, taken by index (`__call__`)."""
+
+    def __init__(self, module: str, salt: bytes) -> None:
+        self.module, self.salt = module, salt
+        self.helped = 0  # conversations whose plan came from the helper
+        self.planned_here = 0  # conversations the importer planned itself (no answer there yet)
+        self._answers: dict[int, Any] = {}
+        self._next = 0  # answers for an index below this come too late and are dropped unread
+        self._done = False  # the helper's output ended (it exited or was killed)
+        self._last = -1  # the index of the helper's last answer (it is planning the next one)
+        self._patience = MISSES_AT_MOST
+        self._cond = threading.Condition()
+        self._proc = start_helper("import_helper", "serve")  # (it starts while the importer reads the file)
+        self._send_lock = threading.Lock()
+        self._sender: threading.Thread | None = None
+        self._reader = threading.Thread(target=self._read_answers, name="pcp-import-helper", daemon=True)
+        self._reader.start()
+
+    def ask(self, label: str, text: str) -> bool:
+        """Send the export's text (False, and the helper ended, when it is outside the sizes a helper is for)."""
+        if not HELPER_FROM_CHARS <= len(text) <= HELPER_UP_TO_CHARS:
+            self.close()
+            return False
+        request = pickle.dumps((self.module, self.salt, label, text), protocol=pickle.HIGHEST_PROTOCOL)
+        self._sender = threading.Thread(target=self._send, args=(len(request).to_bytes(8, "big"), request),
+                                        name="pcp-import-helper-send", daemon=True)
+        self._sender.start()
+        return True
+
+    def _send(self, *data: bytes) -> None:
+        stdin = self._proc.stdin
+        assert stdin is not None
+        try:
+            with self._send_lock:
+                for part in data:
+                    stdin.write(part)
+                stdin.flush()
+        except (OSError, ValueError):
+            pass  # it has exited: the importer plans the rest itself
+
+    def _read_answers(self) -> None:
+        out = self._proc.stdout
+        assert out is not None
+        fd = out.fileno()
+        try:
+            while True:
+                head = _read(fd, _HEAD)
+                if len(head) < _HEAD:
+                    return
+                size, index = int.from_bytes(head[:8], "big"), int.from_bytes(head[8:], "big")
+                data = _read(fd, size)
+                if len(data) < size:
+                    return
+                if index < self._next:
+                    continue  # planned by the importer meanwhile
+                answer = pickle.loads(data)  # noqa: S301 (our own child's answer, through its own pipe)
+                with self._cond:
+                    self._answers[index] = answer
+                    self._last = index
+                    self._cond.notify_all()
+        except (OSError, ValueError, pickle.UnpicklingError, EOFError):
+            return
+        finally:
+            with self._cond:
+                self._done = True
+                self._cond.notify_all()
+
+    def __call__(self, index: int) -> Any:
+        """The helper's plan of the conversation at `index` if it is there (None: plan it here)."""
+        with self._cond:
+            if WAIT:
+                self._cond.wait_for(lambda: index in self._answers or self._done)
+            elif index not in self._answers and not self._done and self._last == index - 1 and self._patience:
+                if self._cond.wait_for(lambda: index in self._answers or self._done, PATIENCE_S):
+                    self._patience = MISSES_AT_MOST
+                else:
+                    self._patience -= 1
+            elif index in self._answers:
+                self._patience = MISSES_AT_MOST
+            answer = self._answers.pop(index, None)
+            self._next = index + 1
+            for old in [i for i in self._answers if i < index]:
+                del self._answers[old]
+        if answer is None:
+            self.planned_here += 1
+            if not self._done and self._sender is not None and not self._sender.is_alive():
+                self._send((index + 1).to_bytes(8, "big"))  # skip ahead: this one is planned here
+        else:
+            self.helped += 1
+        return answer
+
+    def close(self) -> None:
+        """Stop the helper and wait for it (an import leaves no process behind). Its answers are no longer wanted,
+        so it is killed (it may be planning a long conversation); its pipes close with it."""
+        proc = self._proc
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        self._reader.join()
+        if self._sender is not None:
+            self._sender.join()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass  # (a broken pipe: nothing left to flush)
+
+    def exited(self) -> bool:
+        return self._proc.returncode is not None
+
+
+def start(module: str, salt: bytes, size: int) -> ImportHelper | None:
+    """A helper for an export file of `size` bytes (a zip's JSON is several times larger), started before the file
+    is read, when one may pay; it plans nothing until `ask` gives it the export's text."""
+    if sys.platform == "win32" or size < HELPER_FROM_CHARS // 8 or size > HELPER_UP_TO_CHARS or not helper_wanted(ENV):
+        return None
+    try:
+        return ImportHelper(module, salt)
+    except OSError:
+        return None
