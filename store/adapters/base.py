@@ -30,6 +30,16 @@ IMPORT_RULES = 2
 AGENT_RULES = 3
 
 
+def unicode_safe(text: str) -> str:
+    """`text` with any lone surrogate (a `\\ud800` escape in the export's JSON: not Unicode, SQLite cannot store it)
+    written as that escape, so that an id or a quoted title can be stored and shown."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 @dataclass
 class ImportReport:
     """The summary an import ends with."""
@@ -56,6 +66,7 @@ class ImportReport:
             setattr(self, key, getattr(self, key) + counts.get(key, 0))
 
     def skip(self, item: str, reason: str, file: str | None = None, page_id: str | None = None) -> None:
+        item, reason = unicode_safe(item), unicode_safe(reason)  # (a title quoted from the export may not be)
         self.skipped.append({"item": item, "reason": reason})
         self.entries.append({"file": file, "item": item, "page_id": page_id, "outcome": "skipped", "reason": reason})
 
@@ -64,7 +75,7 @@ class ImportReport:
         outcome = page.outcome
         if outcome == "unchanged" and (counts.get("created") or counts.get("revised")):
             outcome = "revised"  # the conversation page is the same, some of its messages are new or changed
-        self.entries.append({"file": file, "item": source_key, "page_id": page.page_id, "outcome": outcome,
+        self.entries.append({"file": file, "item": unicode_safe(source_key), "page_id": page.page_id, "outcome": outcome,
                              "counts": {k: n for k, n in counts.items() if k in ("created", "unchanged", "revised")}})
 
     def keep(self, store: Any) -> ImportReport:

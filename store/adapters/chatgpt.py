@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .base import ImportReport, Progress, epoch_to_time, json_object, json_text, parse_json_text, read_json_text
+from .base import ImportReport, Progress, unicode_safe, epoch_to_time, json_object, json_text, parse_json_text, read_json_text
 from .formats import check_file, check_parsed
 from .chats import ChatConversation, ChatMessage, conversation_items, helper_answer, write_conversations
 
@@ -55,7 +55,7 @@ def helper_plan(index: int, item: Any, label: str, salt: bytes) -> tuple[str, An
 def _parse_item(index: int, item: Any) -> ChatConversation | tuple[str, str]:
     if not isinstance(item, dict):
         return (f"chatgpt item {index}", "not a conversation object")
-    conv_id = str(item.get("conversation_id") or item.get("id") or _anonymous_id(item))
+    conv_id = unicode_safe(str(item.get("conversation_id") or item.get("id") or _anonymous_id(item)))
     title = json_text(item.get("title"))
     mapping = item.get("mapping")
     return parse_conversation(conv_id, title, item, mapping if isinstance(mapping, dict) else {})
@@ -75,10 +75,12 @@ def parse_conversation(conv_id: str, title: str, item: dict[str, Any], mapping: 
         if not isinstance(msg, dict):
             continue  # the empty root node
         parent = node.get("parent")
-        messages.append(_message(str(node_id), msg, str(parent) if parent is not None else None))
+        messages.append(_message(unicode_safe(str(node_id)), msg,
+                                 unicode_safe(str(parent)) if parent is not None else None))
     # A parent may be a message-less root node that exists in the mapping: that is a thread start.
-    present = {str(k) for k in mapping}
-    roots = {str(k) for k, n in mapping.items() if isinstance(n, dict) and not isinstance(n.get("message"), dict)}
+    present = {unicode_safe(str(k)) for k in mapping}
+    roots = {unicode_safe(str(k)) for k, n in mapping.items()
+             if isinstance(n, dict) and not isinstance(n.get("message"), dict)}
     for m in messages:
         if m.parent_id in roots:
             m.parent_id = None
@@ -91,7 +93,7 @@ def parse_conversation(conv_id: str, title: str, item: dict[str, Any], mapping: 
         created_at=epoch_to_time(item.get("create_time")),
         updated_at=epoch_to_time(item.get("update_time")),
         messages=messages,
-        current_leaf=str(current) if current is not None else _last_leaf(messages),
+        current_leaf=unicode_safe(str(current)) if current is not None else _last_leaf(messages),
         extra_facets={**{k: item[k] for k in ("default_model_slug", "gizmo_id") if isinstance(item.get(k), str)},
                       **({"archived": True} if item.get("is_archived") is True else {})},
     )
@@ -134,7 +136,7 @@ def _message(node_id: str, msg: dict[str, Any], parent: str | None) -> ChatMessa
         facets["channel"] = msg["channel"]
     return ChatMessage(
         node_id=node_id,
-        message_id=str(msg.get("id") or node_id),
+        message_id=unicode_safe(str(msg.get("id") or node_id)),
         parent_id=parent,
         role=role,
         text=text,

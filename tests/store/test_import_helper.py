@@ -232,3 +232,37 @@ def test_an_importer_killed_mid_import_with_a_helper_leaves_whole_conversations(
         assert st.doctor()["integrity"] == "ok"
         report = import_chatgpt(st, export)
         assert report.unchanged == 19 * (per + 1) and report.created == (n - 19) * (per + 1)
+
+
+def test_lone_surrogates_in_ids_and_titles_import_through_the_helper_as_in_one_process(tmp_path, helpers, monkeypatch):
+    """`\\ud800` escapes (not Unicode; SQLite cannot store them) in a conversation's id, a node's id and a title:
+    the import does not crash part way (it did, on the report or a source key), the text is refused where it is
+    content, the ids are kept written as their escapes, and the helper's store is the one-process store."""
+    items = generated_export(4, 2)
+    items[0]["title"] = "bad \ud800 title"  # the conversation page is refused, its skip quotes the title
+    items[0]["mapping"]["gen-0000-0"]["message"]["content"]["parts"] = ["x\udfff"]
+    items[1]["id"] = "id-\ud800-x"
+    node = _node("n\udc00", None, "a message whose node id is not Unicode")
+    node["message"]["id"] = "m\udc00"
+    items[2]["mapping"]["n\udc00"] = node
+    items[3]["current_node"] = "\ud801"
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps(items), encoding="utf-8")
+    _stores(tmp_path)
+    monkeypatch.setenv(import_helper.ENV, "0")
+    one = _import(tmp_path, "one", export)
+    monkeypatch.setenv(import_helper.ENV, "1")
+    helped = _import(tmp_path, "helped", export)
+    assert helpers[0].helped == len(items)
+    assert helped == one
+    assert (one["conversations"], one["messages"], one["created"]) == (3, 7, 10)  # the first: its page refused
+    assert one["skipped"] == [{"item": "chatgpt conversation gen-0000 (bad \\ud800 title)", "reason":
+                               "Payload content holds a lone surrogate (text that is not valid Unicode); it cannot be stored."}]
+    lines = _mapped(tmp_path / "one.jsonl")
+    assert any('"namespace":"conversation:chatgpt:id-' in line and '"conversation_id":"id-\\\\ud800-x"' in line
+               for line in lines)
+    assert any('"node_id":"n\\\\udc00"' in line for line in lines)
+    assert _mapped(tmp_path / "helped.jsonl") == lines
+    with Store.open(tmp_path / "helped.db") as st:  # and a re-import changes nothing
+        again = import_chatgpt(st, export).to_dict()
+    assert again["created"] == 0 and again["revised"] == 0
