@@ -560,7 +560,7 @@ class WriteOps(Part):
                     land_waiting()  # the batch before, while this one is analysed (in the helper, if one runs)
                     waiting = ready
                 land_waiting()
-            except Exception:
+            except (Exception, KeyboardInterrupt):  # (a ^C the iterator raised: the write stops once what it gave is in)
                 land_waiting()  # the items' iterator failed: what it gave before is written
                 raise
             finally:
@@ -571,6 +571,9 @@ class WriteOps(Part):
         """Check a batch outside the write lock: (payload, facets, facets JSON, observed, title) of each page."""
         out = []
         for item in batch:
+            if not isinstance(item, dict):
+                raise Invalid(f"Every page of a bulk write is an object ({{content, media_type?, facets?, observed_at?}}); "
+                              f"one is of type {type(item).__name__}.")
             payload = v.payload(None, item.get("content"), item.get("media_type"))
             if payload is None:
                 raise Invalid("Every page of a bulk write needs content.")
@@ -627,7 +630,7 @@ class _ReadAhead:
             return False
         try:
             self._ahead.append(next(self._source))
-        except Exception as exc:  # noqa: BLE001 (StopIteration included: raised again in its place)
+        except (Exception, KeyboardInterrupt) as exc:  # (StopIteration, ^C too: raised again in its place)
             self._end = exc
             return False
         return True
@@ -658,7 +661,7 @@ def _batches(items: Iterable[dict[str, Any]], size: Callable[[], int]) -> Iterat
             if len(batch) >= size():
                 yield batch
                 batch = []
-    except Exception:
+    except (Exception, KeyboardInterrupt):  # (not GeneratorExit: a generator closed may not yield again)
         if batch:
             yield batch
         raise

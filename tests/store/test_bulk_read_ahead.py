@@ -72,3 +72,46 @@ def test_an_iterator_that_fails_loses_none_of_the_items_it_gave(db_path, monkeyp
     with Store.open(db_path) as st, pytest.raises(Broken):
         st.write_pages_bulk(({"content": f"more {x['content']}"} for x in items(10)), "notes:other", batch_size=4)
     assert _contents(db_path)[10:] == [f"more item {i}" for i in range(10)]
+
+
+@pytest.mark.parametrize("read_ahead", [False, True])
+@pytest.mark.parametrize("at", [3, 5, 13])
+def test_a_ctrl_c_from_the_iterator_writes_what_it_gave_with_or_without_reading_ahead(db_path, monkeypatch,
+                                                                                     read_ahead, at):
+    """KeyboardInterrupt (not an Exception) raised by the caller's iterator after `at` items, batches of 4: what it
+    gave is written, the batch begun and the batch being analysed too, and the ^C reaches the caller; the same
+    whether it was met while reading ahead (it was raised in the gap then, dropping the batch about to be written)
+    or in its place. The store is left usable (no transaction open)."""
+    if read_ahead:
+        monkeypatch.setattr(bulkwrite, "FALLBACK_EVERY_S", 0.0)
+        monkeypatch.setattr(bulkwrite, "YIELD_FOR_S", 30.0)
+        monkeypatch.setattr(time, "sleep", lambda s: None)
+
+    def items():
+        for i in range(16):
+            if i == at:
+                raise KeyboardInterrupt
+            yield {"content": f"item {i}"}
+
+    with Store.open(db_path) as st:
+        with pytest.raises(KeyboardInterrupt):
+            st.write_pages_bulk(items(), "notes:bulk", batch_size=4)
+        assert not st._db.in_transaction()
+        st.write_page("notes:bulk", content="after")
+    assert _contents(db_path) == [f"item {i}" for i in range(at)] + ["after"]
+
+
+@pytest.mark.parametrize("bad", ["a string", None, 5, ["content", "x"]])
+def test_an_item_that_is_not_an_object_is_refused_in_one_line_after_the_batches_before(db_path, bad):
+    """A non-dict item among the caller's items: Invalid in one line naming what it is (not an AttributeError), the
+    batches before it written, the failure in the audit."""
+    from store.errors import Invalid
+
+    items = [{"content": f"item {i}"} for i in range(10)] + [bad, {"content": "never"}]
+    with Store.open(db_path) as st:
+        with pytest.raises(Invalid, match=r"^Every page of a bulk write is an object .*; one is of type \w+\.$"):
+            st.write_pages_bulk(iter(items), "notes:bulk", batch_size=4)
+        audit = st._db.execute_sql("SELECT operation, decision, error_code FROM audit_event "
+                                   "WHERE operation = 'write_pages_bulk' ORDER BY rowid").fetchall()
+    assert audit == [("write_pages_bulk", "allowed", None)] * 2 + [("write_pages_bulk", "failed", "invalid")]
+    assert _contents(db_path) == [f"item {i}" for i in range(8)]
