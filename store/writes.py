@@ -547,12 +547,14 @@ class WriteOps(Part):
         with loading(self._db):  # the WAL checkpointed every 20,000 pages meanwhile, and at the end
             try:
                 for batch in _batches(ahead, lambda: size):
-                    with self._failures_audited(Call("write_pages_bulk"), time.perf_counter()):  # a refused item
-                        stamp = ids.now()  # the batch's store time, taken before it is analysed
-                        try:
-                            checked = self._bulk_check(batch)
-                        except Exception:
-                            land_waiting()  # the batches before it are written (and audited) first
+                    stamp, started = ids.now(), time.perf_counter()  # the batch's store time, before its analysis
+                    try:
+                        checked = self._bulk_check(batch)
+                    except Exception:
+                        # The batches before it are written first, audited by their own operation (not a second
+                        # time here, should one be refused); then the refused item's failure is audited.
+                        land_waiting()
+                        with self._failures_audited(Call("write_pages_bulk"), started):
                             raise
                     texts: list[PageText] = [(title, payload["content"], facets, observed or stamp)
                                              for payload, facets, _, observed, title in checked]

@@ -115,3 +115,21 @@ def test_an_item_that_is_not_an_object_is_refused_in_one_line_after_the_batches_
                                    "WHERE operation = 'write_pages_bulk' ORDER BY rowid").fetchall()
     assert audit == [("write_pages_bulk", "allowed", None)] * 2 + [("write_pages_bulk", "failed", "invalid")]
     assert _contents(db_path) == [f"item {i}" for i in range(8)]
+
+
+def test_a_denied_batch_before_a_refused_item_is_audited_once(db_path):
+    """A model session that may not write: its first batch is denied as it lands, which here happens because the
+    next batch holds a refused item. That one denial is one audit event (it was recorded twice: by the batch's
+    operation and again by the refused batch's audit), and the caller gets it."""
+    import pcpstore_helpers as h
+    from store.errors import Forbidden
+
+    with Store.open(db_path) as st:
+        model = h.model(st, {"notes:bulk": {"read"}})
+        items = [{"content": f"item {i}"} for i in range(5)] + [7, {"content": "never"}]
+        with pytest.raises(Forbidden):
+            model.write_pages_bulk(iter(items), "notes:bulk", batch_size=4)
+        audit = st._db.execute_sql("SELECT operation, decision, error_code FROM audit_event "
+                                   "WHERE operation = 'write_pages_bulk' ORDER BY rowid").fetchall()
+    assert audit == [("write_pages_bulk", "denied", "forbidden")]
+    assert _contents(db_path) == []
