@@ -16,7 +16,7 @@ from .constants import DERIVATION_TYPES
 from .core import Call, Part, dumps, operation
 from . import index
 from . import bulkwrite
-from .analyst import Analyst, PageText, Pending, Prepared
+from .analyst import Analyst, Made, Pending, Prepared, made_ready
 from .bulkwrite import Groups, RowWriter, loading
 from .errors import Conflict, Cycle, Forbidden, Invalid, NotFound, not_found, shown
 from .titles import page_title
@@ -513,7 +513,7 @@ class WriteOps(Part):
         lock, then written through the bulk path (store/bulkwrite.py) in a transaction of its own; a
         writer that waits for the lock gets it between two batches. Without `batch_size`, batches are
         sized to hold the lock about bulkwrite.GROUP_SECONDS (fewer commits, each folding more into the index).
-        A long write analyses the next batch in a helper process while this one is written, while a core is free
+        A long write makes the next batch ready in a helper process while this one is written, while a core is free
         (store/analyst.py, store/cores.py)."""
         ns = v.namespace(namespace)
         created = 0
@@ -523,13 +523,16 @@ class WriteOps(Part):
         waiting: tuple[str, list[Any], Pending] | None = None  # a checked batch whose analysis is under way
         ahead = _ReadAhead(items, lambda: 2 * size)
 
-        def land(batch: tuple[str, list[Any], Pending]) -> None:
+        def land(batch: tuple[str, list[dict[str, Any]], Pending]) -> None:
             nonlocal created, size
-            stamp, checked, pending = batch
-            prepared = pending.result()
+            stamp, items, pending = batch
+            ready = pending.result()
+            if ready is None:  # an item is refused: made ready again here, to raise why (audited)
+                with self._failures_audited(Call("write_pages_bulk"), time.perf_counter()):
+                    ready = made_ready(self._salt, stamp, items)
             groups.wait_turn(ahead.fill)  # while the lock is let go, the caller's next items are read
             started = time.monotonic()
-            done = self._bulk_write(ns, stamp, checked, prepared)  # its own transaction, with its audit event
+            done = self._bulk_write(ns, stamp, items, ready)  # its own transaction, with its audit event
             took = time.monotonic() - started
             groups.released()
             created += done
@@ -547,19 +550,9 @@ class WriteOps(Part):
         with loading(self._db):  # the WAL checkpointed every 20,000 pages meanwhile, and at the end
             try:
                 for batch in _batches(ahead, lambda: size):
-                    stamp, started = ids.now(), time.perf_counter()  # the batch's store time, before its analysis
-                    try:
-                        checked = self._bulk_check(batch)
-                    except Exception:
-                        # The batches before it are written first, audited by their own operation (not a second
-                        # time here, should one be refused); then the refused item's failure is audited.
-                        land_waiting()
-                        with self._failures_audited(Call("write_pages_bulk"), started):
-                            raise
-                    texts: list[PageText] = [(title, payload["content"], facets, observed or stamp)
-                                             for payload, facets, _, observed, title in checked]
-                    ready = (stamp, checked, analyst.submit(texts))
-                    land_waiting()  # the batch before, while this one is analysed (in the helper, if one runs)
+                    stamp = ids.now()  # the batch's store time, taken before it is made ready
+                    ready = (stamp, batch, analyst.submit(stamp, batch))
+                    land_waiting()  # the batch before, while this one is made ready (in the helper, if one runs)
                     waiting = ready
                 land_waiting()
             except (Exception, KeyboardInterrupt):  # (a ^C the iterator raised: the write stops once what it gave is in)
@@ -569,49 +562,35 @@ class WriteOps(Part):
                 analyst.close()
         return {"created": created}
 
-    def _bulk_check(self, batch: list[dict[str, Any]]) -> list[tuple[dict[str, str], dict[str, Any], str, str | None, str]]:
-        """Check a batch outside the write lock: (payload, facets, facets JSON, observed, title) of each page."""
-        out = []
-        for item in batch:
-            if not isinstance(item, dict):
-                raise Invalid(f"Every page of a bulk write is an object ({{content, media_type?, facets?, observed_at?}}); "
-                              f"one is of type {type(item).__name__}.")
-            payload = v.payload(None, item.get("content"), item.get("media_type"))
-            if payload is None:
-                raise Invalid("Every page of a bulk write needs content.")
-            facets = v.facets(item["facets"]) if item.get("facets") is not None else {}
-            observed = v.optional_time(item["observed_at"], "observed_at") if item.get("observed_at") else None
-            out.append((payload, facets, dumps(facets) if facets else "{}", observed, page_title(facets, payload, [])))
-        return out
-
     @operation("write_pages_bulk", write=True)
-    def _bulk_write(self, call: Call, ns: str, stamp: str, ready: list[Any], prepared: Prepared) -> int:
+    def _bulk_write(self, call: Call, ns: str, stamp: str, items: list[dict[str, Any]],
+                    ready: tuple[list[Made], Prepared]) -> int:
         scope = self._scope_for_write(call, ns, "write")
         actor_type, actor_id = self.session.actor_type, self.session.principal_id
         writer = RowWriter(self._db, self._salt)
         # Every page of a batch shares one store time and actor, hence one provenance document.
         provenance = dumps([{"operation": "write", "actor_type": actor_type, "actor_id": actor_id,
                              "timestamp": stamp, "input_revision_ids": []}])
-        id_pairs = ids.new_id_pairs("pg", "rev", len(ready))
+        made, (analysed, df) = ready
+        id_pairs = ids.new_id_pairs("pg", "rev", len(items))
         scope_pk = scope.id
         pages, revisions, fts = writer.rows["page"], writer.rows["revision"], []
-        digest, fts_scope = v.content_digest, index.fts_scope
-        analysed, df = prepared
+        fts_scope = index.fts_scope
         terms = 0
-        for (payload, _, facets_json, observed, title), (page_id, rev_id), (t_text, b_text, m_text, dates, count) in zip(
-                ready, id_pairs, analysed, strict=True):
+        for item, (media_type, facets_json, observed, title, digest), (page_id, rev_id), \
+                (t_text, b_text, m_text, dates, count) in zip(items, made, id_pairs, analysed, strict=True):
             page_pk, rev_pk = writer.reserve()
-            content, media_type = payload["content"], payload["media_type"]
+            content = item["content"]  # (checked as it is: a payload is stored unchanged)
             pages.append((page_pk, page_id, scope_pk, rev_pk, rev_id, "active", 0, title, media_type,
                           actor_type, stamp, stamp, observed or stamp))
             revisions.append((rev_pk, rev_id, page_pk, 1, None, scope_pk, stamp, observed, None, None, actor_type,
-                              actor_id, media_type, content, digest(content), title, facets_json, "[]", provenance))
+                              actor_id, media_type, content, digest, title, facets_json, "[]", provenance))
             fts.append((rev_pk, t_text, b_text, m_text, fts_scope(scope_pk, dates)))
             terms += count
         writer.index_prepared(fts, scope_pk, df, terms)
         writer.flush()
-        call.counts["pages"] = len(ready)
-        return len(ready)
+        call.counts["pages"] = len(items)
+        return len(items)
 
 
 class _ReadAhead:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, cast
+from typing import Any, Callable, Iterable, Mapping, TypeVar, cast
 
 from .. import names
 from ..errors import Invalid, LimitExceeded
@@ -301,7 +301,7 @@ def _land_each(unit: Any, source: str, ns: str, plan: Planned, report: ImportRep
     refs: dict[str, PageRef] = {}
     refused = 0
     for node_id, key, page in plan.messages:
-        parent = _nearest_written_parent(node_id, plan.parents, refs)
+        parent = _nearest_written(node_id, plan.parents, refs)
         try:
             ref = _landed(unit, key, ns, page, elsewhere)
         except (Invalid, LimitExceeded) as exc:  # refused before any of its rows: skip it, keep the rest
@@ -339,7 +339,7 @@ def _land_new(unit: Any, source: str, ns: str, plan: Planned, report: ImportRepo
             report.skip(f"{source} message {plan.conversation_id}:{node_id}", page[1])
             refused += 1
             continue
-        parent = _nearest_written_place(node_id, plan.parents, place)  # (before its own place: a cycle of parents)
+        parent = _nearest_written(node_id, plan.parents, place)  # (before its own place: a cycle of parents)
         n = place[node_id] = len(pages)
         pages.append((key, page))
         relations.append((0, "contains", n))
@@ -349,26 +349,18 @@ def _land_new(unit: Any, source: str, ns: str, plan: Planned, report: ImportRepo
     return refs[0], refused
 
 
-def _nearest_written_place(node_id: str, parents: dict[str, str | None], place: dict[str, int]) -> int | None:
-    """`_nearest_written_parent` by a page's place in the pages landed together."""
+T = TypeVar("T")
+
+
+def _nearest_written(node_id: str, parents: dict[str, str | None], written: Mapping[str, T]) -> T | None:
+    """What `written` holds for the closest ancestor that became a page (its ref, or its place among the pages
+    landed together); hidden scaffolding in between is stepped over, and a cycle of parents ends the walk."""
     seen = set()
     node = parents.get(node_id)
     while node is not None and node in parents and node not in seen:
         seen.add(node)
-        if node in place:
-            return place[node]
-        node = parents[node]
-    return None
-
-
-def _nearest_written_parent(node_id: str, parents: dict[str, str | None], refs: dict[str, PageRef]) -> PageRef | None:
-    """The closest ancestor that became a page (hidden scaffolding in between is stepped over)."""
-    seen = set()
-    node = parents.get(node_id)
-    while node is not None and node in parents and node not in seen:
-        seen.add(node)
-        if node in refs:
-            return refs[node]
+        if node in written:
+            return written[node]
         node = parents[node]
     return None
 

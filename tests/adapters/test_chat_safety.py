@@ -16,6 +16,7 @@ import pytest
 import import_helpers as h
 from store import Invalid, Store
 from store.adapters import import_chatgpt, import_claude
+from chatgpt_helpers import generated_export
 
 LIBRECHAT3 = "chatgpt-danny-avila-LibreChat-3.json"
 OSTEELE1 = "claude-osteele-claude-chat-viewer-1.json"
@@ -187,29 +188,10 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def generated_export(n: int, per: int) -> list[dict]:
-    out = []
-    for c in range(n):
-        cid = f"kill-{c:04d}"
-        mapping = {"root": {"id": "root", "message": None, "parent": None, "children": []}}
-        parent = "root"
-        for m in range(per):
-            node = f"{cid}-{m}"
-            mapping[node] = {"id": node, "parent": parent, "children": [], "message": {
-                "id": node, "author": {"role": "user" if m % 2 == 0 else "assistant"},
-                "create_time": 1700000000 + c * 100 + m,
-                "content": {"content_type": "text", "parts": [f"Message {m} of conversation {c}: lorem ipsum dolor."]}}}
-            mapping[parent]["children"].append(node)
-            parent = node
-        out.append({"id": cid, "title": f"Conversation {c}", "create_time": 1700000000 + c * 100,
-                    "current_node": parent, "mapping": mapping})
-    return out
-
-
 @pytest.mark.slow
 def test_sigkill_mid_import_leaves_whole_conversations(tmp_path):
     export = tmp_path / "conversations.json"
-    export.write_text(json.dumps(generated_export(N_CONVERSATIONS, MESSAGES_PER)))
+    export.write_text(json.dumps(generated_export(N_CONVERSATIONS, MESSAGES_PER, "kill", "lorem ipsum dolor.")))
     db = tmp_path / "db" / "kill.db"
     Store.open(db).close()  # the schema exists before the child starts writing
     code = CHILD.format(repo=str(REPO), db=str(db), export=str(export))

@@ -120,6 +120,20 @@ def test_a_refused_item_leaves_the_batches_before_it_written(tmp_path, helpers):
     assert helpers[0].exited()
 
 
+def test_items_the_helper_cannot_be_sent_are_made_ready_here(tmp_path, helpers):
+    """The helper checks and analyses the items themselves: an item carrying something that cannot be sent to
+    it (an extra key holding a function, which the write ignores) is made ready in the writer instead, and
+    every page is written, in order."""
+    items = [{"content": f"log entry {i} about the ferry", "note": (lambda n=i: n) if i % 5 == 0 else i}
+             for i in range(40)]
+    with Store.open(tmp_path / "bulk.db") as st:
+        assert st.write_pages_bulk(iter(items), NS, batch_size=4)["created"] == 40
+        pages = st.list_pages(NS, limit=100)["pages"]
+    assert sorted(p["title"] for p in pages) == sorted(f"log entry {i} about the ferry" for i in range(40))
+    assert helpers[0].helped == helpers[0].batches == 10
+    assert helpers[0].exited()
+
+
 SCRIPT = """
 import sys
 sys.path.insert(0, {root!r})

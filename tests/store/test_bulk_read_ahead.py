@@ -101,11 +101,19 @@ def test_a_ctrl_c_from_the_iterator_writes_what_it_gave_with_or_without_reading_
     assert _contents(db_path) == [f"item {i}" for i in range(at)] + ["after"]
 
 
-@pytest.mark.parametrize("bad", ["a string", None, 5, ["content", "x"]])
-def test_an_item_that_is_not_an_object_is_refused_in_one_line_after_the_batches_before(db_path, bad):
+@pytest.mark.parametrize("helper", [False, True])
+@pytest.mark.parametrize("bad", ["a string", None, 5, ["content", "x"], lambda: "not even picklable"])
+def test_an_item_that_is_not_an_object_is_refused_in_one_line_after_the_batches_before(db_path, monkeypatch, bad,
+                                                                                      helper):
     """A non-dict item among the caller's items: Invalid in one line naming what it is (not an AttributeError), the
-    batches before it written, the failure in the audit."""
+    batches before it written, the failure in the audit; the same when batches are made ready in the analysis
+    helper (one it cannot even be sent to is made ready here)."""
+    from store import analyst
     from store.errors import Invalid
+
+    monkeypatch.setattr(analyst, "HELPER_FROM_PAGES", 1)
+    monkeypatch.setattr(analyst, "WAIT_FOR_START", True)
+    monkeypatch.setenv(analyst.ENV, "1" if helper else "0")
 
     items = [{"content": f"item {i}"} for i in range(10)] + [bad, {"content": "never"}]
     with Store.open(db_path) as st:

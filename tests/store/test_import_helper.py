@@ -23,29 +23,10 @@ from store import Store, import_helper
 from store.adapters import import_chatgpt
 from test_bulk_equivalence import _mapped
 from test_bulk_index_equivalence import _same_index
+from chatgpt_helpers import generated_export
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = sorted((REPO / "tests" / "data" / "exports").glob("chatgpt-*.json"))  # real exports (SOURCES.md there)
-
-
-def generated_export(n: int, per: int) -> list[dict]:
-    """n conversations of `per` messages each, one thread, every message with its time."""
-    out = []
-    for c in range(n):
-        cid = f"gen-{c:04d}"
-        mapping: dict = {"root": {"id": "root", "message": None, "parent": None, "children": []}}
-        parent = "root"
-        for m in range(per):
-            node = f"{cid}-{m}"
-            mapping[node] = {"id": node, "parent": parent, "children": [], "message": {
-                "id": node, "author": {"role": "user" if m % 2 == 0 else "assistant"},
-                "create_time": 1700000000 + c * 100 + m,
-                "content": {"content_type": "text", "parts": [f"Message {m} of conversation {c}: the tide at noon."]}}}
-            mapping[parent]["children"].append(node)
-            parent = node
-        out.append({"id": cid, "title": f"Conversation {c}", "create_time": 1700000000 + c * 100,
-                    "current_node": parent, "mapping": mapping})
-    return out
 
 
 def _node(node: str, parent: str | None, text: str, role: str = "user", **extra) -> dict:
