@@ -577,9 +577,10 @@ class WriteOps(Part):
         pages, revisions, fts = writer.rows["page"], writer.rows["revision"], []
         fts_scope = index.fts_scope
         terms = 0
-        for item, (media_type, facets_json, observed, title, digest), (page_id, rev_id), \
-                (t_text, b_text, m_text, dates, count) in zip(items, made, id_pairs, analysed, strict=True):
-            page_pk, rev_pk = writer.reserve()
+        first_page, first_rev = writer.reserve_many(len(items), len(items))
+        for n, (item, (media_type, facets_json, observed, title, digest), (page_id, rev_id),
+                (t_text, b_text, m_text, dates, count)) in enumerate(zip(items, made, id_pairs, analysed, strict=True)):
+            page_pk, rev_pk = first_page + n, first_rev + n
             content = item["content"]  # (checked as it is: a payload is stored unchanged)
             pages.append((page_pk, page_id, scope_pk, rev_pk, rev_id, "active", 0, title, media_type,
                           actor_type, stamp, stamp, observed or stamp))
