@@ -35,7 +35,7 @@ from ..importing import ImportUnit, PageRef
 from ..jsonsafe import loads
 from ..names import LookAlike, digest
 from ..scope_titles import neutral_name
-from .base import AGENT_RULES, ImportReport, Progress
+from .base import AGENT_RULES, ImportReport, Progress, unicode_safe
 
 SLUG_CHARS = 100  # agent:<tool>:<slug>:<session id> stays well inside the 200-character namespace limit
 _NOT_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
@@ -190,7 +190,7 @@ def jsonl_records(path: Path, report: ImportReport, source: str) -> Iterator[tup
         lines = list(data.decode("utf-8").split("\n"))
     except UnicodeDecodeError:
         lines = list(data.split(b"\n"))  # a line that is not UTF-8 is then refused alone
-    bad = 0
+    bad = escaped = 0
     for number, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
@@ -202,12 +202,40 @@ def jsonl_records(path: Path, report: ImportReport, source: str) -> Iterator[tup
             else:
                 bad += 1
             continue
-        if isinstance(record, dict):
-            yield number, record
-        else:
+        if not isinstance(record, dict):
             bad += 1
+            continue
+        # A lone surrogate can only come from a \ud800-\udfff escape (a tool that cut a UTF-16 pair in two): not
+        # Unicode, SQLite cannot store it, and in an id or a folder it stopped the whole import. Kept as its escape.
+        if _ESCAPE.search(raw if isinstance(raw, str) else raw.decode("utf-8", "replace")):
+            fixed = _unicode_safe_record(record)
+            if fixed is not record:
+                escaped += 1
+                record = fixed
+        yield number, record
     if bad:
         report.skip(f"{source} {path.name}", f"{bad} line(s) that are not JSON objects")
+    if escaped:
+        report.skip(f"{source} {path.name}", f"{escaped} line(s) held lone surrogates (text that is not valid "
+                    "Unicode); they were read with each one written as its \\u escape")
+
+
+_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _unicode_safe_record(value: Any) -> Any:
+    """`value` with every string (keys too) made storable by `unicode_safe`; the same object when none changed."""
+    if isinstance(value, str):
+        return unicode_safe(value)
+    if isinstance(value, list):
+        items = [_unicode_safe_record(v) for v in value]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    if isinstance(value, dict):
+        pairs = [(_unicode_safe_record(k), _unicode_safe_record(v)) for k, v in value.items()]
+        if any(k2 is not k or v2 is not v for (k2, v2), (k, v) in zip(pairs, value.items(), strict=True)):
+            return dict(pairs)
+        return value
+    return value
 
 
 def text_of(value: Any) -> str:
