@@ -240,15 +240,13 @@ class ImportUnit:
             media, content = (body["media_type"], body["content"]) if body else (None, None)
             page_rows.append((page_pk, page_id, scope_pk, rev_pk, rev_id, "active", 0, title, media, tool_type, stamp,
                               stamp, observed or stamp))
-            if ready is not None and observed is not None:
-                rev_rows.append((rev_pk, rev_id, page_pk, 1, None, scope_pk, stamp, observed, None, None, tool_type,
-                                 tool, media, content, page.content_digest, title, page.facet_json, page.refs_json,
-                                 provenance))
+            made_elsewhere = ready is not None and observed is not None  # (its dates read against observed_at)
+            rev_rows.append((rev_pk, rev_id, page_pk, 1, None, scope_pk, stamp, observed, None, None, tool_type, tool,
+                             media, content, page.content_digest if made_elsewhere else v.content_digest(content),
+                             title, page.facet_json, page.refs_json, provenance))
+            if ready is not None and made_elsewhere:
                 fts_rows.append((rev_pk, ready[0], ready[1], ready[2], index.fts_scope(scope_pk, ready[3])))
             else:
-                rev_rows.append((rev_pk, rev_id, page_pk, 1, None, scope_pk, stamp, observed, None, None, tool_type,
-                                 tool, media, content, v.content_digest(content), title, page.facet_json,
-                                 page.refs_json, provenance))
                 w.analyse(rev_pk, scope_pk, title, content, page.facets, observed or stamp)
             source_rows.append((key, page_pk, page.digest))
             self._pages[page_pk] = (ns, rev_id)

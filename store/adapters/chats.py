@@ -90,7 +90,7 @@ def tree_order(messages: list[ChatMessage]) -> list[ChatMessage]:
 
 
 Conversation = ChatConversation | tuple[str, str]  # a tuple: (item, reason) of a skip
-# A conversation made ready by a helper process (chat_helper.py): its plan, or a skip, by the export item's index.
+# A conversation made ready by a helper process (store/import_helper.py): its plan, or a skip, by the export item's index.
 # ("plan", Planned.wire()) or ("skip", (item, reason)); None: not there, parse and plan it here.
 Ready = Callable[[int], "tuple[str, Any] | None"]
 
