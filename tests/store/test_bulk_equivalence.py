@@ -3,13 +3,8 @@ ways exports the same lines once minted ids and store times are mapped; and a re
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
+from export_helpers import mapped_export_lines as _mapped
 from store import Store
-
-ID = re.compile(r"\b(pg|rev|rel|evt|usr|del)_[0-9A-HJKMNP-TV-Z]{26}\b")
-TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
 ITEMS = [
     {"content": "# Harbour log\nThe tide came in at six.", "observed_at": "2025-03-04T05:06:07Z"},
@@ -19,17 +14,6 @@ ITEMS = [
     {"content": "tombstone candidate\nsecond line", "observed_at": "2024-12-31T23:59:59.999Z"},
     {"content": "Yesterday the harbour master counted the lanterns.", "observed_at": "2025-06-10T09:00:00Z"},
 ] * 3
-
-
-def _mapped(path: Path) -> list[str]:
-    """Export lines with every minted id replaced by its order of first appearance and store times blanked."""
-    names: dict[str, str] = {}
-
-    def name(m: re.Match[str]) -> str:
-        return names.setdefault(m.group(0), f"{m.group(1)}#{len(names)}")
-
-    lines = path.read_text(encoding="utf-8").splitlines()[1:-1]
-    return [TIME.sub("T", ID.sub(name, line)) for line in lines]
 
 
 def test_write_pages_bulk_and_write_page_export_the_same_lines(tmp_path):
