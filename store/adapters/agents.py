@@ -37,7 +37,6 @@ from ..errors import Invalid, LimitExceeded
 from .. import import_helper
 from ..import_groups import BULK_GC_THRESHOLD
 from ..importing import ImportUnit, PageRef, Prepared, prepare
-from ..jsonsafe import loads
 from ..names import LookAlike, digest
 from ..scope_titles import neutral_name
 from .base import AGENT_RULES, ImportReport, Progress, unicode_safe
@@ -196,12 +195,14 @@ def jsonl_records(path: Path, report: ImportReport, source: str) -> Iterator[tup
     except UnicodeDecodeError:
         lines = list(data.split(b"\n"))  # a line that is not UTF-8 is then refused alone
     bad = escaped = 0
+    # A line is searched for a lone surrogate's escape only when the file holds one (one search of the whole text).
+    surrogates = _ESCAPE_BYTES.search(data) is not None
     for number, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
         try:
-            record = loads(raw, f"{path.name} line {number}")
-        except (ValueError, Invalid):
+            record = json.loads(raw)
+        except (ValueError, RecursionError):  # (RecursionError: nested too deeply for the parser, jsonsafe.loads)
             if number == len(lines):  # the last line, cut off while the tool was writing it
                 report.skip(f"{source} {path.name} line {number}", "incomplete last line (the file was being written)")
             else:
@@ -212,7 +213,7 @@ def jsonl_records(path: Path, report: ImportReport, source: str) -> Iterator[tup
             continue
         # A lone surrogate can only come from a \ud800-\udfff escape (a tool that cut a UTF-16 pair in two): not
         # Unicode, SQLite cannot store it, and in an id or a folder it stopped the whole import. Kept as its escape.
-        if _ESCAPE.search(raw if isinstance(raw, str) else raw.decode("utf-8", "replace")):
+        if surrogates and _ESCAPE.search(raw if isinstance(raw, str) else raw.decode("utf-8", "replace")):
             fixed = _unicode_safe_record(record)
             if fixed is not record:
                 escaped += 1
@@ -226,6 +227,7 @@ def jsonl_records(path: Path, report: ImportReport, source: str) -> Iterator[tup
 
 
 _ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _unicode_safe_record(value: Any) -> Any:

@@ -209,32 +209,50 @@ class _Sessions:
         if index < self.made:
             raise ValueError(f"session {index} was made already")
         while self.made < index:
-            self._make(self.order[self.made])
+            self._skip(self.order[self.made])
             self.made += 1
         self.made = index + 1
         return self._make(self.order[index])
 
-    def _make(self, group: tuple[str, str]) -> AgentSession | None:
-        owned, alias, links, summaries = self.owned, self.alias, self.links, self.summaries
+    def _threads(self, group: tuple[str, str]) -> list[tuple[str, list[dict[str, Any]], str, bool, dict[str, Any]]]:
+        """The session's threads as (key, turns, label, subagent, facets): the main thread, its sidechain records,
+        one per subagent log (none: no file of the group has a turn)."""
         sid = group[1]
         files = [f for f in self.by_session[group] if f.turns]
         if not files:
-            return None
+            return []
         main = [f for f in files if f.agent_id is None]
-        agents = [f for f in files if f.agent_id is not None]
         main_turns = [r for f in main for r in f.turns if not r.get("isSidechain")]
         side_turns = [r for f in main for r in f.turns if r.get("isSidechain")]
-        skipped: Counter[str] = Counter()
-        for f in files:
-            skipped.update(f.skipped)
-        threads: list[AgentThread] = []
         label = (main or files)[0].label
         plan: list[tuple[str, list[dict[str, Any]], str, bool, dict[str, Any]]] = [
             (f"{SOURCE}:session:{sid}", main_turns, label, False, {})]
         if side_turns:
             plan.append((f"{SOURCE}:session:{sid}:sidechain", side_turns, label, True, {}))
-        for f in agents:
-            plan.append((f"{SOURCE}:session:{sid}:agent:{f.agent_id}", f.turns, f.label, True, {"agent_id": f.agent_id}))
+        for f in files:
+            if f.agent_id is not None:
+                plan.append((f"{SOURCE}:session:{sid}:agent:{f.agent_id}", f.turns, f.label, True,
+                             {"agent_id": f.agent_id}))
+        return plan
+
+    def _skip(self, group: tuple[str, str]) -> None:
+        """Step past a session made elsewhere (by a helper): only the uuids it owns and the split messages it
+        merges are noted, by the same `_claim` that makes them."""
+        for _, turns, _, _, _ in self._threads(group):
+            _claim(turns, self.owned, self.alias, Counter())
+
+    def _make(self, group: tuple[str, str]) -> AgentSession | None:
+        owned, alias, links, summaries = self.owned, self.alias, self.links, self.summaries
+        sid = group[1]
+        plan = self._threads(group)
+        if not plan:
+            return None
+        files = [f for f in self.by_session[group] if f.turns]
+        main = [f for f in files if f.agent_id is None]
+        skipped: Counter[str] = Counter()
+        for f in files:
+            skipped.update(f.skipped)
+        threads: list[AgentThread] = []
         all_turns: list[dict[str, Any]] = []
         injected: dict[str, str] = {}  # key -> why, of records whose text the CLI wrote (never a page)
         for key, turns, thread_label, sub, facets in plan:
@@ -301,12 +319,15 @@ def injected_kind(text: str) -> str | None:
     return None
 
 
-def _messages(turns: list[dict[str, Any]], owned: set[str], alias: dict[str, str], links: dict[str, str | None],
-              skipped: Counter[str], injected: dict[str, str]) -> list[AgentMessage]:
-    messages: list[AgentMessage] = []
-    by_message_id: dict[str, AgentMessage] = {}
+def _claim(turns: list[dict[str, Any]], owned: set[str], alias: dict[str, str], skipped: Counter[str]
+           ) -> list[tuple[dict[str, Any], str, dict[str, Any], str, str]]:
+    """A thread's records that are its own, as (record, uuid, message, role, message id): not one written twice, nor
+    one an earlier session owns (counted in `skipped`). `alias` gets the uuid of every later block of a split
+    assistant message (-> the uuid of its first), `owned` every uuid claimed. The one place that decides which
+    records a session owns: a session made elsewhere (a helper's) is stepped past with this alone."""
+    out = []
+    first: dict[str, str] = {}  # message id -> uuid of its first record
     mine: set[str] = set()
-    stepped: set[str] = set()  # messages that are never a page whatever their text (scaffolding, injected text)
     for rec in turns:
         uuid = str(rec["uuid"])
         if uuid in mine:  # the same record written again (a retried write, a resumed file)
@@ -317,13 +338,28 @@ def _messages(turns: list[dict[str, Any]], owned: set[str], alias: dict[str, str
             continue
         mine.add(uuid)
         msg = json_object(rec.get("message"))
-        parent_key = _parent_of(rec)
-        stamp = epoch_to_time(rec.get("timestamp"))
         role = json_text(msg.get("role")) or str(rec["type"])
         mid = json_text(msg.get("id"))
-        if role == "assistant" and mid and mid in by_message_id:
+        if role == "assistant" and mid:
+            if mid in first:
+                alias[uuid] = first[mid]
+            else:
+                first[mid] = uuid
+        out.append((rec, uuid, msg, role, mid))
+    owned.update(mine)
+    return out
+
+
+def _messages(turns: list[dict[str, Any]], owned: set[str], alias: dict[str, str], links: dict[str, str | None],
+              skipped: Counter[str], injected: dict[str, str]) -> list[AgentMessage]:
+    messages: list[AgentMessage] = []
+    by_message_id: dict[str, AgentMessage] = {}
+    stepped: set[str] = set()  # messages that are never a page whatever their text (scaffolding, injected text)
+    for rec, uuid, msg, role, mid in _claim(turns, owned, alias, skipped):
+        parent_key = _parent_of(rec)
+        stamp = epoch_to_time(rec.get("timestamp"))
+        if uuid in alias:  # a later block of a split message
             merged = by_message_id[mid]
-            alias[uuid] = merged.key
             _add_blocks(merged, msg.get("content"), stamp)
             _usage(merged, msg)
             continue
@@ -351,7 +387,6 @@ def _messages(turns: list[dict[str, Any]], owned: set[str], alias: dict[str, str
         if rec.get("isApiErrorMessage"):
             m.facets["api_error"] = True
         messages.append(m)
-    owned.update(mine)
     for m in messages:  # decided once every block of a split message is in (its first record is often empty)
         m.hidden = m.key in stepped or not m.text.strip()
     calls = {c.call_id: c for m in messages for c in m.calls}

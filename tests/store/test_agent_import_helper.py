@@ -294,3 +294,33 @@ def test_an_importer_killed_mid_import_with_a_helper_leaves_whole_sessions_and_n
         assert st.doctor()["integrity"] == "ok"
         report = import_claude_code(st, folder)
         assert report.unchanged == 9 * (turns + 1) and report.created == (n - 9) * (turns + 1)
+
+
+def test_a_session_made_after_stepping_past_the_ones_before_it_is_the_session_made_in_order(tmp_path):
+    """The importer makes a session the helper did not plan after stepping past the ones the helper made (only the
+    uuids they own and the split messages they merge are noted): it is the very session made in order, on every
+    vendored transcript, the awkward sessions and a resume whose split message began in the session it resumes."""
+    folder = projects(tmp_path)
+    resume = folder / "generated" / "-home-user-work-awkward" / "ffffffff-0000-4000-8000-000000000006.jsonl"
+    a = "aaaaaaaa-0000-4000-8000-000000000001"
+    resume.write_text(_lines([  # (its first record is the copy of one that `a` merged into msg_a1)
+        _assistant("a-a2", "a-a1", a, 3, "msg_a1", {"type": "text", "text": "Let me run it."}),
+        _user("f-u1", "a-a2", "ffffffff-0000-4000-8000-000000000006", 60, "after the split message"),
+        _assistant("f-a1", "f-u1", "ffffffff-0000-4000-8000-000000000006", 61, "msg_f1", {"type": "text", "text": "ok"})]))
+    from store.adapters import claude_code
+    from store.adapters.base import ImportReport
+
+    def read():
+        paths = claude_code._session_files(folder, ImportReport(source="claude-code", path=str(folder)))
+        return claude_code._read(folder, paths, ImportReport(source="claude-code", path=str(folder)))
+
+    in_order = read()
+    made = [in_order.at(i) for i in range(len(in_order))]
+    assert sum(s is not None for s in made) > 10
+    for i in range(len(made)):
+        stepped = read()
+        if i > 1:
+            stepped.at(i // 2)  # made, then stepped past up to i
+        assert stepped.at(i) == made[i]
+    resumed = next(s for s in made if s is not None and s.session_id.startswith("ffffffff"))
+    assert [m.parent for m in resumed.threads[0].messages][:1] == ["a-a1"]  # (the merged message's key)
