@@ -493,7 +493,6 @@ class SessionPlan:
     ops: list[Op]
     pending: dict[str, int | str]  # message key -> the place of its page (written for later sessions to link to)
     message_keys: list[str]  # every message's key (a plan made without `written` is made again if one is there)
-    keys: list[str]  # the source keys looked up together
     refused: list[tuple[str, str]]  # (source key, why) of messages the store would not take
     counts: dict[str, int]
     df: Counter[str] | None = None
@@ -504,16 +503,16 @@ class SessionPlan:
         """The plan as plain values (a helper's answer), its pages as `Prepared.wire` (for new pages only)."""
         return (self.session_id, self.cwd, self.project, self.first_key, self.skipped, self.injected, self.created_at,
                 self.label, [(key, page.wire() if isinstance(page, Prepared) else page) for key, page in self.pages],
-                self.convs, self.ops, self.pending, self.message_keys, self.keys, self.refused, self.counts, self.df,
+                self.convs, self.ops, self.pending, self.message_keys, self.refused, self.counts, self.df,
                 self.docs, self.terms)
 
     @classmethod
     def from_wire(cls, wire: tuple[Any, ...]) -> SessionPlan:
         (session_id, cwd, project, first_key, skipped, injected, created_at, label, pages, convs, ops, pending,
-         message_keys, keys, refused, counts, df, docs, terms) = wire
+         message_keys, refused, counts, df, docs, terms) = wire
         from_wire = Prepared.from_wire
         return cls(session_id, cwd, project, first_key, skipped, injected, created_at, label, [(key, from_wire(page) if len(page) > 2 else page) for key, page in pages], convs, ops,
-                   pending, message_keys, keys, refused, counts, df, docs, terms)
+                   pending, message_keys, refused, counts, df, docs, terms)
 
 
 def helper_answer(source: str, session: AgentSession | None, with_tools: bool, salt: bytes) -> tuple[str, Any]:
@@ -558,17 +557,8 @@ def plan_session(source: str, session: AgentSession, with_tools: bool, salt: byt
     first = threads[0] if threads else None
     plan = SessionPlan(session.session_id, session.cwd, session.project,
                        session.threads[0].key if session.threads else None, session.skipped, session.injected,
-                       first.created_at if first else None, first.label if first else "", [], [], [], {}, [], [], [],
-                       {"messages": 0, "hidden": 0, "tools": 0}, df)
-    keys = plan.keys
-    keys.extend(t.key for t in threads)
-    for t in threads:
-        for m in t.messages:
-            keys.append(f"{source}:{m.key}")
-            plan.message_keys.append(m.key)
-            if with_tools:
-                keys.extend(f"{source}:{m.key}:call:{c.call_id}" for c in m.calls)
-                keys.extend(f"{source}:{m.key}:result:{c.call_id}" for c in m.results)
+                       first.created_at if first else None, first.label if first else "", [], [], [], {},
+                       [m.key for t in threads for m in t.messages], [], {"messages": 0, "hidden": 0, "tools": 0}, df)
     main: int | None = None
     for thread in threads:
         try:
@@ -708,8 +698,9 @@ def _write_session(store: Any, source: str, actor: str, plan: SessionPlan, ns: s
         except LookAlike:  # a plain id that reads like another scope's: the id with its digest
             ns = unit.ensure_scope(f"{project_ns}:{_rendered(plan.session_id, SESSION_ID_CHARS, 'session')}",
                                    display_name=label, parent=project_ns)
-        unit.prefetch(plan.keys)
-        new = unit.all_new([key for key, _ in plan.pages]) and not any(k in written for k in plan.message_keys)
+        keys = [key for key, _ in plan.pages]  # (looked up together: every page the session may write)
+        unit.prefetch(keys)
+        new = unit.all_new(keys) and not any(k in written for k in plan.message_keys)
         if plan.df is not None and not new:
             if again is None:
                 raise ValueError("a plan for new pages met pages in the store, and cannot be made again")
