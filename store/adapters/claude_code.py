@@ -190,7 +190,7 @@ class _Sessions:
         self.order, self.by_session, self.summaries, self.titles, self.links = order, by_session, summaries, titles, links
         self.owned: set[str] = set()  # uuids an earlier session imported
         self.alias: dict[str, str] = {}  # uuid of a later block of a split message -> key of the merged message
-        self.made = 0  # the sessions before this index are made (and own their uuids)
+        self.made = 0  # the sessions before this index are made (and own their uuids); -1: one failed
 
     def __len__(self) -> int:
         return len(self.order)
@@ -206,13 +206,15 @@ class _Sessions:
 
     def at(self, index: int) -> AgentSession | None:
         """The session at `index`; the ones before it are made first (once), for the uuids they own."""
-        if index < self.made:
-            raise ValueError(f"session {index} was made already")
-        while self.made < index:
-            self._skip(self.order[self.made])
-            self.made += 1
+        if index < self.made or self.made < 0:
+            raise ValueError(f"session {index} was made already, or one before it failed")
+        made, self.made = self.made, -1  # (until it is done: a session that fails part way leaves no state to trust)
+        while made < index:
+            self._skip(self.order[made])
+            made += 1
+        session = self._make(self.order[index])
         self.made = index + 1
-        return self._make(self.order[index])
+        return session
 
     def _threads(self, group: tuple[str, str]) -> list[tuple[str, list[dict[str, Any]], str, bool, dict[str, Any]]]:
         """The session's threads as (key, turns, label, subagent, facets): the main thread, its sidechain records,
