@@ -408,7 +408,8 @@ def _write_sessions(store: Any, source: str, display: str, actor: str,
 def _plan_again(source: str, item: Callable[[], AgentSession | None], with_tools: bool,
                 written: dict[str, PageRef]) -> SessionPlan:
     session = item()
-    assert session is not None  # (the helper planned it: it is a session here too)
+    if session is None:  # (its files read the same length here and in the helper, yet hold no session here)
+        raise Invalid("its files changed while they were read; import again to take it in.")
     return plan_session(source, session, with_tools, written=written)
 
 
@@ -511,8 +512,9 @@ class SessionPlan:
         (session_id, cwd, project, first_key, skipped, injected, created_at, label, pages, convs, ops, pending,
          message_keys, refused, counts, df, docs, terms) = wire
         from_wire = Prepared.from_wire
-        return cls(session_id, cwd, project, first_key, skipped, injected, created_at, label, [(key, from_wire(page) if len(page) > 2 else page) for key, page in pages], convs, ops,
-                   pending, message_keys, refused, counts, df, docs, terms)
+        return cls(session_id, cwd, project, first_key, skipped, injected, created_at, label,
+                   [(key, from_wire(page) if len(page) > 2 else page) for key, page in pages], convs, ops, pending,
+                   message_keys, refused, counts, df, docs, terms)
 
 
 def helper_answer(source: str, session: AgentSession | None, with_tools: bool, salt: bytes) -> tuple[str, Any]:

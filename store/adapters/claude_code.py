@@ -187,7 +187,8 @@ class _Sessions:
 
     def __init__(self, order: list[tuple[str, str]], by_session: dict[tuple[str, str], list[_File]],
                  summaries: dict[str, tuple[str, str]], titles: dict[str, str], links: dict[str, str | None]) -> None:
-        self.order, self.by_session, self.summaries, self.titles, self.links = order, by_session, summaries, titles, links
+        self.order, self.by_session = order, by_session
+        self.summaries, self.titles, self.links = summaries, titles, links
         self.owned: set[str] = set()  # uuids an earlier session imported
         self.alias: dict[str, str] = {}  # uuid of a later block of a split message -> key of the merged message
         self.made = 0  # the sessions before this index are made (and own their uuids); -1: one failed

@@ -85,7 +85,8 @@ def awkward_sessions(folder: Path) -> None:
     (project / f"{b}.jsonl").write_text(_lines(resumed))
     (project / "agent-sub1.jsonl").write_text(_lines([
         _user("s-u1", None, b, 30, "Find the docs config", isSidechain=True),
-        _assistant("s-a1", "s-u1", b, 31, "msg_s1", {"type": "text", "text": "It is docs/conf.py."}, isSidechain=True)]))
+        _assistant("s-a1", "s-u1", b, 31, "msg_s1", {"type": "text", "text": "It is docs/conf.py."},
+                   isSidechain=True)]))
     c = "cccccccc-0000-4000-8000-000000000003"  # broken lines, a lone surrogate
     broken = [_user("c-u1", None, c, 40, "first prompt"), "{not json at all",
               _assistant("c-a1", "c-u1", c, 41, "msg_c1", {"type": "text", "text": "an answer"})]
@@ -260,7 +261,8 @@ def _generated(folder: Path, sessions: int, turns: int) -> None:
         for t in range(turns):
             uid = f"g{s}-{t}"
             records.append(_user(uid, parent, sid, s * 10 + t, f"prompt {t} of session {s}") if t % 2 == 0 else
-                           _assistant(uid, parent, sid, s * 10 + t, f"msg_{s}_{t}", {"type": "text", "text": f"reply {t}"}))
+                           _assistant(uid, parent, sid, s * 10 + t, f"msg_{s}_{t}",
+                                      {"type": "text", "text": f"reply {t}"}))
             parent = uid
         (project / f"{sid}.jsonl").write_text(_lines(records))
 
@@ -306,7 +308,8 @@ def test_a_session_made_after_stepping_past_the_ones_before_it_is_the_session_ma
     resume.write_text(_lines([  # (its first record is the copy of one that `a` merged into msg_a1)
         _assistant("a-a2", "a-a1", a, 3, "msg_a1", {"type": "text", "text": "Let me run it."}),
         _user("f-u1", "a-a2", "ffffffff-0000-4000-8000-000000000006", 60, "after the split message"),
-        _assistant("f-a1", "f-u1", "ffffffff-0000-4000-8000-000000000006", 61, "msg_f1", {"type": "text", "text": "ok"})]))
+        _assistant("f-a1", "f-u1", "ffffffff-0000-4000-8000-000000000006", 61, "msg_f1",
+                   {"type": "text", "text": "ok"})]))
     from store.adapters import claude_code
     from store.adapters.base import ImportReport
 
