@@ -65,13 +65,13 @@ def serve() -> None:
     request = _read(src, size)
     if not size or len(request) < size:
         return  # the importer ended before it had asked
-    module, salt, label, text = pickle.loads(request)  # noqa: S301 (our parent's own request)
+    module, salt, label, what = pickle.loads(request)  # noqa: S301 (our parent's own request)
     planner = importlib.import_module(module)
     try:
-        items = planner.helper_items(text, label)
+        items = planner.helper_items(what, label)
     except Exception:  # noqa: BLE001 (not an export the importer takes: it says why itself)
         return
-    del text
+    del what
     index = 0
     while index < len(items):
         while select.select([src], [], [], 0)[0]:
@@ -121,11 +121,16 @@ class ImportHelper:
         if not HELPER_FROM_CHARS <= len(text) <= HELPER_UP_TO_CHARS:
             self.close()
             return False
-        request = pickle.dumps((self.module, self.salt, label, text), protocol=pickle.HIGHEST_PROTOCOL)
+        self.request(label, text)
+        return True
+
+    def request(self, label: str, what: Any) -> None:
+        """Send what the planner's `helper_items(what, label)` makes its items of (an export's text, or what tells
+        it which files to read), from a thread: the importer reads meanwhile."""
+        request = pickle.dumps((self.module, self.salt, label, what), protocol=pickle.HIGHEST_PROTOCOL)
         self._sender = threading.Thread(target=self._send, args=(len(request).to_bytes(8, "big"), request),
                                         name="pcp-import-helper-send", daemon=True)
         self._sender.start()
-        return True
 
     def _send(self, *data: bytes) -> None:
         stdin = self._proc.stdin

@@ -19,6 +19,8 @@ pass) is one set of rules.
 
 from __future__ import annotations
 
+import functools
+import gc
 import hashlib
 import json
 import os
@@ -27,12 +29,14 @@ import stat
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from collections import Counter
+from typing import Any, Callable, Container, Iterable, Iterator, cast
 
 from ..constants import LIMITS
 from ..errors import Invalid, LimitExceeded
-from ..importing import ImportUnit, PageRef
-from ..jsonsafe import loads
+from .. import import_helper
+from ..import_groups import BULK_GC_THRESHOLD
+from ..importing import ImportUnit, PageRef, Prepared, prepare
 from ..names import LookAlike, digest
 from ..scope_titles import neutral_name
 from .base import AGENT_RULES, ImportReport, Progress, unicode_safe
@@ -191,12 +195,14 @@ def jsonl_records(path: Path, report: ImportReport, source: str) -> Iterator[tup
     except UnicodeDecodeError:
         lines = list(data.split(b"\n"))  # a line that is not UTF-8 is then refused alone
     bad = escaped = 0
+    # A line is searched for a lone surrogate's escape only when the file holds one (one search of the whole text).
+    surrogates = _ESCAPE_BYTES.search(data) is not None
     for number, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
         try:
-            record = loads(raw, f"{path.name} line {number}")
-        except (ValueError, Invalid):
+            record = json.loads(raw)
+        except (ValueError, RecursionError):  # (RecursionError: nested too deeply for the parser, jsonsafe.loads)
             if number == len(lines):  # the last line, cut off while the tool was writing it
                 report.skip(f"{source} {path.name} line {number}", "incomplete last line (the file was being written)")
             else:
@@ -207,7 +213,7 @@ def jsonl_records(path: Path, report: ImportReport, source: str) -> Iterator[tup
             continue
         # A lone surrogate can only come from a \ud800-\udfff escape (a tool that cut a UTF-16 pair in two): not
         # Unicode, SQLite cannot store it, and in an id or a folder it stopped the whole import. Kept as its escape.
-        if _ESCAPE.search(raw if isinstance(raw, str) else raw.decode("utf-8", "replace")):
+        if surrogates and _ESCAPE.search(raw if isinstance(raw, str) else raw.decode("utf-8", "replace")):
             fixed = _unicode_safe_record(record)
             if fixed is not record:
                 escaped += 1
@@ -221,6 +227,7 @@ def jsonl_records(path: Path, report: ImportReport, source: str) -> Iterator[tup
 
 
 _ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _unicode_safe_record(value: Any) -> Any:
@@ -339,54 +346,77 @@ def legacy_project_slug(cwd: str | None, fallback: str) -> str:
 
 # --- writing ---
 
-def write_sessions(store: Any, source: str, display: str, actor: str, sessions: Iterable[AgentSession], total: int,
-                   report: ImportReport, with_tools: bool, progress: Progress | None) -> ImportReport:
-    """Write every session in its own transaction."""
+def write_sessions(store: Any, source: str, display: str, actor: str,
+                   sessions: Iterable[AgentSession | Callable[[], AgentSession | None]], total: int,
+                   report: ImportReport, with_tools: bool, progress: Progress | None,
+                   ready: Callable[[int], Any] | None = None) -> ImportReport:
+    """Write every session in its own transaction. A session may come as a function that makes it (None: nothing
+    to import): it is called unless `ready` has that session's plan (a helper's, store/import_helper.py)."""
     with store.bulk_loading():
-        return _write_sessions(store, source, display, actor, sessions, total, report, with_tools, progress)
+        return _write_sessions(store, source, display, actor, sessions, total, report, with_tools, progress, ready)
 
 
-def _write_sessions(store: Any, source: str, display: str, actor: str, sessions: Iterable[AgentSession], total: int,
-                    report: ImportReport, with_tools: bool, progress: Progress | None) -> ImportReport:
+def _write_sessions(store: Any, source: str, display: str, actor: str,
+                    sessions: Iterable[AgentSession | Callable[[], AgentSession | None]], total: int,
+                    report: ImportReport, with_tools: bool, progress: Progress | None,
+                    ready: Callable[[int], Any] | None) -> ImportReport:
     root = f"agent:{source}"
     with store.import_unit(actor, rules=AGENT_RULES) as unit:
         unit.ensure_scope(root, display_name=f"{display} sessions")
     written: dict[str, PageRef] = {}  # message key -> page, across sessions (a resumed session links back)
     projects: dict[str, str] = {}  # project namespace asked for -> the one written to
     done = 0
-    for session in sessions:
+    for index, item in enumerate(sessions):
+        answer = ready(index) if ready is not None and callable(item) else None
+        plan: SessionPlan | None
+        if answer is not None:
+            plan = SessionPlan.from_wire(answer[1]) if answer[0] == "plan" else None
+        else:
+            session = item() if callable(item) else item
+            plan = None if session is None else plan_session(source, session, with_tools, written=written)
+        if plan is None:
+            continue
+        again = functools.partial(_plan_again, source, item, with_tools, written) if callable(item) else None
         done += 1
-        names = _session_names(store, source, session, report)
+        names = _session_names(store, source, plan, report)
         if names is not None:
             project_ns, ns, fallback = names
             if project_ns not in projects:
                 with store.import_unit(actor, rules=AGENT_RULES) as unit:
-                    label = f"{display}: {session.cwd or session.project}"
+                    label = f"{display}: {plan.cwd or plan.project}"
                     try:
                         projects[project_ns] = unit.ensure_scope(project_ns, display_name=label, parent=root)
                     except LookAlike:  # a plain slug that reads like another scope's (`app1`, `appl`): add the digest
                         projects[project_ns] = unit.ensure_scope(
-                            f"{root}:{_rendered(session.cwd or session.project, SLUG_CHARS, 'cwd')}",
+                            f"{root}:{_rendered(plan.cwd or plan.project, SLUG_CHARS, 'cwd')}",
                             display_name=label, parent=root)
             project_ns = projects[project_ns]
             if fallback:
                 ns = f"{project_ns}:{ns.rsplit(':', 1)[1]}"
             try:
-                _write_session(store, source, actor, session, ns, project_ns, report, with_tools, written)
+                _write_session(store, source, actor, plan, ns, project_ns, report, written, again)
             except (Invalid, LimitExceeded) as exc:
-                report.skip(f"{source} session {session.session_id}", exc.message)
-        for kind, count in sorted(session.skipped.items()):
-            report.skip(f"{source} session {session.session_id}: {count} {kind} record(s)", _SKIP_REASONS.get(
+                report.skip(f"{source} session {plan.session_id}", exc.message)
+        for kind, count in sorted(plan.skipped.items()):
+            report.skip(f"{source} session {plan.session_id}: {count} {kind} record(s)", _SKIP_REASONS.get(
                 kind, _SKIP_REASONS.get(kind.split(" ")[0], "no conversation content")))
         if progress:
             progress(done, total, "sessions")
     return report.keep(store)
 
 
+def _plan_again(source: str, item: Callable[[], AgentSession | None], with_tools: bool,
+                written: dict[str, PageRef]) -> SessionPlan:
+    session = item()
+    if session is None:  # (its files read the same length here and in the helper, yet hold no session here)
+        raise Invalid("its files changed while they were read; import again to take it in.")
+    return plan_session(source, session, with_tools, written=written)
+
+
 CLAIMED = "its id belongs to a session of another project folder; a session id claimed from another project is never merged"
 
 
-def _session_names(store: Any, source: str, session: AgentSession, report: ImportReport
+def _session_names(store: Any, source: str, session: SessionPlan, report: ImportReport
                    ) -> tuple[str, str, bool] | None:
     """(project namespace, session namespace, whether the session namespace follows the project's) for a
     session; None when its id is already the id of another project's session in the store (reported).
@@ -394,7 +424,7 @@ def _session_names(store: Any, source: str, session: AgentSession, report: Impor
     A session already in the store keeps its namespace (found by its conversation page's source key,
     which is the source and the session id), whatever rule named it."""
     root = f"agent:{source}"
-    known = store.source_scope(session.threads[0].key) if session.threads else None
+    known = store.source_scope(session.first_key) if session.first_key is not None else None
     if known is not None:
         if known["cwd"] and session.cwd and known["cwd"] != session.cwd:
             report.skip(f"{source} session {session.session_id} ({session.project})", CLAIMED)
@@ -438,93 +468,149 @@ _SKIP_REASONS = {
 }
 
 
-def _write_session(store: Any, source: str, actor: str, session: AgentSession, ns: str, project_ns: str,
-                   report: ImportReport, with_tools: bool, written: dict[str, PageRef]) -> None:
+Refused = tuple[str, str]  # (the error's class name, its message): a page prepare() refused
+# What a session's landing does, in order: land the page at this place (an int), or relate (from place,
+# `contains` or `responds_to`, to): a place, the key of a message another session wrote (`written`), or None
+# (a reply to nothing: noted for the upgrade pass only).
+Op = int | tuple[int, str, int | str | None]
+
+
+@dataclass
+class SessionPlan:
+    """A session made ready for writing without the store (`plan_session`): every page checked and encoded in the
+    order it is written, and the relations between them. Made here, or in a helper process with the pages' index
+    text and their statistics (`df`, `docs`, `terms`: of every page with `ready` index text)."""
+
+    session_id: str
+    cwd: str | None
+    project: str
+    first_key: str | None  # the key of the session's first thread, kept or not (an imported session is found by it)
+    skipped: dict[str, int]
+    injected: dict[str, str]
+    created_at: str | None  # of the first thread written
+    label: str  # the file of the first thread written
+    pages: list[tuple[str, Prepared | Refused]]  # (source key, page): the threads' pages and the messages' kept
+    convs: list[int]  # the places of the threads' conversation pages
+    ops: list[Op]
+    pending: dict[str, int | str]  # message key -> the place of its page (written for later sessions to link to)
+    message_keys: list[str]  # every message's key (a plan made without `written` is made again if one is there)
+    refused: list[tuple[str, str]]  # (source key, why) of messages the store would not take
+    counts: dict[str, int]
+    df: Counter[str] | None = None
+    docs: int = 0
+    terms: int = 0
+
+    def wire(self) -> tuple[Any, ...]:
+        """The plan as plain values (a helper's answer), its pages as `Prepared.wire` (for new pages only)."""
+        return (self.session_id, self.cwd, self.project, self.first_key, self.skipped, self.injected, self.created_at,
+                self.label, [(key, page.wire() if isinstance(page, Prepared) else page) for key, page in self.pages],
+                self.convs, self.ops, self.pending, self.message_keys, self.refused, self.counts, self.df,
+                self.docs, self.terms)
+
+    @classmethod
+    def from_wire(cls, wire: tuple[Any, ...]) -> SessionPlan:
+        (session_id, cwd, project, first_key, skipped, injected, created_at, label, pages, convs, ops, pending,
+         message_keys, refused, counts, df, docs, terms) = wire
+        from_wire = Prepared.from_wire
+        return cls(session_id, cwd, project, first_key, skipped, injected, created_at, label,
+                   [(key, from_wire(page) if len(page) > 2 else page) for key, page in pages], convs, ops, pending,
+                   message_keys, refused, counts, df, docs, terms)
+
+
+def helper_answer(source: str, session: AgentSession | None, with_tools: bool, salt: bytes) -> tuple[str, Any]:
+    """A helper's answer for one session group: its plan (with index text, for new pages), or none."""
+    if session is None:
+        return ("none", None)
+    return ("plan", plan_session(source, session, with_tools, salt).wire())
+
+
+def agent_helper(store: Any, module: str, paths: list[Path], request: Any) -> import_helper.ImportHelper | None:
+    """A helper process that reads the session files as the importer does and plans every session (`module`'s
+    `helper_items` and `helper_plan`), started when there is enough to read and a core free; None: plan here."""
+    try:
+        size = sum(p.stat().st_size for p in paths)
+    except OSError:
+        return None  # (the import says what it cannot read)
+    start = getattr(store, "import_helper", None)
+    if start is None or not import_helper.HELPER_FROM_CHARS <= size <= import_helper.HELPER_UP_TO_CHARS:
+        return None
+    helper: import_helper.ImportHelper | None = start(module, size)
+    if helper is not None:
+        helper.request("agent sessions", request)
+    return helper
+
+
+def helper_collections() -> None:
+    """In a helper process, once the files are read: the records are kept to the end, so the collector stops
+    scanning them (`gc.freeze`), and runs as seldom as in a bulk load (the process lives for one import)."""
+    gc.freeze()
+    first, second, third = gc.get_threshold()
+    gc.set_threshold(max(first, BULK_GC_THRESHOLD), second, third)
+
+
+def plan_session(source: str, session: AgentSession, with_tools: bool, salt: bytes | None = None,
+                 written: Container[str] = frozenset()) -> SessionPlan:
+    """Every page of a session checked and encoded, in the order it is written, and the relations between them;
+    with `salt` (a helper) also their index text, counted. `written`: the message keys earlier sessions wrote
+    (a message among them is theirs: only linked to)."""
     threads = [t for t in session.threads if any(not m.hidden for m in t.messages) or with_tools and
                any(m.calls for m in t.messages)]
-    if not threads:
-        report.skip(f"{source} session {session.session_id}", "no messages")
-        return
-    pending: dict[str, PageRef] = {}
-    counts = {"messages": 0, "hidden": 0, "tools": 0}
-    refused: list[tuple[str, str]] = []  # (source key, why) of messages the store would not take
-    conv_refs: list[tuple[AgentThread, PageRef]] = []
-    links: dict[int, set[int]] = {}  # page key -> the pages it responds_to under these rules
-    # Never the session's title (message text): the scope outlives its pages (store/scope_titles.py).
-    label = neutral_name(source, "session", threads[0].created_at)
-    with store.import_unit(actor, rules=AGENT_RULES) as unit:
+    df: Counter[str] | None = Counter() if salt is not None else None
+    first = threads[0] if threads else None
+    plan = SessionPlan(session.session_id, session.cwd, session.project,
+                       session.threads[0].key if session.threads else None, session.skipped, session.injected,
+                       first.created_at if first else None, first.label if first else "", [], [], [], {},
+                       [m.key for t in threads for m in t.messages], [], {"messages": 0, "hidden": 0, "tools": 0}, df)
+    main: int | None = None
+    for thread in threads:
         try:
-            ns = unit.ensure_scope(ns, display_name=label, parent=project_ns)
-        except LookAlike:  # a plain id that reads like another scope's: the id with its digest
-            ns = unit.ensure_scope(f"{project_ns}:{_rendered(session.session_id, SESSION_ID_CHARS, 'session')}",
-                                   display_name=label, parent=project_ns)
-        keys = [t.key for t in threads]
-        for t in threads:
-            for m in t.messages:
-                keys.append(f"{source}:{m.key}")
-                if with_tools:
-                    keys.extend(f"{source}:{m.key}:call:{c.call_id}" for c in m.calls)
-                    keys.extend(f"{source}:{m.key}:result:{c.call_id}" for c in m.results)
-        unit.prefetch(keys)
-        main_ref: PageRef | None = None
-        for thread in threads:
-            conv_ref = unit.upsert(
-                thread.key, ns,
+            conv: Prepared | Refused = prepare(
                 payload={"media_type": "text/markdown", "content": _thread_text(source, session, thread)},
                 facets={"title": thread.title or f"Untitled {source} session", "source": source,
                         "session_id": session.session_id, "created": thread.created_at,
                         **({"subagent": True} if thread.subagent else {}), **session.facets, **thread.facets},
                 source_refs=[{"uri": f"{source}-session:{thread.label}", "media_type": "application/jsonl",
                               "locator": {"file": thread.label, "session_id": session.session_id}}],
-                observed_at=thread.created_at, change_key=[],
-            )
-            conv_refs.append((thread, conv_ref))
-            if main_ref is None:
-                main_ref = conv_ref
-            else:
-                unit.relate(main_ref, "contains", conv_ref)
-            _write_thread(unit, source, ns, thread, conv_ref, with_tools, written, pending, counts, refused, links)
-    written.update(pending)
-    if conv_refs and conv_refs[0][1].outcome != "created":  # the session was imported before, maybe by older rules
-        _upgrade(store, source, actor, session, ns, links, report)
-    for thread, ref in conv_refs[:1]:  # the session's line; its subagent logs are inside it
-        report.wrote(thread.label, thread.key, ref, unit.counts)
-    report.conversations += len(threads)
-    report.messages += counts["messages"]
-    report.hidden_skipped += counts["hidden"]
-    report.add(unit.counts)
-    if counts["tools"]:
-        report.skip(f"{source} session {session.session_id}: {counts['tools']} tool call(s)", _SKIP_REASONS["tool"])
-    for key, why in refused:
-        report.skip(f"{source} session {session.session_id}: message {key.removeprefix(source + ':')}", why)
+                observed_at=thread.created_at, change_key=[], salt=salt, df=df)
+        except (Invalid, LimitExceeded) as exc:  # the session is refused when it comes to it
+            conv = (type(exc).__name__, exc.message)
+        place = len(plan.pages)
+        plan.pages.append((thread.key, conv))
+        plan.ops.append(place)
+        plan.convs.append(place)
+        if main is None:
+            main = place
+        else:
+            plan.ops.append((main, "contains", place))
+        _plan_thread(plan, source, thread, place, with_tools, written, salt)
+    ready = [p for _, p in plan.pages if isinstance(p, Prepared) and p.ready is not None]
+    plan.docs, plan.terms = len(ready), sum(p.ready[4] for p in ready if p.ready is not None)
+    return plan
 
 
-def _write_thread(unit: ImportUnit, source: str, ns: str, thread: AgentThread, conv_ref: PageRef, with_tools: bool,
-                  written: dict[str, PageRef], pending: dict[str, PageRef], counts: dict[str, int],
-                  refused: list[tuple[str, str]], links: dict[int, set[int]]) -> None:
-    """The thread's message pages (and with_tools its tool pages). A message the store refuses (one
-    over the payload limit) is left out and named in `refused`; the others of the session still land,
-    and its replies link to the message before it."""
+def _plan_thread(plan: SessionPlan, source: str, thread: AgentThread, conv: int, with_tools: bool,
+                 written: Container[str], salt: bytes | None) -> None:
+    """The thread's message pages (and with_tools its tool pages). A message the store refuses (one over the
+    payload limit) is left out and named in `refused`; the others of the session still land, and its replies link
+    to the message before it."""
+    pages, ops, pending, counts, df = plan.pages, plan.ops, plan.pending, plan.counts, plan.df
 
-    def upsert(key: str, **page: Any) -> PageRef | None:
+    def page(key: str, **fields: Any) -> int | None:
         try:
-            return unit.upsert(key, ns, **page)
+            prepared = prepare(**fields, salt=salt, df=df)
         except (Invalid, LimitExceeded) as exc:  # refused before anything of it was gathered
-            refused.append((key, exc.message))
+            plan.refused.append((key, exc.message))
             return None
-
-    def responds(ref: PageRef, target: PageRef | None) -> None:
-        links.setdefault(ref.pk, set())
-        if target is not None:
-            links[ref.pk].add(target.pk)
-            unit.relate(ref, "responds_to", target)
+        pages.append((key, prepared))
+        ops.append(len(pages) - 1)
+        return len(pages) - 1
 
     by_key = {m.key: m for m in thread.messages}
     calls_by_id = {c.call_id: c for m in thread.messages for c in m.calls}
-    call_refs: dict[str, PageRef] = {}
-    refs: dict[str, PageRef] = {}
+    call_refs: dict[str, int] = {}
+    refs: dict[str, int | str] = {}  # message key -> its place, or its key when another session wrote it
 
-    def parent_ref(key: str | None) -> PageRef | None:
+    def parent_ref(key: str | None) -> int | str | None:
         seen: set[str] = set()
         while key is not None and key not in seen:
             seen.add(key)
@@ -533,20 +619,20 @@ def _write_thread(unit: ImportUnit, source: str, ns: str, thread: AgentThread, c
             if key in pending:
                 return pending[key]
             if key not in by_key:
-                return written.get(key)
+                return key  # another session's message, if one wrote it (looked up as the session lands)
             key = by_key[key].parent
         return None
 
     for msg in tree_order(thread.messages):
         if msg.key in written:  # owned by the session it was copied from
-            refs[msg.key] = written[msg.key]
+            refs[msg.key] = msg.key
             continue
         parent = parent_ref(msg.parent)
         if with_tools:
             for result in msg.results:
                 call = calls_by_id.get(result.call_id)
-                target = call_refs.get(result.call_id) or parent
-                result_ref = upsert(
+                target = call_refs[result.call_id] if result.call_id in call_refs else parent
+                result_ref = page(
                     f"{source}:{msg.key}:result:{result.call_id}",
                     payload={"media_type": "text/markdown", "content": result.result or "(no output)"},
                     facets={"title": f"tool: {(call.name if call else result.name or 'tool')} result: "
@@ -557,22 +643,22 @@ def _write_thread(unit: ImportUnit, source: str, ns: str, thread: AgentThread, c
                     observed_at=result.result_at or msg.observed_at, change_key=[])
                 if result_ref is None:
                     continue
-                unit.relate(conv_ref, "contains", result_ref)
-                responds(result_ref, target)
+                ops.append((conv, "contains", result_ref))
+                ops.append((result_ref, "responds_to", target))
                 refs[msg.key] = parent = result_ref
         if msg.hidden:
             counts["hidden"] += 0 if (msg.results or msg.calls) else 1
         else:
             facets = {"title": _title(msg), "role": msg.role, "message_key": msg.key,
                       **({"model": msg.model} if msg.model else {}), **msg.facets}
-            tools = _tools_before(msg, by_key, refs)
+            tools = _tools_before(msg, by_key)
             if tools:
                 facets["tool_calls"] = tools
-            message_ref = upsert(f"{source}:{msg.key}", payload={"media_type": "text/markdown", "content": msg.text},
-                                 facets=facets, observed_at=msg.observed_at, change_key=[])
+            message_ref = page(f"{source}:{msg.key}", payload={"media_type": "text/markdown", "content": msg.text},
+                               facets=facets, observed_at=msg.observed_at, change_key=[])
             if message_ref is not None:
-                unit.relate(conv_ref, "contains", message_ref)
-                responds(message_ref, parent)
+                ops.append((conv, "contains", message_ref))
+                ops.append((message_ref, "responds_to", parent))
                 refs[msg.key] = parent = message_ref
                 pending[msg.key] = message_ref
                 counts["messages"] += 1
@@ -580,7 +666,7 @@ def _write_thread(unit: ImportUnit, source: str, ns: str, thread: AgentThread, c
             counts["tools"] += len(msg.calls)
         if with_tools:
             for call in msg.calls:
-                call_ref = upsert(
+                call_ref = page(
                     f"{source}:{msg.key}:call:{call.call_id}",
                     payload={"media_type": "text/markdown",
                              "content": f"Tool call `{call.name}`\n\n{tool_input_text(call.input)}".strip()},
@@ -589,15 +675,91 @@ def _write_thread(unit: ImportUnit, source: str, ns: str, thread: AgentThread, c
                     observed_at=call.observed_at or msg.observed_at, change_key=[])
                 if call_ref is None:
                     continue
-                unit.relate(conv_ref, "contains", call_ref)
-                responds(call_ref, parent)
+                ops.append((conv, "contains", call_ref))
+                ops.append((call_ref, "responds_to", parent))
                 call_refs[call.call_id] = call_ref
                 refs[msg.key] = call_ref
             if msg.key in refs and msg.hidden:
                 pending[msg.key] = refs[msg.key]
 
 
-def _upgrade(store: Any, source: str, actor: str, session: AgentSession, ns: str, links: dict[int, set[int]],
+def _write_session(store: Any, source: str, actor: str, plan: SessionPlan, ns: str, project_ns: str,
+                   report: ImportReport, written: dict[str, PageRef],
+                   again: Callable[[], SessionPlan] | None) -> None:
+    """One session as one unit. A plan made for new pages only (a helper's) that meets pages already in the store,
+    or messages an earlier session wrote, is made `again` here, whole."""
+    if not plan.convs:
+        report.skip(f"{source} session {plan.session_id}", "no messages")
+        return
+    # Never the session's title (message text): the scope outlives its pages (store/scope_titles.py).
+    label = neutral_name(source, "session", plan.created_at)
+    links: dict[int, set[int]] = {}  # page key -> the pages it responds_to under these rules
+    with store.import_unit(actor, rules=AGENT_RULES) as unit:
+        try:
+            ns = unit.ensure_scope(ns, display_name=label, parent=project_ns)
+        except LookAlike:  # a plain id that reads like another scope's: the id with its digest
+            ns = unit.ensure_scope(f"{project_ns}:{_rendered(plan.session_id, SESSION_ID_CHARS, 'session')}",
+                                   display_name=label, parent=project_ns)
+        keys = [key for key, _ in plan.pages]  # (looked up together: every page the session may write)
+        unit.prefetch(keys)
+        new = unit.all_new(keys) and not any(k in written for k in plan.message_keys)
+        if plan.df is not None and not new:
+            if again is None:
+                raise ValueError("a plan for new pages met pages in the store, and cannot be made again")
+            plan = again()
+        if new and all(isinstance(op, int) or op[2] is None or isinstance(op[2], int) for op in plan.ops) \
+                and all(isinstance(page, Prepared) for _, page in plan.pages):
+            refs = unit.land_new(ns, cast("list[tuple[str, Prepared]]", plan.pages),
+                                 [op for op in plan.ops if not isinstance(op, int) and isinstance(op[2], int)],
+                                 plan.df if plan.df is not None else Counter(), plan.docs, plan.terms)
+        else:
+            refs = _land_each(unit, ns, plan, written, links)
+    written.update({key: ref if isinstance(ref, PageRef) else written[ref] for key, ref in (
+        (key, refs[place] if isinstance(place, int) else place) for key, place in plan.pending.items())})
+    conv_ref = refs[plan.convs[0]]
+    assert conv_ref is not None
+    if conv_ref.outcome != "created":  # the session was imported before, maybe by older rules
+        _upgrade(store, source, actor, plan, ns, links, report)
+    report.wrote(plan.label, plan.pages[plan.convs[0]][0], conv_ref, unit.counts)
+    report.conversations += len(plan.convs)
+    report.messages += plan.counts["messages"]
+    report.hidden_skipped += plan.counts["hidden"]
+    report.add(unit.counts)
+    if plan.counts["tools"]:
+        report.skip(f"{source} session {plan.session_id}: {plan.counts['tools']} tool call(s)", _SKIP_REASONS["tool"])
+    for key, why in plan.refused:
+        report.skip(f"{source} session {plan.session_id}: message {key.removeprefix(source + ':')}", why)
+
+
+def _land_each(unit: ImportUnit, ns: str, plan: SessionPlan, written: dict[str, PageRef],
+               links: dict[int, set[int]]) -> list[PageRef | None]:
+    """The session's pages landed one by one and related as they land (pages met in the store, or messages another
+    session wrote); `links` gets every page's responds_to targets."""
+    elsewhere = plan.df is not None  # (a helper's plan of new pages: its statistics come together)
+    refs: list[PageRef | None] = [None] * len(plan.pages)
+    for op in plan.ops:
+        if isinstance(op, int):
+            key, page = plan.pages[op]
+            if isinstance(page, tuple):
+                raise (LimitExceeded if page[0] == "LimitExceeded" else Invalid)(page[1])
+            refs[op] = unit.land(key, ns, page, elsewhere)
+            continue
+        source, rtype, to = op
+        ref = refs[source]
+        assert ref is not None
+        target = refs[to] if isinstance(to, int) else written.get(to) if to is not None else None
+        if rtype == "responds_to":
+            links.setdefault(ref.pk, set())
+            if target is not None:
+                links[ref.pk].add(target.pk)
+        if target is not None:
+            unit.relate(ref, rtype, target)
+    if elsewhere and plan.df is not None:
+        unit.index_ready(ns, plan.df, plan.docs, plan.terms)
+    return refs
+
+
+def _upgrade(store: Any, source: str, actor: str, session: SessionPlan, ns: str, links: dict[int, set[int]],
              report: ImportReport) -> None:
     """What older rules wrote that these rules would not, in a session imported before: a page made of
     text the CLI injected is tombstoned (reversible, its history kept), and a `responds_to` this
@@ -639,7 +801,7 @@ def _chunks(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
         yield items[start:start + size]
 
 
-def _tools_before(msg: AgentMessage, by_key: dict[str, AgentMessage], refs: dict[str, PageRef]) -> list[dict[str, Any]]:
+def _tools_before(msg: AgentMessage, by_key: dict[str, AgentMessage]) -> list[dict[str, Any]]:
     """The tool calls that led to `msg`: those of the stepped-over records before it and of the
     message it follows (so a message's facets never change when later lines arrive)."""
     out: list[dict[str, Any]] = []

@@ -21,19 +21,21 @@ What the files hold, and what is done with it:
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, cast
 
 from ..constants import LIMITS
 from ..errors import Invalid
 from .agents import (
-    AgentMessage, AgentSession, AgentThread, ToolCall, jsonl_records, one_folder_per_session, regular_files, text_of,
-    title_from, walk_files, write_sessions,
+    AgentMessage, AgentSession, AgentThread, ToolCall, agent_helper, helper_answer, helper_collections, jsonl_records,
+    one_folder_per_session, regular_files, text_of, title_from, walk_files, write_sessions,
 )
+from ..import_groups import fewer_collections
 from .base import ImportReport, Progress, epoch_to_time, json_object, json_text
 
 SOURCE = "claude-code"
@@ -57,30 +59,69 @@ class _File:
     turns: list[dict[str, Any]] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     first_at: str = ""
+    records: int = 0  # lines read as records (a helper's plan is of the same lines only if its count is the same)
 
 
 def import_claude_code(store: Any, path: str | Path | None = None, *, with_tools: bool = False,
                        progress: Progress | None = None) -> ImportReport:
-    """Import every Claude Code session under `path` (a projects folder, one project, or one .jsonl)."""
+    """Import every Claude Code session under `path` (a projects folder, one project, or one .jsonl). With a core
+    free and enough to read, a helper process reads the files too and plans the sessions meanwhile (issue 31)."""
     root = Path(path).expanduser() if path else default_path()
     if not root.exists():
         raise Invalid(f"{root}: no such file or folder (Claude Code keeps its sessions in ~/.claude/projects).")
     report = ImportReport(source=SOURCE, path=str(root))
-    with store.bulk_loading():  # the reading too: it allocates every record (fewer collector runs)
-        links: dict[str, str | None] = {}  # uuid of a record that is no turn -> its parent
-        files, summaries, titles = _read_all(_session_files(root, report), root, report, links)
-        by_session: dict[tuple[str, str], list[_File]] = {}  # (project folder, session id) -> its files
-        for f in files:
-            by_session.setdefault((f.project, f.session_id), []).append(f)
-        one_folder_per_session(by_session, lambda key: (
-            not any(f.path.stem == key[1] for f in by_session[key]),  # the folder holding the session's own file
-            min((f.first_at for f in by_session[key] if f.first_at), default="~"), key), SOURCE, report)
-        # The earliest session owns a uuid; on a tie (a resume copies history with its times) the one with fewer
-        # records, the original, comes first.
-        order = sorted(by_session, key=lambda key: (min((f.first_at for f in by_session[key] if f.first_at), default="~"),
-                                                    sum(len(f.turns) for f in by_session[key]), key[1]))
-        sessions = _sessions(order, by_session, summaries, titles, links)
-        return write_sessions(store, SOURCE, "Claude Code", TOOL, sessions, len(order), report, with_tools, progress)
+    paths = _session_files(root, report)
+    helper = agent_helper(store, __name__, paths, (str(root), [str(p) for p in paths], with_tools))
+    try:
+        with store.bulk_loading():  # the reading too: it allocates every record (fewer collector runs)
+            sessions = _read(root, paths, report)
+            ready = functools.partial(_ready, helper, sessions) if helper is not None else None
+            return write_sessions(store, SOURCE, "Claude Code", TOOL, sessions.items(), len(sessions), report,
+                                  with_tools, progress, ready)
+    finally:
+        if helper is not None:
+            helper.close()
+
+
+def helper_items(request: tuple[str, list[str], bool], label: str) -> list[Any]:
+    """In the import's helper process: the files read as the import reads them; an item per session group."""
+    root, paths, with_tools = request
+    with fewer_collections():
+        sessions = _read(Path(root), [Path(p) for p in paths], ImportReport(source=SOURCE, path=root))
+    helper_collections()
+    return [(sessions, with_tools)] * len(sessions)
+
+
+def helper_plan(index: int, item: tuple[_Sessions, bool], label: str, salt: bytes) -> tuple[Any, tuple[str, Any]]:
+    """In the import's helper process: the plan of the session at `index` with its index text (or none)."""
+    sessions, with_tools = item
+    return (sessions.stamp(index), helper_answer(SOURCE, sessions.at(index), with_tools, salt))
+
+
+def _ready(helper: Any, sessions: _Sessions, index: int) -> tuple[str, Any] | None:
+    """The helper's answer for the session at `index`, if it read that session's files as this process did (a file
+    Claude Code wrote to between the two reads is planned here, from what this process read)."""
+    answer = helper(index)
+    if answer is None or answer[0] != sessions.stamp(index):
+        return None
+    return cast("tuple[str, Any]", answer[1])
+
+
+def _read(root: Path, paths: list[Path], report: ImportReport) -> _Sessions:
+    """Every file read, its turns grouped by session, the sessions in the order they are imported."""
+    links: dict[str, str | None] = {}  # uuid of a record that is no turn -> its parent
+    files, summaries, titles = _read_all(paths, root, report, links)
+    by_session: dict[tuple[str, str], list[_File]] = {}  # (project folder, session id) -> its files
+    for f in files:
+        by_session.setdefault((f.project, f.session_id), []).append(f)
+    one_folder_per_session(by_session, lambda key: (
+        not any(f.path.stem == key[1] for f in by_session[key]),  # the folder holding the session's own file
+        min((f.first_at for f in by_session[key] if f.first_at), default="~"), key), SOURCE, report)
+    # The earliest session owns a uuid; on a tie (a resume copies history with its times) the one with fewer
+    # records, the original, comes first.
+    order = sorted(by_session, key=lambda key: (min((f.first_at for f in by_session[key] if f.first_at), default="~"),
+                                                sum(len(f.turns) for f in by_session[key]), key[1]))
+    return _Sessions(order, by_session, summaries, titles, links)
 
 
 def _session_files(root: Path, report: ImportReport) -> list[Path]:
@@ -110,6 +151,7 @@ def _read_all(paths: list[Path], root: Path, report: ImportReport, links: dict[s
         except (OSError, Invalid) as exc:
             report.skip(f"{SOURCE} file {label}", getattr(exc, "message", None) or str(exc))
             continue
+        f.records = len(records)
         for _, rec in records:
             kind = json_text(rec.get("type")) or "untyped"
             if kind in TURNS and isinstance(rec.get("message"), dict) and rec.get("uuid"):
@@ -140,31 +182,80 @@ def _read_all(paths: list[Path], root: Path, report: ImportReport, links: dict[s
     return files, summaries, titles
 
 
-def _sessions(order: list[tuple[str, str]], by_session: dict[tuple[str, str], list[_File]],
-              summaries: dict[str, tuple[str, str]], titles: dict[str, str],
-              links: dict[str, str | None]) -> Iterator[AgentSession]:
-    owned: set[str] = set()  # uuids an earlier session imported
-    alias: dict[str, str] = {}  # uuid of a later block of a split message -> key of the merged message
-    for group in order:
+class _Sessions:
+    """The sessions, made in import order (each one's messages depend on what the sessions before it own)."""
+
+    def __init__(self, order: list[tuple[str, str]], by_session: dict[tuple[str, str], list[_File]],
+                 summaries: dict[str, tuple[str, str]], titles: dict[str, str], links: dict[str, str | None]) -> None:
+        self.order, self.by_session = order, by_session
+        self.summaries, self.titles, self.links = summaries, titles, links
+        self.owned: set[str] = set()  # uuids an earlier session imported
+        self.alias: dict[str, str] = {}  # uuid of a later block of a split message -> key of the merged message
+        self.made = 0  # the sessions before this index are made (and own their uuids); -1: one failed
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def items(self) -> list[Callable[[], AgentSession | None]]:
+        """A function per session group that makes its session (None: nothing to import in it)."""
+        return [functools.partial(self.at, index) for index in range(len(self.order))]
+
+    def stamp(self, index: int) -> tuple[tuple[str, str], tuple[int, ...]]:
+        """What the session at `index` was made of: its group and the records read of each of its files."""
+        group = self.order[index]
+        return group, tuple(f.records for f in self.by_session[group])
+
+    def at(self, index: int) -> AgentSession | None:
+        """The session at `index`; the ones before it are made first (once), for the uuids they own."""
+        if index < self.made or self.made < 0:
+            raise ValueError(f"session {index} was made already, or one before it failed")
+        made, self.made = self.made, -1  # (until it is done: a session that fails part way leaves no state to trust)
+        while made < index:
+            self._skip(self.order[made])
+            made += 1
+        session = self._make(self.order[index])
+        self.made = index + 1
+        return session
+
+    def _threads(self, group: tuple[str, str]) -> list[tuple[str, list[dict[str, Any]], str, bool, dict[str, Any]]]:
+        """The session's threads as (key, turns, label, subagent, facets): the main thread, its sidechain records,
+        one per subagent log (none: no file of the group has a turn)."""
         sid = group[1]
-        files = [f for f in by_session[group] if f.turns]
+        files = [f for f in self.by_session[group] if f.turns]
         if not files:
-            continue
+            return []
         main = [f for f in files if f.agent_id is None]
-        agents = [f for f in files if f.agent_id is not None]
         main_turns = [r for f in main for r in f.turns if not r.get("isSidechain")]
         side_turns = [r for f in main for r in f.turns if r.get("isSidechain")]
-        skipped: Counter[str] = Counter()
-        for f in files:
-            skipped.update(f.skipped)
-        threads: list[AgentThread] = []
         label = (main or files)[0].label
         plan: list[tuple[str, list[dict[str, Any]], str, bool, dict[str, Any]]] = [
             (f"{SOURCE}:session:{sid}", main_turns, label, False, {})]
         if side_turns:
             plan.append((f"{SOURCE}:session:{sid}:sidechain", side_turns, label, True, {}))
-        for f in agents:
-            plan.append((f"{SOURCE}:session:{sid}:agent:{f.agent_id}", f.turns, f.label, True, {"agent_id": f.agent_id}))
+        for f in files:
+            if f.agent_id is not None:
+                plan.append((f"{SOURCE}:session:{sid}:agent:{f.agent_id}", f.turns, f.label, True,
+                             {"agent_id": f.agent_id}))
+        return plan
+
+    def _skip(self, group: tuple[str, str]) -> None:
+        """Step past a session made elsewhere (by a helper): only the uuids it owns and the split messages it
+        merges are noted, by the same `_claim` that makes them."""
+        for _, turns, _, _, _ in self._threads(group):
+            _claim(turns, self.owned, self.alias, Counter())
+
+    def _make(self, group: tuple[str, str]) -> AgentSession | None:
+        owned, alias, links, summaries = self.owned, self.alias, self.links, self.summaries
+        sid = group[1]
+        plan = self._threads(group)
+        if not plan:
+            return None
+        files = [f for f in self.by_session[group] if f.turns]
+        main = [f for f in files if f.agent_id is None]
+        skipped: Counter[str] = Counter()
+        for f in files:
+            skipped.update(f.skipped)
+        threads: list[AgentThread] = []
         all_turns: list[dict[str, Any]] = []
         injected: dict[str, str] = {}  # key -> why, of records whose text the CLI wrote (never a page)
         for key, turns, thread_label, sub, facets in plan:
@@ -177,17 +268,17 @@ def _sessions(order: list[tuple[str, str]], by_session: dict[tuple[str, str], li
             threads.append(AgentThread(key=key, title=title_from(messages), created_at=created, messages=messages,
                                        label=thread_label, facets=facets, subagent=sub))
         if not threads:
-            continue
+            return None
         meta = _session_facets(all_turns, sid, summaries)
         main_thread = threads[0]
-        named = titles.get(sid) or meta.get("summary") or main_thread.title
+        named = self.titles.get(sid) or meta.get("summary") or main_thread.title
         main_thread.title = str(named)[:LIMITS["max_title_chars"]] if named else ""
         for t in threads[1:]:
             t.title = f"Subagent: {t.title}" if t.title else f"Subagent of {main_thread.title or sid}"
         cwd = meta.pop("cwd", None)
-        yield AgentSession(session_id=sid, cwd=cwd, project=(main or files)[0].project, threads=threads,
-                           facets={**({"cwd": cwd} if cwd else {}), **meta}, skipped=dict(skipped),
-                           injected=injected)
+        return AgentSession(session_id=sid, cwd=cwd, project=(main or files)[0].project, threads=threads,
+                            facets={**({"cwd": cwd} if cwd else {}), **meta}, skipped=dict(skipped),
+                            injected=injected)
 
 
 def _session_facets(turns: list[dict[str, Any]], sid: str, summaries: dict[str, tuple[str, str]]) -> dict[str, Any]:
@@ -231,12 +322,15 @@ def injected_kind(text: str) -> str | None:
     return None
 
 
-def _messages(turns: list[dict[str, Any]], owned: set[str], alias: dict[str, str], links: dict[str, str | None],
-              skipped: Counter[str], injected: dict[str, str]) -> list[AgentMessage]:
-    messages: list[AgentMessage] = []
-    by_message_id: dict[str, AgentMessage] = {}
+def _claim(turns: list[dict[str, Any]], owned: set[str], alias: dict[str, str], skipped: Counter[str]
+           ) -> list[tuple[dict[str, Any], str, dict[str, Any], str, str]]:
+    """A thread's records that are its own, as (record, uuid, message, role, message id): not one written twice, nor
+    one an earlier session owns (counted in `skipped`). `alias` gets the uuid of every later block of a split
+    assistant message (-> the uuid of its first), `owned` every uuid claimed. The one place that decides which
+    records a session owns: a session made elsewhere (a helper's) is stepped past with this alone."""
+    out = []
+    first: dict[str, str] = {}  # message id -> uuid of its first record
     mine: set[str] = set()
-    stepped: set[str] = set()  # messages that are never a page whatever their text (scaffolding, injected text)
     for rec in turns:
         uuid = str(rec["uuid"])
         if uuid in mine:  # the same record written again (a retried write, a resumed file)
@@ -247,13 +341,28 @@ def _messages(turns: list[dict[str, Any]], owned: set[str], alias: dict[str, str
             continue
         mine.add(uuid)
         msg = json_object(rec.get("message"))
-        parent_key = _parent_of(rec)
-        stamp = epoch_to_time(rec.get("timestamp"))
         role = json_text(msg.get("role")) or str(rec["type"])
         mid = json_text(msg.get("id"))
-        if role == "assistant" and mid and mid in by_message_id:
+        if role == "assistant" and mid:
+            if mid in first:
+                alias[uuid] = first[mid]
+            else:
+                first[mid] = uuid
+        out.append((rec, uuid, msg, role, mid))
+    owned.update(mine)
+    return out
+
+
+def _messages(turns: list[dict[str, Any]], owned: set[str], alias: dict[str, str], links: dict[str, str | None],
+              skipped: Counter[str], injected: dict[str, str]) -> list[AgentMessage]:
+    messages: list[AgentMessage] = []
+    by_message_id: dict[str, AgentMessage] = {}
+    stepped: set[str] = set()  # messages that are never a page whatever their text (scaffolding, injected text)
+    for rec, uuid, msg, role, mid in _claim(turns, owned, alias, skipped):
+        parent_key = _parent_of(rec)
+        stamp = epoch_to_time(rec.get("timestamp"))
+        if uuid in alias:  # a later block of a split message
             merged = by_message_id[mid]
-            alias[uuid] = merged.key
             _add_blocks(merged, msg.get("content"), stamp)
             _usage(merged, msg)
             continue
@@ -281,7 +390,6 @@ def _messages(turns: list[dict[str, Any]], owned: set[str], alias: dict[str, str
         if rec.get("isApiErrorMessage"):
             m.facets["api_error"] = True
         messages.append(m)
-    owned.update(mine)
     for m in messages:  # decided once every block of a split message is in (its first record is often empty)
         m.hidden = m.key in stepped or not m.text.strip()
     calls = {c.call_id: c for m in messages for c in m.calls}

@@ -211,3 +211,34 @@ def test_pcp_import_with_the_planning_helper_writes_what_one_process_writes(tmp_
     assert len(lines) > 50 and mapped_export_lines(tmp_path / "helped.jsonl") == lines
     code, out, _ = run(capsys, "--db", str(tmp_path / "helped.db"), "--json", "search", "Assist user with summary")
     assert code == 0 and "Assist user with summary" in [h["title"] for h in json.loads(out)["hits"]]
+
+
+def test_pcp_import_claude_code_with_the_planning_helper_writes_what_one_process_writes(tmp_path, capsys, monkeypatch):
+    """Every vendored real Claude Code transcript in through `pcp import claude-code` twice: once with the helper
+    process reading the files and planning every session (issue 31; forced on, for these small files), once in one
+    process. Both stores export the same lines (minted ids and store times mapped), and a prompt's words are found."""
+    import shutil
+
+    from export_helpers import mapped_export_lines
+    from store import Store, import_helper
+
+    monkeypatch.setattr(import_helper, "HELPER_FROM_CHARS", 0)
+    monkeypatch.setattr(import_helper, "WAIT", True)  # (every session waited for: the helper plans them all)
+    started: list[import_helper.ImportHelper] = []
+    start = import_helper.start
+    monkeypatch.setattr(import_helper, "start", lambda *a: (started.append(start(*a)), started[-1])[1])
+    with Store.open(tmp_path / "empty.db"):
+        pass  # (both stores of one salt: long words are sealed with the store's key)
+    source = Path(__file__).resolve().parents[1] / "data" / "agents" / "claude-code"
+    for name, helper in (("one", "0"), ("helped", "1")):
+        db = tmp_path / f"{name}.db"
+        shutil.copyfile(tmp_path / "empty.db", db)
+        monkeypatch.setenv(import_helper.ENV, helper)
+        assert run(capsys, "--db", str(db), "import", "claude-code", str(source))[0] == 0
+        assert run(capsys, "--db", str(db), "export", "--out", str(tmp_path / f"{name}.jsonl"))[0] == 0
+    helped = [h for h in started if h is not None]
+    assert len(helped) == 1 and helped[0].helped > 10 and helped[0].planned_here == 0 and helped[0].exited()
+    lines = mapped_export_lines(tmp_path / "one.jsonl")
+    assert len(lines) > 100 and mapped_export_lines(tmp_path / "helped.jsonl") == lines
+    code, out, _ = run(capsys, "--db", str(tmp_path / "helped.db"), "--json", "search", "file creation editing")
+    assert code == 0 and json.loads(out)["hits"]
