@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 import threading
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from . import stops
 from .bulkwrite import Groups, RowWriter
@@ -120,8 +120,9 @@ class UnitGroups:
     """One thread's bulk loading: its group transactions (bulkwrite.Groups), the rows the open group holds,
     the unit open in it, and how many are open (a unit inside a unit is not one of the group's)."""
 
-    def __init__(self, db: Any, salt: bytes, seconds: float) -> None:
+    def __init__(self, db: Any, salt: bytes, seconds: float, settle: Callable[[], None] | None = None) -> None:
         self.db, self.salt = db, salt
+        self.settle = settle  # called before the first commit (what it raises rolls the group back)
         self.groups = Groups(db, seconds)
         self.rows: GroupRows | None = None
         self.unit: Any = None  # the group's unit now open (an importing.ImportUnit)
@@ -160,6 +161,9 @@ class UnitGroups:
             self.groups.close(commit=False)
             return
         try:
+            if self.settle is not None:
+                self.settle()
+                self.settle = None
             if rows is not None:
                 rows.flush()
         except BaseException:

@@ -40,6 +40,10 @@ WAIT = False  # tests: wait for the helper's answer to every conversation (so th
 PATIENCE_S = 0.004
 MISSES_AT_MOST = 3
 _HEAD = 12  # an answer: 8 bytes of length, 4 of the conversation's index, then its pickle
+# The index of the helper's first answer when its planner has `helper_spans`: where each item of the export's text
+# starts (a list of offsets; None: not an array), or nothing at all if the text is not JSON. Its planner's items
+# are then the JSON array's, and the text is known to be JSON once this has come.
+STARTS = 2**32 - 1
 
 
 def _read(fd: int, n: int) -> bytes:
@@ -67,11 +71,21 @@ def serve() -> None:
         return  # the importer ended before it had asked
     module, salt, label, text = pickle.loads(request)  # noqa: S301 (our parent's own request)
     planner = importlib.import_module(module)
+    spans = getattr(planner, "helper_spans", None)
     try:
-        items = planner.helper_items(text, label)
+        items, starts = spans(text, label) if spans is not None else (planner.helper_items(text, label), None)
     except Exception:  # noqa: BLE001 (not an export the importer takes: it says why itself)
         return
     del text
+    if spans is not None:  # first, where every item starts (the importer reads only those it plans itself)
+        stops.reached("import-helper-starts")  # tests stop the helper here, before it has said so
+        data = pickle.dumps(starts, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            sink.write(len(data).to_bytes(8, "big") + STARTS.to_bytes(4, "big"))
+            sink.write(data)
+            sink.flush()
+        except BrokenPipeError:
+            return
     index = 0
     while index < len(items):
         while select.select([src], [], [], 0)[0]:
@@ -109,6 +123,8 @@ class ImportHelper:
         self._done = False  # the helper's output ended (it exited or was killed)
         self._last = -1  # the index of the helper's last answer (it is planning the next one)
         self._patience = MISSES_AT_MOST
+        self._starts: list[int] | None = None  # where the export's items start (the helper's first answer)
+        self._started = False  # that answer came
         self._cond = threading.Condition()
         self._proc = start_helper("import_helper", "serve")  # (it starts while the importer reads the file)
         self._send_lock = threading.Lock()
@@ -154,6 +170,11 @@ class ImportHelper:
                 if index < self._next:
                     continue  # planned by the importer meanwhile
                 answer = pickle.loads(data)  # noqa: S301 (our own child's answer, through its own pipe)
+                if index == STARTS:
+                    with self._cond:
+                        self._starts, self._started = answer, True
+                        self._cond.notify_all()
+                    continue
                 with self._cond:
                     self._answers[index] = answer
                     self._last = index
@@ -188,6 +209,14 @@ class ImportHelper:
         else:
             self.helped += 1
         return answer
+
+    def starts(self, wait: float = 0.0) -> list[int] | None:
+        """Where the export's items start in its text, once the helper has parsed all of it and said so (it is then
+        JSON); None until then (waiting up to `wait` seconds while the helper lives), or when it never will."""
+        with self._cond:
+            if wait > 0 and not self._started:
+                self._cond.wait_for(lambda: self._started or self._done, wait)
+            return self._starts
 
     def close(self) -> None:
         """Stop the helper and wait for it (an import leaves no process behind). Its answers are no longer wanted,

@@ -22,7 +22,7 @@ import time
 from contextlib import contextmanager
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from . import ids, index
 from . import names
@@ -451,8 +451,9 @@ class ImportOps(Part):
         self._bulk = threading.local()
 
     @contextmanager
-    def bulk_loading(self) -> Iterator[None]:
-        """Many import units in a row (an import of many sessions).
+    def bulk_loading(self, settle: Callable[[], None] | None = None) -> Iterator[None]:
+        """Many import units in a row (an import of many sessions). `settle`, if given, is called before the first
+        group commits (what it raises rolls that group back: an import that reads its file as it goes).
 
         The units are grouped into transactions of about BATCH_SECONDS each (bulkwrite.Groups; a unit
         is then a savepoint: one that fails still leaves nothing, and a stop leaves whole units only),
@@ -464,7 +465,7 @@ class ImportOps(Part):
         depth = getattr(bulk, "depth", 0)
         bulk.depth = depth + 1
         if depth == 0:
-            bulk.state = UnitGroups(self._db, self._salt, BATCH_SECONDS)
+            bulk.state = UnitGroups(self._db, self._salt, BATCH_SECONDS, settle)
         try:
             with bulkwrite.loading(self._db) if depth == 0 else contextlib.nullcontext(), fewer_collections():
                 try:
