@@ -440,6 +440,16 @@ class ImportUnit:
             self._held = None
 
 
+def _both(first: Callable[[], None] | None, then: Callable[[], None]) -> Callable[[], None]:
+    if first is None:
+        return then
+
+    def both() -> None:
+        first()
+        then()
+    return both
+
+
 class ImportOps(Part):
     """The adapters' write path: import units over the checked write path of `writes`."""
 
@@ -466,6 +476,8 @@ class ImportOps(Part):
         bulk.depth = depth + 1
         if depth == 0:
             bulk.state = UnitGroups(self._db, self._salt, BATCH_SECONDS, settle)
+        elif settle is not None:  # inside another bulk load: its next commit waits for this one's settle too
+            bulk.state.settle = _both(bulk.state.settle, settle)
         try:
             with bulkwrite.loading(self._db) if depth == 0 else contextlib.nullcontext(), fewer_collections():
                 try:
