@@ -233,9 +233,9 @@ class ImportUnit:
         page_rows, rev_rows, source_rows, fts_rows = w.rows["page"], w.rows["revision"], w.rows["source_page"], w.fts
         created = self._created if self._group is not None else None
         out = []
-        for n, (key, page) in enumerate(pages):
+        minted = ids.new_id_pairs("pg", "rev", len(pages))
+        for n, ((key, page), (page_id, rev_id)) in enumerate(zip(pages, minted, strict=True)):
             page_pk, rev_pk = first_page + n, first_rev + n
-            page_id, rev_id = ids.new_id("pg"), ids.new_id("rev")
             body, observed, title, ready = page.payload, page.observed, page.title, page.ready
             media, content = (body["media_type"], body["content"]) if body else (None, None)
             page_rows.append((page_pk, page_id, scope_pk, rev_pk, rev_id, "active", 0, title, media, tool_type, stamp,
@@ -258,6 +258,7 @@ class ImportUnit:
         self.counts["created"] += len(pages)
         self.index_ready(namespace, df, docs, terms)
         relation_rows, linked = w.rows["relation"], self._linked
+        relation_ids = iter(ids.new_ids("rel", len(relations)))  # (one lock for all: ids of links not made go unused)
         for source, rtype, target in relations:
             a, b = out[source], out[target]
             key3 = (a.pk, b.pk, rtype)
@@ -268,7 +269,7 @@ class ImportUnit:
             if ("read", ns) not in self._allowed:
                 self._allow("read", ns)
             linked.add(key3)
-            relation_rows.append((ids.new_id("rel"), rtype, a.pk, a.revision_id, b.pk, b.revision_id, stamp, tool_type,
+            relation_rows.append((next(relation_ids), rtype, a.pk, a.revision_id, b.pk, b.revision_id, stamp, tool_type,
                                   tool, 0))
             self.counts["relations"] += 1
         return out
