@@ -59,10 +59,16 @@ def _read(fd: int, n: int) -> bytes:
 def serve() -> None:
     """The helper: (planner module, salt, label, text) in; then every conversation's plan out, in order, skipping
     to an index the importer sends (it planned the ones before itself); ends when its stdin closes."""
+    import gc
     import select
     import signal
 
+    from .import_groups import BULK_GC_THRESHOLD
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the importer's to handle; it ends this process itself
+    # This process holds the parsed export all along: at the default threshold the collector walked it over and
+    # over (the parse 0.35 -> 0.2 s, a plan 100 -> 85 us a message at 2,000 conversations).
+    gc.set_threshold(BULK_GC_THRESHOLD, *gc.get_threshold()[1:])
     src, sink = sys.stdin.fileno(), sys.stdout.buffer
     head = _read(src, 8)
     size = int.from_bytes(head, "big") if len(head) == 8 else 0
