@@ -56,8 +56,17 @@ def _read(fd: int, n: int) -> bytes:
     return bytes(out)
 
 
+def _message(fd: int) -> bytes | None:
+    """One message of the importer's: 8 bytes of length, then that many (None: its stdin ended first)."""
+    head = _read(fd, 8)
+    size = int.from_bytes(head, "big") if len(head) == 8 else 0
+    data = _read(fd, size)
+    return data if size and len(data) == size else None
+
+
 def serve() -> None:
-    """The helper: (planner module, salt, label, text) in; then every conversation's plan out, in order, skipping
+    """The helper: its planner module's name in (at once), then (planner module, salt, label, text); with a planner
+    that has `helper_spans`, where each item starts out first; then every conversation's plan out, in order, skipping
     to an index the importer sends (it planned the ones before itself); ends when its stdin closes."""
     import gc
     import select
@@ -70,12 +79,17 @@ def serve() -> None:
     # over (the parse 0.35 -> 0.2 s, a plan 100 -> 85 us a message at 2,000 conversations).
     gc.set_threshold(BULK_GC_THRESHOLD, *gc.get_threshold()[1:])
     src, sink = sys.stdin.fileno(), sys.stdout.buffer
-    head = _read(src, 8)
-    size = int.from_bytes(head, "big") if len(head) == 8 else 0
-    request = _read(src, size)
-    if not size or len(request) < size:
+    request = _message(src)
+    asked = pickle.loads(request) if request is not None else None  # noqa: S301 (our parent's own messages)
+    if isinstance(asked, str):
+        # The planner's module, named as soon as this started: imported while the importer reads its file
+        # (a fifth of a second, before the first plan otherwise).
+        importlib.import_module(asked)
+        request = _message(src)
+        asked = pickle.loads(request) if request is not None else None  # noqa: S301
+    if asked is None:
         return  # the importer ended before it had asked
-    module, salt, label, text = pickle.loads(request)  # noqa: S301 (our parent's own request)
+    module, salt, label, text = asked
     planner = importlib.import_module(module)
     spans = getattr(planner, "helper_spans", None)
     try:
@@ -134,6 +148,8 @@ class ImportHelper:
         self._cond = threading.Condition()
         self._proc = start_helper("import_helper", "serve")  # (it starts while the importer reads the file)
         self._send_lock = threading.Lock()
+        named = pickle.dumps(module, protocol=pickle.HIGHEST_PROTOCOL)
+        self._send(len(named).to_bytes(8, "big"), named)  # (a few bytes: the pipe takes them at once)
         self._sender: threading.Thread | None = None
         self._reader = threading.Thread(target=self._read_answers, name="pcp-import-helper", daemon=True)
         self._reader.start()
