@@ -148,8 +148,11 @@ class _Export:
             return self._held.pop(index)
         starts = self.starts()
         if starts is not None:
-            return decode_at(self.text, starts[index])[0]
-        self.items = _items(self.text, self.label)  # (not reached: items are read in order until the helper says)
+            try:
+                return decode_at(self.text, starts[index])[0]
+            except RecursionError:  # (nested near the limit, read deeper in the stack than the helper read it)
+                pass
+        self.items = _items(self.text, self.label)  # (else items are read in order until the helper says where)
         return self.items[index]
 
     def settle(self) -> None:
