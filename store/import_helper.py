@@ -2,9 +2,11 @@
 
 Per message a ChatGPT import spends most of its Python outside SQLite: parsing the mapping tree, checking and
 encoding payload, facets and source refs, digests, and the index analysis. With a helper, the importer sends the
-export's text to a second process before it parses it itself; the helper parses it the same way and plans every
+export's text to a second process before it reads it itself; the helper parses it the same way and plans every
 conversation in order (`helper_plan(index, item, label, salt)` of the importer's module: `chats.Planned` as plain
-tuples, its pages' index text made and their statistics keys counted), answering through its stdout. The
+tuples, its pages' index text made and their statistics keys counted), answering through its stdout; with a
+planner that has `helper_spans` (a JSON array read item by item) its first answer says where each item starts,
+so the importer reads only the items it plans itself (store/adapters/chatgpt.py `_Export`). The
 importer takes a conversation's plan when it is there, waits a few milliseconds for the one the helper is
 planning right now, and otherwise plans that conversation itself and tells the helper to skip past it. Nothing
 depends on the helper: its answers come from the same `plan_conversation` the importer runs, a plan meeting
