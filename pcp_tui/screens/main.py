@@ -15,7 +15,7 @@ from rich.cells import cell_len
 from textual.content import Content
 from textual.widgets import Static
 from textual.timer import Timer
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from .. import commands, reading
 from ..messages import (BasketChanged, OpenPage, PagesCounted, ReviewsCounted, ScopesLoaded, SelectionChecked,
@@ -143,6 +143,8 @@ class MainScreen(CurateActions):
         # one (id -> title, in the order marked), or every page matching the search and filters of `matching`.
         self.selection: dict[str, str] = {}
         self.matching: SelectionCounted | None = None
+        self._delete_when_counted = False  # Delete pressed while "select matching" was still counting
+        self._first_count: Worker[None] | None = None
         self._erasing = False  # this app's bulk deletion is erasing the selection now
 
     def compose(self) -> ComposeResult:
@@ -741,7 +743,11 @@ class MainScreen(CurateActions):
         if filters is None:
             self.notify(label, title="Select", severity="warning")
             return
-        self._count_matching(filters, label, self._listing_key())
+        self._delete_when_counted = False
+        self._first_count = self._count_matching(filters, label, self._listing_key())
+
+    def _counting_matches(self) -> bool:
+        return self._first_count is not None and not self._first_count.is_finished
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="select-matching")
     def _count_matching(self, filters: dict[str, Any], label: str, key: tuple[Any, ...], again: bool = False) -> None:
@@ -751,6 +757,9 @@ class MainScreen(CurateActions):
     @on(SelectionCounted)
     def _matching_counted(self, message: SelectionCounted) -> None:
         message.stop()
+        delete, self._delete_when_counted = self._delete_when_counted and not message.again, False
+        if not message.again:
+            self._first_count = None  # (counted: the worker may not have ended yet)
         if message.key != self._listing_key():
             return  # the search or filters changed meanwhile
         if message.again:  # the store changed: "every match" is counted again (pages came or went)
@@ -763,8 +772,13 @@ class MainScreen(CurateActions):
         self.selection.clear()
         self._set_matching(message)
         self.notify(f"Selected {counted(message.pages, 'page')}: {message.label}.", title="Select")
+        if delete:
+            self.action_delete()
 
     def action_delete(self) -> None:
+        if self._counting_matches():  # (M then D at once: the delete is of the matches, once they are counted)
+            self._delete_when_counted = True
+            return
         if not (self.selection or self.matching is not None):
             super().action_delete()
             return

@@ -351,6 +351,38 @@ async def test_a_selection_changed_since_the_plan_is_planned_again(many_pages, m
     assert store.list_receipts()["receipts"] == [] and not gone(store, newcomer)
 
 
+async def test_delete_pressed_while_the_matches_are_counted_deletes_the_matches(many_pages, make_app, monkeypatch):
+    """M then D at once: the count of "select matching" is still under way when D arrives. The delete waits for
+    it and plans the matches, not the page under the cursor (a fast typist; a loaded machine in CI)."""
+    store, refs, _ = many_pages
+    counting, release = threading.Event(), threading.Event()
+    plan = store.plan_bulk_delete
+
+    def held_plan(filters, *args, **kwargs):
+        if not counting.is_set():  # (the first call: the count of the matches; the dialog's own plan goes through)
+            counting.set()
+            release.wait(30)
+        return plan(filters, *args, **kwargs)
+
+    monkeypatch.setattr(store, "plan_bulk_delete", held_plan)
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.screen.scopes, app.screen.scope_label = ["project:old-flat"], "project:old-flat"
+        app.screen.reload_pages()
+        await settle(app, pilot)
+        page_list(app).focus()
+        main = app.screen
+        await pilot.press("M")
+        await until(pilot, counting.is_set, "the count of the matches under way")
+        await pilot.press("D")
+        assert app.screen is main  # no dialog for the page under the cursor
+        release.set()
+        await settle(app, pilot)
+        dialog = app.screen
+        assert isinstance(dialog, BulkDeleteScreen) and dialog.plan["pages"] == 40, getattr(dialog, "plan", None)
+
+
 def test_the_typed_count_refuses_digits_that_are_not_decimal():
     assert typed_count("2²") is None and typed_count("³") is None and typed_count("①") is None
 
