@@ -17,11 +17,11 @@ The front end (pcp_tui/capture/) decides which sessions are captured and when.
 from __future__ import annotations
 
 import re
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .bundle import redact_secrets
+from .import_pages import cleaning
 
 AGENTS = ("claude-code", "codex", "gemini")
 
@@ -76,41 +76,17 @@ class Cleaned:
             return [self.value(v) for v in value]
         return value
 
+    def page(self, payload: dict[str, Any] | None,
+             facets: dict[str, Any] | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """An imported page's payload and facets, cleaned (store/import_pages.py `cleaning`)."""
+        if payload is not None and isinstance(payload.get("content"), str):
+            payload = {**payload, "content": self.text(payload["content"])}
+        if facets is not None:
+            facets = self.value(facets)
+        return payload, facets
+
     def to_dict(self) -> dict[str, Any]:
         return {"redacted": dict(sorted(self.redacted.items())), "bundles_not_captured": self.bundles}
-
-
-class _CleaningUnit:
-    """An import unit whose pages are cleaned before they are written (everything else passes through)."""
-
-    def __init__(self, unit: Any, cleaned: Cleaned) -> None:
-        self._unit, self._cleaned = unit, cleaned
-
-    def upsert(self, source_key: str, namespace: str, *, payload: dict[str, Any] | None = None,
-               facets: dict[str, Any] | None = None, **rest: Any) -> Any:
-        if payload is not None and isinstance(payload.get("content"), str):
-            payload = {**payload, "content": self._cleaned.text(payload["content"])}
-        if facets is not None:
-            facets = self._cleaned.value(facets)
-        return self._unit.upsert(source_key, namespace, payload=payload, facets=facets, **rest)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._unit, name)
-
-
-class _CapturingStore:
-    """The store as an importer sees it during a capture: its import units clean what they write."""
-
-    def __init__(self, store: Any, cleaned: Cleaned) -> None:
-        self._store, self._cleaned = store, cleaned
-
-    @contextmanager
-    def import_unit(self, *args: Any, **kwargs: Any) -> Iterator[_CleaningUnit]:
-        with self._store.import_unit(*args, **kwargs) as unit:
-            yield _CleaningUnit(unit, self._cleaned)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
 
 
 def capture_session(store: Any, agent: str, path: str | Path) -> dict[str, Any]:
@@ -122,7 +98,8 @@ def capture_session(store: Any, agent: str, path: str | Path) -> dict[str, Any]:
         raise ValueError(f"unknown agent {agent!r}")
     importer = getattr(adapters, f"import_{agent.replace('-', '_')}")
     cleaned = Cleaned()
-    report = importer(_CapturingStore(store, cleaned), path, with_tools=False)
+    with cleaning(cleaned.page):  # every page is cleaned where the importer checks it, whatever path lands it
+        report = importer(store, path, with_tools=False)
     summary = report.to_dict()
     return {"agent": agent, "created": summary["created"], "unchanged": summary["unchanged"],
             "revised": summary["revised"], "messages": summary["messages"],

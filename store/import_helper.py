@@ -28,6 +28,7 @@ from typing import Any
 
 from . import stops
 from .cores import helper_wanted, start_helper
+from .import_pages import cleaning_on
 
 ENV = "PCP_IMPORT_HELPER"
 HELPER_FROM_CHARS = 4_000_000  # smaller exports are planned here (a helper takes a few tenths of a second to start)
@@ -272,6 +273,8 @@ def start(module: str, salt: bytes, size: int) -> ImportHelper | None:
     """A helper for an export file of `size` bytes (a zip's JSON is several times larger), started before the file
     is read, when one may pay; it plans nothing until `ask` gives it the export's text."""
     if sys.platform == "win32" or size < HELPER_FROM_CHARS // 8 or size > HELPER_UP_TO_CHARS or not helper_wanted(ENV):
+        return None
+    if cleaning_on():  # (a capture: its pages are cleaned in this process as they are prepared, never elsewhere)
         return None
     try:
         return ImportHelper(module, salt)

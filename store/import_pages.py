@@ -3,7 +3,10 @@ process can do (store/import_helper.py), and its plain form for the pipe (`Prepa
 
 from __future__ import annotations
 
+import contextvars
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from json.encoder import encode_basestring as _json_text  # what core.dumps encodes text with
 from typing import Any
@@ -13,7 +16,28 @@ from . import validate as v
 from .core import dumps
 from .titles import page_title
 
-__all__ = ["Prepared", "payload_json", "prepare"]
+__all__ = ["Prepared", "cleaning", "cleaning_on", "payload_json", "prepare"]
+
+Cleaner = Callable[[dict[str, Any] | None, dict[str, Any] | None], tuple[dict[str, Any] | None, dict[str, Any] | None]]
+# What every imported page's payload and facets go through before they are checked, while a capture runs
+# (store/capture.py: secrets redacted, pasted bundles left out). Here, where every import path checks its pages
+# (upsert, a planned conversation or session, page by page or in one pass), so no path can land a page uncleaned.
+_CLEANING: contextvars.ContextVar[Cleaner | None] = contextvars.ContextVar("pcp_import_cleaning", default=None)
+
+
+@contextmanager
+def cleaning(clean: Cleaner) -> Iterator[None]:
+    """Within this block (this thread), every page prepared for an import is cleaned by `clean` first."""
+    token = _CLEANING.set(clean)
+    try:
+        yield
+    finally:
+        _CLEANING.reset(token)
+
+
+def cleaning_on() -> bool:
+    """Whether pages are cleaned now: an import's helper process would plan them uncleaned, so none is started."""
+    return _CLEANING.get() is not None
 
 
 def payload_json(payload: dict[str, Any] | None) -> str:
@@ -61,6 +85,9 @@ def prepare(payload: dict[str, Any] | None = None, source_refs: list[Any] | None
             salt: bytes | None = None, df: Counter[str] | None = None) -> Prepared:
     """The checks and encodings of an upserted page (Invalid, LimitExceeded as `upsert` raises them). With `salt`
     and `df` (a helper preparing new pages) also its content digest and index text, its keys counted in `df`."""
+    clean = _CLEANING.get()
+    if clean is not None:
+        payload, facets = clean(payload, facets)
     body_payload = v.payload(payload) if payload is not None else None
     (refs, refs_json), (facet_map, facet_json) = v.source_refs_with_json(source_refs), v.facets_with_json(facets)
     observed = v.optional_time(observed_at, "observed_at")

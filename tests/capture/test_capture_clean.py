@@ -70,3 +70,68 @@ def test_a_pasted_continuation_goes_from_its_first_line_to_its_trailer():
     cleaned, count = strip_pasted_bundles("before\n" + continuation + "after")
     assert count == 1 and "THE NEW ENTRY" not in cleaned and "Keep everything" not in cleaned
     assert cleaned.startswith("before\n") and cleaned.endswith("after") and new in cleaned
+
+
+def _with_secret(line: str, secret: str) -> str:
+    """A transcript line with `secret` added to every text a person or the model wrote in it (other lines as they are)."""
+    import json
+
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return line
+    message = record.get("message") if isinstance(record, dict) else None
+    if not isinstance(message, dict):
+        return line
+    content = message.get("content")
+    if isinstance(content, str):
+        message["content"] = f"{content} (deploy key {secret})"
+    elif isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and isinstance(block.get("text"), str):
+                block["text"] = f"{block['text']} (deploy key {secret})"
+    return json.dumps(record)
+
+
+@pytest.mark.parametrize("helper", ["0", "1"])
+def test_a_capture_leaves_no_secret_in_any_byte_of_the_store_whatever_path_lands_its_pages(tmp_path, monkeypatch,
+                                                                                         helper):
+    """Every real Claude Code transcript with a secret in every message, captured when half written (its sessions
+    land in one pass) and again when whole (their pages met in the store: landed one by one, revised): the secret
+    is in no byte of the store's files. With the import's helper asked for (=1, any size), none is started: it
+    would plan the pages uncleaned, in another process. (The cleaning wrapped `upsert`, which the one-pass and
+    planned paths never call: a capture stored the secret.)"""
+    import shutil
+    from pathlib import Path
+
+    from store import Store, import_helper
+    from store.capture import capture_session
+
+    secret = "AKIA" + "ZXCVBNMASDFGHJKL"
+    real = Path(__file__).resolve().parents[1] / "data" / "agents" / "claude-code"
+    whole, half = tmp_path / "whole", tmp_path / "half"
+    shutil.copytree(real, whole, ignore=shutil.ignore_patterns("LICENSE", "*.md"))
+    files = sorted(whole.rglob("*.jsonl"))
+    assert files
+    for path in files:
+        lines = [_with_secret(line, secret) for line in path.read_text(encoding="utf-8").splitlines()]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        cut = half / path.relative_to(whole)
+        cut.parent.mkdir(parents=True, exist_ok=True)
+        cut.write_text("\n".join(lines[:max(1, len(lines) // 2)]) + "\n", encoding="utf-8")
+    monkeypatch.setattr(import_helper, "HELPER_FROM_CHARS", 0)
+    monkeypatch.setenv(import_helper.ENV, helper)
+    started: list[object] = []
+    monkeypatch.setattr(import_helper.ImportHelper, "__init__",
+                        lambda self, *a: started.append(a) or (_ for _ in ()).throw(OSError("not in a capture")))
+    db = tmp_path / "store.db"
+    with Store.open(db) as st:
+        first = capture_session(st, "claude-code", half)
+        second = capture_session(st, "claude-code", whole)
+        assert first["created"] and second["created"] + second["revised"]
+        assert first["redacted"] and second["redacted"]
+        st._db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert started == []
+    for path in tmp_path.glob("store.db*"):
+        data = path.read_bytes()
+        assert secret.encode() not in data and secret.lower().encode() not in data, path.name
