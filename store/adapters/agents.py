@@ -27,6 +27,7 @@ import os
 import re
 import stat
 import unicodedata
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections import Counter
@@ -186,9 +187,13 @@ def read_regular(path: Path, root: str | None = None) -> bytes:
         os.close(fd)
 
 
-def jsonl_records(path: Path, report: ImportReport, source: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, record) for every JSON object line; bad lines are reported, never fatal."""
+def jsonl_records(path: Path, report: ImportReport, source: str, read: list[tuple[int, int]] | None = None
+                  ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) for every JSON object line; bad lines are reported, never fatal. `read` gets the
+    length and CRC-32 of the bytes read (what tells two reads of a file apart)."""
     data = read_regular(path, report.path)
+    if read is not None:
+        read.append((len(data), zlib.crc32(data)))
     lines: list[str | bytes]
     try:  # decoded once (json.loads of each line's bytes would detect and decode its encoding per line)
         lines = list(data.decode("utf-8").split("\n"))
