@@ -87,3 +87,30 @@ def test_a_record_appended_to_an_earlier_session_between_the_reads_loses_no_late
     assert "the words nobody else wrote" in (tmp_path / "helped.jsonl").read_text()
     assert helped == one
     _same(tmp_path)
+
+
+def test_a_line_nested_too_deeply_to_walk_is_refused_in_one_line_and_the_rest_lands(tmp_path, helpers, monkeypatch):
+    """A line the parser takes (700 levels) but that holds a lone surrogate's escape, walked to make it storable
+    (two frames a level), and one the parser cannot take: each is refused by name, the session's other lines
+    land, with the helper as without it."""
+    project = tmp_path / "projects" / "-home-user-work-deep"
+    project.mkdir(parents=True)
+    sid = "dddddddd-0000-4000-8000-00000000000d"
+    deep = json.dumps(_user("d-u2", "d-a1", sid, 3, "@")).replace('"@"', "[" * 700 + '"cut \\ud800"' + "]" * 700)
+    deeper = json.dumps(_user("d-u3", "d-a1", sid, 4, "@")).replace('"@"', "[" * 100_000 + "]" * 100_000)
+    (project / f"{sid}.jsonl").write_text(_lines([
+        _user("d-u1", None, sid, 1, "a prompt before the deep lines"), _assistant(
+            "d-a1", "d-u1", sid, 2, "msg_d1", {"type": "text", "text": "an answer"}), deep, deeper,
+        _user("d-u4", "d-a1", sid, 5, "a prompt after the deep lines")]))
+    _stores(tmp_path)
+    reports = []
+    for name, env in (("one", "0"), ("helped", "1")):
+        monkeypatch.setenv(import_helper.ENV, env)
+        reports.append(_import(tmp_path, name, tmp_path / "projects"))
+    assert reports[0] == reports[1] and reports[0]["created"] == 4  # the conversation and three messages
+    assert [s["reason"] for s in reports[0]["skipped"]] == [
+        "2 line(s) nested too deeply to read (arrays or objects inside one another about a thousand levels down); "
+        "nothing was read from them"]
+    assert "a prompt after the deep lines" in (tmp_path / "helped.jsonl").read_text()
+    assert helpers and helpers[0].helped == 1 and helpers[0].exited()
+    _same(tmp_path)
