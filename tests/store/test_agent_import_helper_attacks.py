@@ -6,7 +6,6 @@ process writes it (export lines, index postings, statistics, the report)."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 from store import import_helper
@@ -89,7 +88,8 @@ def test_a_record_appended_to_an_earlier_session_between_the_reads_loses_no_late
     _same(tmp_path)
 
 
-def test_a_line_nested_too_deeply_to_walk_is_refused_in_one_line_and_the_rest_lands(tmp_path, helpers, monkeypatch):
+def test_a_line_nested_too_deeply_to_walk_is_refused_in_one_line_and_the_rest_lands(
+        tmp_path, helpers, monkeypatch):  # noqa: F811
     """A line the parser takes (700 levels) but that holds a lone surrogate's escape, walked to make it storable
     (two frames a level), and one the parser cannot take: each is refused by name, the session's other lines
     land, with the helper as without it."""
