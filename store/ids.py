@@ -54,6 +54,21 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{ulid()}"
 
 
+def new_ids(prefix: str, count: int) -> list[str]:
+    """`count` fresh ids under one lock (an import unit's relations)."""
+    global _last_ms, _last_rand
+    head = prefix + "_"
+    out = []
+    with _lock:
+        ms = max(int(time.time() * 1000), _last_ms)
+        rand = _last_rand if ms == _last_ms else int.from_bytes(os.urandom(10), "big")
+        for _ in range(count):
+            rand = (rand + 1) & _RAND_MASK
+            out.append(head + _encode(ms, rand))
+        _last_ms, _last_rand = ms, rand
+    return out
+
+
 def new_id_pairs(first: str, second: str, count: int) -> list[tuple[str, str]]:
     """`count` pairs of fresh ids (e.g. page and revision) under one lock: a bulk load's ids."""
     global _last_ms, _last_rand

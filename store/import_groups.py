@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 import threading
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from . import stops
 from .bulkwrite import Groups, RowWriter
@@ -120,8 +120,11 @@ class UnitGroups:
     """One thread's bulk loading: its group transactions (bulkwrite.Groups), the rows the open group holds,
     the unit open in it, and how many are open (a unit inside a unit is not one of the group's)."""
 
-    def __init__(self, db: Any, salt: bytes, seconds: float) -> None:
+    def __init__(self, db: Any, salt: bytes, seconds: float, settle: Callable[[], None] | None = None) -> None:
         self.db, self.salt = db, salt
+        # Called before the first group begins, outside the lock; one given while a group is open (a bulk load
+        # inside another's group) before that group commits (what it raises then rolls the group back).
+        self.settle = settle
         self.groups = Groups(db, seconds)
         self.rows: GroupRows | None = None
         self.unit: Any = None  # the group's unit now open (an importing.ImportUnit)
@@ -135,6 +138,9 @@ class UnitGroups:
         if not self.groups.open:
             if self.db.in_transaction():
                 return None
+            if self.settle is not None:  # before the first group takes the lock: its wait (or a whole parse) keeps
+                settle, self.settle = self.settle, None  # no other writer waiting (what it raises writes nothing)
+                settle()
             self.groups.begin()  # the lock stays free a moment between two groups, so a writer waiting gets in
             self.rows = GroupRows(self.db, self.salt)
         self.units += 1
@@ -160,6 +166,9 @@ class UnitGroups:
             self.groups.close(commit=False)
             return
         try:
+            if self.settle is not None:
+                self.settle()
+                self.settle = None
             if rows is not None:
                 rows.flush()
         except BaseException:

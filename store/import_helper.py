@@ -2,9 +2,11 @@
 
 Per message a ChatGPT import spends most of its Python outside SQLite: parsing the mapping tree, checking and
 encoding payload, facets and source refs, digests, and the index analysis. With a helper, the importer sends the
-export's text to a second process before it parses it itself; the helper parses it the same way and plans every
+export's text to a second process before it reads it itself; the helper parses it the same way and plans every
 conversation in order (`helper_plan(index, item, label, salt)` of the importer's module: `chats.Planned` as plain
-tuples, its pages' index text made and their statistics keys counted), answering through its stdout. The
+tuples, its pages' index text made and their statistics keys counted), answering through its stdout; with a
+planner that has `helper_spans` (a JSON array read item by item) its first answer says where each item starts,
+so the importer reads only the items it plans itself (store/adapters/chatgpt.py `_Export`). The
 importer takes a conversation's plan when it is there, waits a few milliseconds for the one the helper is
 planning right now, and otherwise plans that conversation itself and tells the helper to skip past it. Nothing
 depends on the helper: its answers come from the same `plan_conversation` the importer runs, a plan meeting
@@ -40,6 +42,10 @@ WAIT = False  # tests: wait for the helper's answer to every conversation (so th
 PATIENCE_S = 0.004
 MISSES_AT_MOST = 3
 _HEAD = 12  # an answer: 8 bytes of length, 4 of the conversation's index, then its pickle
+# The index of the helper's first answer when its planner has `helper_spans`: where each item of the export's text
+# starts (a list of offsets; None: not an array), or nothing at all if the text is not JSON. Its planner's items
+# are then the JSON array's, and the text is known to be JSON once this has come.
+STARTS = 2**32 - 1
 
 
 def _read(fd: int, n: int) -> bytes:
@@ -52,26 +58,56 @@ def _read(fd: int, n: int) -> bytes:
     return bytes(out)
 
 
+def _message(fd: int) -> bytes | None:
+    """One message of the importer's: 8 bytes of length, then that many (None: its stdin ended first)."""
+    head = _read(fd, 8)
+    size = int.from_bytes(head, "big") if len(head) == 8 else 0
+    data = _read(fd, size)
+    return data if size and len(data) == size else None
+
+
 def serve() -> None:
-    """The helper: (planner module, salt, label, text) in; then every conversation's plan out, in order, skipping
+    """The helper: its planner module's name in (at once), then (planner module, salt, label, text); with a planner
+    that has `helper_spans`, where each item starts out first; then every conversation's plan out, in order, skipping
     to an index the importer sends (it planned the ones before itself); ends when its stdin closes."""
+    import gc
     import select
     import signal
 
+    from .import_groups import BULK_GC_THRESHOLD
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the importer's to handle; it ends this process itself
+    # This process holds the parsed export all along: at the default threshold the collector walked it over and
+    # over (the parse 0.35 -> 0.2 s, a plan 100 -> 85 us a message at 2,000 conversations).
+    gc.set_threshold(BULK_GC_THRESHOLD, *gc.get_threshold()[1:])
     src, sink = sys.stdin.fileno(), sys.stdout.buffer
-    head = _read(src, 8)
-    size = int.from_bytes(head, "big") if len(head) == 8 else 0
-    request = _read(src, size)
-    if not size or len(request) < size:
+    request = _message(src)
+    asked = pickle.loads(request) if request is not None else None  # noqa: S301 (our parent's own messages)
+    if isinstance(asked, str):
+        # The planner's module, named as soon as this started: imported while the importer reads its file
+        # (a fifth of a second, before the first plan otherwise).
+        importlib.import_module(asked)
+        request = _message(src)
+        asked = pickle.loads(request) if request is not None else None  # noqa: S301
+    if asked is None:
         return  # the importer ended before it had asked
-    module, salt, label, what = pickle.loads(request)  # noqa: S301 (our parent's own request)
+    module, salt, label, what = asked
     planner = importlib.import_module(module)
+    spans = getattr(planner, "helper_spans", None)
     try:
-        items = planner.helper_items(what, label)
+        items, starts = spans(what, label) if spans is not None else (planner.helper_items(what, label), None)
     except Exception:  # noqa: BLE001 (not an export the importer takes: it says why itself)
         return
     del what
+    if spans is not None:  # first, where every item starts (the importer reads only those it plans itself)
+        stops.reached("import-helper-starts")  # tests stop the helper here, before it has said so
+        data = pickle.dumps(starts, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            sink.write(len(data).to_bytes(8, "big") + STARTS.to_bytes(4, "big"))
+            sink.write(data)
+            sink.flush()
+        except BrokenPipeError:
+            return
     index = 0
     while index < len(items):
         while select.select([src], [], [], 0)[0]:
@@ -109,9 +145,13 @@ class ImportHelper:
         self._done = False  # the helper's output ended (it exited or was killed)
         self._last = -1  # the index of the helper's last answer (it is planning the next one)
         self._patience = MISSES_AT_MOST
+        self._starts: list[int] | None = None  # where the export's items start (the helper's first answer)
+        self._started = False  # that answer came
         self._cond = threading.Condition()
         self._proc = start_helper("import_helper", "serve")  # (it starts while the importer reads the file)
         self._send_lock = threading.Lock()
+        named = pickle.dumps(module, protocol=pickle.HIGHEST_PROTOCOL)
+        self._send(len(named).to_bytes(8, "big"), named)  # (a few bytes: the pipe takes them at once)
         self._sender: threading.Thread | None = None
         self._reader = threading.Thread(target=self._read_answers, name="pcp-import-helper", daemon=True)
         self._reader.start()
@@ -159,6 +199,11 @@ class ImportHelper:
                 if index < self._next:
                     continue  # planned by the importer meanwhile
                 answer = pickle.loads(data)  # noqa: S301 (our own child's answer, through its own pipe)
+                if index == STARTS:
+                    with self._cond:
+                        self._starts, self._started = answer, True
+                        self._cond.notify_all()
+                    continue
                 with self._cond:
                     self._answers[index] = answer
                     self._last = index
@@ -193,6 +238,14 @@ class ImportHelper:
         else:
             self.helped += 1
         return answer
+
+    def starts(self, wait: float = 0.0) -> list[int] | None:
+        """Where the export's items start in its text, once the helper has parsed all of it and said so (it is then
+        JSON); None until then (waiting up to `wait` seconds while the helper lives), or when it never will."""
+        with self._cond:
+            if wait > 0 and not self._started:
+                self._cond.wait_for(lambda: self._started or self._done, None if WAIT else wait)
+            return self._starts
 
     def close(self) -> None:
         """Stop the helper and wait for it (an import leaves no process behind). Its answers are no longer wanted,

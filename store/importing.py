@@ -22,7 +22,7 @@ import time
 from contextlib import contextmanager
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from . import ids, index
 from . import names
@@ -233,9 +233,9 @@ class ImportUnit:
         page_rows, rev_rows, source_rows, fts_rows = w.rows["page"], w.rows["revision"], w.rows["source_page"], w.fts
         created = self._created if self._group is not None else None
         out = []
-        for n, (key, page) in enumerate(pages):
+        minted = ids.new_id_pairs("pg", "rev", len(pages))
+        for n, ((key, page), (page_id, rev_id)) in enumerate(zip(pages, minted, strict=True)):
             page_pk, rev_pk = first_page + n, first_rev + n
-            page_id, rev_id = ids.new_id("pg"), ids.new_id("rev")
             body, observed, title, ready = page.payload, page.observed, page.title, page.ready
             media, content = (body["media_type"], body["content"]) if body else (None, None)
             page_rows.append((page_pk, page_id, scope_pk, rev_pk, rev_id, "active", 0, title, media, tool_type, stamp,
@@ -258,6 +258,7 @@ class ImportUnit:
         self.counts["created"] += len(pages)
         self.index_ready(namespace, df, docs, terms)
         relation_rows, linked = w.rows["relation"], self._linked
+        relation_ids = iter(ids.new_ids("rel", len(relations)))  # (one lock for all: ids of links not made go unused)
         for source, rtype, target in relations:
             a, b = out[source], out[target]
             key3 = (a.pk, b.pk, rtype)
@@ -268,7 +269,7 @@ class ImportUnit:
             if ("read", ns) not in self._allowed:
                 self._allow("read", ns)
             linked.add(key3)
-            relation_rows.append((ids.new_id("rel"), rtype, a.pk, a.revision_id, b.pk, b.revision_id, stamp, tool_type,
+            relation_rows.append((next(relation_ids), rtype, a.pk, a.revision_id, b.pk, b.revision_id, stamp, tool_type,
                                   tool, 0))
             self.counts["relations"] += 1
         return out
@@ -440,6 +441,16 @@ class ImportUnit:
             self._held = None
 
 
+def _both(first: Callable[[], None] | None, then: Callable[[], None]) -> Callable[[], None]:
+    if first is None:
+        return then
+
+    def both() -> None:
+        first()
+        then()
+    return both
+
+
 class ImportOps(Part):
     """The adapters' write path: import units over the checked write path of `writes`."""
 
@@ -451,8 +462,9 @@ class ImportOps(Part):
         self._bulk = threading.local()
 
     @contextmanager
-    def bulk_loading(self) -> Iterator[None]:
-        """Many import units in a row (an import of many sessions).
+    def bulk_loading(self, settle: Callable[[], None] | None = None) -> Iterator[None]:
+        """Many import units in a row (an import of many sessions). `settle`, if given, is called before the first
+        group commits (what it raises rolls that group back: an import that reads its file as it goes).
 
         The units are grouped into transactions of about BATCH_SECONDS each (bulkwrite.Groups; a unit
         is then a savepoint: one that fails still leaves nothing, and a stop leaves whole units only),
@@ -464,7 +476,9 @@ class ImportOps(Part):
         depth = getattr(bulk, "depth", 0)
         bulk.depth = depth + 1
         if depth == 0:
-            bulk.state = UnitGroups(self._db, self._salt, BATCH_SECONDS)
+            bulk.state = UnitGroups(self._db, self._salt, BATCH_SECONDS, settle)
+        elif settle is not None:  # inside another bulk load: its next commit waits for this one's settle too
+            bulk.state.settle = _both(bulk.state.settle, settle)
         try:
             with bulkwrite.loading(self._db) if depth == 0 else contextlib.nullcontext(), fewer_collections():
                 try:

@@ -520,19 +520,32 @@ class WriteOps(Part):
         groups = Groups(self._db)
         size = batch_size or BULK_FIRST_BATCH
         analyst = Analyst(self._salt)
-        waiting: tuple[str, list[Any], Pending] | None = None  # a checked batch whose analysis is under way
+        # The batches given and not written yet, in order: each leaves once its write is done (or refused),
+        # so a ^C that stops the write anywhere else (in the gap for other writers, mid-transaction, rolled
+        # back) leaves it here to be written before the ^C is raised on.
+        given: collections.deque[tuple[str, list[dict[str, Any]], Pending]] = collections.deque()
+        refused = False
         ahead = _ReadAhead(items, lambda: 2 * size)
 
-        def land(batch: tuple[str, list[dict[str, Any]], Pending]) -> None:
-            nonlocal created, size
-            stamp, items, pending = batch
+        def land_first() -> None:
+            nonlocal created, size, refused
+            stamp, items, pending = given[0]
             ready = pending.result()
             if ready is None:  # an item is refused: made ready again here, to raise why (audited)
-                with self._failures_audited(Call("write_pages_bulk"), time.perf_counter()):
-                    ready = made_ready(self._salt, stamp, items)
+                try:
+                    with self._failures_audited(Call("write_pages_bulk"), time.perf_counter()):
+                        ready = made_ready(self._salt, stamp, items)
+                except Exception:
+                    refused = True  # (nothing after it is written)
+                    raise
             groups.wait_turn(ahead.fill)  # while the lock is let go, the caller's next items are read
             started = time.monotonic()
-            done = self._bulk_write(ns, stamp, items, ready)  # its own transaction, with its audit event
+            try:
+                done = self._bulk_write(ns, stamp, items, ready)  # its own transaction, with its audit event
+            except Exception:
+                refused = True  # (refused, or the store failed: nothing after it is written)
+                raise
+            given.popleft()
             took = time.monotonic() - started
             groups.released()
             created += done
@@ -541,22 +554,18 @@ class WriteOps(Part):
             if progress:
                 progress(created, total)
 
-        def land_waiting() -> None:
-            nonlocal waiting
-            if waiting is not None:
-                before, waiting = waiting, None
-                land(before)
-
         with loading(self._db):  # the WAL checkpointed every 20,000 pages meanwhile, and at the end
             try:
                 for batch in _batches(ahead, lambda: size):
                     stamp = ids.now()  # the batch's store time, taken before it is made ready
-                    ready = (stamp, batch, analyst.submit(stamp, batch))
-                    land_waiting()  # the batch before, while this one is made ready (in the helper, if one runs)
-                    waiting = ready
-                land_waiting()
-            except (Exception, KeyboardInterrupt):  # (a ^C the iterator raised: the write stops once what it gave is in)
-                land_waiting()  # the items' iterator failed: what it gave before is written
+                    given.append((stamp, batch, analyst.submit(stamp, batch)))
+                    if len(given) > 1:
+                        land_first()  # the batch before, while this one is made ready (in the helper, if one runs)
+                while given:
+                    land_first()
+            except (Exception, KeyboardInterrupt):  # the iterator failed, or a ^C: what it gave is written first
+                while given and not refused:
+                    land_first()
                 raise
             finally:
                 analyst.close()

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ..constants import LIMITS
 from ..constants import Progress as Progress  # the one progress callback type, re-exported for the importers
@@ -109,6 +110,47 @@ def parse_json_text(text: str, label: str) -> Any:
         return loads(text, label)
     except json.JSONDecodeError as exc:
         raise Invalid(f"{label}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}.") from None
+
+
+class NotAnArray(ValueError):
+    """A JSON text that is not one array (it may still be JSON of another shape: parse it whole)."""
+
+
+_WS = re.compile(r"[ \t\n\r]*")  # JSON's whitespace, as json.decoder skips it
+decode_at = json.JSONDecoder().raw_decode  # (value, end) of the JSON value starting at an offset: json.loads's decoder
+
+
+def _skip(text: str, pos: int) -> int:
+    """Past the whitespace at `pos`."""
+    match = _WS.match(text, pos)
+    return match.end() if match is not None else pos  # (a pattern of `*` always matches)
+
+
+def array_items(text: str) -> Iterator[tuple[int, Any]]:
+    """(where it starts, its value) of each item of a JSON text that is one array, read one at a time, so that a
+    reader may stop, or seek to an item whose start it was told (`decode_at`). The values are json.loads's (one
+    decoder); where json.loads refuses the text this raises ValueError (JSONDecodeError) or RecursionError, when
+    it comes to that place: a text is JSON only once this has ended. NotAnArray first for JSON of another shape."""
+    pos = _skip(text, 0)
+    if not text.startswith("[", pos):
+        raise NotAnArray("not an array")
+    pos = _skip(text, pos + 1)
+    if text.startswith("]", pos):
+        pos += 1
+    else:
+        while True:
+            value, end = decode_at(text, pos)
+            yield pos, value
+            pos = _skip(text, end)
+            if text.startswith(",", pos):
+                pos = _skip(text, pos + 1)
+            elif text.startswith("]", pos):
+                pos += 1
+                break
+            else:
+                raise ValueError("not JSON: no , or ] after an item")
+    if _skip(text, pos) != len(text):
+        raise ValueError("not JSON: more after the array")
 
 
 def read_json_text(path: str | Path, member: str = "conversations.json") -> tuple[str, str]:

@@ -6,21 +6,27 @@ import functools
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
-from .base import ImportReport, Progress, unicode_safe, epoch_to_time, json_object, json_text, parse_json_text, read_json_text
-from .formats import check_file, check_parsed
+from ..errors import Invalid
+from ..import_groups import fewer_collections
+from .base import (ImportReport, NotAnArray, Progress, array_items, decode_at, epoch_to_time, json_object, json_text,
+                   parse_json_text, read_json_text, unicode_safe)
+from .formats import SAMPLE_LINES, check_file, check_parsed
 from .chats import ChatConversation, ChatMessage, conversation_items, helper_answer, write_conversations
 
 TOOL = "pcp-import-chatgpt"
 # Content the ChatGPT app never shows: custom instructions and memory injected as context.
 HIDDEN_CONTENT_TYPES = {"user_editable_context", "model_editable_context"}
+JSON_CHARS_A_SECOND = 50_000_000  # about how fast json.loads reads an export here (for how long to wait for a helper)
+HELPER_START_S = 0.25  # about how long the helper takes to start and import its planner (it starts as the file is read)
 
 
 def import_chatgpt(store: Any, path: str | Path, namespace: str | None = None,
                    progress: Progress | None = None) -> ImportReport:
     """Import every conversation of a ChatGPT export; each conversation is one transaction. A large export's
-    conversations are planned in a helper process meanwhile, when a core is free (store/import_helper.py)."""
+    conversations are planned in a helper process meanwhile, when a core is free (store/import_helper.py); the
+    importer then reads only the conversations it plans itself (`_Export`)."""
     check_file(path, "chatgpt")
     start = getattr(store, "import_helper", None)
     size = Path(path).stat().st_size if Path(path).is_file() else 0  # (no file: read_json_text says so)
@@ -29,22 +35,156 @@ def import_chatgpt(store: Any, path: str | Path, namespace: str | None = None,
         text, label = read_json_text(path)
         if helper is not None and not helper.ask(label, text):  # it parses the text as this does, meanwhile
             helper = None
-        data = parse_json_text(text, label)
-        del text
-        check_parsed(data, "chatgpt", label)
-        items = conversation_items(data, label, "ChatGPT", ("mapping", "conversation_id"))
         report = ImportReport(source="chatgpt", path=str(path))
-        return write_conversations(store, "chatgpt", TOOL, label,
-                                   [functools.partial(_parse_item, index, item) for index, item in enumerate(items)],
-                                   len(items), report, namespace, progress, helper)
+        export = _Export(text, label, helper) if helper is not None else None
+        if export is None or export.items is not None:
+            items = export.items if export is not None and export.items is not None else _items(text, label)
+            del text
+            return write_conversations(store, "chatgpt", TOOL, label,
+                                       [functools.partial(_parse_item, index, item) for index, item in enumerate(items)],
+                                       len(items), report, namespace, progress, helper)
+        del text
+        try:
+            return write_conversations(store, "chatgpt", TOOL, label, export.conversations(), export.total, report,
+                                       namespace, progress, helper, export.settle)
+        except _NotJson as exc:
+            raise exc.error from None
     finally:
         if helper is not None:
             helper.close()
 
 
+def _items(text: str, label: str) -> list[Any]:
+    """The export's conversations, the whole text parsed (Invalid when it is not JSON or not a ChatGPT export)."""
+    with fewer_collections():  # (millions of new objects: at the default threshold the parse took 1.7x as long)
+        data = parse_json_text(text, label)
+    check_parsed(data, "chatgpt", label)
+    return conversation_items(data, label, "ChatGPT", ("mapping", "conversation_id"))
+
+
+class _NotJson(BaseException):
+    """The export's text turned out not to be JSON before its first group committed: the import stops, writing
+    nothing (a BaseException: no conversation's unit takes it for its own refusal)."""
+
+    def __init__(self, error: Invalid) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+class _Export:
+    """A ChatGPT export (a JSON array of conversations) whose items are read one at a time, where they are, and
+    only when the importer plans one itself: the helper parses the whole text, says where each item starts and
+    plans them. Until it has said so (the text is then JSON), the importer reads on from the start itself; and
+    before the import's first group commits (`settle`) the text is known to be JSON, from the helper or from a
+    whole parse here, so a text that is not JSON writes nothing, as when it is parsed first. Not an array, or
+    not JSON near its start: parsed whole at once (`items`)."""
+
+    def __init__(self, text: str, label: str, helper: Any) -> None:
+        self.text, self.label, self.helper = text, label, helper
+        self.items: list[Any] | None = None  # all of them, the text parsed whole here
+        self._starts: list[int] | None = None  # where each item starts (the helper's)
+        self._count: int | None = None  # how many, once this read to the end itself
+        self._scan = array_items(text)
+        self._read = 0  # items this has read in order (from the start, until the helper says where they are)
+        self._held: dict[int, Any] = {}  # read in order, not planned yet
+        try:
+            for _ in range(SAMPLE_LINES):  # what check_parsed looks at
+                if not self._more():
+                    break
+        except (ValueError, RecursionError):  # not an array (or not JSON): read whole, as without a helper
+            self.items = _items(text, label)
+            return
+        try:
+            check_parsed([self._held[i] for i in range(self._read)], "chatgpt", label)
+        except Invalid:
+            self.items = _items(text, label)  # (a text that is not JSON says so first)
+            raise
+
+    def _more(self) -> bool:
+        """Read the next item in order (False: there is none)."""
+        got = next(self._scan, None)
+        if got is None:
+            self._count = self._read
+            return False
+        self._held[self._read] = got[1]
+        self._read += 1
+        return True
+
+    def starts(self) -> list[int] | None:
+        if self._starts is None and self.helper is not None:
+            self._starts = self.helper.starts()
+        return self._starts
+
+    def total(self) -> int | None:
+        """How many conversations (None: not known yet)."""
+        if self.items is not None:
+            return len(self.items)
+        starts = self.starts()
+        return len(starts) if starts is not None else self._count
+
+    def conversations(self) -> Iterator[Callable[[], Any]]:
+        """Each item's parse, in order, as a function (called unless the helper planned that conversation)."""
+        index = 0
+        while True:
+            total = self.total()
+            if total is not None and index >= total:
+                return
+            if total is None and index == self._read:
+                try:
+                    if not self._more():
+                        return
+                except (ValueError, RecursionError):
+                    self.items = _items(self.text, self.label)  # raises the error a whole parse names
+                    continue
+            yield functools.partial(self._parse, index)
+            index += 1
+
+    def _parse(self, index: int) -> ChatConversation | tuple[str, str]:
+        return _parse_item(index, self.item(index))
+
+    def item(self, index: int) -> Any:
+        if self.items is not None:
+            return self.items[index]
+        if index in self._held:
+            return self._held.pop(index)
+        starts = self.starts()
+        if starts is not None:
+            try:
+                return decode_at(self.text, starts[index])[0]
+            except RecursionError:  # (nested near the limit, read deeper in the stack than the helper read it)
+                pass
+        self.items = _items(self.text, self.label)  # (else items are read in order until the helper says where)
+        return self.items[index]
+
+    def settle(self) -> None:
+        """Before the import's first group takes the lock: make sure the text is JSON. Wait for the helper to say
+        where its items start while it lives, up to about as long as its start and a whole parse here would take;
+        else parse it whole here. (No other writer waits meanwhile: the lock is not held.)"""
+        if self.total() is not None:
+            return
+        if self.helper is not None:
+            self._starts = self.helper.starts(wait=min(2.0, HELPER_START_S + len(self.text) / JSON_CHARS_A_SECOND))
+            if self._starts is not None:
+                return
+        try:
+            self.items = _items(self.text, self.label)
+        except Invalid as exc:
+            raise _NotJson(exc) from None
+
+
 def helper_items(text: str, label: str) -> list[Any]:
     """In the import's helper process: the export's conversations, as the import found them."""
     return conversation_items(parse_json_text(text, label), label, "ChatGPT", ("mapping", "conversation_id"))
+
+
+def helper_spans(text: str, label: str) -> tuple[list[Any], list[int] | None]:
+    """In the import's helper process: the export's conversations and where each starts in the text (None: the
+    text is not an array; they are then as `helper_items` finds them). Raises where the text is not JSON."""
+    try:
+        pairs = list(array_items(text))
+    except NotAnArray:
+        return helper_items(text, label), None
+    return [item for _, item in pairs], [start for start, _ in pairs]
 
 
 def helper_plan(index: int, item: Any, label: str, salt: bytes) -> tuple[str, Any]:

@@ -95,27 +95,35 @@ Conversation = ChatConversation | tuple[str, str]  # a tuple: (item, reason) of 
 Ready = Callable[[int], "tuple[str, Any] | None"]
 
 
+Total = int | Callable[[], "int | None"]  # how many conversations, or a function that says so once it is known
+
+
 def write_conversations(
     store: Any, source: str, tool: str, label: str, conversations: Iterable[Conversation | Callable[[], Conversation]],
-    total: int, report: ImportReport, namespace: str | None, progress: Progress | None, ready: Ready | None = None,
+    total: Total, report: ImportReport, namespace: str | None, progress: Progress | None, ready: Ready | None = None,
+    settle: Callable[[], None] | None = None,
 ) -> ImportReport:
     """Write every conversation as one unit, the units committed in groups of about half a second
     (Store.bulk_loading); a (item, reason) tuple is a skip. A conversation may come as a function that parses it:
-    it is called unless `ready` has the conversation of that export index planned already (by a helper)."""
-    with store.bulk_loading():
+    it is called unless `ready` has the conversation of that export index planned already (by a helper).
+    `settle` is called before the first group commits and at the end (an export read as it goes: it makes sure
+    the text is JSON; what it raises rolls back what is not committed); progress waits for `total` to be known."""
+    with store.bulk_loading(settle=settle) if settle is not None else store.bulk_loading():
         return _write_conversations(store, source, tool, label, conversations, total, report, namespace, progress,
-                                    ready)
+                                    ready, settle)
 
 
 def _write_conversations(
     store: Any, source: str, tool: str, label: str, conversations: Iterable[Conversation | Callable[[], Conversation]],
-    total: int, report: ImportReport, namespace: str | None, progress: Progress | None, ready: Ready | None,
+    total: Total, report: ImportReport, namespace: str | None, progress: Progress | None, ready: Ready | None,
+    settle: Callable[[], None] | None,
 ) -> ImportReport:
     parent_ns = f"import:{source}"
     if namespace is None:
         with store.import_unit(tool, rules=IMPORT_RULES) as unit:
             unit.ensure_scope(parent_ns, display_name=f"{source.capitalize()} imports")
     done = 0
+    unsaid: list[int] = []  # conversations done, not reported to `progress` yet (the total was not known)
     for index, item in enumerate(conversations):
         done += 1
         answer = ready(index) if ready is not None and callable(item) else None
@@ -132,8 +140,22 @@ def _write_conversations(
                 report.skip(f"{source} conversation {plan.conversation_id} ({(plan.title or 'untitled')[:80]})",
                             exc.message)
         if progress:
-            progress(done, total, "conversations")
+            unsaid.append(done)
+            _progress(progress, unsaid, total)
+    if settle is not None:
+        settle()
+    if progress:
+        _progress(progress, unsaid, total)  # (the counts that waited for the total)
     return report.keep(store)
+
+
+def _progress(progress: Progress, unsaid: list[int], total: Total) -> None:
+    """progress(done, total) for the counts not reported yet, in order, once the total is known."""
+    known = total() if callable(total) else total
+    if known is not None:
+        for done in unsaid:
+            progress(done, known, "conversations")
+        unsaid.clear()
 
 
 def chain_unlinked(messages: list[ChatMessage]) -> None:
@@ -250,7 +272,10 @@ def helper_answer(source: str, label: str, conv: ChatConversation | tuple[str, s
     """A helper's answer for one export item: its plan (with index text), or the skip it is."""
     if isinstance(conv, tuple):
         return ("skip", conv)
-    return ("plan", plan_conversation(source, label, conv, salt).wire())
+    plan = plan_conversation(source, label, conv, salt)
+    if plan.df is not None:  # in term order: the importer's sort of a group's statistics rows then merges runs
+        plan.df = Counter(dict(sorted(plan.df.items())))
+    return ("plan", plan.wire())
 
 
 def _write_one(store: Any, source: str, tool: str, label: str, plan: Planned, report: ImportReport,

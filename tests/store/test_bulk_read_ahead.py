@@ -101,6 +101,44 @@ def test_a_ctrl_c_from_the_iterator_writes_what_it_gave_with_or_without_reading_
     assert _contents(db_path) == [f"item {i}" for i in range(at)] + ["after"]
 
 
+@pytest.mark.parametrize("where", ["in the gap", "mid-transaction"])
+def test_a_ctrl_c_while_a_batch_is_landed_writes_every_item_given_then_stops(db_path, monkeypatch, where):
+    """A ^C (SIGINT) that arrives while a batch is being landed, not in the caller's iterator: in the gap the lock
+    is let go for other writers (the sleep), or inside the batch's transaction (rolled back). The batch it met and
+    the one made ready meanwhile were taken from the caller, so they are written before the ^C reaches it, once
+    each, in order (they were dropped: the batch taken out of the queue before its write, the next never landed)."""
+    from store.bulkwrite import RowWriter
+
+    hit = {"done": False}
+
+    def once(*_a, **_k):
+        if not hit["done"]:
+            hit["done"] = True
+            raise KeyboardInterrupt
+
+    if where == "in the gap":
+        monkeypatch.setattr(bulkwrite, "FALLBACK_EVERY_S", 0.0)
+        monkeypatch.setattr(time, "sleep", once)  # (the first gap's sleep is where the ^C lands)
+    else:
+        flush = RowWriter.flush
+
+        def flush_once(self):
+            if st._db.in_transaction() and len(_contents_now()) == 4:  # the second batch's write
+                once()
+            return flush(self)
+
+        monkeypatch.setattr(RowWriter, "flush", flush_once)
+    with Store.open(db_path) as st:
+        def _contents_now():
+            return st._db.execute_sql("SELECT id FROM page").fetchall()
+
+        with pytest.raises(KeyboardInterrupt):
+            st.write_pages_bulk(({"content": f"item {i}"} for i in range(10)), "notes:bulk", batch_size=4)
+        assert hit["done"] and not st._db.in_transaction()
+        st.write_page("notes:bulk", content="after")
+    assert _contents(db_path) == [f"item {i}" for i in range(10)] + ["after"]
+
+
 @pytest.mark.parametrize("helper", [False, True])
 @pytest.mark.parametrize("bad", ["a string", None, 5, ["content", "x"], lambda: "not even picklable"])
 def test_an_item_that_is_not_an_object_is_refused_in_one_line_after_the_batches_before(db_path, monkeypatch, bad,

@@ -143,3 +143,54 @@ def test_a_unit_opened_inside_another_unit_of_a_group_lands_with_it(db_path, mon
                 _unit(st, "inner")
                 outer.upsert("c", "agent:test", payload={"media_type": "text/plain", "content": "text of c"})
         assert _contents(st) == {"text of a", "text of b", "text of inner", "text of c"}
+
+
+class _NotReady(Exception):
+    pass
+
+
+def test_a_bulk_load_settles_before_its_first_group_takes_the_lock(db_path, monkeypatch):
+    """The settle of an import that reads its file as it goes (a wait for its helper, or a whole parse: up to
+    seconds) runs before the first group begins, so no other writer waits through it; what it raises writes
+    nothing and leaves no transaction open."""
+    monkeypatch.setattr(importing, "BATCH_SECONDS", 0.0)
+    seen: list[bool] = []
+    with Store.open(db_path) as st:
+        with st.bulk_loading(settle=lambda: seen.append(st._db.in_transaction())):
+            _unit(st, "a")
+            _unit(st, "b")
+        assert seen == [False] and _contents(st) == {"text of a", "text of b"}
+
+        def refuse() -> None:
+            raise _NotReady
+        with pytest.raises(_NotReady), st.bulk_loading(settle=refuse):
+            _unit(st, "c")
+        assert not st._db.in_transaction() and _contents(st) == {"text of a", "text of b"}
+
+
+def test_a_bulk_load_settles_before_its_first_commit_once_and_a_refusal_rolls_the_group_back(db_path, monkeypatch):
+    """`bulk_loading(settle=...)` (an import that reads its file as it goes): `settle` runs before the first group
+    commits and not again; what it raises rolls back the group it would have committed, and earlier groups stay.
+    Inside another bulk load it holds that one's next commit the same way."""
+    monkeypatch.setattr(importing, "BATCH_SECONDS", 0.0)  # every unit its own group
+    calls: list[str] = []
+    with Store.open(db_path) as st:
+        with st.bulk_loading(settle=lambda: calls.append("settled")):
+            _unit(st, "a")
+            _unit(st, "b")
+        assert calls == ["settled"] and _contents(st) == {"text of a", "text of b"}
+
+        def refuse() -> None:
+            calls.append("refused")
+            raise _NotReady
+        with pytest.raises(_NotReady), st.bulk_loading(settle=refuse):
+            _unit(st, "c")
+            _unit(st, "d")
+        assert calls == ["settled", "refused"] and _contents(st) == {"text of a", "text of b"}
+
+        monkeypatch.setattr(importing, "BATCH_SECONDS", 3600.0)  # the outer load's group commits at its end
+        with pytest.raises(_NotReady), st.bulk_loading():
+            _unit(st, "e")
+            with st.bulk_loading(settle=refuse):
+                _unit(st, "f")
+        assert _contents(st) == {"text of a", "text of b"}

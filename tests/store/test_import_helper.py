@@ -20,6 +20,7 @@ import pytest
 
 from pcpstore_helpers import sqlite3
 from store import Store, import_helper
+from store.errors import Invalid
 from store.adapters import import_chatgpt
 from test_bulk_equivalence import _mapped
 from test_bulk_index_equivalence import _same_index
@@ -247,3 +248,101 @@ def test_lone_surrogates_in_ids_and_titles_import_through_the_helper_as_in_one_p
     with Store.open(tmp_path / "helped.db") as st:  # and a re-import changes nothing
         again = import_chatgpt(st, export).to_dict()
     assert again["created"] == 0 and again["revised"] == 0
+
+
+def test_with_a_helper_the_importer_reads_only_the_conversations_it_plans_itself(tmp_path, helpers, monkeypatch):
+    """The helper parses the export and says where each conversation starts; the importer then reads none of the
+    text whole (only the first few items, to see it is a ChatGPT export), and reports the same progress."""
+    from store.adapters import chatgpt
+
+    export, n = _all_real(tmp_path)
+    _stores(tmp_path)
+    seen: dict[str, list] = {"one": [], "helped": []}
+    monkeypatch.setenv(import_helper.ENV, "0")
+    one = _import(tmp_path, "one", export, progress=lambda *args: seen["one"].append(args))
+    parsed: list[str] = []
+    parse = chatgpt.parse_json_text
+    monkeypatch.setattr(chatgpt, "parse_json_text", lambda text, label: parsed.append(label) or parse(text, label))
+    monkeypatch.setenv(import_helper.ENV, "1")
+    helped = _import(tmp_path, "helped", export, progress=lambda *args: seen["helped"].append(args))
+    assert parsed == []  # (one process: the whole text, once)
+    assert helpers[0].helped == n and helpers[0].starts() is not None and len(helpers[0].starts()) == n
+    assert helped == one
+    assert seen["helped"] == seen["one"] == [(done, n, "conversations") for done in range(1, n + 1)]
+    assert _mapped(tmp_path / "helped.jsonl") == _mapped(tmp_path / "one.jsonl")
+
+
+@pytest.mark.parametrize("how", ["KILL", "STOP"])
+def test_a_helper_ended_before_it_says_where_conversations_start_leaves_the_reading_to_the_importer(
+        tmp_path, helpers, monkeypatch, how):
+    """Killed (or stopped: not waited for past about a whole parse's time) after it parsed the export but before
+    it said where the conversations start: the importer reads on by itself, and writes the one-process store."""
+    export, n = _all_real(tmp_path)
+    _stores(tmp_path)
+    monkeypatch.setenv(import_helper.ENV, "0")
+    one = _import(tmp_path, "one", export)
+    monkeypatch.setenv(import_helper.ENV, "1")
+    monkeypatch.setattr(import_helper, "WAIT", how == "KILL")
+    monkeypatch.setenv("PCP_TEST_STOP", f"import-helper-starts:1!{how}")
+    helped = _import(tmp_path, "helped", export)
+    assert helpers[0].helped == 0 and helpers[0].planned_here == n and helpers[0].starts() is None
+    assert helpers[0].exited()
+    assert helped == one
+    assert _mapped(tmp_path / "helped.jsonl") == _mapped(tmp_path / "one.jsonl")
+    _same_index(tmp_path / "one.db", tmp_path / "helped.db", by_id=False)
+
+
+@pytest.mark.parametrize("tail", ["trailing comma", "cut short", "extra data"])
+def test_an_export_not_json_at_its_end_writes_nothing_though_the_importer_read_before_it_knew(
+        tmp_path, helpers, monkeypatch, tail):
+    """The importer reads and plans before anyone has read the export to its end; every conversation is then its
+    own group, yet a text that turns out not to be JSON is refused as the one-process import refuses it, with
+    nothing written (the import's first group begins only once the text is known to be JSON)."""
+    import store.importing as importing
+
+    text = json.dumps(generated_export(30, 3) + awkward_conversations())
+    text = {"trailing comma": text[:-1] + ",]", "cut short": text[:-40], "extra data": text + " []"}[tail]
+    export = tmp_path / "conversations.json"
+    export.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(importing, "BATCH_SECONDS", 0.0)
+    _stores(tmp_path)
+    errors = {}
+    for name, env in (("one", "0"), ("helped", "1")):
+        monkeypatch.setenv(import_helper.ENV, env)
+        with Store.open(tmp_path / f"{name}.db") as st, pytest.raises(Invalid) as caught:
+            import_chatgpt(st, export)
+        errors[name] = caught.value.message
+        con = sqlite3.connect(tmp_path / f"{name}.db")
+        try:
+            assert con.execute("SELECT COUNT(*) FROM page").fetchone()[0] == 0
+            assert con.execute("SELECT COUNT(*) FROM scope WHERE namespace LIKE 'conversation:%'").fetchone()[0] == 0
+        finally:
+            con.close()
+    assert errors["helped"] == errors["one"] and "malformed JSON" in errors["one"]
+    assert helpers[0].starts() is None and helpers[0].helped == 0  # it said nothing: the text is not JSON
+
+
+def test_an_export_read_item_by_item_is_what_json_loads_reads(tmp_path):
+    """`array_items` (the importer's and the helper's reading of an export one item at a time) takes exactly the
+    texts json.loads takes that are arrays, with the same values, each item decoded again at its start."""
+    from store.adapters.base import NotAnArray, array_items, decode_at
+
+    texts = [path.read_text(encoding="utf-8") for path in REAL]
+    texts += ["[]", " [ ] \n", '[1,"a",{"b":[null]}]', "[1,]", "[,1]", "[1 2]", "[1] x", "[", "[1,", "[1]]",
+              '{"conversations": []}', '"x"', "", "\ufeff[1]", "[1]\u00a0", '["\\ud800"]', "[[[]]]\r\n\t",
+              "[" * 100_000 + "]" * 100_000]
+    for text in texts:
+        try:
+            want = json.loads(text)
+        except (ValueError, RecursionError):
+            want = ValueError
+        try:
+            pairs = list(array_items(text))
+        except NotAnArray:
+            assert want is ValueError or not isinstance(want, list), text[:40]
+            continue
+        except (ValueError, RecursionError):
+            assert want is ValueError, text[:40]
+            continue
+        assert [value for _, value in pairs] == want, text[:40]
+        assert all(decode_at(text, start)[0] == value for start, value in pairs)
