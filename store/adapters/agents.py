@@ -27,6 +27,7 @@ import os
 import re
 import stat
 import unicodedata
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections import Counter
@@ -186,15 +187,19 @@ def read_regular(path: Path, root: str | None = None) -> bytes:
         os.close(fd)
 
 
-def jsonl_records(path: Path, report: ImportReport, source: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, record) for every JSON object line; bad lines are reported, never fatal."""
+def jsonl_records(path: Path, report: ImportReport, source: str, read: list[tuple[int, int]] | None = None
+                  ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) for every JSON object line; bad lines are reported, never fatal. `read` gets the
+    length and CRC-32 of the bytes read (what tells two reads of a file apart)."""
     data = read_regular(path, report.path)
+    if read is not None:
+        read.append((len(data), zlib.crc32(data)))
     lines: list[str | bytes]
     try:  # decoded once (json.loads of each line's bytes would detect and decode its encoding per line)
         lines = list(data.decode("utf-8").split("\n"))
     except UnicodeDecodeError:
         lines = list(data.split(b"\n"))  # a line that is not UTF-8 is then refused alone
-    bad = escaped = 0
+    bad = escaped = deep = 0
     # A line is searched for a lone surrogate's escape only when the file holds one (one search of the whole text).
     surrogates = _ESCAPE_BYTES.search(data) is not None
     for number, raw in enumerate(lines, 1):
@@ -202,7 +207,10 @@ def jsonl_records(path: Path, report: ImportReport, source: str) -> Iterator[tup
             continue
         try:
             record = json.loads(raw)
-        except (ValueError, RecursionError):  # (RecursionError: nested too deeply for the parser, jsonsafe.loads)
+        except RecursionError:  # nested too deeply for the parser (jsonsafe.loads)
+            deep += 1
+            continue
+        except ValueError:
             if number == len(lines):  # the last line, cut off while the tool was writing it
                 report.skip(f"{source} {path.name} line {number}", "incomplete last line (the file was being written)")
             else:
@@ -214,13 +222,20 @@ def jsonl_records(path: Path, report: ImportReport, source: str) -> Iterator[tup
         # A lone surrogate can only come from a \ud800-\udfff escape (a tool that cut a UTF-16 pair in two): not
         # Unicode, SQLite cannot store it, and in an id or a folder it stopped the whole import. Kept as its escape.
         if surrogates and _ESCAPE.search(raw if isinstance(raw, str) else raw.decode("utf-8", "replace")):
-            fixed = _unicode_safe_record(record)
+            try:
+                fixed = _unicode_safe_record(record)
+            except RecursionError:  # parsed, but too deep to walk here (it ended the whole import)
+                deep += 1
+                continue
             if fixed is not record:
                 escaped += 1
                 record = fixed
         yield number, record
     if bad:
         report.skip(f"{source} {path.name}", f"{bad} line(s) that are not JSON objects")
+    if deep:
+        report.skip(f"{source} {path.name}", f"{deep} line(s) nested too deeply to read (arrays or objects inside one "
+                    "another about a thousand levels down); nothing was read from them")
     if escaped:
         report.skip(f"{source} {path.name}", f"{escaped} line(s) held lone surrogates (text that is not valid "
                     "Unicode); they were read with each one written as its \\u escape")

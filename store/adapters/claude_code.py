@@ -22,6 +22,7 @@ What the files hold, and what is done with it:
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 from collections import Counter
@@ -59,7 +60,7 @@ class _File:
     turns: list[dict[str, Any]] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     first_at: str = ""
-    records: int = 0  # lines read as records (a helper's plan is of the same lines only if its count is the same)
+    read: tuple[int, int, int] = (0, 0, 0)  # the records, bytes and CRC-32 read (what tells two reads apart)
 
 
 def import_claude_code(store: Any, path: str | Path | None = None, *, with_tools: bool = False,
@@ -99,10 +100,15 @@ def helper_plan(index: int, item: tuple[_Sessions, bool], label: str, salt: byte
 
 
 def _ready(helper: Any, sessions: _Sessions, index: int) -> tuple[str, Any] | None:
-    """The helper's answer for the session at `index`, if it read that session's files as this process did (a file
-    Claude Code wrote to between the two reads is planned here, from what this process read)."""
+    """The helper's answer for the session at `index`, if it read every file as this process did (when Claude Code
+    wrote to one between the two reads, every session is planned here, from what this process read, and the
+    helper is ended)."""
     answer = helper(index)
-    if answer is None or answer[0] != sessions.stamp(index):
+    if answer is None:
+        return None
+    if answer[0] != sessions.stamp(index):
+        if answer[0][1] != sessions.read:  # (it read other files than this process: none of its plans will do)
+            helper.close()
         return None
     return cast("tuple[str, Any]", answer[1])
 
@@ -121,7 +127,7 @@ def _read(root: Path, paths: list[Path], report: ImportReport) -> _Sessions:
     # records, the original, comes first.
     order = sorted(by_session, key=lambda key: (min((f.first_at for f in by_session[key] if f.first_at), default="~"),
                                                 sum(len(f.turns) for f in by_session[key]), key[1]))
-    return _Sessions(order, by_session, summaries, titles, links)
+    return _Sessions(files, order, by_session, summaries, titles, links)
 
 
 def _session_files(root: Path, report: ImportReport) -> list[Path]:
@@ -147,11 +153,12 @@ def _read_all(paths: list[Path], root: Path, report: ImportReport, links: dict[s
         f = _File(p, label, project, p.stem, agent_id)
         sessions: Counter[str] = Counter()
         try:
-            records = list(jsonl_records(p, report, SOURCE))
+            read: list[tuple[int, int]] = []
+            records = list(jsonl_records(p, report, SOURCE, read))
         except (OSError, Invalid) as exc:
             report.skip(f"{SOURCE} file {label}", getattr(exc, "message", None) or str(exc))
             continue
-        f.records = len(records)
+        f.read = (len(records), *read[0])
         for _, rec in records:
             kind = json_text(rec.get("type")) or "untyped"
             if kind in TURNS and isinstance(rec.get("message"), dict) and rec.get("uuid"):
@@ -185,9 +192,10 @@ def _read_all(paths: list[Path], root: Path, report: ImportReport, links: dict[s
 class _Sessions:
     """The sessions, made in import order (each one's messages depend on what the sessions before it own)."""
 
-    def __init__(self, order: list[tuple[str, str]], by_session: dict[tuple[str, str], list[_File]],
+    def __init__(self, files: list[_File], order: list[tuple[str, str]], by_session: dict[tuple[str, str], list[_File]],
                  summaries: dict[str, tuple[str, str]], titles: dict[str, str], links: dict[str, str | None]) -> None:
-        self.order, self.by_session = order, by_session
+        self.files, self.order, self.by_session = files, order, by_session
+        self.read: bytes | None = None  # every file as read, digested (`stamp`)
         self.summaries, self.titles, self.links = summaries, titles, links
         self.owned: set[str] = set()  # uuids an earlier session imported
         self.alias: dict[str, str] = {}  # uuid of a later block of a split message -> key of the merged message
@@ -200,10 +208,14 @@ class _Sessions:
         """A function per session group that makes its session (None: nothing to import in it)."""
         return [functools.partial(self.at, index) for index in range(len(self.order))]
 
-    def stamp(self, index: int) -> tuple[tuple[str, str], tuple[int, ...]]:
-        """What the session at `index` was made of: its group and the records read of each of its files."""
-        group = self.order[index]
-        return group, tuple(f.records for f in self.by_session[group])
+    def stamp(self, index: int) -> tuple[tuple[str, str], bytes]:
+        """What the session at `index` was made of: its group, and every file as read. Not its own files alone: its
+        messages are the records no session before it owns, its title or summary may be in any file, its order
+        depends on every session's first time (a helper that read an earlier session's file grown lost a message
+        that this process read as this session's own)."""
+        if self.read is None:
+            self.read = hashlib.blake2b(repr([(f.label, f.read) for f in self.files]).encode(), digest_size=16).digest()
+        return self.order[index], self.read
 
     def at(self, index: int) -> AgentSession | None:
         """The session at `index`; the ones before it are made first (once), for the uuids they own."""
