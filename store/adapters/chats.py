@@ -4,7 +4,10 @@ replies `responds_to` their parent, every branch kept active, the last-seen bran
 from __future__ import annotations
 
 import functools
+import itertools
+import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, TypeVar, cast
 
@@ -93,6 +96,7 @@ Conversation = ChatConversation | tuple[str, str]  # a tuple: (item, reason) of 
 # A conversation made ready by a helper process (store/import_helper.py): its plan, or a skip, by the export item's index.
 # ("plan", Planned.wire()) or ("skip", (item, reason)); None: not there, parse and plan it here.
 Ready = Callable[[int], "tuple[str, Any] | None"]
+PLAN_AHEAD_S = 2.0  # at most this long planning ahead while an export read as it goes is not known to be JSON
 
 
 Total = int | Callable[[], "int | None"]  # how many conversations, or a function that says so once it is known
@@ -124,15 +128,30 @@ def _write_conversations(
             unit.ensure_scope(parent_ns, display_name=f"{source.capitalize()} imports")
     done = 0
     unsaid: list[int] = []  # conversations done, not reported to `progress` yet (the total was not known)
-    for index, item in enumerate(conversations):
+
+    def planned() -> Iterator[tuple[Any, Planned | tuple[str, str]]]:
+        for index, item in enumerate(conversations):
+            answer = ready(index) if ready is not None and callable(item) else None
+            conv = (answer[1] if answer[0] == "skip" else Planned.from_wire(answer[1])) if answer is not None \
+                else item() if callable(item) else item
+            yield item, conv if isinstance(conv, (tuple, Planned)) else plan_conversation(source, label, conv)
+
+    plans: Iterator[tuple[Any, Planned | tuple[str, str]]] = planned()
+    if settle is not None and callable(total):
+        # An export read as it goes: nothing is written before it is known to be JSON (`settle`, before the first
+        # group takes the lock). Until then (its helper parsing it), the conversations are planned here, ahead.
+        held, until = [], time.monotonic() + PLAN_AHEAD_S
+        while total() is None and time.monotonic() < until:
+            got = next(plans, None)
+            if got is None:
+                break
+            held.append(got)
+        plans = itertools.chain(held, plans)
+    for item, plan in plans:
         done += 1
-        answer = ready(index) if ready is not None and callable(item) else None
-        conv = (answer[1] if answer[0] == "skip" else Planned.from_wire(answer[1])) if answer is not None \
-            else item() if callable(item) else item
-        if isinstance(conv, tuple):
-            report.skip(*conv)
+        if isinstance(plan, tuple):
+            report.skip(*plan)
         else:
-            plan = conv if isinstance(conv, Planned) else plan_conversation(source, label, conv)
             again = functools.partial(_plan_again, source, label, item) if callable(item) and plan.df is not None else None
             try:
                 _write_one(store, source, tool, label, plan, report, namespace, parent_ns, again)
