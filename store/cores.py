@@ -12,6 +12,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # (Windows)
+    fcntl = None  # type: ignore[assignment]
 
 
 def cores() -> int:
@@ -40,4 +46,23 @@ def start_helper(module: str, function: str) -> subprocess.Popen[bytes]:
     `__main__` again, and a script without a main guard would run its bulk write a second time inside the helper."""
     root = str(Path(__file__).resolve().parents[1])
     code = f"import sys; sys.path.insert(0, {root!r}); from store.{module} import {function}; {function}()"
-    return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    for pipe in (proc.stdin, proc.stdout):
+        widen(pipe)
+    return proc
+
+
+PIPE_BYTES = 1 << 20  # Linux's largest pipe an unprivileged process may ask for (/proc/sys/fs/pipe-max-size)
+
+
+def widen(pipe: Any) -> None:
+    """Let a pipe hold PIPE_BYTES (Linux), not 64 KiB: a helper's answer (a few hundred KB) is then written at once,
+    instead of in pieces that each wait for the importer's reading thread to be given the interpreter lock (up to
+    5 ms a time while its main thread runs Python). Elsewhere, or when refused, the pipe stays as it is."""
+    setsize = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    if pipe is None or setsize is None:
+        return
+    try:
+        fcntl.fcntl(pipe.fileno(), setsize, PIPE_BYTES)
+    except OSError:
+        pass  # (over the user's pipe allowance: the pipe keeps its size)
