@@ -24,7 +24,7 @@ import os
 import pickle
 import sys
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from . import stops
 from .cores import helper_wanted, start_helper
@@ -47,6 +47,17 @@ _HEAD = 12  # an answer: 8 bytes of length, 4 of the conversation's index, then 
 # starts (a list of offsets; None: not an array), or nothing at all if the text is not JSON. Its planner's items
 # are then the JSON array's, and the text is known to be JSON once this has come.
 STARTS = 2**32 - 1
+# The index of the answer that says the helper has made its items and plans from now on (no data).
+PLANNING = 2**32 - 2
+# A message to the helper is an index: plan nothing below it (the importer planned those itself, in order); with
+# this bit set, the index alone is the importer's (it plans that one ahead, ImportHelper.__call__'s `ahead`).
+RESERVED = 1 << 63
+# While the helper plans the very item the importer wants next, the importer plans items further on itself (at
+# most this many of them waiting to be written: an item ahead is held in memory until its turn) instead of waiting.
+AHEAD_AT_MOST = 8
+# With that many planned ahead, it waits for the helper's answer up to this long (it has planned enough ahead:
+# the helper is the slower); a helper starved or stopped still costs at most MISSES_AT_MOST such waits in a row.
+PATIENCE_AHEAD_S = 0.1
 
 
 def _read(fd: int, n: int) -> bytes:
@@ -109,13 +120,25 @@ def serve() -> None:
             sink.flush()
         except BrokenPipeError:
             return
+    try:
+        sink.write((0).to_bytes(8, "big") + PLANNING.to_bytes(4, "big"))
+        sink.flush()
+    except BrokenPipeError:
+        return
     index = 0
+    reserved: set[int] = set()  # items the importer plans itself, ahead
     while index < len(items):
         while select.select([src], [], [], 0)[0]:
             said = _read(src, 8)
             if len(said) < 8:
                 return  # the import has ended
-            index = max(index, int.from_bytes(said, "big"))
+            told = int.from_bytes(said, "big")
+            if told & RESERVED:
+                reserved.add(told & ~RESERVED)
+            else:
+                index = max(index, told)
+        while index in reserved:
+            index += 1
         if index >= len(items):
             break
         stops.reached("import-helper")  # tests stop the helper here (PCP_TEST_STOP, read when it starts)
@@ -134,6 +157,9 @@ def serve() -> None:
     _read(src, 1)  # (wait for the import to end, which kills it)
 
 
+Ahead = Callable[[int, Callable[[], None]], bool]  # plans item j here, ahead (ImportHelper.__call__)
+
+
 class ImportHelper:
     """The importer's side: answers read by a thread as they come, taken by index (`__call__`)."""
 
@@ -141,6 +167,7 @@ class ImportHelper:
         self.module, self.salt = module, salt
         self.helped = 0  # conversations whose plan came from the helper
         self.planned_here = 0  # conversations the importer planned itself (no answer there yet)
+        self.planned_ahead = 0  # of those, the ones it planned ahead while the helper planned the one before
         self._answers: dict[int, Any] = {}
         self._next = 0  # answers for an index below this come too late and are dropped unread
         self._done = False  # the helper's output ended (it exited or was killed)
@@ -148,6 +175,10 @@ class ImportHelper:
         self._patience = MISSES_AT_MOST
         self._starts: list[int] | None = None  # where the export's items start (the helper's first answer)
         self._started = False  # that answer came
+        self._planning = False  # the helper has made its items and plans them now
+        self._skip_to = 0  # the helper plans nothing below this (the importer planned those itself)
+        self._reserved: set[int] = set()  # items the importer plans ahead (the helper skips them)
+        self._ahead = -1  # the last of those
         self._cond = threading.Condition()
         self._proc = start_helper("import_helper", "serve")  # (it starts while the importer reads the file)
         self._send_lock = threading.Lock()
@@ -194,6 +225,10 @@ class ImportHelper:
                 if len(head) < _HEAD:
                     return
                 size, index = int.from_bytes(head[:8], "big"), int.from_bytes(head[8:], "big")
+                if index == PLANNING:
+                    with self._cond:
+                        self._planning = True
+                    continue
                 data = _read(fd, size)
                 if len(data) < size:
                     return
@@ -216,13 +251,18 @@ class ImportHelper:
                 self._done = True
                 self._cond.notify_all()
 
-    def __call__(self, index: int) -> Any:
-        """The helper's plan of the conversation at `index` if it is there (None: plan it here)."""
+    def __call__(self, index: int, ahead: Ahead | None = None) -> Any:
+        """The helper's plan of the conversation at `index` if it is there (None: plan it here). While the helper
+        is planning that very one, `ahead(j, reserve)` plans an item further on here instead of waiting idle: it
+        calls `reserve()` first (the helper then skips item j), or answers False when it will not (it holds enough
+        already, or there is no item j); j only grows from one call to the next."""
         with self._cond:
             if WAIT:
                 self._cond.wait_for(lambda: index in self._answers or self._done)
-            elif index not in self._answers and not self._done and self._last == index - 1 and self._patience:
-                if self._cond.wait_for(lambda: index in self._answers or self._done, PATIENCE_S):
+            elif index not in self._answers and not self._done and self._patience and self._planning_now(index):
+                full = ahead is not None and not self._plan_ahead(index, ahead)
+                if self._cond.wait_for(lambda: index in self._answers or self._done,
+                                       PATIENCE_AHEAD_S if full else PATIENCE_S):
                     self._patience = MISSES_AT_MOST
                 else:
                     self._patience -= 1
@@ -235,10 +275,41 @@ class ImportHelper:
         if answer is None:
             self.planned_here += 1
             if not self._done and self._sender is not None and not self._sender.is_alive():
-                self._send((index + 1).to_bytes(8, "big"))  # skip ahead: this one is planned here
+                self._skip_to = index + 1
+                self._send(self._skip_to.to_bytes(8, "big"))  # skip ahead: this one is planned here
         else:
             self.helped += 1
         return answer
+
+    def _planning_now(self, index: int) -> bool:
+        """Whether the helper is planning item `index` now (as far as its answers and what it was told say)."""
+        if not self._planning:
+            return False  # (still starting, or reading what it plans)
+        helper_at = max(self._last + 1, self._skip_to)
+        while helper_at in self._reserved:
+            helper_at += 1
+        return helper_at == index
+
+    def _plan_ahead(self, index: int, ahead: Ahead) -> bool:
+        """Items past the helper's planned here (`ahead`), with the lock let go, until the helper's answer for
+        `index` is there; False when `ahead` would plan no more (the importer then waits for the answer)."""
+        while index not in self._answers and not self._done:
+            item = max(self._ahead + 1, index + 2)  # (not index + 1: the helper may be on to it by now)
+
+            def reserve(item: int = item) -> None:
+                self._reserved.add(item)
+                self._ahead = item
+                self._send((item | RESERVED).to_bytes(8, "big"))
+
+            self._cond.release()
+            try:
+                planned = ahead(item, reserve)
+            finally:
+                self._cond.acquire()
+            if not planned:
+                return False
+            self.planned_ahead += 1
+        return True
 
     def starts(self, wait: float = 0.0) -> list[int] | None:
         """Where the export's items start in its text, once the helper has parsed all of it and said so (it is then

@@ -28,7 +28,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, cast
+from typing import Any, Callable
 
 from ..constants import LIMITS
 from ..errors import Invalid
@@ -36,7 +36,8 @@ from .agents import (
     AgentMessage, AgentSession, AgentThread, ToolCall, agent_helper, helper_answer, helper_collections, jsonl_records,
     one_folder_per_session, regular_files, text_of, title_from, walk_files, write_sessions,
 )
-from ..import_groups import fewer_collections
+from ..import_groups import fewer_collections, read_kept
+from .agent_plans import SharedPlans
 from .base import ImportReport, Progress, epoch_to_time, json_object, json_text
 
 SOURCE = "claude-code"
@@ -76,9 +77,10 @@ def import_claude_code(store: Any, path: str | Path | None = None, *, with_tools
     try:
         with store.bulk_loading():  # the reading too: it allocates every record (fewer collector runs)
             sessions = _read(root, paths, report)
-            ready = functools.partial(_ready, helper, sessions) if helper is not None else None
-            return write_sessions(store, SOURCE, "Claude Code", TOOL, sessions.items(), len(sessions), report,
-                                  with_tools, progress, ready)
+            ready = SharedPlans(SOURCE, helper, sessions, with_tools) if helper is not None else None
+            with read_kept():
+                return write_sessions(store, SOURCE, "Claude Code", TOOL, sessions.items(), len(sessions), report,
+                                      with_tools, progress, ready)
     finally:
         if helper is not None:
             helper.close()
@@ -97,20 +99,6 @@ def helper_plan(index: int, item: tuple[_Sessions, bool], label: str, salt: byte
     """In the import's helper process: the plan of the session at `index` with its index text (or none)."""
     sessions, with_tools = item
     return (sessions.stamp(index), helper_answer(SOURCE, sessions.at(index), with_tools, salt))
-
-
-def _ready(helper: Any, sessions: _Sessions, index: int) -> tuple[str, Any] | None:
-    """The helper's answer for the session at `index`, if it read every file as this process did (when Claude Code
-    wrote to one between the two reads, every session is planned here, from what this process read, and the
-    helper is ended)."""
-    answer = helper(index)
-    if answer is None:
-        return None
-    if answer[0] != sessions.stamp(index):
-        if answer[0][1] != sessions.read:  # (it read other files than this process: none of its plans will do)
-            helper.close()
-        return None
-    return cast("tuple[str, Any]", answer[1])
 
 
 def _read(root: Path, paths: list[Path], report: ImportReport) -> _Sessions:
@@ -200,6 +188,7 @@ class _Sessions:
         self.owned: set[str] = set()  # uuids an earlier session imported
         self.alias: dict[str, str] = {}  # uuid of a later block of a split message -> key of the merged message
         self.made = 0  # the sessions before this index are made (and own their uuids); -1: one failed
+        self.behind: _Sessions | None = None  # a copy making sessions again from the start (`at`)
 
     def __len__(self) -> int:
         return len(self.order)
@@ -218,9 +207,14 @@ class _Sessions:
         return self.order[index], self.read
 
     def at(self, index: int) -> AgentSession | None:
-        """The session at `index`; the ones before it are made first (once), for the uuids they own."""
+        """The session at `index`; the ones before it are made first (once), for the uuids they own. One before
+        those made already (a session planned ahead meanwhile), or after one failed, is made from the start again,
+        in a copy (`behind`)."""
         if index < self.made or self.made < 0:
-            raise ValueError(f"session {index} was made already, or one before it failed")
+            if self.behind is None or index < self.behind.made or self.behind.made < 0:
+                self.behind = _Sessions(self.files, self.order, self.by_session, self.summaries, self.titles,
+                                        self.links)
+            return self.behind.at(index)
         made, self.made = self.made, -1  # (until it is done: a session that fails part way leaves no state to trust)
         while made < index:
             self._skip(self.order[made])

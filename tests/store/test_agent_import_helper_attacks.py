@@ -40,8 +40,12 @@ def _late_helper(monkeypatch, change):
     class Late:
         helper = None
 
-        def __call__(self, index):
-            return self.helper(index) if self.helper is not None else None
+        def __call__(self, index, *ahead):
+            return self.helper(index, *ahead) if self.helper is not None else None
+
+        @property
+        def salt(self):
+            return self.helper.salt
 
         def close(self):
             if self.helper is not None:
