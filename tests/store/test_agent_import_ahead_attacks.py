@@ -7,11 +7,13 @@ behind (no process, no frozen collector state)."""
 from __future__ import annotations
 
 import gc
+import json
 import os
 import signal
 import threading
 
 from store import cores, import_helper
+from store.adapters import agents
 from test_agent_import_helper import _generated, _import, _same, _stores, helpers  # noqa: F401
 
 
@@ -53,3 +55,27 @@ def test_a_stopped_helper_whose_pipe_fills_with_what_to_skip_does_not_hang_the_i
     _same(tmp_path)
     assert gc.get_freeze_count() == 0
 
+
+def _deepest(parse) -> int:
+    """The deepest array `parse` takes, called from here."""
+    def takes(depth: int) -> bool:
+        try:
+            parse("[" * depth + "]" * depth)
+        except RecursionError:
+            return False
+        return True
+
+    low, high = 1, 100_000
+    while low < high:
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if takes(mid) else (low, mid - 1)
+    return low
+
+
+def test_a_line_nested_as_deep_as_json_loads_refuses_is_refused_too():
+    """Called from the same place, the line reader takes no line nested deeper than json.loads takes (on Python
+    3.11 the parser's nesting and the Python frames share one recursion limit: json.loads's own two frames
+    leave it two levels fewer)."""
+    assert _deepest(agents._line_value) == _deepest(json.loads)
+    line = "[" * _deepest(json.loads) + "]" * _deepest(json.loads)
+    assert agents._line_value(" " + line + "\r") == json.loads(" " + line + "\r")
