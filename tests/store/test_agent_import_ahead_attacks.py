@@ -12,9 +12,14 @@ import os
 import signal
 import threading
 
-from store import cores, import_helper
-from store.adapters import agents
-from test_agent_import_helper import _generated, _import, _same, _stores, helpers  # noqa: F401
+import pytest
+
+from store import Store, cores, import_helper, importing
+from store.adapters import agent_plans, agents, claude_code
+from test_agent_import_ahead import _once_planning
+from test_agent_import_helper import (  # noqa: F401
+    _assistant, _cut, _generated, _import, _lines, _same, _stores, _user, helpers, projects,
+)
 
 
 def _in_time(tmp_path, helpers, name, folder, seconds=60.0):  # noqa: F811
@@ -79,3 +84,142 @@ def test_a_line_nested_as_deep_as_json_loads_refuses_is_refused_too():
     assert _deepest(agents._line_value) == _deepest(json.loads)
     line = "[" * _deepest(json.loads) + "]" * _deepest(json.loads)
     assert agents._line_value(" " + line + "\r") == json.loads(" " + line + "\r")
+
+
+def _export(tmp_path, name):
+    with Store.open(tmp_path / f"{name}.db") as st:
+        st.export(tmp_path / f"{name}.jsonl")
+
+
+def _ahead(monkeypatch, hit=None):
+    """The helper stops (SIGSTOP) before its second plan and the importer first asks once it plans: the importer
+    meets it planning the session it wants, and plans sessions ahead. `hit(shared, index, planned)` is told of
+    every session it plans ahead (the plans it holds by then in `shared.ahead`)."""
+    monkeypatch.setattr(import_helper, "WAIT", False)
+    monkeypatch.setenv("PCP_TEST_STOP", "import-helper:2!STOP")
+    _once_planning(monkeypatch)
+    plan = agent_plans.SharedPlans._plan_ahead
+
+    def planning(self, index, reserve):
+        planned = plan(self, index, reserve)
+        if hit is not None:
+            hit(self, index, planned)
+        return planned
+
+    monkeypatch.setattr(agent_plans.SharedPlans, "_plan_ahead", planning)
+
+
+def test_a_session_whose_making_raises_while_planned_ahead_fails_the_import_where_one_process_fails_it(
+        tmp_path, helpers, monkeypatch):  # noqa: F811
+    """The fifth session raises while it is made (here: the helper, stopped, makes none of it). Planned ahead, its
+    failure is not the import's yet: the sessions before it are written first, in order, and then it fails in its
+    turn, as in one process."""
+    folder = tmp_path / "projects"
+    _generated(folder, 14, 4)
+    _stores(tmp_path)
+    doomed = "00000004-0000-4000-8000-000000000000"
+    make = claude_code._Sessions._make
+    tries: list[int] = []
+
+    def raising(self, group):
+        if group[1] == doomed:
+            tries.append(1)
+            raise RuntimeError("a session that cannot be made")
+        return make(self, group)
+
+    monkeypatch.setattr(claude_code._Sessions, "_make", raising)
+    monkeypatch.setattr(importing, "BATCH_SECONDS", 0.0)  # every session its own group: those before it stay
+    monkeypatch.setenv(import_helper.ENV, "0")
+    with pytest.raises(RuntimeError):
+        _import(tmp_path, "one", folder)
+    monkeypatch.setenv(import_helper.ENV, "1")
+    failed: list[int] = []
+    _ahead(monkeypatch, lambda shared, index, planned: failed.append(index) if shared.failed and not failed else None)
+    tries.clear()
+    with pytest.raises(RuntimeError):
+        _import(tmp_path, "helped", folder)
+    assert failed == [4] and len(tries) == 2  # (tried ahead, then again in its turn)
+    assert helpers[0].exited() and gc.get_freeze_count() == 0
+    for name in ("one", "helped"):
+        _export(tmp_path, name)
+    written = (tmp_path / "one.jsonl").read_text()
+    assert "prompt 0 of session 3" in written and "of session 4" not in written  # (the four before it)
+    _same(tmp_path)
+
+
+def test_a_helper_killed_while_the_importer_holds_plans_ahead_loses_none_of_them(tmp_path, helpers, monkeypatch):  # noqa: F811
+    folder = projects(tmp_path)
+    _stores(tmp_path)
+    monkeypatch.setenv(import_helper.ENV, "0")
+    one = _import(tmp_path, "one", folder)
+    monkeypatch.setenv(import_helper.ENV, "1")
+    held: list[int] = []
+
+    def kill(shared, index, planned):
+        if planned and not held:
+            held.extend(shared.ahead)
+            os.kill(shared.helper._proc.pid, signal.SIGKILL)
+
+    _ahead(monkeypatch, kill)
+    helped = _import(tmp_path, "helped", folder)
+    assert held and helpers[0].exited() and helpers[0].planned_ahead >= 1
+    assert helped == one
+    _same(tmp_path)
+
+
+def test_reimports_whose_plans_ahead_meet_pages_in_the_store_write_what_one_process_writes(
+        tmp_path, helpers, monkeypatch):  # noqa: F811
+    """A first import of every file's first half, then the whole files twice, each with plans made ahead: a plan
+    ahead that meets pages already in the store is made again here, in order (through the copy made from the
+    start, the importer having made later sessions already)."""
+    folder = projects(tmp_path)
+    half = _cut(folder, tmp_path / "half")
+    _stores(tmp_path)
+    monkeypatch.setenv(import_helper.ENV, "0")
+    one = [_import(tmp_path, "one", half), _import(tmp_path, "one", folder), _import(tmp_path, "one", folder)]
+    monkeypatch.setenv(import_helper.ENV, "1")
+    again: list[int] = []
+    plan_again = agents._plan_again
+
+    def noted(*args):
+        again.append(1)
+        return plan_again(*args)
+
+    monkeypatch.setattr(agents, "_plan_again", noted)
+    _ahead(monkeypatch)
+    helped = [_import(tmp_path, "helped", half), _import(tmp_path, "helped", folder),
+              _import(tmp_path, "helped", folder)]
+    assert all(h.planned_ahead >= 1 for h in helpers) and len(again) > 5
+    assert helped == one
+    _same(tmp_path)
+
+
+def _resumes(folder, sessions: int) -> None:
+    """A chain of resumed sessions: each one's file copies all of the one before it, then adds two turns (each
+    record is imported once, by the earliest session that has it)."""
+    project = folder / "-home-user-work-resumed"
+    project.mkdir(parents=True)
+    history: list[dict] = []
+    parent = None
+    for s in range(sessions):
+        sid = f"{s:08d}-0000-4000-8000-0000000000aa"
+        own = [_user(f"r{s}-u", parent, sid, 10 * s + 1, f"prompt of session {s}"),
+               _assistant(f"r{s}-a", f"r{s}-u", sid, 10 * s + 2, f"msg_r{s}", {"type": "text", "text": f"reply {s}"})]
+        history = [{**r, "sessionId": sid} for r in history] + own
+        (project / f"{sid}.jsonl").write_text(_lines(history))
+        parent = f"r{s}-a"
+
+
+def test_resumed_sessions_planned_ahead_claim_no_record_an_earlier_session_owns(tmp_path, helpers, monkeypatch):  # noqa: F811
+    folder = tmp_path / "projects"
+    _resumes(folder, 16)
+    _stores(tmp_path)
+    monkeypatch.setenv(import_helper.ENV, "0")
+    one = _import(tmp_path, "one", folder)
+    monkeypatch.setenv(import_helper.ENV, "1")
+    _ahead(monkeypatch)
+    helped = _import(tmp_path, "helped", folder)
+    assert helpers[0].planned_ahead >= 1
+    assert helped == one and one["created"] == 16 * 3
+    _same(tmp_path)
+
