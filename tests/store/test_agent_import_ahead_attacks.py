@@ -223,3 +223,16 @@ def test_resumed_sessions_planned_ahead_claim_no_record_an_earlier_session_owns(
     assert helped == one and one["created"] == 16 * 3
     _same(tmp_path)
 
+
+def test_an_import_leaves_a_freeze_it_did_not_make_as_it_was(tmp_path, helpers):  # noqa: F811
+    """A program that froze its own objects before it imports (gc.freeze, as pre-forking servers do) keeps them
+    frozen: the import hands back to the collector only what it kept apart itself."""
+    folder = projects(tmp_path)
+    _stores(tmp_path)
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        _import(tmp_path, "helped", folder)
+        assert gc.get_freeze_count() >= frozen
+    finally:
+        gc.unfreeze()
