@@ -10,6 +10,9 @@ import gc
 import json
 import os
 import signal
+import subprocess
+import sys
+import textwrap
 import threading
 
 import pytest
@@ -322,3 +325,34 @@ def test_an_odd_line_is_read_as_json_loads_reads_it(line):
             return ("refused",)
 
     assert outcome(agents._line_value) == outcome(json.loads)
+
+
+_GARBAGE = textwrap.dedent("""
+    import pickle, sys
+    out = sys.stdout.buffer
+    out.write((0).to_bytes(8, "big") + (2**32 - 2).to_bytes(4, "big"))
+    junk = {junk!r}
+    for i in range(200):
+        data = pickle.dumps(junk[i % len(junk)])
+        out.write(len(data).to_bytes(8, "big") + i.to_bytes(4, "big") + data)
+    out.flush()
+    sys.stdin.buffer.read()
+""")
+
+
+@pytest.mark.parametrize("junk", [[42], [("x",)], ["text"], [(("a", "b"), ("plan", "junk"))], [((), ())],
+                                  [None, (None, None)]])
+def test_a_helper_answering_garbage_costs_the_import_nothing(tmp_path, helpers, monkeypatch, junk):  # noqa: F811
+    """Whatever well-formed answers a broken helper sends (not plans of what this process read), every session is
+    planned here and the store is the one-process import's."""
+    folder = projects(tmp_path)
+    _stores(tmp_path)
+    monkeypatch.setenv(import_helper.ENV, "0")
+    one = _import(tmp_path, "one", folder)
+    monkeypatch.setenv(import_helper.ENV, "1")
+    monkeypatch.setattr(import_helper, "start_helper", lambda module, function: subprocess.Popen(
+        [sys.executable, "-c", _GARBAGE.format(junk=junk)], stdin=subprocess.PIPE, stdout=subprocess.PIPE))
+    helped = _import(tmp_path, "helped", folder)
+    assert helpers[0].exited()
+    assert helped == one
+    _same(tmp_path)
