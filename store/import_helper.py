@@ -78,6 +78,18 @@ def _message(fd: int) -> bytes | None:
     return data if size and len(data) == size else None
 
 
+def _answer(sink: Any, index: int, data: bytes) -> bool:
+    """One answer of the helper's: 8 bytes of length, 4 of the item's index (or STARTS, PLANNING), then the data;
+    False when the importer has gone."""
+    try:
+        sink.write(len(data).to_bytes(8, "big") + index.to_bytes(4, "big"))
+        sink.write(data)
+        sink.flush()
+    except BrokenPipeError:
+        return False
+    return True
+
+
 def serve() -> None:
     """The helper: its planner module's name in (at once), then (planner module, salt, label, text); with a planner
     that has `helper_spans`, where each item starts out first; then every conversation's plan out, in order, skipping
@@ -113,17 +125,9 @@ def serve() -> None:
     del what
     if spans is not None:  # first, where every item starts (the importer reads only those it plans itself)
         stops.reached("import-helper-starts")  # tests stop the helper here, before it has said so
-        data = pickle.dumps(starts, protocol=pickle.HIGHEST_PROTOCOL)
-        try:
-            sink.write(len(data).to_bytes(8, "big") + STARTS.to_bytes(4, "big"))
-            sink.write(data)
-            sink.flush()
-        except BrokenPipeError:
+        if not _answer(sink, STARTS, pickle.dumps(starts, protocol=pickle.HIGHEST_PROTOCOL)):
             return
-    try:
-        sink.write((0).to_bytes(8, "big") + PLANNING.to_bytes(4, "big"))
-        sink.flush()
-    except BrokenPipeError:
+    if not _answer(sink, PLANNING, b""):
         return
     index = 0
     reserved: set[int] = set()  # items the importer plans itself, ahead
@@ -146,12 +150,7 @@ def serve() -> None:
             answer = planner.helper_plan(index, items[index], label, salt)
         except Exception:  # noqa: BLE001 (anything unforeseen: the importer plans this one itself, and says why)
             answer = None
-        data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
-        try:
-            sink.write(len(data).to_bytes(8, "big") + index.to_bytes(4, "big"))
-            sink.write(data)
-            sink.flush()
-        except BrokenPipeError:
+        if not _answer(sink, index, pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)):
             return
         index += 1
     _read(src, 1)  # (wait for the import to end, which kills it)

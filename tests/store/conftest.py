@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import pcpstore_helpers as h
+from store import import_helper
 
 
 @pytest.fixture
@@ -47,3 +48,23 @@ def exported(tmp_path: Path) -> Path:
     with _build(tmp_path / "a" / "s.db") as st:
         st.export(out)
     return out
+
+
+@pytest.fixture
+def helpers(monkeypatch):
+    """Every import helper started (store/import_helper.py), for any size, whatever the load, each answer waited
+    for (so that its plans are the ones written): the list of them."""
+    made: list[import_helper.ImportHelper] = []
+    monkeypatch.setattr(import_helper, "HELPER_FROM_CHARS", 0)
+    monkeypatch.setattr(import_helper, "WAIT", True)
+    monkeypatch.setenv(import_helper.ENV, "1")
+    start = import_helper.start
+
+    def record(*args):
+        helper = start(*args)
+        if helper is not None:
+            made.append(helper)
+        return helper
+
+    monkeypatch.setattr(import_helper, "start", record)
+    return made

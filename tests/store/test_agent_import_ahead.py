@@ -17,7 +17,7 @@ from hypothesis import given, settings, strategies as st
 from store import cores, import_helper
 from store.adapters import agent_plans, agents, claude_code
 from store.adapters.base import ImportReport
-from test_agent_import_helper import _import, _same, _sessions, _stores, helpers, projects  # noqa: F401
+from test_agent_import_helper import _import, _same, _sessions, _stores, one_process_first, projects
 
 
 def _once_planning(monkeypatch):
@@ -34,16 +34,11 @@ def _once_planning(monkeypatch):
 
 
 def test_sessions_planned_ahead_while_the_helper_plans_land_as_the_one_process_import_writes_them(
-        tmp_path, helpers, monkeypatch):  # noqa: F811
+        tmp_path, helpers, monkeypatch):
     """The helper stops (SIGSTOP) before its second plan, so the importer meets it planning the session it wants:
     it plans sessions ahead (as many as it may hold), then, the helper silent, the ones between in order (made
     again from the start: it made later ones already), then takes the ones it planned ahead."""
-    folder = projects(tmp_path)
-    _stores(tmp_path)
-    monkeypatch.setenv(import_helper.ENV, "0")
-    one = _import(tmp_path, "one", folder)
-    monkeypatch.setenv(import_helper.ENV, "1")
-    monkeypatch.setattr(import_helper, "WAIT", False)
+    folder, one = one_process_first(tmp_path, monkeypatch)
     monkeypatch.setenv("PCP_TEST_STOP", "import-helper:2!STOP")  # it plans one session, then stops
     _once_planning(monkeypatch)
     helped = _import(tmp_path, "helped", folder)
@@ -55,15 +50,10 @@ def test_sessions_planned_ahead_while_the_helper_plans_land_as_the_one_process_i
     _same(tmp_path)
 
 
-def test_a_helper_at_work_and_an_importer_planning_ahead_write_what_one_process_writes(tmp_path, helpers, monkeypatch):  # noqa: F811
+def test_a_helper_at_work_and_an_importer_planning_ahead_write_what_one_process_writes(tmp_path, helpers, monkeypatch):
     """A live helper and an importer planning ahead as the timing falls: the importer takes every session once
     (the helper's plan, its own ahead, or its own in order), and the store is the one-process import's."""
-    folder = projects(tmp_path)
-    _stores(tmp_path)
-    monkeypatch.setenv(import_helper.ENV, "0")
-    one = _import(tmp_path, "one", folder)
-    monkeypatch.setenv(import_helper.ENV, "1")
-    monkeypatch.setattr(import_helper, "WAIT", False)
+    folder, one = one_process_first(tmp_path, monkeypatch)
     _once_planning(monkeypatch)
     answered: list[int] = []
     read = import_helper.ImportHelper._read_answers
@@ -181,7 +171,7 @@ def test_a_helpers_pipes_hold_a_whole_plan():
         proc.stdout.close()
 
 
-def test_an_import_hands_what_it_kept_back_to_the_collector_when_it_ends(tmp_path, helpers, monkeypatch):  # noqa: F811
+def test_an_import_hands_what_it_kept_back_to_the_collector_when_it_ends(tmp_path, helpers, monkeypatch):
     """The records are kept apart from the collector while the sessions are written (gc.freeze), and handed back
     when the import ends, also when it fails."""
     folder = projects(tmp_path)

@@ -22,6 +22,7 @@ from store import Store, import_helper
 from store.adapters.claude_code import import_claude_code
 from test_bulk_equivalence import _mapped
 from test_bulk_index_equivalence import _same_index
+from test_import_helper import _stores
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO / "tests" / "data" / "agents" / "claude-code"  # real transcripts (tests/data/agents/SOURCES.md)
@@ -110,38 +111,23 @@ def projects(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def helpers(monkeypatch):
-    """Every ImportHelper started, for any size, whatever the load, each session waited for."""
-    made: list[import_helper.ImportHelper] = []
-    monkeypatch.setattr(import_helper, "HELPER_FROM_CHARS", 0)
-    monkeypatch.setattr(import_helper, "WAIT", True)
-    monkeypatch.setenv(import_helper.ENV, "1")
-    start = import_helper.start
-
-    def record(*args):
-        helper = start(*args)
-        if helper is not None:
-            made.append(helper)
-        return helper
-
-    monkeypatch.setattr(import_helper, "start", record)
-    return made
-
-
-def _stores(tmp_path):
-    """one.db and helped.db: empty stores of one salt (long words are sealed with the store's key)."""
-    with Store.open(tmp_path / "empty.db"):
-        pass
-    for name in ("one.db", "helped.db"):
-        shutil.copyfile(tmp_path / "empty.db", tmp_path / name)
-
-
 def _import(tmp_path, name, folder, **kwargs):
     with Store.open(tmp_path / f"{name}.db") as st:
         report = import_claude_code(st, folder, **kwargs).to_dict()
         st.export(tmp_path / f"{name}.jsonl")
     return {k: v for k, v in report.items() if k not in ("import_id", "path")}
+
+
+def one_process_first(tmp_path, monkeypatch):
+    """The projects folder imported in one process into one.db; then the helpers on, not waited for (so the
+    importer meets them as the timing falls): (the folder, that import's report)."""
+    folder = projects(tmp_path)
+    _stores(tmp_path)
+    monkeypatch.setenv(import_helper.ENV, "0")
+    one = _import(tmp_path, "one", folder)
+    monkeypatch.setenv(import_helper.ENV, "1")
+    monkeypatch.setattr(import_helper, "WAIT", False)
+    return folder, one
 
 
 def _sessions(folder: Path) -> int:
@@ -189,12 +175,7 @@ def test_a_helper_killed_part_way_leaves_the_rest_to_the_importer(tmp_path, help
 def test_a_helper_stopped_part_way_costs_the_importer_nothing_but_its_answers(tmp_path, helpers, monkeypatch):
     """A helper that stops (SIGSTOP) is not waited for: the importer plans the rest itself (each session it makes
     after ones the helper planned, it makes in order), and ends the helper when it is done."""
-    folder = projects(tmp_path)
-    _stores(tmp_path)
-    monkeypatch.setenv(import_helper.ENV, "0")
-    one = _import(tmp_path, "one", folder)
-    monkeypatch.setenv(import_helper.ENV, "1")
-    monkeypatch.setattr(import_helper, "WAIT", False)
+    folder, one = one_process_first(tmp_path, monkeypatch)
     monkeypatch.setenv("PCP_TEST_STOP", "import-helper:2!STOP")  # it answers one session at most
     helped = _import(tmp_path, "helped", folder)
     assert helpers[0].helped <= 1 and helpers[0].planned_here >= _sessions(folder) - 3

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from store import import_helper
 from store.adapters import claude_code
-from test_agent_import_helper import _assistant, _import, _lines, _same, _stores, _user, helpers  # noqa: F401
+from test_agent_import_helper import _assistant, _import, _lines, _same, _stores, _user
 
 A = "aaaaaaaa-0000-4000-8000-00000000000a"
 B = "bbbbbbbb-0000-4000-8000-00000000000b"
@@ -70,7 +70,7 @@ def _late_helper(monkeypatch, change):
 
 
 def test_a_record_appended_to_an_earlier_session_between_the_reads_loses_no_later_session_message(
-        tmp_path, helpers, monkeypatch):  # noqa: F811
+        tmp_path, helpers, monkeypatch):
     folder = tmp_path / "projects"
     a_file = _resumed(folder)
     _stores(tmp_path)
@@ -93,7 +93,7 @@ def test_a_record_appended_to_an_earlier_session_between_the_reads_loses_no_late
 
 
 def test_a_line_nested_too_deeply_to_walk_is_refused_in_one_line_and_the_rest_lands(
-        tmp_path, helpers, monkeypatch):  # noqa: F811
+        tmp_path, helpers, monkeypatch):
     """A line the parser takes (700 levels) but that holds a lone surrogate's escape, walked to make it storable
     (two frames a level), and one the parser cannot take: each is refused by name, the session's other lines
     land, with the helper as without it."""

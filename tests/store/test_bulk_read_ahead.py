@@ -179,3 +179,29 @@ def test_a_denied_batch_before_a_refused_item_is_audited_once(db_path):
                                    "WHERE operation = 'write_pages_bulk' ORDER BY rowid").fetchall()
     assert audit == [("write_pages_bulk", "denied", "forbidden")]
     assert _contents(db_path) == []
+
+
+def test_the_collector_runs_as_seldom_as_in_an_import_while_a_bulk_write_runs_and_as_before_after_it(db_path):
+    """While the caller's items are read the collector's first threshold is the bulk loads' (import_groups), and
+    it is the caller's own again once the write returns, and once it fails."""
+    import gc
+
+    from store.import_groups import BULK_GC_THRESHOLD
+
+    before = gc.get_threshold()
+    seen: list[int] = []
+
+    def items(fail: bool):
+        for i in range(3):
+            seen.append(gc.get_threshold()[0])
+            yield {"content": f"page {i}"}
+        if fail:
+            raise OSError("the source went away")
+
+    with Store.open(db_path) as st:
+        assert st.write_pages_bulk(items(False), "project:gc")["created"] == 3
+        assert gc.get_threshold() == before
+        with pytest.raises(OSError):
+            st.write_pages_bulk(items(True), "project:gc")
+    assert gc.get_threshold() == before
+    assert seen and min(seen) >= BULK_GC_THRESHOLD > before[0]

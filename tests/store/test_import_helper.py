@@ -75,25 +75,6 @@ def _all_real(tmp_path):
     return export, len(items)
 
 
-@pytest.fixture
-def helpers(monkeypatch):
-    """Every ImportHelper started, for any export size, whatever the load, each conversation waited for."""
-    made: list[import_helper.ImportHelper] = []
-    monkeypatch.setattr(import_helper, "HELPER_FROM_CHARS", 0)
-    monkeypatch.setattr(import_helper, "WAIT", True)
-    monkeypatch.setenv(import_helper.ENV, "1")
-    start = import_helper.start
-
-    def record(*args):
-        helper = start(*args)
-        if helper is not None:
-            made.append(helper)
-        return helper
-
-    monkeypatch.setattr(import_helper, "start", record)
-    return made
-
-
 def _stores(tmp_path):
     """one.db and helped.db: empty stores of one salt (long words are sealed with the store's key)."""
     with Store.open(tmp_path / "empty.db"):
