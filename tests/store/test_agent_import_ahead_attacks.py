@@ -21,12 +21,10 @@ from store import Store, cores, import_helper, importing
 from store.adapters import agent_plans, agents, claude_code
 from test_agent_import_ahead import _once_planning
 from test_agent_import_helper_attacks import A, _late_helper, _resumed
-from test_agent_import_helper import (  # noqa: F401
-    _assistant, _cut, _generated, _import, _lines, _same, _stores, _user, helpers, projects,
-)
+from test_agent_import_helper import _assistant, _cut, _generated, _import, _lines, _same, _stores, _user, projects
 
 
-def _in_time(tmp_path, helpers, name, folder, seconds=60.0):  # noqa: F811
+def _in_time(tmp_path, helpers, name, folder, seconds=60.0):
     """The import of `folder` into `name`, from a thread: when it has not ended in `seconds` (a generous bound:
     the whole import takes a few), its helper is killed, which lets the importer go on, and the test fails."""
     out: dict = {}
@@ -44,7 +42,7 @@ def _in_time(tmp_path, helpers, name, folder, seconds=60.0):  # noqa: F811
 
 
 def test_a_stopped_helper_whose_pipe_fills_with_what_to_skip_does_not_hang_the_import(
-        tmp_path, helpers, monkeypatch):  # noqa: F811
+        tmp_path, helpers, monkeypatch):
     """The helper stops (SIGSTOP) before its first plan; the importer plans every session itself and tells the
     helper each time to skip past it (8 bytes a session): more sessions than the helper's stdin holds (its pipe
     as small as Linux makes one, which 1 MiB pipes only put off to 131,072 sessions, or 8,192 when the pipe
@@ -114,7 +112,7 @@ def _ahead(monkeypatch, hit=None):
 
 
 def test_a_session_whose_making_raises_while_planned_ahead_fails_the_import_where_one_process_fails_it(
-        tmp_path, helpers, monkeypatch):  # noqa: F811
+        tmp_path, helpers, monkeypatch):
     """The fifth session raises while it is made (here: the helper, stopped, makes none of it). Planned ahead, its
     failure is not the import's yet: the sessions before it are written first, in order, and then it fails in its
     turn, as in one process."""
@@ -151,7 +149,7 @@ def test_a_session_whose_making_raises_while_planned_ahead_fails_the_import_wher
     _same(tmp_path)
 
 
-def test_a_helper_killed_while_the_importer_holds_plans_ahead_loses_none_of_them(tmp_path, helpers, monkeypatch):  # noqa: F811
+def test_a_helper_killed_while_the_importer_holds_plans_ahead_loses_none_of_them(tmp_path, helpers, monkeypatch):
     folder = projects(tmp_path)
     _stores(tmp_path)
     monkeypatch.setenv(import_helper.ENV, "0")
@@ -172,7 +170,7 @@ def test_a_helper_killed_while_the_importer_holds_plans_ahead_loses_none_of_them
 
 
 def test_reimports_whose_plans_ahead_meet_pages_in_the_store_write_what_one_process_writes(
-        tmp_path, helpers, monkeypatch):  # noqa: F811
+        tmp_path, helpers, monkeypatch):
     """A first import of every file's first half, then the whole files twice, each with plans made ahead: a plan
     ahead that meets pages already in the store is made again here, in order (through the copy made from the
     start, the importer having made later sessions already)."""
@@ -214,7 +212,7 @@ def _resumes(folder, sessions: int) -> None:
         parent = f"r{s}-a"
 
 
-def test_resumed_sessions_planned_ahead_claim_no_record_an_earlier_session_owns(tmp_path, helpers, monkeypatch):  # noqa: F811
+def test_resumed_sessions_planned_ahead_claim_no_record_an_earlier_session_owns(tmp_path, helpers, monkeypatch):
     folder = tmp_path / "projects"
     _resumes(folder, 16)
     _stores(tmp_path)
@@ -228,7 +226,7 @@ def test_resumed_sessions_planned_ahead_claim_no_record_an_earlier_session_owns(
     _same(tmp_path)
 
 
-def test_an_import_leaves_a_freeze_it_did_not_make_as_it_was(tmp_path, helpers):  # noqa: F811
+def test_an_import_leaves_a_freeze_it_did_not_make_as_it_was(tmp_path, helpers):
     """A program that froze its own objects before it imports (gc.freeze, as pre-forking servers do) keeps them
     frozen: the import hands back to the collector only what it kept apart itself."""
     folder = projects(tmp_path)
@@ -243,7 +241,7 @@ def test_an_import_leaves_a_freeze_it_did_not_make_as_it_was(tmp_path, helpers):
 
 
 def test_a_file_grown_between_the_reads_while_sessions_are_planned_ahead_writes_what_this_process_read(
-        tmp_path, helpers, monkeypatch):  # noqa: F811
+        tmp_path, helpers, monkeypatch):
     """The helper reads an earlier session's file grown (it then owns a record a later session owns here), and the
     importer plans ahead meanwhile: the helper's answers are dropped (it read other files), the plans made ahead
     here are kept, and the store is what one process writes of what this process read."""
@@ -290,7 +288,7 @@ def test_a_file_grown_between_the_reads_while_sessions_are_planned_ahead_writes_
     _same(tmp_path)
 
 
-def test_very_many_small_sessions_with_a_helper_at_work_write_what_one_process_writes(tmp_path, helpers, monkeypatch):  # noqa: F811
+def test_very_many_small_sessions_with_a_helper_at_work_write_what_one_process_writes(tmp_path, helpers, monkeypatch):
     """A live helper, the importer planning ahead as the timing falls (every session is taken once: the helper's
     plan, one made ahead, or one made in order)."""
     folder = tmp_path / "projects"
@@ -342,7 +340,7 @@ _GARBAGE = textwrap.dedent("""
 
 @pytest.mark.parametrize("junk", [[42], [("x",)], ["text"], [(("a", "b"), ("plan", "junk"))], [((), ())],
                                   [None, (None, None)]])
-def test_a_helper_answering_garbage_costs_the_import_nothing(tmp_path, helpers, monkeypatch, junk):  # noqa: F811
+def test_a_helper_answering_garbage_costs_the_import_nothing(tmp_path, helpers, monkeypatch, junk):
     """Whatever well-formed answers a broken helper sends (not plans of what this process read), every session is
     planned here and the store is the one-process import's."""
     folder = projects(tmp_path)
