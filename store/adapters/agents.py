@@ -241,27 +241,31 @@ def jsonl_records(path: Path, report: ImportReport, source: str, read: list[tupl
                     "Unicode); they were read with each one written as its \\u escape")
 
 
-_DECODER = json.JSONDecoder()  # (json.loads's own, as it is called without arguments)
-_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]  # (its C scanner)
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # (json.loads's C scanner)
 _JSON_SPACE = " \t\n\r"
-# A line with this many brackets may be nested deep enough to meet the recursion limit, where json.loads's own
-# frames count (Python 3.11: the parser's nesting and the Python frames share the limit): it goes to json.loads.
-_SHALLOW = 128
 
 
 def _line_value(line: str) -> Any:
     """`json.loads(line)`: the same value, the same lines refused (ValueError, RecursionError), without the checks
-    around the scanner that a call makes (a tenth of an agent import's reading, a line at a time)."""
-    text = line.strip(_JSON_SPACE)
-    if len(text) >= 2 * _SHALLOW and text.count("[") + text.count("{") >= _SHALLOW:
-        return _DECODER.decode(line)  # (json.loads's frames: where it gives up depends on the frames above it)
-    try:
-        value, end = _SCAN(text, 0)
-    except StopIteration as exc:  # (no JSON value starts there)
-        raise ValueError(f"not JSON at {exc.value}") from None
+    around the scanner that a call makes (a tenth of an agent import's reading, a line at a time). The scanner is
+    called three Python frames down, as json.loads calls it (loads, decode, raw_decode): on Python 3.11 the
+    parser's nesting and the frames share one recursion limit, so a line is refused as too deep exactly where
+    json.loads, called from the same place, refuses it."""
+    return _value_of(line.strip(_JSON_SPACE))
+
+
+def _value_of(text: str) -> Any:
+    value, end = _scanned(text)
     if end != len(text):
         raise ValueError(f"extra data at {end}")
     return value
+
+
+def _scanned(text: str) -> tuple[Any, int]:
+    try:
+        return _SCAN(text, 0)
+    except StopIteration as exc:  # (no JSON value starts there)
+        raise ValueError(f"not JSON at {exc.value}") from None
 
 
 _ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
