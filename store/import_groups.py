@@ -49,6 +49,7 @@ def fewer_collections() -> Iterator[None]:
 
 class _Frozen:
     users = 0  # imports in this process holding what they read apart from the collector (`read_kept`)
+    ours = False  # they froze it (nothing was frozen before the first of them): theirs to hand back
 
 
 @contextmanager
@@ -56,16 +57,20 @@ def read_kept() -> Iterator[None]:
     """An import that holds every record it read until its last unit is written: from here to the end the collector
     no longer walks what exists now (`gc.freeze`; its older generations held those records, and each of their
     collections took a tenth of a second of a 5-second agent import), and the objects are handed back to it
-    (`gc.unfreeze`) when the last such import of this process ends."""
+    (`gc.unfreeze`) when the last such import of this process ends. In a program that froze objects itself
+    (gc.freeze before forking) nothing is frozen nor handed back: `gc.unfreeze` would hand back the program's too."""
     with _gc_lock:
-        gc.freeze()
+        if _Frozen.users == 0:
+            _Frozen.ours = gc.get_freeze_count() == 0
+        if _Frozen.ours:
+            gc.freeze()
         _Frozen.users += 1
     try:
         yield
     finally:
         with _gc_lock:
             _Frozen.users -= 1
-            if _Frozen.users == 0:
+            if _Frozen.users == 0 and _Frozen.ours:
                 gc.unfreeze()
 
 

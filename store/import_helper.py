@@ -214,6 +214,21 @@ class ImportHelper:
         except (OSError, ValueError):
             pass  # it has exited: the importer plans the rest itself
 
+    def _tell(self, told: int) -> None:
+        """Tell the helper an index (8 bytes: skip to it, or skip it) without ever waiting for it to read: a helper
+        stopped (SIGSTOP) or busy with a long plan reads nothing, and the importer tells it something at every
+        session it plans itself, more than a pipe holds. When the pipe is full the message is dropped: the helper
+        then plans a session the importer has, and that answer goes unused."""
+        stdin = self._proc.stdin
+        assert stdin is not None
+        try:
+            with self._send_lock:  # (after the request: the pipe holds no part of another message)
+                fd = stdin.fileno()
+                os.set_blocking(fd, False)  # (our end only: the helper's stays blocking)
+                os.write(fd, told.to_bytes(8, "big"))  # (8 bytes, under PIPE_BUF: written whole or not at all)
+        except (OSError, ValueError):
+            pass  # full (dropped), or it has exited: the importer plans the rest itself
+
     def _read_answers(self) -> None:
         out = self._proc.stdout
         assert out is not None
@@ -275,7 +290,7 @@ class ImportHelper:
             self.planned_here += 1
             if not self._done and self._sender is not None and not self._sender.is_alive():
                 self._skip_to = index + 1
-                self._send(self._skip_to.to_bytes(8, "big"))  # skip ahead: this one is planned here
+                self._tell(self._skip_to)  # skip ahead: this one is planned here
         else:
             self.helped += 1
         return answer
@@ -298,7 +313,7 @@ class ImportHelper:
             def reserve(item: int = item) -> None:
                 self._reserved.add(item)
                 self._ahead = item
-                self._send((item | RESERVED).to_bytes(8, "big"))
+                self._tell(item | RESERVED)
 
             self._cond.release()
             try:

@@ -41,9 +41,10 @@ class SharedPlans:
         answer = self.helper(index, self._plan_ahead)
         if answer is None:
             return None
-        if answer[0] != self.sessions.stamp(index):
-            if answer[0][1] != self.sessions.read:  # (it read other files than this process: none of its plans will do)
-                self.helper.close()
+        stamp = answer[0] if isinstance(answer, tuple) and len(answer) == 2 else None
+        if not isinstance(stamp, tuple) or stamp != self.sessions.stamp(index):
+            if not isinstance(stamp, tuple) or len(stamp) != 2 or stamp[1] != self.sessions.read:
+                self.helper.close()  # (it read other files than this process, or answers no plan: none will do)
             return None
         return cast("tuple[str, Any]", answer[1])
 

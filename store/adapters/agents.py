@@ -246,16 +246,26 @@ _JSON_SPACE = " \t\n\r"
 
 
 def _line_value(line: str) -> Any:
-    """`json.loads(line)`: the same value, the same lines refused (ValueError), without the checks around the scanner
-    that a call makes (a tenth of an agent import's reading, a line at a time)."""
-    text = line.strip(_JSON_SPACE)
-    try:
-        value, end = _SCAN(text, 0)
-    except StopIteration as exc:  # (no JSON value starts there)
-        raise ValueError(f"not JSON at {exc.value}") from None
+    """`json.loads(line)`: the same value, the same lines refused (ValueError, RecursionError), without the checks
+    around the scanner that a call makes (a tenth of an agent import's reading, a line at a time). The scanner is
+    called three Python frames down, as json.loads calls it (loads, decode, raw_decode): on Python 3.11 the
+    parser's nesting and the frames share one recursion limit, so a line is refused as too deep exactly where
+    json.loads, called from the same place, refuses it."""
+    return _value_of(line.strip(_JSON_SPACE))
+
+
+def _value_of(text: str) -> Any:
+    value, end = _scanned(text)
     if end != len(text):
         raise ValueError(f"extra data at {end}")
     return value
+
+
+def _scanned(text: str) -> tuple[Any, int]:
+    try:
+        return _SCAN(text, 0)
+    except StopIteration as exc:  # (no JSON value starts there)
+        raise ValueError(f"not JSON at {exc.value}") from None
 
 
 _ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
