@@ -242,6 +242,7 @@ class ImportHelper:
                 if index == PLANNING:
                     with self._cond:
                         self._planning = True
+                        self._cond.notify_all()
                     continue
                 data = _read(fd, size)
                 if len(data) < size:

@@ -24,7 +24,7 @@ from test_agent_import_helper_attacks import A, _late_helper, _resumed
 from test_agent_import_helper import _assistant, _cut, _generated, _import, _lines, _same, _stores, _user, projects
 
 
-def _in_time(tmp_path, helpers, name, folder, seconds=60.0):
+def _in_time(tmp_path, helpers, name, folder, seconds=120.0):
     """The import of `folder` into `name`, from a thread: when it has not ended in `seconds` (a generous bound:
     the whole import takes a few), its helper is killed, which lets the importer go on, and the test fails."""
     out: dict = {}
