@@ -21,7 +21,9 @@ from store import Store, cores, import_helper, importing
 from store.adapters import agent_plans, agents, claude_code
 from test_agent_import_ahead import _once_planning
 from test_agent_import_helper_attacks import A, _late_helper, _resumed
-from test_agent_import_helper import _assistant, _cut, _generated, _import, _lines, _same, _stores, _user, projects
+from test_agent_import_helper import (
+    _assistant, _cut, _generated, _import, _lines, _same, _stores, _user, one_process_first, projects,
+)
 
 
 def _in_time(tmp_path, helpers, name, folder, seconds=120.0):
@@ -150,11 +152,7 @@ def test_a_session_whose_making_raises_while_planned_ahead_fails_the_import_wher
 
 
 def test_a_helper_killed_while_the_importer_holds_plans_ahead_loses_none_of_them(tmp_path, helpers, monkeypatch):
-    folder = projects(tmp_path)
-    _stores(tmp_path)
-    monkeypatch.setenv(import_helper.ENV, "0")
-    one = _import(tmp_path, "one", folder)
-    monkeypatch.setenv(import_helper.ENV, "1")
+    folder, one = one_process_first(tmp_path, monkeypatch, wait=True)
     held: list[int] = []
 
     def kill(shared, index, planned):

@@ -118,15 +118,16 @@ def _import(tmp_path, name, folder, **kwargs):
     return {k: v for k, v in report.items() if k not in ("import_id", "path")}
 
 
-def one_process_first(tmp_path, monkeypatch):
-    """The projects folder imported in one process into one.db; then the helpers on, not waited for (so the
-    importer meets them as the timing falls): (the folder, that import's report)."""
+def one_process_first(tmp_path, monkeypatch, wait=False):
+    """The projects folder imported in one process into one.db; then the helpers on, and (unless `wait`) not
+    waited for, so the importer meets them as the timing falls: (the folder, that import's report)."""
     folder = projects(tmp_path)
     _stores(tmp_path)
     monkeypatch.setenv(import_helper.ENV, "0")
     one = _import(tmp_path, "one", folder)
     monkeypatch.setenv(import_helper.ENV, "1")
-    monkeypatch.setattr(import_helper, "WAIT", False)
+    if not wait:
+        monkeypatch.setattr(import_helper, "WAIT", False)
     return folder, one
 
 
@@ -159,11 +160,7 @@ def test_sessions_planned_in_the_helper_land_as_the_one_process_import_writes_th
 
 
 def test_a_helper_killed_part_way_leaves_the_rest_to_the_importer(tmp_path, helpers, monkeypatch):
-    folder = projects(tmp_path)
-    _stores(tmp_path)
-    monkeypatch.setenv(import_helper.ENV, "0")
-    one = _import(tmp_path, "one", folder)
-    monkeypatch.setenv(import_helper.ENV, "1")
+    folder, one = one_process_first(tmp_path, monkeypatch, wait=True)
     monkeypatch.setenv("PCP_TEST_STOP", "import-helper:4")  # read by the helper only (this process read it before)
     helped = _import(tmp_path, "helped", folder)
     assert helpers[0].helped == 3 and helpers[0].planned_here > 3  # it answered three, died at its fourth
