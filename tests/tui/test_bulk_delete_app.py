@@ -32,6 +32,16 @@ def status_line(app) -> str:
     return str(app.screen.query_one("#list-status").render())
 
 
+async def _flat_pages_listed(app, pilot) -> None:
+    """The app started, its list showing the scope project:old-flat (as the scopes tree holds it), focused."""
+    await settle(app, pilot)
+    assert any(s["namespace"] == "project:old-flat" for s in app.screen.query_one("#scopes").scopes)
+    app.screen.scopes, app.screen.scope_label = ["project:old-flat"], "project:old-flat"
+    app.screen.reload_pages()
+    await settle(app, pilot)
+    page_list(app).focus()
+
+
 def test_the_typed_count_takes_separators():
     assert typed_count("1,234") == 1234 and typed_count(" 12 ") == 12
     assert typed_count("12a") is None and typed_count("") is None
@@ -236,12 +246,7 @@ async def test_escape_stops_between_batches_and_resume_finishes(many_pages, make
     monkeypatch.setattr(store, "run_bulk_delete", held)
     app = make_app(store)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        tree_scope = next(s for s in app.screen.query_one("#scopes").scopes if s["namespace"] == "project:old-flat")
-        app.screen.scopes, app.screen.scope_label = [tree_scope["namespace"]], tree_scope["namespace"]
-        app.screen.reload_pages()
-        await settle(app, pilot)
-        page_list(app).focus()
+        await _flat_pages_listed(app, pilot)
         await pilot.press("M")
         await settle(app, pilot)
         assert app.screen.matching.pages == 40
@@ -299,11 +304,7 @@ async def test_closing_a_stopped_deletion_removes_what_was_erased(many_pages, ma
     monkeypatch.setattr(store, "run_bulk_delete", held)
     app = make_app(store)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        app.screen.scopes, app.screen.scope_label = ["project:old-flat"], "project:old-flat"
-        app.screen.reload_pages()
-        await settle(app, pilot)
-        page_list(app).focus()
+        await _flat_pages_listed(app, pilot)
         for _ in range(8):
             await pilot.press("m")
         chosen = set(app.screen.selection)
@@ -329,11 +330,7 @@ async def test_a_selection_changed_since_the_plan_is_planned_again(many_pages, m
     store, refs, _ = many_pages
     app = make_app(store)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        app.screen.scopes, app.screen.scope_label = ["project:old-flat"], "project:old-flat"
-        app.screen.reload_pages()
-        await settle(app, pilot)
-        page_list(app).focus()
+        await _flat_pages_listed(app, pilot)
         await pilot.press("M", "D")
         await settle(app, pilot)
         dialog = app.screen
@@ -367,11 +364,7 @@ async def test_delete_pressed_while_the_matches_are_counted_deletes_the_matches(
     monkeypatch.setattr(store, "plan_bulk_delete", held_plan)
     app = make_app(store)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        app.screen.scopes, app.screen.scope_label = ["project:old-flat"], "project:old-flat"
-        app.screen.reload_pages()
-        await settle(app, pilot)
-        page_list(app).focus()
+        await _flat_pages_listed(app, pilot)
         main = app.screen
         await pilot.press("M")
         await until(pilot, counting.is_set, "the count of the matches under way")
