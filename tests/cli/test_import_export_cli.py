@@ -179,35 +179,45 @@ def test_a_restore_with_helper_processes_gives_back_every_line_of_real_chats(tmp
     assert code == 0 and "Assist user with summary" in [h["title"] for h in json.loads(out)["hits"]]
 
 
-def test_pcp_import_with_the_planning_helper_writes_what_one_process_writes(tmp_path, capsys, monkeypatch):
-    """Real ChatGPT exports in through `pcp import chatgpt` twice: once with the chat import's helper process
-    planning every conversation (issue 31; forced on, for these small files), once in one process. Both stores
-    export the same lines (minted ids and store times mapped), and a message's words are found."""
+def _imported_with_and_without_the_helper(tmp_path, capsys, monkeypatch, imports: list[list[str]]):
+    """Each `pcp import` of `imports` run into two stores of one salt: one.db in one process, helped.db with the
+    import's helper process planning every item (issue 31; forced on, for these small files; every answer waited
+    for). Each store exported to <name>.jsonl. The helpers started, and the export lines of one.db, both mapped
+    (minted ids and store times); the test compares helped.jsonl's."""
     import shutil
 
     from export_helpers import mapped_export_lines
     from store import Store, import_helper
 
     monkeypatch.setattr(import_helper, "HELPER_FROM_CHARS", 0)
-    monkeypatch.setattr(import_helper, "WAIT", True)  # (every conversation waited for: the helper plans them all)
+    monkeypatch.setattr(import_helper, "WAIT", True)  # (every item waited for: the helper plans them all)
     started: list[import_helper.ImportHelper] = []
     start = import_helper.start
     monkeypatch.setattr(import_helper, "start", lambda *a: (started.append(start(*a)), started[-1])[1])
     with Store.open(tmp_path / "empty.db"):
         pass  # (both stores of one salt: long words are sealed with the store's key)
-    sources = ["chatgpt-danny-avila-LibreChat-1.json", "chatgpt-Sinity-polylogue-1.json",
-               "chatgpt-0xsalt-chatgpt_conversation_extractor-1.json"]
     for name, helper in (("one", "0"), ("helped", "1")):
         db = tmp_path / f"{name}.db"
         shutil.copyfile(tmp_path / "empty.db", db)
         monkeypatch.setenv(import_helper.ENV, helper)
-        for source in sources:
-            assert run(capsys, "--db", str(db), "import", "chatgpt", str(EXPORTS / source))[0] == 0
+        for args in imports:
+            assert run(capsys, "--db", str(db), "import", *args)[0] == 0
         assert run(capsys, "--db", str(db), "export", "--out", str(tmp_path / f"{name}.jsonl"))[0] == 0
-    helped = [h for h in started if h is not None]
+    return [h for h in started if h is not None], mapped_export_lines(tmp_path / "one.jsonl")
+
+
+def test_pcp_import_with_the_planning_helper_writes_what_one_process_writes(tmp_path, capsys, monkeypatch):
+    """Real ChatGPT exports in through `pcp import chatgpt` twice: once with the chat import's helper process
+    planning every conversation, once in one process. Both stores export the same lines, and a message's words
+    are found."""
+    from export_helpers import mapped_export_lines
+
+    sources = ["chatgpt-danny-avila-LibreChat-1.json", "chatgpt-Sinity-polylogue-1.json",
+               "chatgpt-0xsalt-chatgpt_conversation_extractor-1.json"]
+    helped, lines = _imported_with_and_without_the_helper(tmp_path, capsys, monkeypatch,
+                                                          [["chatgpt", str(EXPORTS / source)] for source in sources])
     assert len(helped) == len(sources) and all(h.helped > 0 and h.planned_here == 0 for h in helped)
     assert all(h.exited() for h in helped)
-    lines = mapped_export_lines(tmp_path / "one.jsonl")
     assert len(lines) > 50 and mapped_export_lines(tmp_path / "helped.jsonl") == lines
     code, out, _ = run(capsys, "--db", str(tmp_path / "helped.db"), "--json", "search", "Assist user with summary")
     assert code == 0 and "Assist user with summary" in [h["title"] for h in json.loads(out)["hits"]]
@@ -215,30 +225,14 @@ def test_pcp_import_with_the_planning_helper_writes_what_one_process_writes(tmp_
 
 def test_pcp_import_claude_code_with_the_planning_helper_writes_what_one_process_writes(tmp_path, capsys, monkeypatch):
     """Every vendored real Claude Code transcript in through `pcp import claude-code` twice: once with the helper
-    process reading the files and planning every session (issue 31; forced on, for these small files), once in one
-    process. Both stores export the same lines (minted ids and store times mapped), and a prompt's words are found."""
-    import shutil
-
+    process reading the files and planning every session, once in one process. Both stores export the same lines,
+    and a prompt's words are found."""
     from export_helpers import mapped_export_lines
-    from store import Store, import_helper
 
-    monkeypatch.setattr(import_helper, "HELPER_FROM_CHARS", 0)
-    monkeypatch.setattr(import_helper, "WAIT", True)  # (every session waited for: the helper plans them all)
-    started: list[import_helper.ImportHelper] = []
-    start = import_helper.start
-    monkeypatch.setattr(import_helper, "start", lambda *a: (started.append(start(*a)), started[-1])[1])
-    with Store.open(tmp_path / "empty.db"):
-        pass  # (both stores of one salt: long words are sealed with the store's key)
     source = Path(__file__).resolve().parents[1] / "data" / "agents" / "claude-code"
-    for name, helper in (("one", "0"), ("helped", "1")):
-        db = tmp_path / f"{name}.db"
-        shutil.copyfile(tmp_path / "empty.db", db)
-        monkeypatch.setenv(import_helper.ENV, helper)
-        assert run(capsys, "--db", str(db), "import", "claude-code", str(source))[0] == 0
-        assert run(capsys, "--db", str(db), "export", "--out", str(tmp_path / f"{name}.jsonl"))[0] == 0
-    helped = [h for h in started if h is not None]
+    helped, lines = _imported_with_and_without_the_helper(tmp_path, capsys, monkeypatch,
+                                                          [["claude-code", str(source)]])
     assert len(helped) == 1 and helped[0].helped > 10 and helped[0].planned_here == 0 and helped[0].exited()
-    lines = mapped_export_lines(tmp_path / "one.jsonl")
     assert len(lines) > 100 and mapped_export_lines(tmp_path / "helped.jsonl") == lines
     code, out, _ = run(capsys, "--db", str(tmp_path / "helped.db"), "--json", "search", "file creation editing")
     assert code == 0 and json.loads(out)["hits"]
