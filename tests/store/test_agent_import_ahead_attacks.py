@@ -49,13 +49,8 @@ def test_a_stopped_helper_whose_pipe_fills_with_what_to_skip_does_not_hang_the_i
     helper each time to skip past it (8 bytes a session): more sessions than the helper's stdin holds (its pipe
     as small as Linux makes one, which 1 MiB pipes only put off to 131,072 sessions, or 8,192 when the pipe
     allowance is spent) must not block the importer on a pipe nobody reads."""
-    folder = tmp_path / "projects"
-    _generated(folder, 900, 2)
-    _stores(tmp_path)
-    monkeypatch.setenv(import_helper.ENV, "0")
-    one = _import(tmp_path, "one", folder)
-    monkeypatch.setenv(import_helper.ENV, "1")
-    monkeypatch.setattr(import_helper, "WAIT", False)
+    _generated(tmp_path / "projects", 900, 2)
+    folder, one = one_process_first(tmp_path, monkeypatch, folder=tmp_path / "projects")
     monkeypatch.setattr(cores, "PIPE_BYTES", 4096)  # 512 messages
     monkeypatch.setenv("PCP_TEST_STOP", "import-helper:1!STOP")
     helped = _in_time(tmp_path, helpers, "helped", folder)
@@ -289,13 +284,8 @@ def test_a_file_grown_between_the_reads_while_sessions_are_planned_ahead_writes_
 def test_very_many_small_sessions_with_a_helper_at_work_write_what_one_process_writes(tmp_path, helpers, monkeypatch):
     """A live helper, the importer planning ahead as the timing falls (every session is taken once: the helper's
     plan, one made ahead, or one made in order)."""
-    folder = tmp_path / "projects"
-    _generated(folder, 600, 2)
-    _stores(tmp_path)
-    monkeypatch.setenv(import_helper.ENV, "0")
-    one = _import(tmp_path, "one", folder)
-    monkeypatch.setenv(import_helper.ENV, "1")
-    monkeypatch.setattr(import_helper, "WAIT", False)
+    _generated(tmp_path / "projects", 600, 2)
+    folder, one = one_process_first(tmp_path, monkeypatch, folder=tmp_path / "projects")
     _once_planning(monkeypatch)
     helped = _in_time(tmp_path, helpers, "helped", folder)
     helper = helpers[0]

@@ -118,10 +118,10 @@ def _import(tmp_path, name, folder, **kwargs):
     return {k: v for k, v in report.items() if k not in ("import_id", "path")}
 
 
-def one_process_first(tmp_path, monkeypatch, wait=False):
-    """The projects folder imported in one process into one.db; then the helpers on, and (unless `wait`) not
-    waited for, so the importer meets them as the timing falls: (the folder, that import's report)."""
-    folder = projects(tmp_path)
+def one_process_first(tmp_path, monkeypatch, wait=False, folder=None):
+    """The projects folder (or `folder`) imported in one process into one.db; then the helpers on, and (unless
+    `wait`) not waited for, so the importer meets them as the timing falls: (the folder, that import's report)."""
+    folder = projects(tmp_path) if folder is None else folder
     _stores(tmp_path)
     monkeypatch.setenv(import_helper.ENV, "0")
     one = _import(tmp_path, "one", folder)
