@@ -22,7 +22,8 @@ from store.adapters import agent_plans, agents, claude_code
 from test_agent_import_ahead import _once_planning
 from test_agent_import_helper_attacks import A, _late_helper, _resumed
 from test_agent_import_helper import (
-    _assistant, _cut, _generated, _import, _lines, _same, _stores, _user, one_process_first, projects,
+    _assistant, _generated, _import, _lines, _same, _stores, _user, half_then_whole_in_one_process, one_process_first,
+    projects, reimports,
 )
 
 
@@ -167,12 +168,7 @@ def test_reimports_whose_plans_ahead_meet_pages_in_the_store_write_what_one_proc
     """A first import of every file's first half, then the whole files twice, each with plans made ahead: a plan
     ahead that meets pages already in the store is made again here, in order (through the copy made from the
     start, the importer having made later sessions already)."""
-    folder = projects(tmp_path)
-    half = _cut(folder, tmp_path / "half")
-    _stores(tmp_path)
-    monkeypatch.setenv(import_helper.ENV, "0")
-    one = [_import(tmp_path, "one", half), _import(tmp_path, "one", folder), _import(tmp_path, "one", folder)]
-    monkeypatch.setenv(import_helper.ENV, "1")
+    folder, half, one = half_then_whole_in_one_process(tmp_path, monkeypatch)
     again: list[int] = []
     plan_again = agents._plan_again
 
@@ -182,8 +178,7 @@ def test_reimports_whose_plans_ahead_meet_pages_in_the_store_write_what_one_proc
 
     monkeypatch.setattr(agents, "_plan_again", noted)
     _ahead(monkeypatch)
-    helped = [_import(tmp_path, "helped", half), _import(tmp_path, "helped", folder),
-              _import(tmp_path, "helped", folder)]
+    helped = reimports(tmp_path, "helped", folder, half)
     assert all(h.planned_ahead >= 1 for h in helpers) and len(again) > 5
     assert helped == one
     _same(tmp_path)

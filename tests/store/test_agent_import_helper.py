@@ -190,16 +190,27 @@ def _cut(folder: Path, into: Path) -> Path:
     return into
 
 
-def test_a_reimport_and_an_overlapping_reimport_through_the_helper_write_what_one_process_writes(tmp_path, helpers,
-                                                                                                 monkeypatch):
+def reimports(tmp_path, name, folder, half):
+    """Three imports into <name>.db: every file's first half, then the whole files, then the same again."""
+    return [_import(tmp_path, name, half), _import(tmp_path, name, folder), _import(tmp_path, name, folder)]
+
+
+def half_then_whole_in_one_process(tmp_path, monkeypatch):
+    """The projects folder and a copy cut to each file's first half, `reimports` of them into one.db in one
+    process, then the helpers on: (folder, half, the three reports)."""
     folder = projects(tmp_path)
     half = _cut(folder, tmp_path / "half")
     _stores(tmp_path)
     monkeypatch.setenv(import_helper.ENV, "0")
-    one = [_import(tmp_path, "one", half), _import(tmp_path, "one", folder), _import(tmp_path, "one", folder)]
+    one = reimports(tmp_path, "one", folder, half)
     monkeypatch.setenv(import_helper.ENV, "1")
-    helped = [_import(tmp_path, "helped", half), _import(tmp_path, "helped", folder),
-              _import(tmp_path, "helped", folder)]
+    return folder, half, one
+
+
+def test_a_reimport_and_an_overlapping_reimport_through_the_helper_write_what_one_process_writes(tmp_path, helpers,
+                                                                                                 monkeypatch):
+    folder, half, one = half_then_whole_in_one_process(tmp_path, monkeypatch)
+    helped = reimports(tmp_path, "helped", folder, half)
     assert len(helpers) == 3 and all(h.exited() for h in helpers)
     assert helpers[1].helped > 0  # the grown sessions were planned again here, whole; the new ones landed as planned
     assert helped == one
