@@ -48,6 +48,9 @@ INSERTS = {
     "source_page": "INSERT INTO source_page (source_key, page_id, body_digest) VALUES (?,?,?)",
     "relation": "INSERT INTO relation (relation_id, relation_type, from_page_id, from_revision_id, to_page_id, "
                 "to_revision_id, created_at, actor_type, actor_id, retracted) VALUES (?,?,?,?,?,?,?,?,?,?)",
+    # an import group's units' own audit events (store/core.py `_audit_row`), written with the group's rows
+    "audit_event": "INSERT INTO audit_event (event_id, time, principal_type, principal_id, operation, scopes, decision, "
+                   "counts, duration_ms, error_code, receipt_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
 }
 
 

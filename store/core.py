@@ -15,6 +15,7 @@ import peewee as pw
 
 from . import ids, paths
 from .access import AccessSession
+from .bulkwrite import INSERTS
 from .constants import LIMITS as LIMITS  # re-exported: the limits live in store/constants.py
 from .db import install_schema, make_models, open_database
 from .errors import Conflict, Forbidden, Invalid, PcpError, not_found
@@ -34,6 +35,7 @@ def default_path() -> Path:
 
 
 # json.dumps with these options would build an encoder on every call; one encoder serves them all.
+AUDIT_SQL = INSERTS["audit_event"]
 _ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
@@ -256,31 +258,36 @@ class Part:
     # --- audit ---
 
     def _append_audit(self, call: Call, decision: str, started: float, error_code: str | None = None) -> None:
-        self._db.execute_sql(
-            "INSERT INTO audit_event (event_id, time, principal_type, principal_id, operation, scopes, decision, "
-            "counts, duration_ms, error_code, receipt_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (ids.new_id("evt"), ids.now(), self.session.principal_type, self.session.principal_id, call.operation,
-             dumps(sorted(call.scopes)), decision, dumps(call.counts),
-             round((time.perf_counter() - started) * 1000, 3), error_code, call.receipt_id),
-        )
+        self._db.execute_sql(AUDIT_SQL, self._audit_row(call, decision, started, error_code))
+
+    def _audit_row(self, call: Call, decision: str, started: float, error_code: str | None = None) -> tuple[Any, ...]:
+        """The audit event of `call` as it stands now (AUDIT_SQL's values)."""
+        return (ids.new_id("evt"), ids.now(), self.session.principal_type, self.session.principal_id, call.operation,
+                dumps(sorted(call.scopes)), decision, dumps(call.counts),
+                round((time.perf_counter() - started) * 1000, 3), error_code, call.receipt_id)
 
     @contextlib.contextmanager
-    def _failures_audited(self, call: Call, started: float) -> Iterator[None]:
-        """Turn storage errors into contract errors and record every failed or denied call."""
+    def _failures_audited(self, call: Call, started: float, into: list[tuple[Any, ...]] | None = None) -> Iterator[None]:
+        """Turn storage errors into contract errors and record every failed or denied call (with `into`, its audit
+        row is put there for the caller to write, not written)."""
         try:
             yield
         except PcpError as exc:
-            self._audit_failure(call, exc, started)
+            self._audit_failure(call, exc, started, into)
             raise
         except pw.OperationalError as exc:
             err = _storage_error(exc)
-            self._audit_failure(call, err, started)
+            self._audit_failure(call, err, started, into)
             raise err from None
         except pw.DatabaseError as exc:
             raise Invalid(f"The store file {self.path} is damaged or not a pcp store ({exc}).") from None
 
-    def _audit_failure(self, call: Call, exc: PcpError, started: float) -> None:
+    def _audit_failure(self, call: Call, exc: PcpError, started: float,
+                       into: list[tuple[Any, ...]] | None = None) -> None:
         decision = "denied" if exc.code == "forbidden" else "failed"
+        if into is not None:
+            into.append(self._audit_row(call, decision, started, exc.code))
+            return
         try:
             with self._db.atomic("IMMEDIATE"):
                 self._append_audit(call, decision, started, exc.code)

@@ -508,8 +508,11 @@ class ImportOps(Part):
         unit: ImportUnit | None = None
         if state is not None and group is None and state.unit is not None:
             state.unit.flush()  # a unit inside a unit of a group takes its keys from the store: land the group's first
+        # A group's unit that fails: its audit event goes with the group's rows after the unit's own are dropped, so
+        # the events keep the order of the units (the allowed events of the units before it are written at the flush).
+        failed: list[tuple[Any, ...]] | None = [] if group is not None else None
         try:
-            with self._failures_audited(call, started), self._db.atomic("IMMEDIATE"):
+            with self._failures_audited(call, started, failed), self._db.atomic("IMMEDIATE"):
                 unit = ImportUnit(self._writes, call, tool, rules, group)
                 if state is not None and group is not None:
                     state.unit = unit
@@ -517,10 +520,15 @@ class ImportOps(Part):
                 unit.close()
                 stops.reached("import-unit")  # tests stop here: the unit written (or handed to its group), not committed
                 call.counts.update({k: n for k, n in unit.counts.items() if n})
-                self._append_audit(call, "allowed", started)
+                if group is not None:  # with the group's rows: one executemany a group, not a statement a unit
+                    group.writer.add("audit_event", self._audit_row(call, "allowed", started))
+                else:
+                    self._append_audit(call, "allowed", started)
         except BaseException:
             if unit is not None:
                 unit.abandon()
+            if failed and group is not None:
+                group.writer.rows["audit_event"].extend(failed)
             raise
         finally:
             if state is not None:

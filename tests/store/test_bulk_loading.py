@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
 
@@ -10,6 +11,8 @@ from peewee import sqlite3  # the SQLite the store uses: two libraries in one pr
 
 from store import Invalid, Store
 from store import importing
+
+import pcpstore_helpers as h
 
 
 def _unit(st: Store, key: str, ns: str = "agent:test") -> None:
@@ -111,3 +114,32 @@ def test_the_collector_thresholds_come_back_after_bulk_loading(db_path):
         assert gc.get_threshold() == before
     finally:
         st.close()
+
+
+def _audited_units(path, grouped: bool) -> list[tuple]:
+    """Units a, a failing one, b (each its own conversation scope), grouped in one transaction or each in its own:
+    the audit events they left, oldest first, without ids, times and durations."""
+    st = Store.open(path)
+    try:
+        with st.bulk_loading() if grouped else contextlib.nullcontext():
+            _unit(st, "a", ns="agent:a")
+            with pytest.raises(Invalid):
+                with st.import_unit("test-importer") as unit:
+                    unit.ensure_scope("agent:bad")
+                    unit.upsert("bad", "agent:bad", facets={"title": 3})  # refused: the unit rolls back
+            _unit(st, "b", ns="agent:b")
+        events = [e for e in h.all_audit(st) if e["operation"] == "import"]
+    finally:
+        st.close()
+    return [(e["decision"], e["scopes"], e["counts"], e.get("error_code")) for e in reversed(events)]
+
+
+def test_a_group_writes_its_units_audit_events_in_their_order_failures_included(tmp_path, monkeypatch):
+    """Inside bulk_loading the units' audit events go in with the group's rows (one executemany, not a statement a
+    unit), and a failed unit's event after those of the units before it: the trail equals the ungrouped one's."""
+    monkeypatch.setattr(importing, "BATCH_SECONDS", 3600.0)  # one group: every event written at its commit
+    grouped = _audited_units(tmp_path / "grouped.db", grouped=True)
+    one_by_one = _audited_units(tmp_path / "ungrouped.db", grouped=False)
+    assert [d for d, *_ in grouped] == ["allowed", "failed", "allowed"]
+    assert grouped == one_by_one
+    assert grouped[0][1] == ["agent:a"] and grouped[2][1] == ["agent:b"] and grouped[1][3] == "invalid"
