@@ -18,14 +18,16 @@ from typing import Any, Callable, Iterator
 from . import stops
 from .bulkwrite import Groups, RowWriter
 
-# Inside bulk_loading the cyclic garbage collector runs less often: an import holds hundreds of thousands of
+# Inside bulk work the cyclic garbage collector runs less often: an import holds hundreds of thousands of
 # parsed records until their sessions are written, and the default first-generation threshold (700
 # allocations) had the collector walk them over and over (about a tenth of an agent import's CPU time).
-# A group's rows are held until it commits: up to ~500,000 tracked objects (a ChatGPT import's group of
-# ~600 conversations, its statistics rows included). At 50,000 the young generation was collected ~8 times a
-# group, each walking ~50,000 of them (2 s of a 27 s import, 10,000 conversations), and collected nothing:
-# imports make next to no cyclic garbage. Above a group's live rows the collector runs about once in 20 groups.
-BULK_GC_THRESHOLD = 1_000_000
+BULK_GC_THRESHOLD = 50_000  # write_pages_bulk and sync
+# An import's group holds its rows until it commits: up to ~500,000 tracked objects (a ChatGPT import's group of
+# ~600 conversations, statistics rows included), and its helper the whole parsed export. At 50,000 the young
+# generation was collected ~8 times a group, each walking ~50,000 of them, freeing nothing (imports make next to no
+# cyclic garbage): 2 s of a 27 s import of 10,000 conversations, and half of its helper's 4 s parse. Above a group's
+# live rows it runs about once in 20 groups. (write_pages_bulk keeps 50,000: at 1,000,000 it ran 3-4 % slower.)
+IMPORT_GC_THRESHOLD = 1_000_000
 _gc_lock = threading.Lock()
 
 
@@ -35,12 +37,15 @@ class _GcState:
 
 
 @contextmanager
-def fewer_collections() -> Iterator[None]:
+def fewer_collections(threshold: int = BULK_GC_THRESHOLD) -> Iterator[None]:
+    """The collector's first threshold at least `threshold` meanwhile (the highest asked while several run), the
+    caller's own again when the last ends."""
     with _gc_lock:
         if _GcState.users == 0:
             _GcState.saved = gc.get_threshold()
-            first, second, third = _GcState.saved
-            gc.set_threshold(max(first, BULK_GC_THRESHOLD), second, third)
+        first, second, third = gc.get_threshold()
+        if first < threshold:
+            gc.set_threshold(threshold, second, third)
         _GcState.users += 1
     try:
         yield

@@ -98,12 +98,12 @@ def serve() -> None:
     import select
     import signal
 
-    from .import_groups import BULK_GC_THRESHOLD
+    from .import_groups import IMPORT_GC_THRESHOLD
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the importer's to handle; it ends this process itself
     # This process holds the parsed export all along: at the default threshold the collector walked it over and
     # over (the parse 0.35 -> 0.2 s, a plan 100 -> 85 us a message at 2,000 conversations).
-    gc.set_threshold(BULK_GC_THRESHOLD, *gc.get_threshold()[1:])
+    gc.set_threshold(IMPORT_GC_THRESHOLD, *gc.get_threshold()[1:])
     src, sink = sys.stdin.fileno(), sys.stdout.buffer
     request = _message(src)
     asked = pickle.loads(request) if request is not None else None  # noqa: S301 (our parent's own messages)

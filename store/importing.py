@@ -32,12 +32,13 @@ from .core import Call, Part, StoreContext, dumps
 from . import bulkwrite, import_helper, stops
 from .bulkwrite import RowWriter
 from .errors import Invalid
-from .import_groups import BULK_GC_THRESHOLD, GroupRows, Held, UnitGroups, fewer_collections, write_scope_times
+from .import_groups import (BULK_GC_THRESHOLD, IMPORT_GC_THRESHOLD, GroupRows, Held, UnitGroups, fewer_collections,
+                            write_scope_times)
 from .import_pages import Prepared, payload_json, prepare
 from .types import SourceScope
 from .writes import WriteOps
 
-__all__ = ["BATCH_SECONDS", "BULK_GC_THRESHOLD", "ImportOps", "ImportUnit", "PageRef", "Prepared", "fewer_collections", "payload_json", "prepare"]
+__all__ = ["BATCH_SECONDS", "BULK_GC_THRESHOLD", "IMPORT_GC_THRESHOLD", "ImportOps", "ImportUnit", "PageRef", "Prepared", "fewer_collections", "payload_json", "prepare"]
 
 
 BATCH_SECONDS = 0.5  # inside bulk_loading, units are committed in groups of about this long
@@ -471,7 +472,7 @@ class ImportOps(Part):
         and their rows are written once per group (import_groups.GroupRows), so the full-text index
         writes its segments once per group instead of once per unit; the WAL is checkpointed less
         often meanwhile and folded back after each group. Other writers wait at most about one group
-        for the store. The garbage collector runs less often meanwhile (BULK_GC_THRESHOLD)."""
+        for the store. The garbage collector runs less often meanwhile (IMPORT_GC_THRESHOLD)."""
         bulk = self._bulk
         depth = getattr(bulk, "depth", 0)
         bulk.depth = depth + 1
@@ -480,7 +481,8 @@ class ImportOps(Part):
         elif settle is not None:  # inside another bulk load: its next commit waits for this one's settle too
             bulk.state.settle = _both(bulk.state.settle, settle)
         try:
-            with bulkwrite.loading(self._db) if depth == 0 else contextlib.nullcontext(), fewer_collections():
+            with bulkwrite.loading(self._db) if depth == 0 else contextlib.nullcontext(), \
+                    fewer_collections(IMPORT_GC_THRESHOLD):
                 try:
                     yield
                 except BaseException:

@@ -36,7 +36,7 @@ from typing import Any, Callable, Container, Iterable, Iterator, cast
 from ..constants import LIMITS
 from ..errors import Invalid, LimitExceeded
 from .. import import_helper
-from ..import_groups import BULK_GC_THRESHOLD
+from ..import_groups import IMPORT_GC_THRESHOLD
 from ..importing import ImportUnit, PageRef, Prepared, prepare
 from ..names import LookAlike, digest
 from ..scope_titles import neutral_name
@@ -587,7 +587,7 @@ def helper_collections() -> None:
     scanning them (`gc.freeze`), and runs as seldom as in a bulk load (the process lives for one import)."""
     gc.freeze()
     first, second, third = gc.get_threshold()
-    gc.set_threshold(max(first, BULK_GC_THRESHOLD), second, third)
+    gc.set_threshold(max(first, IMPORT_GC_THRESHOLD), second, third)
 
 
 def plan_session(source: str, session: AgentSession, with_tools: bool, salt: bytes | None = None,

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..errors import Invalid
-from ..import_groups import fewer_collections
+from ..import_groups import IMPORT_GC_THRESHOLD, fewer_collections
 from .base import (ImportReport, NotAnArray, Progress, array_items, decode_at, epoch_to_time, json_object, json_text,
                    parse_json_text, read_json_text, unicode_safe)
 from .formats import SAMPLE_LINES, check_file, check_parsed
@@ -56,7 +56,7 @@ def import_chatgpt(store: Any, path: str | Path, namespace: str | None = None,
 
 def _items(text: str, label: str) -> list[Any]:
     """The export's conversations, the whole text parsed (Invalid when it is not JSON or not a ChatGPT export)."""
-    with fewer_collections():  # (millions of new objects: at the default threshold the parse took 1.7x as long)
+    with fewer_collections(IMPORT_GC_THRESHOLD):  # (millions of new objects: at the default threshold the parse took 1.7x as long)
         data = parse_json_text(text, label)
     check_parsed(data, "chatgpt", label)
     return conversation_items(data, label, "ChatGPT", ("mapping", "conversation_id"))

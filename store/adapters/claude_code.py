@@ -36,7 +36,7 @@ from .agents import (
     AgentMessage, AgentSession, AgentThread, ToolCall, agent_helper, helper_answer, helper_collections, jsonl_records,
     one_folder_per_session, regular_files, text_of, title_from, walk_files, write_sessions,
 )
-from ..import_groups import fewer_collections, read_kept
+from ..import_groups import IMPORT_GC_THRESHOLD, fewer_collections, read_kept
 from .agent_plans import SharedPlans
 from .base import ImportReport, Progress, epoch_to_time, json_object, json_text
 
@@ -89,7 +89,7 @@ def import_claude_code(store: Any, path: str | Path | None = None, *, with_tools
 def helper_items(request: tuple[str, list[str], bool], label: str) -> list[Any]:
     """In the import's helper process: the files read as the import reads them; an item per session group."""
     root, paths, with_tools = request
-    with fewer_collections():
+    with fewer_collections(IMPORT_GC_THRESHOLD):
         sessions = _read(Path(root), [Path(p) for p in paths], ImportReport(source=SOURCE, path=root))
     helper_collections()
     return [(sessions, with_tools)] * len(sessions)

@@ -107,10 +107,10 @@ def test_the_collector_thresholds_come_back_after_bulk_loading(db_path):
     st = Store.open(db_path)
     try:
         with st.bulk_loading():
-            assert gc.get_threshold()[0] >= importing.BULK_GC_THRESHOLD
+            assert gc.get_threshold()[0] >= importing.IMPORT_GC_THRESHOLD
             with st.bulk_loading():
                 pass
-            assert gc.get_threshold()[0] >= importing.BULK_GC_THRESHOLD
+            assert gc.get_threshold()[0] >= importing.IMPORT_GC_THRESHOLD
         assert gc.get_threshold() == before
     finally:
         st.close()
@@ -143,3 +143,19 @@ def test_a_group_writes_its_units_audit_events_in_their_order_failures_included(
     assert [d for d, *_ in grouped] == ["allowed", "failed", "allowed"]
     assert grouped == one_by_one
     assert grouped[0][1] == ["agent:a"] and grouped[2][1] == ["agent:b"] and grouped[1][3] == "invalid"
+
+
+def test_bulk_work_nested_keeps_the_highest_collector_threshold_asked_and_gives_the_caller_s_back():
+    """An import (IMPORT_GC_THRESHOLD) and write_pages_bulk or sync (BULK_GC_THRESHOLD) may run inside one another:
+    the threshold is the highest one asked while any runs, never lowered by an inner one, the caller's own after."""
+    from store.import_groups import fewer_collections
+
+    before = gc.get_threshold()
+    with fewer_collections(importing.BULK_GC_THRESHOLD):
+        assert gc.get_threshold()[0] == max(before[0], importing.BULK_GC_THRESHOLD)
+        with fewer_collections(importing.IMPORT_GC_THRESHOLD):
+            assert gc.get_threshold()[0] == importing.IMPORT_GC_THRESHOLD
+            with fewer_collections(importing.BULK_GC_THRESHOLD):
+                assert gc.get_threshold()[0] == importing.IMPORT_GC_THRESHOLD
+        assert gc.get_threshold()[0] == importing.IMPORT_GC_THRESHOLD  # (until the last one ends)
+    assert gc.get_threshold() == before
