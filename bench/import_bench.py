@@ -2,7 +2,7 @@
 """`import_chatgpt` against bare SQLite inserts of the same message texts, in one run.
 
     python bench/import_bench.py [--conversations 10000] [--messages-per 20] [--seed 11] [--rounds 1]
-                                 [--compare DIR] [--dir DIR] [--keep] [--profile [N]]
+                                 [--compare DIR] [--dir DIR] [--keep] [--profile [N]] [--writer]
 
 It generates a ChatGPT-shaped export (fixed seed): a list of conversations, each with a
 `mapping` tree (a message-less root, then user/assistant turns; one conversation in ten
@@ -229,6 +229,23 @@ def run_bare(export: Path, db: Path) -> tuple[float, float, int]:
     return elapsed, cpu, count
 
 
+def watched_import(export: Path, db: Path) -> None:
+    """One more import of this checkout (here, with its helper as configured) while another process writes one page
+    at a time, 10 ms apart (bench/bulk_write_bench.py's Watch): how long each of its writes waited, the WAL's size."""
+    from bulk_write_bench import Watch
+
+    from store import Store
+    from store.adapters import import_chatgpt
+
+    def run() -> None:
+        with Store.open(db) as st:
+            import_chatgpt(st, export)
+
+    watch = Watch(db)
+    secs = watch.run(run)
+    print(f"with another writer: import {secs:.2f} s; {watch.report()} ({load()})")
+
+
 def profile_import(export: Path, db: Path, top: int) -> None:
     from store import Store
     from store.adapters import import_chatgpt
@@ -257,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="another checkout (e.g. main's) whose import is timed beside this one's")
     ap.add_argument("--profile", type=int, nargs="?", const=25, default=0, metavar="N",
                     help="also profile the import (cProfile) and print the top N functions")
+    ap.add_argument("--writer", action="store_true",
+                    help="then one more import while another process writes one page at a time: its longest wait")
     args = ap.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="pcp-import-bench-", dir=args.dir))
@@ -323,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
         imp_rate = n_msgs / med["import"]
         verdict = "PASS" if imp_rate >= TARGET else "FAIL"
         print(f"{verdict}: import {imp_rate:,.0f} messages/s (target >= {TARGET:,.0f})")
+        if args.writer:
+            watched_import(export, work / "watched.db")
         if args.profile:
             profile_import(export, work / "profiled.db", args.profile)
         return 0
