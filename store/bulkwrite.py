@@ -34,6 +34,10 @@ WAITER_POLL_S = 0.001
 # writer's commit (checkpointing every 1,000 pages) would copy the groups' frames back inside its own write.
 # Else about every FOLD_EVERY_S: index pages that several groups touch are copied back once, not once a group.
 FOLD_EVERY_S = 1.0
+# An import's group gathers its units' rows and writes them when it commits (import_groups.GroupRows), which takes
+# longer than the units did: a writer that came while the units ran waited for both. The group looks this often
+# whether a writer says it waits, and then commits at the next unit's end (the writer waits for the rows so far).
+WAITER_LOOK_S = 0.02
 
 PAGE_SQL = ("INSERT INTO page (id, page_id, scope_id, head, head_revision_id, status, superseded, title, media_type, "
             "actor_type, created_at, updated_at, sort_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")
@@ -180,6 +184,7 @@ class Groups:
         self._released = float("-inf")
         self._yielded = time.monotonic()
         self._stuck_until = float("-inf")
+        self._looked = float("-inf")
         self._folded = time.monotonic()
         self._unfolded = False  # groups committed since the WAL was last folded back
         self.groups = 0
@@ -236,6 +241,15 @@ class Groups:
         self._txn = self.db.atomic("IMMEDIATE")
         self._txn.__enter__()
         self.since = time.monotonic()
+
+    def waited_for(self) -> bool:
+        """Whether a writer says it waits for the lock the open group holds (looked at most every WAITER_LOOK_S, and
+        not while one that never took it is let be)."""
+        now = time.monotonic()
+        if self._txn is None or now < self._looked + WAITER_LOOK_S or now < self._stuck_until:
+            return False
+        self._looked = now
+        return writers_waiting(self.db) is True
 
     def due(self) -> bool:
         """Whether the open group has held the lock long enough to commit at the next unit boundary."""

@@ -183,13 +183,14 @@ class UnitGroups:
         return self.rows
 
     def unit_done(self, grouped: bool, seconds: float) -> None:
-        """After a unit (`grouped`: one of the group's): commit the group once it has held the lock `seconds`."""
+        """After a unit (`grouped`: one of the group's): commit the group once it has held the lock `seconds`, or
+        sooner when another writer says it waits (it then waits for the rows gathered so far, not for a whole group)."""
         if grouped:
             self.units -= 1
             self.unit = None
         if self.groups.open and not self.units:
             self.groups.seconds = seconds
-            if self.groups.due():
+            if self.groups.due() or self.groups.waited_for():
                 self.end(commit=True)
 
     def end(self, commit: bool) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
+import sys
 import threading
 
 import pytest
@@ -159,3 +161,33 @@ def test_bulk_work_nested_keeps_the_highest_collector_threshold_asked_and_gives_
                 assert gc.get_threshold()[0] == importing.IMPORT_GC_THRESHOLD
         assert gc.get_threshold()[0] == importing.IMPORT_GC_THRESHOLD  # (until the last one ends)
     assert gc.get_threshold() == before
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="writers say they wait with flock")
+def test_a_group_commits_at_the_next_unit_s_end_when_another_writer_says_it_waits(db_path, monkeypatch):
+    """An import's group writes its rows when it commits, which takes longer than its units took: a writer that says
+    it waits (a shared flock on the store's -waiting file, as every pcp writer takes while it waits for the lock)
+    has the group commit at the end of the unit running, not after a whole group's time."""
+    import fcntl
+
+    from store import bulkwrite
+
+    monkeypatch.setattr(importing, "BATCH_SECONDS", 3600.0)  # one group for the whole block, unless someone waits
+    monkeypatch.setattr(bulkwrite, "WAITER_LOOK_S", 0.0)  # looked at every unit's end
+    st = Store.open(db_path)
+    try:
+        with st.bulk_loading():
+            _unit(st, "a")
+            assert _titles(db_path) == set()  # held by the open group
+            fd = os.open(str(db_path) + "-waiting", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH)  # another writer says it waits
+                _unit(st, "b")
+                assert _titles(db_path) == {"text of a", "text of b"}  # committed at b's end
+            finally:
+                os.close(fd)  # (it has the lock now: it says so no more)
+            _unit(st, "c")
+            assert _titles(db_path) == {"text of a", "text of b"}  # a new group, held again
+        assert _titles(db_path) == {"text of a", "text of b", "text of c"}
+    finally:
+        st.close()
