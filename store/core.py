@@ -34,8 +34,8 @@ def default_path() -> Path:
     return paths.chosen_path(None)
 
 
-# json.dumps with these options would build an encoder on every call; one encoder serves them all.
 AUDIT_SQL = INSERTS["audit_event"]
+# json.dumps with these options would build an encoder on every call; one encoder serves them all.
 _ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
