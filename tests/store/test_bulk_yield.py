@@ -52,11 +52,13 @@ def test_a_bulk_write_with_nobody_waiting_never_sleeps(db_path, monkeypatch):
     assert _contents(db_path) == [f"page number {i}" for i in range(40)]
 
 
-def _with_a_waiting_writer(db_path, monkeypatch, bulk) -> tuple[list[str], int]:
+def _with_a_waiting_writer(db_path, monkeypatch, bulk, at_unit: int | None = None,
+                           least_groups: int = 4) -> tuple[list[str], int]:
     """Run `bulk(store)` while another process asks for the write lock: it is stopped (by itself) once it
-    said it waits, inside the second group (the lock held), and let go on only when the bulk write, between
-    two groups, sees it waiting. The bulk write sleeps no fixed gap (YIELD_FOR_S 0, no fallback yields).
-    Returns every page's content in write order and how many groups were committed before it got in."""
+    said it waits, inside the second group (the lock held; with `at_unit`, inside that import unit), and let
+    go on only when the bulk write, between two groups, sees it waiting. The bulk write sleeps no fixed gap
+    (YIELD_FOR_S 0, no fallback yields). Returns every page's content in write order and how many groups
+    were committed before it got in."""
     monkeypatch.setattr(bulkwrite, "YIELD_FOR_S", 0.0)
     monkeypatch.setattr(bulkwrite, "FALLBACK_EVERY_S", 1e9, raising=False)
     monkeypatch.setattr(bulkwrite, "WAITER_CAP_S", 600.0, raising=False)  # (the other process may be slow to run)
@@ -65,20 +67,23 @@ def _with_a_waiting_writer(db_path, monkeypatch, bulk) -> tuple[list[str], int]:
     other = subprocess.Popen([sys.executable, "-c", WRITER, str(db_path)], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True, env=env)
     assert other.stdin is not None and other.stdout is not None
-    groups = [0]
+    groups, units = [0], [0]
     state = {"stopped": False, "resumed": False, "at": -1}
     try:
         assert other.stdout.readline().strip() == "open"
         flush = bulkwrite.RowWriter.flush
         commit = bulkwrite.Groups.released
 
+        def let_it_wait() -> None:
+            other.stdin.write("go\n")
+            other.stdin.flush()
+            _, status = os.waitpid(other.pid, os.WUNTRACED)  # until it stopped itself, announced
+            state["stopped"] = os.WIFSTOPPED(status)
+
         def flush_then_let_it_wait(self: bulkwrite.RowWriter) -> None:
             flush(self)
-            if groups[0] == 1 and not state["stopped"] and self.db.in_transaction():  # the second group
-                other.stdin.write("go\n")
-                other.stdin.flush()
-                _, status = os.waitpid(other.pid, os.WUNTRACED)  # until it stopped itself, announced
-                state["stopped"] = os.WIFSTOPPED(status)
+            if at_unit is None and groups[0] == 1 and not state["stopped"] and self.db.in_transaction():
+                let_it_wait()  # (in the second group)
 
         def counted(self: bulkwrite.Groups) -> None:
             groups[0] += 1
@@ -87,6 +92,10 @@ def _with_a_waiting_writer(db_path, monkeypatch, bulk) -> tuple[list[str], int]:
         reached = stops.reached
 
         def let_it_go_on(point: str) -> None:
+            if point == "import-unit" and at_unit is not None:
+                units[0] += 1
+                if units[0] == at_unit:
+                    let_it_wait()
             if point == "bulk-yield-waiter" and state["stopped"] and not state["resumed"]:
                 state["resumed"], state["at"] = True, groups[0]
                 os.kill(other.pid, signal.SIGCONT)
@@ -107,7 +116,7 @@ def _with_a_waiting_writer(db_path, monkeypatch, bulk) -> tuple[list[str], int]:
             other.wait()
     assert state["stopped"], "the other writer never said it waited"
     assert written.startswith("pg_")
-    assert groups[0] > 3
+    assert groups[0] >= least_groups
     return _contents(db_path), state["at"]
 
 
@@ -120,6 +129,26 @@ def test_another_process_waiting_for_the_lock_gets_in_at_the_next_group(db_path,
     assert contents[other_at + 1:] == [f"bulk page {i}" for i in range(8, 20)]
     waiting = Path(str(db_path) + "-waiting")
     assert waiting.stat().st_size == 0 and stat.S_IMODE(waiting.stat().st_mode) == 0o600
+
+
+def test_another_process_waiting_during_an_import_gets_in_after_the_conversation_being_written(db_path, monkeypatch):
+    """An import's group writes its rows when it commits, which takes longer than its conversations took: a writer
+    that says it waits has the group commit at the end of the conversation being written, not after the group's
+    time (here never: one group for the whole import otherwise). A real export in, through import_chatgpt."""
+    import store.importing as importing
+    from store.adapters import import_chatgpt
+
+    export = ROOT / "tests" / "data" / "exports" / "chatgpt-0xsalt-chatgpt_conversation_extractor-1.json"
+    monkeypatch.setattr(importing, "BATCH_SECONDS", 3600.0)
+    monkeypatch.setattr(bulkwrite, "WAITER_LOOK_S", 0.0)  # (looked at every conversation's end)
+    # units: the import's own scope, then a conversation each; the writer comes inside the second conversation
+    contents, at = _with_a_waiting_writer(db_path, monkeypatch, lambda st: import_chatgpt(st, export), at_unit=3,
+                                          least_groups=2)
+    assert at == 1  # the first group ended with that conversation
+    other_at = contents.index("written by another process meanwhile")
+    conversations = [i for i, c in enumerate(contents) if c.startswith("# ")]  # (a conversation page's heading)
+    assert len(conversations) == 5
+    assert conversations[1] < other_at < conversations[2]  # after the second conversation, before the third
 
 
 def test_another_process_waiting_during_a_restore_gets_in_at_the_next_group(db_path, tmp_path, monkeypatch):
