@@ -2,7 +2,7 @@
 """`import_claude_code` against bare SQLite inserts of the same message texts, in one run (issue 15).
 
     python bench/agent_import_bench.py [--sessions 200] [--lines 500] [--seed 15] [--rounds 5] [--compare DIR]
-                                       [--dir DIR] [--keep]
+                                       [--dir DIR] [--keep] [--quiet-below LOAD] [--writer]
 
 It generates a Claude Code projects folder (fixed seed): `--sessions` session files of
 `--lines` records each, shaped like the real ones (tests/data/agents/claude-code): a user
@@ -22,6 +22,8 @@ The import runs in a child process that imports the `store` of this checkout (wi
 also of another checkout, e.g. main's, timed beside it). The sides run --rounds times, taking
 turns at going first, each into a fresh database; the medians are compared (each round's ratio
 and the CPU-time ratio are printed beside them, and the 1-minute load average: the machine is noisy).
+--writer then imports once more while another process writes one page every 10 ms (bench/bulk_write_bench.py's
+Watch, as bench/bulk_delete_bench.py does): the longest wait of its writes and the WAL's largest size.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from quiet import settle  # noqa: E402  (bench/, the script's own folder)
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from import_bench import run_importer  # noqa: E402  (the child process both benches run the importer in)
@@ -108,6 +112,23 @@ def run_import(checkout: Path, folder: Path, db: Path) -> tuple[float, float, di
     return run_importer(checkout, folder, db, "store.adapters.claude_code", "import_claude_code")
 
 
+def watched_import(folder: Path, db: Path, quiet_below: float | None) -> None:
+    """One more import of this checkout while another process writes one page at a time, 10 ms apart."""
+    from bulk_write_bench import Watch
+
+    from store import Store
+    from store.adapters.claude_code import import_claude_code
+
+    def run() -> None:
+        with Store.open(db) as st:
+            import_claude_code(st, folder)
+
+    started_at = settle(quiet_below)
+    watch = Watch(db)
+    secs = watch.run(run)
+    print(f"with another writer: import {secs:.2f} s; {watch.report()} ({started_at}, end {load()})")
+
+
 def load() -> str:
     return f"load {os.getloadavg()[0]:.2f}"
 
@@ -156,8 +177,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dir", type=Path)
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--rounds", type=int, default=5, help="alternating rounds of both; medians reported (default 5)")
+    ap.add_argument("--quiet-below", type=float, default=None, metavar="LOAD",
+                    help="before each timed run, wait until the 1-minute load is under LOAD (e.g. 1)")
     ap.add_argument("--compare", type=Path, default=None, metavar="DIR",
                     help="another checkout (e.g. main's) whose import is timed beside this one's")
+    ap.add_argument("--writer", action="store_true",
+                    help="then one more import while another process writes one page at a time: its longest wait")
     args = ap.parse_args(argv)
     work = args.dir or Path(tempfile.mkdtemp(prefix="pcp-agent-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -174,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in range(args.rounds):  # taking turns at going first, so that all see the same load
             for which in names[r % len(names):] + names[:r % len(names)]:
                 db = work / f"{which}-{r}.db"
+                started_at = settle(args.quiet_below)
                 if which == "bare":
                     wall, cpu, bare_rows = run_bare(work / "projects", db)
                 else:
@@ -182,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
                     wall, cpu, reports[which] = run_import(checkout, work / "projects", db)
                 walls[which].append(wall)
                 cpus[which].append(cpu)
-                print(f"  round {r + 1} {which:8} {wall:7.2f} s, CPU {cpu:6.2f} s ({load()})", flush=True)
+                print(f"  round {r + 1} {which:8} {wall:7.2f} s, CPU {cpu:6.2f} s ({started_at}, end {load()})", flush=True)
                 for f in db.parent.glob(db.name + "*"):
                     f.unlink()
         med = {name: statistics.median(walls[name]) for name in sides}
@@ -203,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  import / bare = {ratio:.0%} (rounds: {per_round}; CPU time "
               f"{cpu_med['bare'] / cpu_med['import']:.0%}) "
               f"(target >= {TARGET:.0%}): {'met' if ratio >= TARGET else 'NOT met'}")
+        if args.writer:
+            watched_import(work / "projects", work / "watched.db", args.quiet_below)
         return 0
     finally:
         if not args.keep and not args.dir:

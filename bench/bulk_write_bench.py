@@ -2,6 +2,7 @@
 """The bulk write paths beside bare SQLite (issue 31): restore, bulk ingest and sync, with another writer.
 
     python bench/bulk_write_bench.py [--pages 100000] [--rounds 3] [--only restore,bulk,sync] [--dir DIR]
+                                     [--quiet-below LOAD]  (each timed run waits for a 1-minute load under LOAD)
 
 1. Builds a source store of N ~80-word pages (`write_pages_bulk`, 20 scopes; fixed seed) and exports it.
 2. restore: `import_export` of that file into an empty store, against the bare insert of the same rows
@@ -37,6 +38,8 @@ from typing import Any, Callable, Iterator
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from quiet import settle  # noqa: E402  (bench/, the script's own folder)
 
 TARGET_WAIT_S = 1.0
 WAL_LIMIT = 256 * 1024 * 1024
@@ -336,6 +339,7 @@ def rounds(name: str, args: argparse.Namespace, base: Path, pcp: Callable[[Path,
             work = base / f"{name}-{who}-{r}"
             shutil.rmtree(work, ignore_errors=True)  # (left by a stopped run in a --reuse directory)
             work.mkdir()
+            started_at = settle(args.quiet_below)
             if who == "bare":
                 assert bare is not None
                 started, cpu = time.perf_counter(), time.process_time()
@@ -345,7 +349,7 @@ def rounds(name: str, args: argparse.Namespace, base: Path, pcp: Callable[[Path,
                 took, used = pcp(dict(roots)[who], work / "s.db", None)
             secs[who].append(took)
             cpus[who].append(used)
-            print(f"  {name} round {r + 1} {who:4} {took:7.2f} s, CPU {used:6.2f} s ({load()})", flush=True)
+            print(f"  {name} round {r + 1} {who:4} {took:7.2f} s, CPU {used:6.2f} s ({started_at}, end {load()})", flush=True)
             shutil.rmtree(work, ignore_errors=True)
     parts = []
     for who in sides:
@@ -372,6 +376,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pages", type=int, default=100_000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--quiet-below", type=float, default=None, metavar="LOAD",
+                    help="before each timed run, wait until the 1-minute load is under LOAD (e.g. 1)")
     ap.add_argument("--only", default="restore,bulk,sync")
     ap.add_argument("--compare", type=Path, help="another checkout (e.g. main: git archive main | tar -x -C DIR) run "
                     "beside this one, round by round")

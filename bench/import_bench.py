@@ -3,6 +3,7 @@
 
     python bench/import_bench.py [--conversations 10000] [--messages-per 20] [--seed 11] [--rounds 1]
                                  [--compare DIR] [--dir DIR] [--keep] [--profile [N]] [--writer]
+                                 [--quiet-below LOAD]  (each timed run waits for a 1-minute load under LOAD)
 
 It generates a ChatGPT-shaped export (fixed seed): a list of conversations, each with a
 `mapping` tree (a message-less root, then user/assistant turns; one conversation in ten
@@ -49,6 +50,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from quiet import settle  # noqa: E402  (bench/, the script's own folder)
 
 TARGET = 2000.0  # messages per second
 
@@ -229,7 +232,7 @@ def run_bare(export: Path, db: Path) -> tuple[float, float, int]:
     return elapsed, cpu, count
 
 
-def watched_import(export: Path, db: Path) -> None:
+def watched_import(export: Path, db: Path, quiet_below: float | None = None) -> None:
     """One more import of this checkout (here, with its helper as configured) while another process writes one page
     at a time, 10 ms apart (bench/bulk_write_bench.py's Watch): how long each of its writes waited, the WAL's size."""
     from bulk_write_bench import Watch
@@ -241,9 +244,10 @@ def watched_import(export: Path, db: Path) -> None:
         with Store.open(db) as st:
             import_chatgpt(st, export)
 
+    started_at = settle(quiet_below)
     watch = Watch(db)
     secs = watch.run(run)
-    print(f"with another writer: import {secs:.2f} s; {watch.report()} ({load()})")
+    print(f"with another writer: import {secs:.2f} s; {watch.report()} ({started_at}, end {load()})")
 
 
 def profile_import(export: Path, db: Path, top: int) -> None:
@@ -274,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="another checkout (e.g. main's) whose import is timed beside this one's")
     ap.add_argument("--profile", type=int, nargs="?", const=25, default=0, metavar="N",
                     help="also profile the import (cProfile) and print the top N functions")
+    ap.add_argument("--quiet-below", type=float, default=None, metavar="LOAD",
+                    help="before each timed run, wait until the 1-minute load is under LOAD (e.g. 1)")
     ap.add_argument("--writer", action="store_true",
                     help="then one more import while another process writes one page at a time: its longest wait")
     args = ap.parse_args(argv)
@@ -305,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in range(args.rounds):  # each side goes first in turn, so that all see the same load
             for name in names[r % len(names):] + names[:r % len(names)]:
                 db = work / f"{name}-{r}.db"
+                started_at = settle(args.quiet_below)
                 if name == "bare":
                     wall, cpu, bare_n = run_bare(export, db)
                 else:
@@ -317,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
                 helped = reports[name]["helpers"] if name != "bare" else None
                 said = (f"; helper: {helped['helped_here']} (conversations planned there, here), CPU "
                         f"{helped['helper_cpu']:.2f} s of it" if helped and helped["helped_here"] else "")
-                print(f"  round {r + 1} {name:8} {wall:7.2f} s, CPU {cpu:6.2f} s, {size / 1e6:5.0f} MB ({load()}){said}",
+                print(f"  round {r + 1} {name:8} {wall:7.2f} s, CPU {cpu:6.2f} s, {size / 1e6:5.0f} MB ({started_at}, end {load()}){said}",
                       flush=True)
                 for f in work.glob(db.name + "*"):
                     f.unlink()
@@ -343,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         verdict = "PASS" if imp_rate >= TARGET else "FAIL"
         print(f"{verdict}: import {imp_rate:,.0f} messages/s (target >= {TARGET:,.0f})")
         if args.writer:
-            watched_import(export, work / "watched.db")
+            watched_import(export, work / "watched.db", args.quiet_below)
         if args.profile:
             profile_import(export, work / "profiled.db", args.profile)
         return 0
