@@ -976,6 +976,9 @@ def _seal(fh: Any, head: bytes, ident: Identity, key: bytes, recs: Iterator[dict
                 size += len(line)
             if not failed:
                 chunks.put((b"".join(buf), True))
+    except BaseException as exc:  # (^C, a read that failed): the chunks read ahead are not sealed, only drained
+        failed.append(exc)
+        raise
     finally:
         chunks.put(None)
         thread.join()
