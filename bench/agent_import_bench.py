@@ -112,23 +112,6 @@ def run_import(checkout: Path, folder: Path, db: Path) -> tuple[float, float, di
     return run_importer(checkout, folder, db, "store.adapters.claude_code", "import_claude_code")
 
 
-def watched_import(folder: Path, db: Path, quiet_below: float | None) -> None:
-    """One more import of this checkout while another process writes one page at a time, 10 ms apart."""
-    from bulk_write_bench import Watch
-
-    from store import Store
-    from store.adapters.claude_code import import_claude_code
-
-    def run() -> None:
-        with Store.open(db) as st:
-            import_claude_code(st, folder)
-
-    started_at = settle(quiet_below)
-    watch = Watch(db)
-    secs = watch.run(run)
-    print(f"with another writer: import {secs:.2f} s; {watch.report()} ({started_at}, end {load()})")
-
-
 def load() -> str:
     return f"load {os.getloadavg()[0]:.2f}"
 
@@ -230,7 +213,11 @@ def main(argv: list[str] | None = None) -> int:
               f"{cpu_med['bare'] / cpu_med['import']:.0%}) "
               f"(target >= {TARGET:.0%}): {'met' if ratio >= TARGET else 'NOT met'}")
         if args.writer:
-            watched_import(work / "projects", work / "watched.db", args.quiet_below)
+            from bulk_write_bench import watched_import
+
+            from store.adapters.claude_code import import_claude_code
+
+            print(watched_import(import_claude_code, work / "projects", work / "watched.db", args.quiet_below))
         return 0
     finally:
         if not args.keep and not args.dir:

@@ -150,6 +150,21 @@ class Watch:
                 f"WAL max {self.wal_max / 1e6:.0f} MB -> {'ok' if ok else 'NOT MET'}")
 
 
+def watched_import(importer: Callable[[Any, Path], Any], source: Path, db: Path, quiet_below: float | None) -> str:
+    """`importer(store, source)` of this checkout once more into `db` while another process writes one page every
+    10 ms (the import benches' --writer): the import's seconds and the writer's waits and the WAL's size, as text."""
+    from store import Store
+
+    def run() -> None:
+        with Store.open(db) as st:
+            importer(st, source)
+
+    started_at = settle(quiet_below)
+    watch = Watch(db)
+    secs = watch.run(run)
+    return f"with another writer: import {secs:.2f} s; {watch.report()} ({started_at}, end {load()})"
+
+
 # --- bare sides ---
 
 PRAGMAS = ("PRAGMA journal_mode=wal", "PRAGMA synchronous=normal", "PRAGMA cache_size=-32000",

@@ -232,24 +232,6 @@ def run_bare(export: Path, db: Path) -> tuple[float, float, int]:
     return elapsed, cpu, count
 
 
-def watched_import(export: Path, db: Path, quiet_below: float | None = None) -> None:
-    """One more import of this checkout (here, with its helper as configured) while another process writes one page
-    at a time, 10 ms apart (bench/bulk_write_bench.py's Watch): how long each of its writes waited, the WAL's size."""
-    from bulk_write_bench import Watch
-
-    from store import Store
-    from store.adapters import import_chatgpt
-
-    def run() -> None:
-        with Store.open(db) as st:
-            import_chatgpt(st, export)
-
-    started_at = settle(quiet_below)
-    watch = Watch(db)
-    secs = watch.run(run)
-    print(f"with another writer: import {secs:.2f} s; {watch.report()} ({started_at}, end {load()})")
-
-
 def profile_import(export: Path, db: Path, top: int) -> None:
     from store import Store
     from store.adapters import import_chatgpt
@@ -350,7 +332,11 @@ def main(argv: list[str] | None = None) -> int:
         verdict = "PASS" if imp_rate >= TARGET else "FAIL"
         print(f"{verdict}: import {imp_rate:,.0f} messages/s (target >= {TARGET:,.0f})")
         if args.writer:
-            watched_import(export, work / "watched.db", args.quiet_below)
+            from bulk_write_bench import watched_import
+
+            from store.adapters import import_chatgpt
+
+            print(watched_import(import_chatgpt, export, work / "watched.db", args.quiet_below))
         if args.profile:
             profile_import(export, work / "profiled.db", args.profile)
         return 0
