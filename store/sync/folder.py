@@ -420,6 +420,7 @@ class Folder:
                                     "compacted": False, "refused": [], "skipped": [], "erased_pages": [],
                                     "deleted_while_revised": [], "conflicts": 0}
         self.meter = meter = _Meter(progress)
+        fresh = is_empty(self.ctx)  # (then all it will hold but its own writes comes from this folder's files)
         self._take_replies()
         meter.start("checking change files", self._pending_bytes())
         opened = self._scan(result)
@@ -436,7 +437,7 @@ class Folder:
                 continue
             self._take_peer(peer, opened[peer], keys, result)
         meter.start("writing this store's changes", 0)
-        self._write_own(result, ident, self.standing())
+        self._write_own(result, ident, self.standing(), fresh)
         self._forget_old_keys(standing)
         self.ops.finished()  # a sync that only wrote (or found nothing new) is this store's last sync too
         return result
@@ -666,7 +667,7 @@ class Folder:
             result["conflicts"] += applied["conflicts"]
         result["read"].append({"store_id": peer, "files": taken, "added": added})
 
-    def _write_own(self, result: FolderSyncResult, ident: Identity, standing: Standing) -> None:
+    def _write_own(self, result: FolderSyncResult, ident: Identity, standing: Standing, fresh: bool = False) -> None:
         keys = self.keys()
         if self._tainted(keys, standing):
             with self.db.atomic("IMMEDIATE"):
@@ -685,12 +686,19 @@ class Folder:
         # without what went elsewhere, or waiting for a file that is not there. (So syncing through two folders
         # in turn writes the whole store each time; one folder per set of machines is the cheap way.)
         full = compact or last not in existing
+        # A store that was empty when this sync began and never wrote a file holds what it took in from this folder's
+        # files and what was written into it meanwhile: nothing went elsewhere. Its first file here leaves out what
+        # came from other stores, as its later files do (those stores' files hold it; an unpairing rekeys, and the
+        # next file is then a base file of all it holds), instead of repeating a whole folder under one snapshot.
+        first = full and fresh and not compact and last == 0
+        if first:
+            full = False
         with self.db.atomic():
             upto = records.top_marks(self.db)
-            since: dict[str, int] = {} if full or not out.get("marks") else records.lowered(self.db, out["marks"])
+            since: dict[str, int] = {} if full or first or not out.get("marks") else records.lowered(self.db, out["marks"])
             skip = {} if full else self.ops.foreign_ranges()
             news = any(r["kind"] != "scope" for r in records.changes(self.db, self.ops.owner_id, since, upto, skip))
-        if not full and not out.get("pending") and not news:
+        if not full and not first and not out.get("pending") and not news:
             self._set_meta(OUT, {**out, "marks": upto})  # nothing of this store's own since its last file
             return
         key = self.key_for(epoch)

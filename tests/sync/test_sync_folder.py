@@ -339,3 +339,51 @@ def test_another_folder_gets_the_whole_store_and_so_does_the_first_one_again(sto
     assert _texts(c) == everything
     assert run(a, x)["wrote"] is None  # nothing new: not written again
     assert sorted(f.name for f in (x / a_id(a)).iterdir()) == ["00000003.pcs"]  # the base replaced file 1
+
+
+def _file_records(path: Path, folder: Path, store_dir: str) -> list[dict]:
+    """The records of one store's change files in the folder, as `path`'s store opens them."""
+    out: list[dict] = []
+    with Store.open(path) as st:
+        view = Folder(st.sync, folder)
+        keys = view.keys()
+        for f in sorted((folder / store_dir).glob("*.pcs")):
+            got = view._open(f, store_dir, int(f.stem), keys)
+            assert not isinstance(got, str), got
+            out += [json.loads(x) for x in got[1].splitlines()]
+    return out
+
+
+def test_a_store_that_joins_empty_repeats_nothing_it_took_in_and_a_later_store_still_gets_everything(stores, tmp_path):
+    """A store empty when it first syncs through a folder took everything it holds from that folder's files: its
+    first file leaves those records out (the folder holds them), its own writes travel as ever, and a store that
+    reads the folder later ends identical, also after the store those records came from is unpaired (the rekey
+    makes the next file of the store that unpaired it a base file of all it holds)."""
+    folder = tmp_path / "folder"
+    a, b, c = paired(stores, folder)
+    seed(a, "A")
+    run(a, folder)
+    b_id = run(b, folder)["store_id"]
+    assert {r["kind"] for r in _file_records(b, folder, b_id)} == {"scope"}  # only the scopes every file lists
+    with Store.open(b) as st:
+        st.write_page("notes:B", content="written in the store that joined empty")
+    run(b, folder)
+    assert any(r["kind"] == "revision" and r["namespace"] == "notes:B" for r in _file_records(b, folder, b_id))
+    run(a, folder)
+    run(c, folder)
+    want = export_lines(a, tmp_path / "a.jsonl")
+    assert export_lines(b, tmp_path / "b.jsonl") == want
+    assert export_lines(c, tmp_path / "c.jsonl") == want
+    # A's machine is lost: B unpairs it (A's files are refused from now on), writes a base file of all it holds
+    # under the new key, and pairs a new store, which takes A's records from that file.
+    with Store.open(b) as st:
+        st.sync_unpair(folder, _sid(a))
+    assert run(b, folder)["compacted"]
+    (d,) = stores(1, "later")
+    with Store.open(b) as st:
+        code = st.sync_pair(folder)["code"]
+    with Store.open(d) as st:
+        st.sync_join(folder, code)
+    got = run(d, folder)
+    assert any(_sid(a) in r["file"] for r in got["refused"]), got
+    assert export_lines(d, tmp_path / "d.jsonl") == export_lines(b, tmp_path / "b.jsonl") == want
