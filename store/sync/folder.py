@@ -420,7 +420,6 @@ class Folder:
                                     "compacted": False, "refused": [], "skipped": [], "erased_pages": [],
                                     "deleted_while_revised": [], "conflicts": 0}
         self.meter = meter = _Meter(progress)
-        fresh = is_empty(self.ctx)  # (then all it will hold but its own writes comes from this folder's files)
         self._take_replies()
         meter.start("checking change files", self._pending_bytes())
         opened = self._scan(result)
@@ -428,6 +427,7 @@ class Folder:
         self._adopt_grant(ident, opened, standing)
         keys = self.keys()
         meter.start("taking in changes", sum(_size(path) for files in opened.values() for _, _, _, path in files))
+        before = self.ops.foreign_ranges()
         for peer in sorted(opened):
             if not standing.good(peer):
                 why = ("it and another store unpaired each other: confirm on one of your stores which one is lost "
@@ -437,7 +437,8 @@ class Folder:
                 continue
             self._take_peer(peer, opened[peer], keys, result)
         meter.start("writing this store's changes", 0)
-        self._write_own(result, ident, self.standing(), fresh)
+        took = _spans_minus(self.ops.foreign_ranges(), before)  # rows this sync took in: this folder's files hold them
+        self._write_own(result, ident, self.standing(), took)
         self._forget_old_keys(standing)
         self.ops.finished()  # a sync that only wrote (or found nothing new) is this store's last sync too
         return result
@@ -667,7 +668,8 @@ class Folder:
             result["conflicts"] += applied["conflicts"]
         result["read"].append({"store_id": peer, "files": taken, "added": added})
 
-    def _write_own(self, result: FolderSyncResult, ident: Identity, standing: Standing, fresh: bool = False) -> None:
+    def _write_own(self, result: FolderSyncResult, ident: Identity, standing: Standing,
+                   took: dict[str, list[tuple[int, int]]] | None = None) -> None:
         keys = self.keys()
         if self._tainted(keys, standing):
             with self.db.atomic("IMMEDIATE"):
@@ -686,19 +688,15 @@ class Folder:
         # without what went elsewhere, or waiting for a file that is not there. (So syncing through two folders
         # in turn writes the whole store each time; one folder per set of machines is the cheap way.)
         full = compact or last not in existing
-        # A store that was empty when this sync began and never wrote a file holds what it took in from this folder's
-        # files and what was written into it meanwhile: nothing went elsewhere. Its first file here leaves out what
-        # came from other stores, as its later files do (those stores' files hold it; an unpairing rekeys, and the
-        # next file is then a base file of all it holds), instead of repeating a whole folder under one snapshot.
-        first = full and fresh and not compact and last == 0
-        if first:
-            full = False
         with self.db.atomic():
             upto = records.top_marks(self.db)
-            since: dict[str, int] = {} if full or first or not out.get("marks") else records.lowered(self.db, out["marks"])
-            skip = {} if full else self.ops.foreign_ranges()
+            since: dict[str, int] = {} if full or not out.get("marks") else records.lowered(self.db, out["marks"])
+            # A base file leaves out only the rows this very sync took in from this folder's files, which hold them
+            # (a store joining a folder repeated the whole folder otherwise, under one snapshot of itself); after a
+            # rekey (`compact`: older files may no longer open) it holds everything.
+            skip = self.ops.foreign_ranges() if not full else {} if compact else (took or {})
             news = any(r["kind"] != "scope" for r in records.changes(self.db, self.ops.owner_id, since, upto, skip))
-        if not full and not first and not out.get("pending") and not news:
+        if not full and not out.get("pending") and not news:
             self._set_meta(OUT, {**out, "marks": upto})  # nothing of this store's own since its last file
             return
         key = self.key_for(epoch)
@@ -1061,6 +1059,29 @@ def _lines(chunk: bytes) -> Iterator[bytes]:
     """The non-empty lines of a chunk, one at a time (a chunk of 16 MiB of newlines makes no list of millions)."""
     for m in _LINE.finditer(chunk):
         yield m.group()
+
+
+def _spans_minus(spans: dict[str, list[tuple[int, int]]],
+                 less: dict[str, list[tuple[int, int]]]) -> dict[str, list[tuple[int, int]]]:
+    """The rowid ranges (a, b] of `spans` not in `less`, per table."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for table, ranges in spans.items():
+        cuts = sorted(less.get(table, []))
+        kept: list[tuple[int, int]] = []
+        for a, b in ranges:
+            for c, d in cuts:
+                if d <= a or c >= b:
+                    continue
+                if c > a:
+                    kept.append((a, c))
+                a = max(a, d)
+                if a >= b:
+                    break
+            if a < b:
+                kept.append((a, b))
+        if kept:
+            out[table] = kept
+    return out
 
 
 def _fold(db: pw.SqliteDatabase) -> None:

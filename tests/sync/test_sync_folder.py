@@ -354,21 +354,25 @@ def _file_records(path: Path, folder: Path, store_dir: str) -> list[dict]:
     return out
 
 
-def test_a_store_that_joins_empty_repeats_nothing_it_took_in_and_a_later_store_still_gets_everything(stores, tmp_path):
-    """A store empty when it first syncs through a folder took everything it holds from that folder's files: its
-    first file leaves those records out (the folder holds them), its own writes travel as ever, and a store that
-    reads the folder later ends identical, also after the store those records came from is unpaired (the rekey
-    makes the next file of the store that unpaired it a base file of all it holds)."""
+def test_a_store_s_first_file_leaves_out_what_it_took_in_from_the_folder_and_later_stores_still_get_everything(
+        stores, tmp_path):
+    """A store's first file in a folder is a base file of all it holds but what that very sync took in from the
+    folder's files (they hold it): its own pages, written before and after, travel as ever, and stores that read the
+    folder later end identical, also after the store those records came from is unpaired (the rekey makes the next
+    file of the store that unpaired it a base file of everything)."""
     folder = tmp_path / "folder"
     a, b, c = paired(stores, folder)
     seed(a, "A")
     run(a, folder)
-    b_id = run(b, folder)["store_id"]
-    assert {r["kind"] for r in _file_records(b, folder, b_id)} == {"scope"}  # only the scopes every file lists
     with Store.open(b) as st:
-        st.write_page("notes:B", content="written in the store that joined empty")
+        st.write_page("notes:B", content="written in B before its first sync")
+    b_id = run(b, folder)["store_id"]
+    first = _file_records(b, folder, b_id)
+    assert {r["namespace"] for r in first if r["kind"] == "revision"} == {"notes:B"}  # none of A's
+    with Store.open(b) as st:
+        st.write_page("notes:B", content="written in B after its first sync")
     run(b, folder)
-    assert any(r["kind"] == "revision" and r["namespace"] == "notes:B" for r in _file_records(b, folder, b_id))
+    assert len([r for r in _file_records(b, folder, b_id) if r["kind"] == "revision"]) == 2
     run(a, folder)
     run(c, folder)
     want = export_lines(a, tmp_path / "a.jsonl")
