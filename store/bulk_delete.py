@@ -18,19 +18,18 @@ Owner only: a model session never deletes.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import time
 from pathlib import Path
 from typing import Any
 
-import peewee as pw
 
 from . import analysis, ids, stops
 from . import validate as v
 from .constants import LIFECYCLE_STATUSES, Progress
 from .core import Call, Part, StoreContext, dumps, operation
+from .db import fold_wal
 from .deletion import DeletionOps
 from .errors import Conflict, Forbidden, Invalid, Unsupported, not_found
 from .files import remove_dead_temps
@@ -305,8 +304,7 @@ class BulkDeleteOps(Part):
 
         Otherwise the next writer to commit (another process) would run that checkpoint inside its
         own write, and wait for it."""
-        with contextlib.suppress(pw.OperationalError):
-            self._db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
+        fold_wal(self._db)
 
     def _batch(self, receipt_id: str, page_ids: list[str], size: int) -> tuple[int, int]:
         """One batch in one transaction: the next `size` pages of the recorded set go.

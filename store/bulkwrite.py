@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator, Literal
 import peewee as pw
 
 from . import index, stops
-from .db import writers_waiting
+from .db import fold_wal, writers_waiting
 
 GROUP_SECONDS = 0.3  # a group holds the write lock about this long (longer on a loaded machine: a margin to 1 s)
 YIELD_FOR_S = 0.11  # a yield without a known waiter lets the lock go this long (SQLite's busy sleeps are <= 100 ms)
@@ -158,8 +158,7 @@ def loading(db: pw.SqliteDatabase) -> Iterator[None]:
         yield
     finally:
         db.execute_sql(f"PRAGMA wal_autocheckpoint={DEFAULT_CHECKPOINT}")
-        with contextlib.suppress(pw.OperationalError):
-            db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
+        fold_wal(db)
 
 
 def next_size(size: int, done: int, took: float, least: int, most: int) -> int:
@@ -268,8 +267,7 @@ class Groups:
         if not self._unfolded:
             return
         self._unfolded = False
-        with contextlib.suppress(pw.OperationalError):
-            self.db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
+        fold_wal(self.db)
 
     def close(self, commit: bool = True) -> None:
         if self._txn is None:

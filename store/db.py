@@ -4,6 +4,7 @@ Long because: the Peewee models and the migrations that change them are read tog
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from types import SimpleNamespace
@@ -396,6 +397,13 @@ def open_database(path: Path, create: bool = True) -> pw.SqliteDatabase:
 WAITING_SUFFIX = "-waiting"
 # (never through a link: nothing is written outside the store's folder)
 _WAITING_FLAGS = os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
+def fold_wal(db: pw.SqliteDatabase) -> None:
+    """Copy the WAL's frames into the database file now, without the write lock and without waiting for readers
+    (PASSIVE: what a reader or writer still needs stays; nothing is raised when it cannot go on)."""
+    with contextlib.suppress(pw.OperationalError):
+        db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
 
 def waiting_file(db: pw.SqliteDatabase) -> str | None:

@@ -44,7 +44,6 @@ import zlib
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, ContextManager, Iterator
 
-import peewee as pw
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
@@ -53,6 +52,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from .. import ids
 from ..core import dumps
+from ..db import fold_wal
 from ..errors import Conflict, Invalid, PcpError
 from ..files import make_private_dirs
 from ..jsonsafe import depth_of, loads
@@ -669,7 +669,7 @@ class Folder:
         result["read"].append({"store_id": peer, "files": taken, "added": added})
 
     def _write_own(self, result: FolderSyncResult, ident: Identity, standing: Standing,
-                   took: dict[str, list[tuple[int, int]]] | None = None) -> None:
+                   took: dict[str, list[tuple[int, int]]]) -> None:
         keys = self.keys()
         if self._tainted(keys, standing):
             with self.db.atomic("IMMEDIATE"):
@@ -694,7 +694,7 @@ class Folder:
             # A base file leaves out only the rows this very sync took in from this folder's files, which hold them
             # (a store joining a folder repeated the whole folder otherwise, under one snapshot of itself); after a
             # rekey (`compact`: older files may no longer open) it holds everything.
-            skip = self.ops.foreign_ranges() if not full else {} if compact else (took or {})
+            skip = self.ops.foreign_ranges() if not full else {} if compact else took
             news = any(r["kind"] != "scope" for r in records.changes(self.db, self.ops.owner_id, since, upto, skip))
         if not full and not out.get("pending") and not news:
             self._set_meta(OUT, {**out, "marks": upto})  # nothing of this store's own since its last file
@@ -721,7 +721,7 @@ class Folder:
         # it lasts no other writer's frames can be folded back, so the WAL grows by all they write: it is folded now,
         # so that the snapshot reads the database file alone and the next writer starts the WAL afresh, and the
         # records are compressed, sealed and written by another thread meanwhile, so the snapshot lasts the reading.
-        _fold(self.db)
+        fold_wal(self.db)
         recs = records.changes(self.db, self.ops.owner_id, since, upto, skip)
         _write_atomic(target, lambda fh: _seal(fh, header, ident, _file_key(key, mine, seq), recs, self.db.atomic))
         if full:  # (the base file replaces this store's files before it here)
@@ -1082,12 +1082,6 @@ def _spans_minus(spans: dict[str, list[tuple[int, int]]],
         if kept:
             out[table] = kept
     return out
-
-
-def _fold(db: pw.SqliteDatabase) -> None:
-    """Copy the WAL's frames into the database file now, if no reader or writer is in the way (PASSIVE)."""
-    with contextlib.suppress(pw.OperationalError):
-        db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
 
 def _write_atomic(target: Path, data: bytes | Callable[[Any], None]) -> None:
