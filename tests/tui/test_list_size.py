@@ -60,7 +60,8 @@ async def test_a_slow_count_says_counting_then_the_number(store_250, make_app):
     store_250.count_pages = held
     async with app.run_test(size=(160, 48)) as pilot:
         await until(pilot, lambda: hasattr(app.screen, "counting") and "counting…" in header(app), "counting…")
-        assert page_list(app).rows  # the list is there meanwhile
+        # the list comes while the count is still held (under load it may come after "counting…" is shown)
+        await until(pilot, lambda: bool(page_list(app).rows) and "counting…" in header(app), "the rows meanwhile")
         release.set()
         await until(pilot, lambda: "240" in header(app) and "counting" not in header(app), "the number")
         await settle(app, pilot)
