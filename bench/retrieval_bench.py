@@ -330,6 +330,8 @@ def run_locomo(args: argparse.Namespace, work: Path) -> dict:
         t0 = time.perf_counter()
         report = import_chatgpt(st, export)
         import_s = time.perf_counter() - t0
+        if args.semantic:
+            st.set_semantic(True)
         node_page, n_conv_pages, scopes = message_pages(st)
         page_of = {dia: node_page[node] for dia, node in node_of.items() if node in node_page}
         questions, unmapped, no_evidence = [], [], 0
@@ -424,6 +426,8 @@ def run_cjk(args: argparse.Namespace, work: Path) -> dict:
     namespace = "retrieval:cjk-mixed"
     st = Store.open(work / "cjk.db")
     st.create_scope(namespace, display_name="CJK and mixed retrieval set")
+    if args.semantic:
+        st.set_semantic(True)
     page_id = {}
     for key, page in pages.items():
         res = st.write_page(namespace, content=page["text"], media_type="text/markdown",
@@ -487,7 +491,7 @@ def print_report(result: dict, restricted: bool) -> None:
     loc = result.get("locomo")
     if loc and "files" in loc:
         k = loc["k"]
-        print(f"\nLoCoMo recall@5/10/20, mode {loc['mode']!r}, categories {','.join(loc['categories'])} "
+        print(f"\nLoCoMo recall@5/10/20, mode {loc['mode']!r}{' with the semantic channel' if result.get('semantic') else ''}, categories {','.join(loc['categories'])} "
               f"(store = search_pages as the owner; bare = FTS5 bm25 over the question's words OR-ed)")
         print(_header(k, restricted))
         for stem, f in loc["files"].items():
@@ -548,13 +552,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--misses", type=int, default=0, metavar="N", help="print N missed questions per file")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--dir", help="parent directory for the temporary stores")
+    parser.add_argument("--semantic", action="store_true",
+                        help="turn each store's semantic channel on (pcp semantic on; needs pcp[semantic])")
     args = parser.parse_args(argv)
     if args.k < 1:
         parser.error("-k must be at least 1")
     sqlite3 = sqlite_module()
     log(f"retrieval bench: Python {sys.version.split()[0]}, SQLite {sqlite3.sqlite_version} ({sqlite3.__name__}), "
         f"{os.cpu_count()} CPUs, {datetime.now().isoformat(timespec='seconds')}")
-    result: dict = {"mode": args.mode, "k": args.k}
+    result: dict = {"mode": args.mode, "k": args.k, "semantic": bool(args.semantic)}
     with tempfile.TemporaryDirectory(prefix="retrieval_bench_", dir=args.dir) as tmp:
         work = Path(tmp)
         if args.set in ("locomo", "all"):

@@ -107,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     from store.analysis import dates_named
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="model.zip or model directory (sentence-transformers BERT)")
+    parser.add_argument("--model", help="model.zip or model directory (sentence-transformers BERT, run by "
+                        "bench/minilm.py); default: the store's own channel (store/semantic.py, the int8 ONNX model "
+                        "of pcp[semantic])")
     parser.add_argument("--data", metavar="DIR", help=f"LoCoMo files (default {rb.DEFAULT_DATA})")
     parser.add_argument("--files", metavar="A,B", help="only these LoCoMo files (stems)")
     parser.add_argument("--held-out", default=rb.DEFAULT_HELD_OUT, metavar="A,B")
@@ -121,7 +123,16 @@ def main(argv: list[str] | None = None) -> int:
     rb.log(f"semantic bench: Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, numpy {np.__version__}, "
            f"load {load1:.2f}")
     t0, c0 = time.perf_counter(), time.process_time()
-    enc = minilm.Encoder.from_path(args.model)
+    if args.model:
+        enc = minilm.Encoder.from_path(args.model)
+        count_tokens = lambda texts: sum(min(len(e.ids), minilm.MAX_TOKENS) for e in enc.tok.encode_batch(texts))  # noqa: E731
+        embed_one = lambda text: enc.encode([text])  # noqa: E731
+    else:
+        from store import semantic
+
+        enc = semantic.Encoder()
+        count_tokens = lambda texts: sum(len(enc.tok.encode(t)) for t in texts)  # noqa: E731
+        embed_one = lambda text: enc.encode([text], cache=False)  # noqa: E731
     rb.log(f"model loaded in {time.perf_counter() - t0:.2f} s wall, {time.process_time() - c0:.2f} s CPU")
 
     data_dir = Path(args.data).expanduser() if args.data else rb.DEFAULT_DATA
@@ -151,18 +162,18 @@ def main(argv: list[str] | None = None) -> int:
             pages = list(page_of.values())
             texts = [text_of[d] for d in page_of]
             c1, w1 = time.process_time(), time.perf_counter()
-            vecs = enc.encode(texts)
+            vecs = enc.encode(texts, cache=False) if not args.model else enc.encode(texts)
             embed_cpu += time.process_time() - c1
             embed_wall += time.perf_counter() - w1
             embedded += len(texts)
-            tokens += sum(min(len(e.ids), minilm.MAX_TOKENS) for e in enc.tok.encode_batch(texts))
+            tokens += count_tokens(texts)
             bare = rb.Bare(text_of.items())
             qas = [qa for qa in data.get("qa", []) if str(qa.get("category")) in categories
                    and isinstance(qa.get("question"), str)]
             qvecs = enc.encode([qa["question"] for qa in qas])
             for qa in qas[:20]:  # a search embeds its one question: CPU time of that, alone
                 c2 = time.process_time()
-                enc.encode([qa["question"]])
+                embed_one(qa["question"])
                 q_cpu.append((time.process_time() - c2) * 1000)
             for qa, qv in zip(qas, qvecs, strict=True):
                 ev = rb.evidence_ids(qa.get("evidence"))

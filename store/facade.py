@@ -72,6 +72,8 @@ class Store:
         self.audit_log = reads.audit_log
         # search
         self.search_pages = search.search_pages
+        self.set_semantic = search.set_semantic
+        self.semantic_status = search.semantic_status
         # lifecycle
         self.archive_page = lifecycle.archive_page
         self.restore_page = lifecycle.restore_page

@@ -10,9 +10,9 @@ from . import ids as idmod
 from .constants import LIFECYCLE_STATUSES as STATUSES
 from .constants import LIMITS
 from .core import Call, Part, dumps, operation
-from . import analysis, index
+from . import analysis, index, semantic
 from . import validate as v
-from .errors import Conflict, Invalid, Unsupported
+from .errors import Conflict, Forbidden, Invalid, Unsupported
 from .ranking import Ranker
 from .ranking import Scope as RankScope
 from .reads import PROJECTIONS, SEARCH_MODES, clamp, decode_cursor, effective_status, encode_cursor
@@ -60,8 +60,10 @@ class SearchOps(Part):
         size = clamp(limit, LIMITS["default_hits"], LIMITS["max_hits"])
         q = self.page_query(named, filters, context_id, bool(all_revisions))
         flt = q.filters
+        rerank = mode == "auto" and self._semantic_on() and not semantic.has_cjk(query)
         fingerprint = hashlib.sha256(
-            dumps([query, sorted(named), mode, flt, context_id, bool(all_revisions)]).encode()
+            dumps([query, sorted(named), mode, flt, context_id, bool(all_revisions)] + (["semantic"] if rerank else []))
+            .encode()
         ).hexdigest()[:16]
         state = decode_cursor(cursor, "search")
         if state is not None and state.get("f") != fingerprint:
@@ -73,12 +75,55 @@ class SearchOps(Part):
             used = "temporal"
         if used in ("auto", "text"):
             units = analysis.ranked_units(query, self._salt)
-            rows = self.ranked(used, query, q, offset + size + 1)[offset:]
+            label = used
+            if used == "auto" and rerank:
+                rows, label = self._reranked(query, self.ranked(used, query, q, max(offset + size + 1,
+                                                                                     semantic.RERANK_DEPTH)))
+                rows = rows[offset:offset + size + 1]
+            else:
+                rows = self.ranked(used, query, q, offset + size + 1)[offset:]
             if rows or offset or used == "text":
-                return self._page_of_hits(rows, size, offset, used, query, fingerprint, call, units)
+                return self._page_of_hits(rows, size, offset, used, query, fingerprint, call, units, label)
             used = "exact"  # nothing ranked (a fragment of a word, a symbol): look for it as a substring
         rows = self.matching(used, query, q, size + 1, offset, call)
         return self._page_of_hits(rows, size, offset, used, query, fingerprint, call)
+
+    @operation("semantic_setting", write=True)
+    def set_semantic(self, call: Call, on: bool) -> dict[str, Any]:
+        """Turn the semantic channel of `auto` on or off for this store (owner only; on needs pcp[semantic])."""
+        if not self.session.is_owner:
+            raise Forbidden("Only the owner may turn the semantic channel on or off.")
+        if on and not semantic.available():
+            raise Unsupported(f"Not turned on: {semantic.INSTALL_HINT}.")
+        self._db.execute_sql("INSERT INTO meta (key, value) VALUES ('semantic', ?) "
+                             "ON CONFLICT(key) DO UPDATE SET value = excluded.value", ["on" if on else "off"])
+        return self.semantic_status()
+
+    def semantic_status(self) -> dict[str, Any]:
+        """{"on": the owner turned it on, "available": the extra is installed here, "model": its model id}."""
+        return {"on": self._semantic_on(), "available": semantic.available(), "model": semantic.MODEL_ID}
+
+    def _semantic_on(self) -> bool:
+        """The owner turned the semantic channel on for this store (`pcp semantic on`)."""
+        row = self._db.execute_sql("SELECT value FROM meta WHERE key = 'semantic'").fetchone()
+        return bool(row) and row[0] == "on"
+
+    def _reranked(self, query: str, rows: list[tuple[int, float]]) -> tuple[list[tuple[int, float]], str]:
+        """auto's first RERANK_DEPTH rows re-ordered by the semantic channel, the rest after them (each scored at
+        or below 0, under every re-ordered one); without the extra, auto's rows as they are."""
+        head, tail = rows[:semantic.RERANK_DEPTH], rows[semantic.RERANK_DEPTH:]
+        if len(head) < 2:
+            return rows, "auto"
+        marks = ",".join("?" * len(head))
+        texts = {pk: content if content is not None else title for pk, content, title in self._db.execute_sql(
+            f"SELECT id, content, title FROM revision WHERE id IN ({marks})", [pk for pk, _ in head]).fetchall()}
+        try:
+            fused = semantic.rerank(query, head, texts)
+        except semantic.Unavailable:
+            return rows, "auto"  # turned on in a store now opened where the extra is missing: plain auto
+        lo, hi = min(s for _, s in head), max(s for _, s in head)
+        span = (hi - lo) or 1.0
+        return fused + [(pk, (s - lo) / span) for pk, s in tail], "auto+semantic"
 
     def page_query(self, named: list[str], filters: dict[str, Any] | None, context_id: str | None = None,
                    all_revisions: bool = False) -> PageQuery:
@@ -149,9 +194,9 @@ class SearchOps(Part):
         return RankScope(scope_sql, scope_params, where, params, tokens, suppressed)
 
     def _page_of_hits(self, rows: list[Any], size: int, offset: int, used: str, query: str, fingerprint: str, call: Call,
-                      units: list[analysis.Unit] | None = None) -> SearchResult:
+                      units: list[analysis.Unit] | None = None, label: str | None = None) -> SearchResult:
         more = len(rows) > size
-        hits = self._hits(rows[:size], used, query, units)
+        hits = self._hits(rows[:size], label or used, query, units)
         call.counts["hits"] = len(hits)
         call.scopes.update(h["namespace"] for h in hits)
         next_cursor = encode_cursor({"k": "search", "o": offset + size, "m": used, "f": fingerprint}) if more else None

