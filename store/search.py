@@ -18,7 +18,7 @@ from .ranking import Scope as RankScope
 from .reads import PROJECTIONS, SEARCH_MODES, clamp, decode_cursor, effective_status, encode_cursor
 from .text import snippet
 from .titles import shown_title
-from .types import Hit, SearchResult
+from .types import Hit, SearchResult, SemanticStatus
 
 FILTER_KEYS = {"lifecycle_status", "relation_types", "created_after", "created_before", "observed_after",
                "observed_before", "media_types", "actor_types"}
@@ -89,7 +89,7 @@ class SearchOps(Part):
         return self._page_of_hits(rows, size, offset, used, query, fingerprint, call)
 
     @operation("semantic_setting", write=True)
-    def set_semantic(self, call: Call, on: bool) -> dict[str, Any]:
+    def set_semantic(self, call: Call, on: bool) -> SemanticStatus:
         """Turn the semantic channel of `auto` on or off for this store (owner only; on needs pcp[semantic])."""
         if not self.session.is_owner:
             raise Forbidden("Only the owner may turn the semantic channel on or off.")
@@ -99,7 +99,7 @@ class SearchOps(Part):
                              "ON CONFLICT(key) DO UPDATE SET value = excluded.value", ["on" if on else "off"])
         return self.semantic_status()
 
-    def semantic_status(self) -> dict[str, Any]:
+    def semantic_status(self) -> SemanticStatus:
         """{"on": the owner turned it on, "available": the extra is installed here, "model": its model id}."""
         return {"on": self._semantic_on(), "available": semantic.available(), "model": semantic.MODEL_ID}
 

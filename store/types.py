@@ -789,6 +789,14 @@ class HandoffList(TypedDict):
     next_cursor: str | None
 
 
+class SemanticStatus(TypedDict):
+    """The semantic channel of `auto` (pcp semantic): turned on by the owner, installed here, its model's id."""
+
+    on: bool
+    available: bool
+    model: str
+
+
 class UpgradeStatus(TypedDict):
     """Where a pending index upgrade stands (revisions re-indexed so far, revisions to re-index)."""
 
@@ -812,6 +820,6 @@ __all__ = [
     "HistoryEntry", "Hit", "LifecycleStep", "PageLifecycle", "SuppressionNote", "ImportExportResult", "ImportRecorded", "ImportReportEntry", "ImportReportResult", "ImportSummary", "LinkResult", "PageList", "PageSummary", "Payload",
     "ProvenanceEvent", "ReadItem", "ReadResult", "PageCount", "Receipt", "ReceiptList", "RecommendResult", "Recommendation",
     "RecommendationList", "Relation", "Relations", "Revision", "Scope", "ScopeDeletePlan", "ScopeList",
-    "SearchResult", "SkippedItem", "SourceRef", "SourceScope", "SuppressResult", "TransitionResult", "UnlinkResult",
+    "SearchResult", "SemanticStatus", "SkippedItem", "SourceRef", "SourceScope", "SuppressResult", "TransitionResult", "UnlinkResult",
     "UnsuppressResult", "VerifiedEntry", "VerifyResult", "WriteResult",
 ]

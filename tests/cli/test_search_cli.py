@@ -226,3 +226,27 @@ def test_cli_hidden_pages_change_nothing_for_a_restricted_session(capsys, db_pat
         add_hidden_pages(st)
     for (query, mode), hits in before.items():
         assert _as_restricted(capsys, str(db_path), query, mode) == hits, (query, mode)
+
+
+def test_pcp_semantic_turns_the_channel_on_and_off_for_the_owner_only(capsys, db_path):
+    """Issue 34 item 5 in the command: status, on, a model refused, the hits' matched_by, off."""
+    with Store.open(db_path) as st:
+        write_question_corpus(st)
+    rc, out, _ = run(capsys, "--db", str(db_path), "--json", "semantic")
+    assert rc == 0 and json.loads(out) == {"on": False, "available": True, "model": "all-MiniLM-L6-v2-onnx-int8"}
+    rc, out, err = run(capsys, "--db", str(db_path), "--as-model", "m", "--grant", "*=search,read,write", "semantic", "on")
+    assert rc != 0 and "Only the owner may turn the semantic channel on or off." in err
+    rc, out, _ = run(capsys, "--db", str(db_path), "semantic", "on")
+    assert rc == 0 and "semantic channel: on" in out
+    rc, out, _ = run(capsys, "--db", str(db_path), "--json", "search", EN_QUESTION)
+    hits = json.loads(out)["hits"]
+    assert hits[0]["title"].startswith("Proof route") and {x["matched_by"] for x in hits} == {"auto+semantic"}
+    rc, out, _ = run(capsys, "--db", str(db_path), "--as-model", "m", "--grant", RESTRICTED_GRANT, "--json", "search",
+                     EN_QUESTION)
+    mine = json.loads(out)["hits"]
+    assert mine[0]["page_id"] == hits[0]["page_id"] and {x["namespace"] for x in mine} == {"project:math"}
+    assert {x["matched_by"] for x in mine} == {"auto+semantic"}
+    rc, out, _ = run(capsys, "--db", str(db_path), "semantic", "off")
+    assert rc == 0 and "semantic channel: off" in out
+    rc, out, _ = run(capsys, "--db", str(db_path), "semantic", "sideways")
+    assert rc != 0

