@@ -177,8 +177,10 @@ class Encoder:
         self._np = np
         options = ort.SessionOptions()
         options.log_severity_level = 3
-        options.intra_op_num_threads = 1  # a search is one short batch: threads cost more than they give
+        # Each core's share of a batch (onnxruntime's default: one thread per physical core), without spinning
+        # between runs: a search's 50 texts take about 11 ms each on one core here, 6.5 ms on two.
         options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(_checked_model(), sess_options=options,
                                              providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
@@ -186,7 +188,7 @@ class Encoder:
         self._cache: OrderedDict[bytes, Any] = OrderedDict()
         self._lock = threading.Lock()
 
-    def encode(self, texts: Sequence[str], batch: int = 16, cache: bool = True) -> Any:
+    def encode(self, texts: Sequence[str], batch: int = 4, cache: bool = True) -> Any:
         """An (n, 384) float32 array, one unit vector per text (texts cut to MAX_TEXT_CHARS); cache=False computes
         every vector (a benchmark's timing)."""
         np = self._np
@@ -204,7 +206,8 @@ class Encoder:
                     out[i] = hit
         if todo:
             tokens = {i: self.tok.encode(texts[i][:MAX_TEXT_CHARS]) for i in todo}
-            order = sorted(todo, key=lambda i: len(tokens[i]))  # like lengths together: little padding
+            order = sorted(todo, key=lambda i: len(tokens[i]))  # like lengths together: little padding (a batch of
+            # 16 messages costs 1.15x a batch of 4, a batch of 50 2.7x: padded positions are computed too)
             for at in range(0, len(order), batch):
                 group = order[at:at + batch]
                 width = max(len(tokens[i]) for i in group)
