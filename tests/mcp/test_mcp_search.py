@@ -25,7 +25,7 @@ from test_mcp_server import connect, ok, run
 import store
 
 HIT_RE = re.compile(r"^\[\d+\] .*\n    page_id: (pg_\w+) \| revision_id: (rev_\w+)\n"
-                    r"    namespace: (\S+) \| status: (\w+) \| matched_by: (\w+) \| score: ([\d.e+-]+) \| date: (\S+)$",
+                    r"    namespace: (\S+) \| status: (\w+) \| matched_by: ([\w+]+) \| score: ([\d.e+-]+) \| date: (\S+)$",
                     re.MULTILINE)
 
 
@@ -109,3 +109,23 @@ def test_hidden_pages_change_nothing_a_restricted_session_sees(questions):
     after = run(probe)
     for (query, mode), old, new in zip(PROBES, before, after, strict=True):
         assert new == old, (query, mode)
+
+
+def test_with_the_semantic_channel_on_a_restricted_model_gets_it_and_hidden_pages_still_change_nothing(questions):
+    """Issue 34 item 5 through the SDK's client: the owner turned the channel on; the model's hits say
+    auto+semantic, the example page first, and pages added where it cannot search change nothing it gets."""
+    with store.Store.open(questions["db"]) as st:
+        st.set_semantic(True)
+    auto_probes = [(q, m) for q, m in PROBES if m == "auto"]
+
+    async def probe() -> list[str]:
+        async with connect(questions["db"], RESTRICTED_GRANT) as session:
+            return [await ok(session, "search_pages", {"query": q, "mode": m, "limit": 50}) for q, m in auto_probes]
+
+    before = run(probe)
+    en = hits_of(before[0])
+    assert en[0][0] == questions["en"] and {h[4] for h in en} == {"auto+semantic"}
+    assert {h[4] for h in hits_of(before[1])} == {"auto"}  # the CJK question is not re-ordered
+    with store.Store.open(questions["db"]) as st:
+        add_hidden_pages(st)
+    assert run(probe) == before
