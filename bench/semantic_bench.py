@@ -46,19 +46,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import minilm  # noqa: E402
 import retrieval_bench as rb  # noqa: E402
+from store.semantic import minmax  # noqa: E402  (the store's own: each score scaled over its list)
 
 METHODS = ("bare", "auto", "semantic", "blend", "rrf", "zblend", "rerank")
 DEPTHS = (5, 10, 20)
 RRF_K = 60
 BLEND_AUTO = 0.6
-
-
-def minmax(scores: dict[str, float]) -> dict[str, float]:
-    if not scores:
-        return {}
-    lo, hi = min(scores.values()), max(scores.values())
-    span = hi - lo
-    return {p: (s - lo) / span if span > 0 else 1.0 for p, s in scores.items()}
 
 
 def blend(auto: list[tuple[str, float]], sem: list[tuple[str, float]], w: float = BLEND_AUTO) -> list[str]:

@@ -22,7 +22,7 @@ import unicodedata
 from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, TypeVar
 
 MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -257,14 +257,18 @@ def rerank(question: str, rows: list[tuple[int, float]], texts: dict[int, str]) 
     english = [pk for pk, _ in rows if texts.get(pk) and not has_cjk(texts[pk])]
     vecs = enc.encode([question, *(texts[pk] for pk in english)])
     cos = {pk: float(vecs[0] @ vecs[n + 1]) for n, pk in enumerate(english)}
-    a = _minmax({pk: s for pk, s in rows})
-    c = _minmax(cos)
+    a = minmax({pk: s for pk, s in rows})
+    c = minmax(cos)
     fused = {pk: AUTO_WEIGHT * a[pk] + (1 - AUTO_WEIGHT) * c.get(pk, a[pk]) for pk, _ in rows}
     place = {pk: n for n, (pk, _) in enumerate(rows)}
     return sorted(((pk, fused[pk]) for pk, _ in rows), key=lambda r: (-r[1], place[r[0]]))
 
 
-def _minmax(scores: dict[int, float]) -> dict[int, float]:
+K = TypeVar("K")
+
+
+def minmax(scores: dict[K, float]) -> dict[K, float]:
+    """Each score scaled to 0..1 over these (all 1.0 when they are equal)."""
     if not scores:
         return {}
     lo, hi = min(scores.values()), max(scores.values())

@@ -5,7 +5,8 @@
 (b) Authorization before relevance: the restricted session gets identical hits, order and scores before
     and after hidden pages holding the query words are added (in a scope it cannot search, and a
     tombstoned page in its own scope, as it lacks `audit`), in `auto` and `text`; and (issue 34) when pages
-    of its own scope holding them are suppressed in its context, or written and then erased.
+    of its own scope holding them are suppressed in its context, or written and then erased. Each with the
+    semantic channel off and on.
 """
 
 from __future__ import annotations
@@ -24,9 +25,14 @@ from search_helpers import (
 )
 
 
-@pytest.fixture
-def corpus(store):
-    return write_question_corpus(store)
+@pytest.fixture(params=["plain", "semantic"])
+def corpus(store, request):
+    """The corpus, searched plain and (issue 34 item 5) with the owner's semantic channel on: every check here holds
+    for both."""
+    pages = write_question_corpus(store)
+    if request.param == "semantic":
+        store.set_semantic(True)
+    return pages
 
 
 def test_the_corpus_has_enough_distractors_sharing_words():

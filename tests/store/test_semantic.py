@@ -5,8 +5,9 @@
 - The owner turns it on; hits then say `auto+semantic`; a CJK question stays plain `auto`; a model session may not
   turn it on or off; without the extra it is refused in one line, and a store turned on elsewhere searches as plain
   `auto`.
-- Grants hold with it on: a restricted session's hits, order and scores do not change when hidden pages are added,
-  when pages of its scope are suppressed in its context, or written and then erased.
+- Grants hold with it on: tests/store/test_question_ranking.py runs every check with the channel off and on (a
+  restricted session's hits, order and scores do not change when hidden pages are added, when pages of its scope
+  are suppressed in its context, or written and then erased).
 - Nothing is written: the store's files and schema are the same after semantic searches.
 """
 
@@ -18,15 +19,7 @@ from pathlib import Path
 
 import pcpstore_helpers as h
 import pytest
-from search_helpers import (
-    CJK_QUESTION,
-    EN_QUESTION,
-    PROBES,
-    SCOPE,
-    add_hidden_pages,
-    add_pages_in_scope,
-    write_question_corpus,
-)
+from search_helpers import CJK_QUESTION, EN_QUESTION, PROBES, SCOPE, write_question_corpus
 
 from store import Forbidden, Unsupported, semantic
 
@@ -132,38 +125,6 @@ def test_without_the_extra_it_is_refused_and_a_store_turned_on_elsewhere_searche
         assert store.semantic_status()["on"] is False
     finally:
         semantic._checked_model.cache_clear()
-
-
-@pytest.mark.parametrize("query,mode", AUTO_PROBES)
-def test_hidden_pages_change_nothing_for_a_restricted_session(store, corpus, query, mode):
-    restricted = h.model(store, {SCOPE: {"search", "read"}})
-    before = restricted.search_pages(query, mode=mode, limit=50)
-    assert before["hits"]
-    add_hidden_pages(store)
-    assert restricted.search_pages(query, mode=mode, limit=50) == before
-
-
-@pytest.mark.parametrize("query,mode", AUTO_PROBES)
-def test_suppressed_pages_change_nothing_for_a_restricted_session(store, corpus, query, mode):
-    restricted = h.model(store, {SCOPE: {"search", "read", "suppress"}})
-    before = restricted.search_pages(query, mode=mode, limit=50, context_id="ctx")
-    assert before["hits"]
-    pages = add_pages_in_scope(store)
-    assert set(pages) & {x["page_id"] for x in restricted.search_pages(query, mode=mode, limit=50)["hits"]}
-    restricted.suppress_pages(pages, context_id="ctx", reason="not for this task")
-    assert restricted.search_pages(query, mode=mode, limit=50, context_id="ctx") == before
-
-
-@pytest.mark.parametrize("query,mode", AUTO_PROBES)
-def test_erased_pages_change_nothing_for_a_restricted_session(store, corpus, query, mode):
-    restricted = h.model(store, {SCOPE: {"search", "read"}})
-    before = restricted.search_pages(query, mode=mode, limit=50)
-    assert before["hits"]
-    pages = add_pages_in_scope(store)
-    assert set(pages) & {x["page_id"] for x in restricted.search_pages(query, mode=mode, limit=50)["hits"]}
-    for page in pages:
-        store.delete_page(page, "erased for the test")
-    assert restricted.search_pages(query, mode=mode, limit=50) == before
 
 
 def test_semantic_searches_write_nothing(store, corpus, db_path):
