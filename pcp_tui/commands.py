@@ -52,6 +52,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("search_mode", "ctrl+t", "Search mode",
             "Switch the search mode: auto (relevance, any word), text (every word), exact (substring)",
             "cycle_search_mode", footer=False),
+    Command("semantic", "ctrl+g", "Meaning",
+            "Turn the semantic channel of auto search on or off: the best word matches re-ordered by meaning "
+            "(pip install 'pcp[semantic]')", "toggle_semantic", footer=False),
     Command("focus_scopes", "ctrl+s", "Scopes", "Focus the scope tree", "focus_scopes", footer=False),
     Command("sidebar", "ctrl+b", "Sidebar", "Show or hide the scope tree (hidden by default on narrow screens)",
             "toggle_sidebar", footer=False),

@@ -471,6 +471,13 @@ class SyncNoted(Message):
     status: Data
 
 
+@dataclass
+class SemanticSwitched(Message):
+    """The owner turned the semantic channel of `auto` on or off (set_semantic's status)."""
+
+    status: Data
+
+
 # Widgets of the inspector
 
 

@@ -19,7 +19,7 @@ from textual.worker import Worker, get_current_worker
 
 from .. import commands, reading
 from ..messages import (BasketChanged, OpenPage, PagesCounted, ReviewsCounted, ScopesLoaded, SelectionChecked,
-                        SelectionCounted, StoreChanged, SyncNoted)
+                        SemanticSwitched, SelectionCounted, StoreChanged, SyncNoted)
 from ..widgets.fields import Field
 from ..widgets.graph import GraphView
 from ..widgets.inspector import Inspector
@@ -626,6 +626,25 @@ class MainScreen(CurateActions):
         if self.query_text.strip():
             self.notify(f"Search mode {mode}: {MODE_HELP[mode]}.", title="Search", timeout=3)
         self.reload_pages()
+
+    def action_toggle_semantic(self) -> None:
+        self._toggle_semantic()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="semantic")
+    def _toggle_semantic(self) -> None:
+        store = self.app.opened_store  # refused in one line (not installed, a bad model file): the worker's error
+        self.post_message(SemanticSwitched(dict(store.set_semantic(not store.semantic_status()["on"]))))
+
+    @on(SemanticSwitched)
+    def _semantic_switched(self, message: SemanticSwitched) -> None:
+        message.stop()
+        if message.status.get("on"):
+            self.notify("On: auto search re-orders its first 50 word matches by meaning (English questions).",
+                        title="Meaning", timeout=4)
+        else:
+            self.notify("Off: auto search ranks by the words alone.", title="Meaning", timeout=4)
+        current = self.query_one(PageList).current
+        self.reload_pages(keep_page=current["page_id"] if current else None)  # the list shows the new order
 
     def action_refresh(self) -> None:
         current = self.query_one(PageList).current

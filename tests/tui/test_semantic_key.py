@@ -1,0 +1,43 @@
+"""Issue 34 item 5 in the app: `ctrl+g` turns the store's semantic channel on and off (the same switch as
+`pcp semantic`), says so, and the list of a search is ranked again in the new order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers import page_list, said, settle, until
+
+
+@pytest.fixture
+def zebras(workdir):
+    from store import Store
+
+    st = Store.open(Path("zebras.db"))
+    for text in ("Zebras walk north in the dry season, to the river.", "A zebra crossing on the high street.",
+                 "Notes on the dry season: zebras and wildebeest follow the rain.", "Shopping list: zebra cakes."):
+        st.write_page("notes:wild", content=text)
+    yield st
+    st.close()
+
+
+async def test_ctrl_g_turns_the_semantic_channel_on_and_off_and_the_list_follows(zebras, make_app):
+    app = make_app(zebras)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("slash", *"where do zebras go when it is dry?", "escape")
+        await until(pilot, lambda: page_list(app).has_focus and len(page_list(app).rows) == 4, "the search's hits")
+        await settle(app, pilot)
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: any(s.startswith("On: auto search re-orders") for s in said(app)), "on, said")
+        assert zebras.semantic_status()["on"] is True
+        expected = [h["page_id"] for h in zebras.search_pages("where do zebras go when it is dry?")["hits"]]
+        assert len(expected) == 4
+        await until(pilot, lambda: [r["page_id"] for r in page_list(app).rows] == expected, "the re-ordered list")
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: any(s.startswith("Off: auto search ranks") for s in said(app)), "off, said")
+        assert zebras.semantic_status()["on"] is False
+        plain = [h["page_id"] for h in zebras.search_pages("where do zebras go when it is dry?")["hits"]]
+        await until(pilot, lambda: [r["page_id"] for r in page_list(app).rows] == plain, "the plain order again")
+        await settle(app, pilot)
