@@ -116,7 +116,7 @@ def test_with_the_semantic_channel_on_a_restricted_model_gets_it_and_hidden_page
     auto+semantic, the example page first, and pages added where it cannot search change nothing it gets."""
     with store.Store.open(questions["db"]) as st:
         st.set_semantic(True)
-    auto_probes = [(q, m) for q, m in PROBES if m == "auto"]
+    auto_probes = [(q, m) for q, m in PROBES if m == "auto"][:2]  # the English and the CJK question
 
     async def probe() -> list[str]:
         async with connect(questions["db"], RESTRICTED_GRANT) as session:
