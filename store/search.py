@@ -61,7 +61,8 @@ class SearchOps(Part):
         q = self.page_query(named, filters, context_id, bool(all_revisions))
         flt = q.filters
         # Re-ordered only where it can be: a cursor of it is then refused by a process without the extra.
-        rerank = mode == "auto" and not semantic.has_cjk(query) and self._semantic_on() and semantic.ready()
+        rerank = (mode == "auto" and bool(query.strip()) and not semantic.has_cjk(query) and self._semantic_on()
+                  and semantic.ready())
         fingerprint = hashlib.sha256(
             dumps([query, sorted(named), mode, flt, context_id, bool(all_revisions)] + (["semantic"] if rerank else []))
             .encode()
@@ -122,7 +123,7 @@ class SearchOps(Part):
 
     def _reranked(self, query: str, rows: list[tuple[int, float]]) -> tuple[list[tuple[int, float]], str]:
         """auto's first RERANK_DEPTH rows re-ordered by the semantic channel, the rest after them (each scored at
-        or below 0, under every re-ordered one); without the extra, auto's rows as they are."""
+        or below 0, under every re-ordered one); the search asked `semantic.ready()` first."""
         head, tail = rows[:semantic.RERANK_DEPTH], rows[semantic.RERANK_DEPTH:]
         if len(head) < 2:
             return rows, "auto"
@@ -131,10 +132,7 @@ class SearchOps(Part):
         texts = {pk: content if content is not None else title for pk, content, title in self._db.execute_sql(
             f"SELECT id, substr(content, 1, {cut}), substr(title, 1, {cut}) FROM revision WHERE id IN ({marks})",
             [pk for pk, _ in head]).fetchall()}
-        try:
-            fused = semantic.rerank(query, head, texts)
-        except semantic.Unavailable:
-            return rows, "auto"  # turned on in a store now opened where the extra is missing: plain auto
+        fused = semantic.rerank(query, head, texts)
         lo, hi = min(s for _, s in head), max(s for _, s in head)
         span = (hi - lo) or 1.0
         return fused + [(pk, (s - lo) / span) for pk, s in tail], "auto+semantic"

@@ -19,12 +19,15 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 import threading
 import unicodedata
 from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence, TypeVar
+
+from .analysis import CJK_CLASS
 
 MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -42,15 +45,19 @@ class Unavailable(RuntimeError):
     """The extra is not installed, or its model file is not the one this code was written for."""
 
 
+_CJK = re.compile(f"[{CJK_CLASS}]")
+
+
 def _is_cjk(cp: int) -> bool:
+    """BERT's "Chinese character" (its tokenizer splits around these; kana and hangul are not among them)."""
     return (0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF or 0x2A700 <= cp <= 0x2B73F
             or 0x2B740 <= cp <= 0x2B81F or 0x2B820 <= cp <= 0x2CEAF or 0xF900 <= cp <= 0xFAFF
             or 0x2F800 <= cp <= 0x2FA1F)
 
 
 def has_cjk(text: str) -> bool:
-    """CJK ideographs, kana or hangul: text this English model does not read."""
-    return any(_is_cjk(ord(ch)) or 0x3040 <= ord(ch) <= 0x30FF or 0xAC00 <= ord(ch) <= 0xD7AF for ch in text)
+    """CJK ideographs, kana or hangul (the store's own CJK class): text this English model does not read."""
+    return _CJK.search(text) is not None
 
 
 def _is_punct(ch: str) -> bool:

@@ -85,6 +85,20 @@ def test_the_owner_turns_it_on_and_hits_say_so(store, corpus):
     assert {x["matched_by"] for x in store.search_pages(EN_QUESTION)["hits"]} == {"auto"}
 
 
+def test_the_channel_re_orders_word_matches_by_meaning(store):
+    """Plain auto puts the page sharing most words first; by meaning, the page that answers comes first."""
+    answer = store.write_page("notes:wild", content="Zebras walk north in the dry season, to the river.")["page_id"]
+    for text in ("A zebra crossing on the high street.", "Shopping list: zebra cakes.",
+                 "Notes on the dry season: zebras and wildebeest follow the rain."):
+        store.write_page("notes:wild", content=text)
+    question = "where do zebras go when it is dry?"
+    plain = [h["page_id"] for h in store.search_pages(question)["hits"]]
+    store.set_semantic(True)
+    meant = [h["page_id"] for h in store.search_pages(question)["hits"]]
+    assert sorted(meant) == sorted(plain) and len(meant) == 4  # the same hits: the channel only re-orders
+    assert plain[0] != answer and meant[0] == answer
+
+
 def test_pages_of_a_semantic_search_follow_each_other(store, corpus):
     whole = [x["page_id"] for x in store.search_pages("compactness products", limit=50)["hits"]]
     assert len(whole) > 30

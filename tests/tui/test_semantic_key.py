@@ -39,5 +39,6 @@ async def test_ctrl_g_turns_the_semantic_channel_on_and_off_and_the_list_follows
         await until(pilot, lambda: any(s.startswith("Off: auto search ranks") for s in said(app)), "off, said")
         assert zebras.semantic_status()["on"] is False
         plain = [h["page_id"] for h in zebras.search_pages("where do zebras go when it is dry?")["hits"]]
+        assert plain != expected  # the channel did re-order: the list followed a change, not a no-op
         await until(pilot, lambda: [r["page_id"] for r in page_list(app).rows] == plain, "the plain order again")
         await settle(app, pilot)
