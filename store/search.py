@@ -90,7 +90,7 @@ class SearchOps(Part):
             pool = kept if isinstance(kept, int) and not isinstance(kept, bool) and need <= kept <= fresh else fresh
             rows = self.ranked(used, query, q, need, pool)
             if used == "auto" and rerank:
-                rows, label = self._reranked(query, rows)
+                rows, label = self._reranked(query, rows, q)
             rows = rows[offset:offset + size + 1]
             if rows or offset or used == "text":
                 return self._page_of_hits(rows, size, offset, used, query, fingerprint, call, units, label, pool)
@@ -121,7 +121,8 @@ class SearchOps(Part):
         row = self._db.execute_sql("SELECT value FROM meta WHERE key = 'semantic'").fetchone()
         return bool(row) and row[0] == "on"
 
-    def _reranked(self, query: str, rows: list[tuple[int, float]]) -> tuple[list[tuple[int, float]], str]:
+    def _reranked(self, query: str, rows: list[tuple[int, float]],
+                  q: PageQuery) -> tuple[list[tuple[int, float]], str]:
         """auto's first RERANK_DEPTH rows re-ordered by the semantic channel, the rest after them (each scored at
         or below 0, under every re-ordered one); the search asked `semantic.ready()` first."""
         head, tail = rows[:semantic.RERANK_DEPTH], rows[semantic.RERANK_DEPTH:]
@@ -132,10 +133,29 @@ class SearchOps(Part):
         texts = {pk: content if content is not None else title for pk, content, title in self._db.execute_sql(
             f"SELECT id, substr(content, 1, {cut}), substr(title, 1, {cut}) FROM revision WHERE id IN ({marks})",
             [pk for pk, _ in head]).fetchall()}
-        fused = semantic.rerank(query, head, texts)
+        fused = semantic.rerank(query, head, texts, self._asked(head, q))
         lo, hi = min(s for _, s in head), max(s for _, s in head)
         span = (hi - lo) or 1.0
         return fused + [(pk, (s - lo) / span) for pk, s in tail], "auto+semantic"
+
+    def _asked(self, head: list[tuple[int, float]], q: PageQuery) -> dict[int, list[str]]:
+        """candidate revision pk -> the texts (their beginnings) of the messages it `responds_to` that ask something
+        ("?"): its question, whose meaning an answer shares. Only messages this search may see lend (the search's
+        own WHERE clause, in the candidate's scope), so a hidden, suppressed or erased question changes nothing."""
+        cut = semantic.MAX_TEXT_CHARS
+        marks = ",".join("?" * len(head))
+        asked: dict[int, list[str]] = {}
+        for pk, text in self._db.execute_sql(
+            f"SELECT c.id, substr(COALESCE(r.content, r.title), 1, {cut}) FROM revision c "
+            "CROSS JOIN page cp ON cp.id = c.page_id "
+            "CROSS JOIN relation x ON x.from_page_id = cp.id AND x.relation_type = 'responds_to' AND x.retracted = 0 "
+            "CROSS JOIN page p ON p.id = x.to_page_id AND p.scope_id = cp.scope_id "
+            "CROSS JOIN revision r ON r.id = p.head CROSS JOIN scope s ON s.id = p.scope_id "
+            f"WHERE c.id IN ({marks}) AND {q.where} ORDER BY c.id, r.id",
+            [*(pk for pk, _ in head), *q.params]).fetchall():
+            if text and semantic.asks(text):
+                asked.setdefault(pk, []).append(text)
+        return asked
 
     def page_query(self, named: list[str], filters: dict[str, Any] | None, context_id: str | None = None,
                    all_revisions: bool = False) -> PageQuery:

@@ -36,6 +36,7 @@ MAX_TOKENS = 128  # the length the model was trained on ([CLS] and [SEP] include
 MAX_WORD_CHARS = 100
 RERANK_DEPTH = 50  # auto's first candidates that the semantic score re-orders
 AUTO_WEIGHT = 0.6  # fused = 0.6 x auto + 0.4 x cosine, each min-max over the candidates (the issue's weights)
+ASKED_SHARE = 0.3  # an answer's cosine gains this share of the cosine of the question it answers (0.25-0.5 alike)
 CACHE_VECTORS = 20_000  # about 31 MB of float32 vectors
 MAX_TEXT_CHARS = 2_000  # a vector is of a text's beginning: 128 tokens are about 500 characters of English
 INSTALL_HINT = "the semantic channel needs its extra: pip install 'pcp[semantic]'"
@@ -303,17 +304,33 @@ def encoder() -> Encoder:
         return _ENCODER
 
 
-def rerank(question: str, rows: list[tuple[int, float]], texts: dict[int, str]) -> list[tuple[int, float]]:
+def asks(text: str) -> bool:
+    """The text asks something (a question mark, ASCII or full-width)."""
+    return "?" in text or "\uff1f" in text
+
+
+def rerank(question: str, rows: list[tuple[int, float]], texts: dict[int, str],
+           asked: dict[int, list[str]] | None = None) -> list[tuple[int, float]]:
     """`auto`'s candidates (revision pk, score), best first, re-ordered by 0.6 x auto + 0.4 x cosine to the question,
     each min-max over these candidates; a candidate whose text is CJK (or empty) takes its auto part for both. The
-    fused score is the hit's score (meaningful within this channel only). Ties keep auto's order."""
+    fused score is the hit's score (meaningful within this channel only). Ties keep auto's order.
+
+    `asked`: candidate -> the texts of the questions it answers (the messages it responds to that ask). An answer
+    often holds what was asked in few words of its own ("Edinburgh would be great" after "any suggestions for our
+    trip?"), so its cosine gains ASKED_SHARE x the best cosine of those questions."""
     if len(rows) < 2:
         return rows
     enc = encoder()
     heads = {pk: (texts.get(pk) or "")[:MAX_TEXT_CHARS] for pk, _ in rows}  # a vector is of a text's beginning
     english = [pk for pk, _ in rows if heads[pk].strip() and not has_cjk(heads[pk])]
-    vecs = enc.encode([question, *(heads[pk] for pk in english)])
-    cos = {pk: float(vecs[0] @ vecs[n + 1]) for n, pk in enumerate(english)}
+    questions = {pk: [t[:MAX_TEXT_CHARS] for t in (asked or {}).get(pk, ()) if t.strip() and not has_cjk(t)]
+                 for pk in english}
+    unique = list(dict.fromkeys([question, *(heads[pk] for pk in english), *(t for ts in questions.values() for t in ts)]))
+    at = {text: n for n, text in enumerate(unique)}
+    vecs = enc.encode(unique)
+    q = vecs[0]
+    cos = {pk: float(q @ vecs[at[heads[pk]]])
+           + ASKED_SHARE * max((float(q @ vecs[at[t]]) for t in questions[pk]), default=0.0) for pk in english}
     a = minmax({pk: s for pk, s in rows})
     c = minmax(cos)
     fused = {pk: AUTO_WEIGHT * a[pk] + (1 - AUTO_WEIGHT) * c.get(pk, a[pk]) for pk, _ in rows}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from store.analysis import normalise_word
 
@@ -88,21 +89,30 @@ def write_question_corpus(st) -> dict:
     return {"en": en["page_id"], "cjk": cjk["page_id"]}
 
 
-def add_hidden_pages(st) -> None:
+def add_hidden_pages(st, answers: Sequence[str] = ()) -> None:
     """Pages holding the questions' words that the restricted session may not get as hits: many in OTHER,
-    and a tombstoned one in its own scope (it lacks `audit`)."""
+    and a tombstoned one in its own scope (it lacks `audit`). Each page of `answers` then `responds_to` a hidden
+    question of each kind (in OTHER, and tombstoned in SCOPE): a hidden question lends an answer nothing."""
     hidden = [f"{EN_PAGE} {EN_QUESTION} proof route compactness finite products", f"{CJK_PAGE}{CJK_QUESTION}",
               "compactness compactness compactness of finite products: a proof route", "有限乘积 有限乘积 紧致性 证明路线"]
     st.write_pages_bulk(({"content": text} for text in hidden * 10), OTHER)
-    gone = st.write_page(SCOPE, content=f"Withdrawn: {EN_PAGE} {CJK_PAGE} proof route compactness finite products")
+    asked = st.write_page(OTHER, content=f"{EN_QUESTION} {EN_PAGE}")
+    gone = st.write_page(SCOPE, content=f"Withdrawn: {EN_QUESTION} {EN_PAGE} {CJK_PAGE} proof route compactness")
+    for answer in answers:
+        st.link_pages(answer, "responds_to", asked["page_id"])
+        st.link_pages(answer, "responds_to", gone["page_id"])
     st.tombstone_page(gone["page_id"], "withdrawn for the test")
 
 
-def add_pages_in_scope(st) -> list[str]:
-    """Pages in SCOPE itself holding the questions' words (for the suppressed and erased cases): their ids."""
+def add_pages_in_scope(st, answers: Sequence[str] = ()) -> list[str]:
+    """Pages in SCOPE itself holding the questions' words (for the suppressed and erased cases): their ids. Each
+    page of `answers` `responds_to` the first of them, a question (whose meaning an answer shares when seen)."""
     texts = [f"{EN_PAGE} {EN_QUESTION} proof route compactness finite products", f"{CJK_PAGE}{CJK_QUESTION}",
              "compactness compactness compactness of finite products: a proof route", "有限乘积 有限乘积 紧致性 证明路线"]
-    return [st.write_page(SCOPE, content=text)["page_id"] for text in texts * 2]
+    pages = [st.write_page(SCOPE, content=text)["page_id"] for text in texts * 2]
+    for answer in answers:
+        st.link_pages(answer, "responds_to", pages[0])
+    return pages
 
 
 # Queries of the authorization-before-relevance check: (query, mode); text needs every term on the page.

@@ -6,7 +6,8 @@
     and after hidden pages holding the query words are added (in a scope it cannot search, and a
     tombstoned page in its own scope, as it lacks `audit`), in `auto` and `text`; and (issue 34) when pages
     of its own scope holding them are suppressed in its context, or written and then erased. Each with the
-    semantic channel off and on.
+    semantic channel off and on; the hidden, suppressed and erased pages include questions that shown hits
+    `responds_to` (an answer shares a question's meaning only when the session may see the question).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def test_hidden_pages_change_nothing_for_a_restricted_session(store, corpus, que
     restricted = h.model(store, {SCOPE: {"search", "read"}})
     before = restricted.search_pages(query, mode=mode, limit=50)
     assert before["hits"], (query, mode)  # the probe finds something, so the comparison means something
-    add_hidden_pages(store)
+    add_hidden_pages(store, answers=[x["page_id"] for x in before["hits"][1:8]])
     owner_sees = store.search_pages(query, mode=mode, limit=50, filters={"lifecycle_status": ["active", "tombstoned"]})
     assert {x["namespace"] for x in owner_sees["hits"]} != {SCOPE}  # the hidden pages do match the query
     after = restricted.search_pages(query, mode=mode, limit=50)
@@ -72,7 +73,7 @@ def test_suppressed_pages_change_nothing_for_a_restricted_session(store, corpus,
     restricted = h.model(store, {SCOPE: {"search", "read", "suppress"}})
     before = restricted.search_pages(query, mode=mode, limit=50, context_id="ctx")
     assert before["hits"], (query, mode)
-    pages = add_pages_in_scope(store)
+    pages = add_pages_in_scope(store, answers=[x["page_id"] for x in before["hits"][1:8]])
     assert set(pages) & {x["page_id"] for x in restricted.search_pages(query, mode=mode, limit=50)["hits"]}
     restricted.suppress_pages(pages, context_id="ctx", reason="not for this task")
     assert restricted.search_pages(query, mode=mode, limit=50, context_id="ctx") == before
@@ -83,7 +84,7 @@ def test_erased_pages_change_nothing_for_a_restricted_session(store, corpus, que
     restricted = h.model(store, {SCOPE: {"search", "read"}})
     before = restricted.search_pages(query, mode=mode, limit=50)
     assert before["hits"], (query, mode)
-    pages = add_pages_in_scope(store)
+    pages = add_pages_in_scope(store, answers=[x["page_id"] for x in before["hits"][1:8]])
     assert set(pages) & {x["page_id"] for x in restricted.search_pages(query, mode=mode, limit=50)["hits"]}
     for page in pages:
         store.delete_page(page, "erased for the test")

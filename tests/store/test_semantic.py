@@ -8,6 +8,8 @@
 - Grants hold with it on: tests/store/test_question_ranking.py runs every check with the channel off and on (a
   restricted session's hits, order and scores do not change when hidden pages are added, when pages of its scope
   are suppressed in its context, or written and then erased).
+- An answer shares the meaning of the question it answers (a message it `responds_to` that asks), only when the
+  session may see that question (tests/store/test_question_ranking.py links hidden, suppressed and erased questions).
 - Nothing is written: the store's files and schema are the same after semantic searches.
 """
 
@@ -97,6 +99,45 @@ def test_the_channel_re_orders_word_matches_by_meaning(store):
     meant = [h["page_id"] for h in store.search_pages(question)["hits"]]
     assert sorted(meant) == sorted(plain) and len(meant) == 4  # the same hits: the channel only re-orders
     assert plain[0] != answer and meant[0] == answer
+
+
+CHAT = [  # (speaker, text); each message responds to the one before it
+    "Ben: I'm off on holiday next week and need something to read. Which book would you recommend?",
+    "Anna: Take The Hobbit, you will love the dragons and the long walk to the mountain.",  # the answer
+    "Ben: Thanks, I will pack it.",
+    "Anna: The weather on Tuesday was grey in the library garden.",
+    "Ben: The library recommended closing early on holidays.",
+    "Anna: I booked a table for Friday, Ben.",
+    "Ben: Anna, the book fair was crowded this year.",
+    "Anna: Ben recommended a new phone to his sister.",
+]
+
+
+def test_an_answer_shares_the_meaning_of_the_question_it_answers(store, monkeypatch):
+    """The answer holds none of the question's words and means little alone; the message it responds to asked for
+    it. With the channel on, the answer gains ASKED_SHARE of that question's cosine and passes a message it only
+    trailed; without that share (or when the message it responds to does not ask) it stays where it was."""
+    ids = [store.write_page("chat:books", content=text)["page_id"] for text in CHAT]
+    for reply, earlier in zip(ids[1:], ids, strict=False):
+        store.link_pages(reply, "responds_to", earlier)
+    store.set_semantic(True)
+    question = "Which book did Anna recommend to Ben for his holiday?"
+
+    def rank() -> tuple[list[str], dict[str, float]]:
+        hits = store.search_pages(question)["hits"]
+        assert {x["matched_by"] for x in hits} == {"auto+semantic"} and len(hits) == len(CHAT)
+        return [x["page_id"] for x in hits], {x["page_id"]: x["score"] for x in hits}
+
+    shared, shared_score = rank()
+    assert shared.index(ids[1]) < shared.index(ids[3])
+    monkeypatch.setattr(semantic, "ASKED_SHARE", 0.0)
+    alone, alone_score = rank()
+    assert alone.index(ids[1]) > alone.index(ids[3]) and shared_score[ids[1]] > alone_score[ids[1]]
+    monkeypatch.undo()
+    head = store.read_pages([ids[0]])["results"][0]["revision"]["revision_id"]
+    store.revise_page(ids[0], head, content=CHAT[0].replace("?", "."))
+    told, _ = rank()  # the message it responds to no longer asks: nothing is shared
+    assert told.index(ids[1]) > told.index(ids[3])
 
 
 def test_pages_of_a_semantic_search_follow_each_other(store, corpus):

@@ -144,18 +144,25 @@ def test_only_the_beginning_of_a_long_page_is_read_for_its_vector(store, monkeyp
     """A vector is of a text's first MAX_TEXT_CHARS: the search reads no more of a candidate than that (it read the
     whole text, up to the payload limit, and looked through all of it for CJK on every search)."""
     long = "zebra migration notes. " + "lorem ipsum dolor sit amet " * 20_000  # about 540,000 characters
-    for n in range(3):
-        store.write_page("project:x", content=f"{n} {long}")
-    store.write_page("project:x", content="where zebras go in the dry season: north")
+    asking = [store.write_page("project:x", content=f"{n} where? {long}")["page_id"] for n in range(3)]
+    answer = store.write_page("project:x", content="where zebras go in the dry season: north")["page_id"]
+    store.link_pages(answer, "responds_to", asking[0])  # the question it answers is read no further either
     store.set_semantic(True)
     seen: list[int] = []
+    questions: list[int] = []
     real_rerank, real_cjk = semantic.rerank, semantic.has_cjk
-    monkeypatch.setattr(semantic, "rerank", lambda q, rows, texts: (seen.extend(len(t) for t in texts.values()),
-                                                                    real_rerank(q, rows, texts))[1])
+
+    def rerank(q, rows, texts, asked=None):
+        seen.extend(len(t) for t in texts.values())
+        seen.extend(len(t) for ts in (asked or {}).values() for t in ts)
+        questions.extend(asked or {})
+        return real_rerank(q, rows, texts, asked)
+
+    monkeypatch.setattr(semantic, "rerank", rerank)
     monkeypatch.setattr(semantic, "has_cjk", lambda text: (seen.append(len(text)), real_cjk(text))[1])
     hits = store.search_pages("where do zebras go?")["hits"]
     assert len(hits) == 4 and {h["matched_by"] for h in hits} == {"auto+semantic"}
-    assert seen and max(seen) <= semantic.MAX_TEXT_CHARS
+    assert seen and max(seen) <= semantic.MAX_TEXT_CHARS and questions  # the answer's question was read too
     texts = {pk: long for pk in range(3)}
     assert [pk for pk, _ in real_rerank("zebras", [(0, 3.0), (1, 2.0), (2, 1.0)], texts)] == [0, 1, 2]
     assert max(seen) <= semantic.MAX_TEXT_CHARS
