@@ -8,10 +8,13 @@ grants and its audit are those of stdio: one PcpMcp serves every HTTP session.
 
 from __future__ import annotations
 
+import signal
 import socket
 import sys
 from pathlib import Path
 from typing import Any
+
+from store import stops
 
 from ..serve.guard import LocalGuard
 from .token import token, token_path
@@ -65,7 +68,23 @@ def run(pcp: Any, db_path: Path, port: int) -> int:
     app = Guarded(pcp.server.streamable_http_app(streamable_http_path=PATH, host="127.0.0.1"), guard)
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1, lifespan="on")
     server = uvicorn.Server(config)
-    print(f"pcp: MCP over HTTP on http://127.0.0.1:{port}{PATH} for model client {pcp.client_id!r} "
-          f"(bearer token: pcp mcp --show-token; ctrl+c stops)", file=sys.stderr, flush=True)
-    server.run(sockets=[sock])
+    interrupted = []
+
+    def stop(signum: int, frame: Any) -> None:
+        # Ctrl-C before uvicorn takes SIGINT (it serves then stops at once), and the Ctrl-C it raises again once
+        # it has stopped. Set here, not inherited: a process started in the background inherits SIGINT ignored,
+        # and a Ctrl-C that came before uvicorn's own handler was lost: the server served on.
+        interrupted.append(signum)
+        server.should_exit = True
+
+    previous = signal.signal(signal.SIGINT, stop)
+    try:
+        print(f"pcp: MCP over HTTP on http://127.0.0.1:{port}{PATH} for model client {pcp.client_id!r} "
+              f"(bearer token: pcp mcp --show-token; ctrl+c stops)", file=sys.stderr, flush=True)
+        stops.reached("mcp-http-listening")  # tests send the Ctrl-C here, before uvicorn runs
+        server.run(sockets=[sock])
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if interrupted:
+        raise KeyboardInterrupt  # pcp: interrupted, exit code 130
     return 0

@@ -29,3 +29,4 @@ def http_server(command: list[str]) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+            raise AssertionError("pcp mcp --http did not stop within 30 s of a Ctrl-C") from None

@@ -395,3 +395,46 @@ def test_the_printed_http_address_takes_a_connection_at_once(seeded):
         port = int(re.search(r":(\d+)/mcp", url).group(1))  # type: ignore[union-attr]
         with socket.create_connection(("127.0.0.1", port), timeout=30):
             pass  # connected: not refused
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # what a process started in the background (`cmd &`) inherits
+
+
+def _stopped(proc: subprocess.Popen[str]) -> tuple[int, str]:
+    """The exit code and stderr of `proc` once it ends (a Ctrl-C was sent); killed and failed after 20 s."""
+    try:
+        code = proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise AssertionError("pcp mcp --http served on after a Ctrl-C") from None
+    return code, proc.stderr.read()  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("inherited", ["ignored", "default"])
+def test_a_ctrl_c_the_moment_the_http_address_is_printed_stops_the_server(seeded, inherited):
+    """A Ctrl-C that comes right after the address, before uvicorn has its own handler, stops the server at once,
+    also when it was started in the background and so inherited SIGINT ignored: that Ctrl-C was lost and the
+    server served on until the test killed it 30 s later (a slow CI run)."""
+    env = {**os.environ, "PCP_TEST_STOP": "mcp-http-listening:1!INT"}  # the server sends it itself, there
+    proc = subprocess.Popen(_command(seeded["db"], "--http", "--port", "0"), cwd=str(REPO), env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_ignore_sigint if inherited == "ignored" else None)
+    code, err = _stopped(proc)
+    assert "/mcp" in err.splitlines()[0]  # the address was printed first
+    assert code == 130 and err.splitlines()[1:] == ["pcp: interrupted"]
+
+
+def test_a_ctrl_c_once_the_http_server_serves_stops_it_with_130_also_started_in_the_background(seeded):
+    """Started in the background (SIGINT ignored on entry), a Ctrl-C once it serves ends it as in a terminal:
+    `pcp: interrupted` and 130 (it stopped with 0 and said nothing)."""
+    proc = subprocess.Popen(_command(seeded["db"], "--http", "--port", "0"), cwd=str(REPO), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=_ignore_sigint)
+    try:
+        url = re.search(r"http://\S+/mcp", proc.stderr.readline()).group(0)  # type: ignore[union-attr]
+        assert httpx2.get(url, timeout=30).status_code == 401  # answered: uvicorn serves
+    finally:
+        proc.send_signal(signal.SIGINT)
+    code, err = _stopped(proc)
+    assert code == 130 and err == "pcp: interrupted\n"
