@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shlex
 import sys
@@ -44,8 +45,32 @@ class GuardedServer(ServeAppHook, Server):
         self._templates_dir = tempfile.TemporaryDirectory(prefix="pcp-serve-")
         self.templates_path = offline_templates(self.templates_path, Path(self._templates_dir.name))
 
+        self.interrupted = False
+        self._sessions: set[asyncio.Task[Any]] = set()
+
     def configure_app(self, app: Any) -> None:
         app.middlewares.append(self.guard.aiohttp_middleware())
+
+    def request_exit(self) -> None:
+        self.interrupted = True  # Ctrl-C (textual-serve's SIGINT handler, set before the address is printed)
+        super().request_exit()
+
+    async def handle_websocket(self, request: Any) -> Any:
+        """One browser tab's app session, kept so that a Ctrl-C can end it."""
+        task = asyncio.current_task()
+        assert task is not None
+        self._sessions.add(task)
+        try:
+            return await super().handle_websocket(request)
+        finally:
+            self._sessions.discard(task)
+
+    async def on_shutdown(self, app: Any) -> None:
+        # An open tab's session would otherwise run on until aiohttp's shutdown timeout (60 s) after a Ctrl-C:
+        # cancelled, it closes its websocket and quits its app (textual-serve's own handling of a cancel).
+        for task in list(self._sessions):
+            task.cancel()
+        await super().on_shutdown(app)
 
     async def on_startup(self, app: Any) -> None:
         print(f"pcp: serving the app on {self.guard.url}  (ctrl+c stops)", file=sys.stderr)
@@ -64,5 +89,8 @@ def app_command(db: Path | None, demo: bool) -> str:
 
 def serve(db: Path | None, port: int, demo: bool = False) -> int:
     """Serve the app to a browser on 127.0.0.1:port, behind the local-server guard, until interrupted."""
-    GuardedServer(app_command(db, demo), LocalGuard(port)).serve()
+    server = GuardedServer(app_command(db, demo), LocalGuard(port))
+    server.serve()
+    if server.interrupted:
+        raise KeyboardInterrupt  # pcp: interrupted, exit code 130
     return 0

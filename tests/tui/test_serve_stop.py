@@ -1,0 +1,56 @@
+"""`pcp serve` stops on Ctrl-C at once, a browser tab open or not, and says so as every pcp command does (130)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import aiohttp
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+async def test_ctrl_c_stops_pcp_serve_at_once_with_a_tab_open(tmp_path):
+    """The tab's app session is ended on Ctrl-C: it ran on until aiohttp's shutdown timeout (60 s; 23 s here when
+    the tab's websocket went quiet), and pcp serve then exited 0 without a word."""
+    from store import Store
+
+    Store.open(tmp_path / "s.db").close()
+    with socket.socket() as probe:  # a free port (pcp serve takes no port 0)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k != "PCP_DB"}
+    proc = subprocess.Popen([sys.executable, "-m", "pcp_tui.cli", "--db", str(tmp_path / "s.db"), "serve", "--port",
+                             str(port)], cwd=str(REPO), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        url = re.search(r"http://\S+", proc.stderr.readline()).group(0)  # type: ignore[union-attr]
+        jar = aiohttp.CookieJar(unsafe=True)  # (the cookie of 127.0.0.1)
+        async with aiohttp.ClientSession(cookie_jar=jar, timeout=aiohttp.ClientTimeout(total=60)) as session:
+            for _ in range(600):  # the address is printed as the server starts: wait until it listens
+                try:
+                    async with session.get(url) as page:
+                        assert page.status == 200
+                    break
+                except aiohttp.ClientConnectorError:
+                    await asyncio.sleep(0.05)
+            async with session.ws_connect(f"ws://127.0.0.1:{port}/ws",
+                                          headers={"Origin": f"http://127.0.0.1:{port}"}) as ws:
+                first = await ws.receive(timeout=60)
+                assert first.type == aiohttp.WSMsgType.BINARY  # the app runs in the tab
+                proc.send_signal(signal.SIGINT)
+                async with asyncio.timeout(15):  # at once: well within 15 s, under load too
+                    async for _ in ws:  # the tab sees its session end (a browser answers the close)
+                        pass
+                    code = await asyncio.to_thread(proc.wait)
+        assert code == 130 and proc.stderr.read().splitlines()[-1] == "pcp: interrupted"  # type: ignore[union-attr]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
