@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import shutil
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -25,27 +26,43 @@ BASE = datetime(2026, 4, 1, 12, 0, 0, tzinfo=timezone.utc)
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
-@pytest.fixture
-def fixed_clock(monkeypatch):
+class FixedClock:
     """Store ids and times from a counter, so screens and snapshots are the same on every run."""
-    import store.ids as ids
 
-    serial = itertools.count(1)
-    minted = [0]
+    def __init__(self) -> None:
+        self.serial = itertools.count(1)
+        self.minted = 0
 
-    def now() -> str:
+    def now(self) -> str:
+        import store.ids as ids
+
         # Time moves with the ids minted, not with the clock reads: a read in a background worker (an audit
         # event's time, a status) may come a little earlier or later, and must not move what a screen shows.
-        return ids.format_time(BASE + timedelta(seconds=minted[0] + 1))
+        return ids.format_time(BASE + timedelta(seconds=self.minted + 1))
 
-    def ulid() -> str:
-        n = next(serial)
-        minted[0] = n
+    def ulid(self) -> str:
+        n = next(self.serial)
+        self.minted = n
         value = ((int(BASE.timestamp() * 1000) + n) << 80) | n
         return "".join(CROCKFORD[(value >> (5 * i)) & 31] for i in reversed(range(26)))
 
-    monkeypatch.setattr(ids, "now", now)
-    monkeypatch.setattr(ids, "ulid", ulid)
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> FixedClock:
+        import store.ids as ids
+
+        monkeypatch.setattr(ids, "now", self.now)
+        monkeypatch.setattr(ids, "ulid", self.ulid)
+        return self
+
+    def skip(self, minted: int) -> None:
+        """Go on from where a clock that minted `minted` ids stands (a store filled by one, then copied)."""
+        self.serial = itertools.count(minted + 1)
+        self.minted = minted
+
+
+@pytest.fixture
+def fixed_clock(monkeypatch):
+    """Store ids and times from a counter (FixedClock)."""
+    return FixedClock().install(monkeypatch)
 
 
 @pytest.fixture
@@ -57,7 +74,7 @@ def workdir(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def demo_store(workdir, fixed_clock, store_kind):
+def demo_store(workdir, fixed_clock, store_kind, _demo_template):
     """The shipped demo world in demo.db; yields (store, refs: demo ref -> page id). Encrypted (under a
     memory keychain) for the tests marked `encrypted`, in their second run."""
     from store import Store
@@ -77,10 +94,29 @@ def demo_store(workdir, fixed_clock, store_kind):
             yield st, refs
             st.close()
         return
+    template, refs, minted = _demo_template
+    shutil.copyfile(template, "demo.db")  # what Store.open and demo.fill make under a fresh fixed clock...
+    fixed_clock.skip(minted)  # ... and the clock where they leave it
     st = Store.open(Path("demo.db"))
-    refs = demo.fill(st)
-    yield st, refs
+    yield st, dict(refs)
     st.close()
+
+
+@pytest.fixture(scope="session")
+def _demo_template(tmp_path_factory):
+    """The demo world filled once per test process under a fresh fixed clock, closed: (its file, its refs, the ids
+    minted). Filling it again for each of the ~240 tests that take demo_store cost ~35 s of the suite's time."""
+    from store import Store
+
+    from pcp_tui import demo
+
+    path = tmp_path_factory.mktemp("demo") / "demo.db"
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        clock = FixedClock().install(monkeypatch)
+        st = Store.open(path)
+        refs = demo.fill(st)
+        st.close()
+    return path, refs, clock.minted
 
 
 @pytest.fixture
