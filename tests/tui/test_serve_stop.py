@@ -12,8 +12,17 @@ import sys
 from pathlib import Path
 
 import aiohttp
+from waits import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def _listens(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    except ConnectionRefusedError:
+        return False
+    return True
 
 
 async def test_ctrl_c_stops_pcp_serve_at_once_with_a_tab_open(tmp_path):
@@ -32,14 +41,10 @@ async def test_ctrl_c_stops_pcp_serve_at_once_with_a_tab_open(tmp_path):
     try:
         url = re.search(r"http://\S+", proc.stderr.readline()).group(0)  # type: ignore[union-attr]
         jar = aiohttp.CookieJar(unsafe=True)  # (the cookie of 127.0.0.1)
+        wait_for(lambda: _listens(port), "pcp serve to listen")  # (it prints the address as it starts)
         async with aiohttp.ClientSession(cookie_jar=jar, timeout=aiohttp.ClientTimeout(total=60)) as session:
-            for _ in range(600):  # the address is printed as the server starts: wait until it listens
-                try:
-                    async with session.get(url) as page:
-                        assert page.status == 200
-                    break
-                except aiohttp.ClientConnectorError:
-                    await asyncio.sleep(0.05)
+            async with session.get(url) as page:
+                assert page.status == 200
             async with session.ws_connect(f"ws://127.0.0.1:{port}/ws",
                                           headers={"Origin": f"http://127.0.0.1:{port}"}) as ws:
                 first = await ws.receive(timeout=60)
