@@ -82,18 +82,26 @@ class SearchOps(Part):
             fresh = max(POOL, 3 * need)
             if used == "auto" and rerank:  # its first RERANK_DEPTH candidates, from as many scored whatever the limit
                 need = max(need, semantic.RERANK_DEPTH)
-                fresh = max(POOL, 3 * semantic.RERANK_DEPTH, need)
-            # The candidates the first page scored are scored again for the next pages (the cursor says how many),
-            # so one search's pages neither repeat nor lose a hit: more candidates may order the first ones
-            # differently. A cursor's number is taken only up to what this page would score anyway.
-            kept = state.get("p") if state else None
-            pool = kept if isinstance(kept, int) and not isinstance(kept, bool) and need <= kept <= fresh else fresh
-            rows = self.ranked(used, query, q, need, pool)
-            if used == "auto" and rerank:
+                fresh = max(POOL, 3 * semantic.RERANK_DEPTH)  # the same re-ordered 50 for any limit
+                fresh = fresh if need <= fresh else 3 * need  # (a deep page: a tier as plain auto would add)
+            # One search's pages neither repeat nor lose a hit: more candidates may order the first ones differently,
+            # so the hits come in tiers. The first page's candidates (its tier) give the first rows; a page that
+            # reaches past them adds a tier of more candidates, whose rows follow those already given. The cursor
+            # keeps the tiers, so every page ranks the same ones (each at most what this page would score anyway).
+            tiers = _tiers(state.get("p") if state else None, need, fresh)
+            rows, given = [], set()
+            for tier in tiers:
+                for row in self.ranked(used, query, q, tier, tier):
+                    if row[0] not in given:
+                        given.add(row[0])
+                        rows.append(row)
+                if len(rows) >= need:
+                    break
+            if used == "auto" and rerank:  # its first candidates: all of the first tier (RERANK_DEPTH <= fresh)
                 rows, label = self._reranked(query, rows, q)
             rows = rows[offset:offset + size + 1]
             if rows or offset or used == "text":
-                return self._page_of_hits(rows, size, offset, used, query, fingerprint, call, units, label, pool)
+                return self._page_of_hits(rows, size, offset, used, query, fingerprint, call, units, label, tiers)
             used = "exact"  # nothing ranked (a fragment of a word, a symbol): look for it as a substring
         rows = self.matching(used, query, q, size + 1, offset, call)
         return self._page_of_hits(rows, size, offset, used, query, fingerprint, call)
@@ -229,12 +237,12 @@ class SearchOps(Part):
 
     def _page_of_hits(self, rows: list[Any], size: int, offset: int, used: str, query: str, fingerprint: str, call: Call,
                       units: list[analysis.Unit] | None = None, label: str | None = None,
-                      pool: int | None = None) -> SearchResult:
+                      tiers: list[int] | None = None) -> SearchResult:
         more = len(rows) > size
         hits = self._hits(rows[:size], label or used, query, units)
         call.counts["hits"] = len(hits)
         call.scopes.update(h["namespace"] for h in hits)
-        state = {"k": "search", "o": offset + size, "m": used, "f": fingerprint, **({"p": pool} if pool else {})}
+        state = {"k": "search", "o": offset + size, "m": used, "f": fingerprint, **({"p": tiers} if tiers else {})}
         next_cursor = encode_cursor(state) if more else None
         return {"hits": hits, "next_cursor": next_cursor}
 
@@ -434,3 +442,21 @@ class SearchOps(Part):
             "AND x.relation_type = 'contains' AND x.retracted = 0 JOIN page cp ON cp.id = x.from_page_id "
             f"AND cp.scope_id = p.scope_id AND cp.status != 'tombstoned' WHERE p.id IN ({marks}) GROUP BY p.id",
             page_pks).fetchall()}
+
+
+MAX_TIERS = 12  # candidate tiers a cursor may carry (each 3x the last: far past any listing)
+
+
+def _tiers(kept: Any, need: int, fresh: int) -> list[int]:
+    """The candidate tiers of a search's page: the cursor's (a number, as cursors before tiers carried, or an
+    increasing list, each at most `fresh`, what this page would score anyway: a forged cursor costs nothing more),
+    and one of `fresh` candidates more when they do not reach this page's `need` rows."""
+    if isinstance(kept, int):
+        kept = [kept]
+    ok = (isinstance(kept, list) and 0 < len(kept) < MAX_TIERS
+          and all(isinstance(t, int) and not isinstance(t, bool) and 0 < t <= fresh for t in kept)
+          and all(a < b for a, b in zip(kept, kept[1:], strict=False)))
+    tiers = list(kept) if ok else []
+    if not tiers or tiers[-1] < need:
+        tiers.append(fresh)
+    return tiers

@@ -73,6 +73,21 @@ def test_pages_of_a_plain_auto_search_repeat_no_hit(store):
     assert len(seen) == len(set(seen)), "a hit came twice across pages"
 
 
+@pytest.mark.parametrize("channel", ["plain", "semantic"])
+@pytest.mark.parametrize("limit", [3, 20, 50])
+def test_every_hit_comes_once_however_deep_the_pages_go(store, channel, limit):
+    """Past the first page's candidates (64 plain, 150 with the channel) a page adds a tier of more candidates:
+    walked to the end, the pages give every matching page exactly once."""
+    _many_pages(store)
+    if channel == "semantic":
+        store.set_semantic(True)
+    matching = {h["page_id"] for h in store.search_pages("compactness", mode="exact", limit=50)["hits"]}
+    seen = _walk(store, "compactness products", limit, 2000)
+    assert len(seen) == len(set(seen)), "a hit came twice across pages"
+    assert len(seen) > 300  # far past the first tier
+    assert matching <= set(seen)
+
+
 def test_a_cursor_of_a_semantic_search_is_not_taken_where_the_extra_is_missing(store, monkeypatch):
     write_question_corpus(store)
     store.set_semantic(True)
