@@ -448,14 +448,15 @@ MAX_TIERS = 12  # candidate tiers a cursor may carry (each 3x the last: far past
 
 
 def _tiers(kept: Any, need: int, fresh: int) -> list[int]:
-    """The candidate tiers of a search's page: the cursor's (a number, as cursors before tiers carried, or an
-    increasing list, each at most `fresh`, what this page would score anyway: a forged cursor costs nothing more),
-    and one of `fresh` candidates more when they do not reach this page's `need` rows."""
+    """The candidate tiers of a search's page: the cursor's (a number, as cursors before tiers carried, or a list
+    as this function makes them: from POOL, each at least 3x the one before and at most `fresh`, what this page
+    would score anyway, so a forged cursor scores at most 1.5x that), and one of `fresh` candidates more when they
+    do not reach this page's `need` rows."""
     if isinstance(kept, int):
         kept = [kept]
     ok = (isinstance(kept, list) and 0 < len(kept) < MAX_TIERS
           and all(isinstance(t, int) and not isinstance(t, bool) and 0 < t <= fresh for t in kept)
-          and all(a < b for a, b in zip(kept, kept[1:], strict=False)))
+          and kept[0] >= POOL and all(b >= 3 * a for a, b in zip(kept, kept[1:], strict=False)))
     tiers = list(kept) if ok else []
     if not tiers or tiers[-1] < need:
         tiers.append(fresh)

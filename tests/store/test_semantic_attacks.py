@@ -190,3 +190,31 @@ def test_set_semantic_off_given_as_text_does_not_turn_it_on(store):
     except (Invalid, Unsupported):
         pass
     assert store.semantic_status()["on"] is False
+
+
+@pytest.mark.parametrize("tiers", [
+    [10**9], [64, 64], [200, 100], [True], ["64"], [[64]], {"a": 1}, -5, 0, list(range(1, 40)), None, 3.5,
+    list(range(1, 12)), [64, 192, 576],
+])
+def test_a_forged_cursor_s_tiers_cost_nothing_more_and_repeat_no_hit(store, monkeypatch, tiers):
+    """The tiers a cursor carries are taken only when each is a whole number at most what the page would score
+    anyway, increasing, and few; otherwise the page scores as a first page would. Either way no hit repeats."""
+    from store.reads import decode_cursor, encode_cursor
+    from store.search import SearchOps
+
+    _many_pages(store, 120)
+    first = store.search_pages("compactness products", limit=10)
+    state = decode_cursor(first["next_cursor"], "search")
+    state["p"] = tiers
+    scored: list[int] = []
+    real = SearchOps.ranked
+
+    def ranked(self, mode, query, q, need, pool=None):
+        scored.append(pool)
+        return real(self, mode, query, q, need, pool)
+
+    monkeypatch.setattr(SearchOps, "ranked", ranked)
+    second = store.search_pages("compactness products", limit=10, cursor=encode_cursor(state))
+    assert sum(scored) <= 1.5 * 64  # a fresh page of that depth (need 21) scores 64 candidates
+    got = [h["page_id"] for h in first["hits"] + second["hits"]]
+    assert len(got) == len(set(got)) == 20
