@@ -156,8 +156,8 @@ class SearchOps(Part):
         for pk, text in self._db.execute_sql(
             f"SELECT c.id, substr(COALESCE(r.content, r.title), 1, {cut}) FROM revision c "
             "CROSS JOIN page cp ON cp.id = c.page_id "
-            "CROSS JOIN relation x ON x.from_page_id = cp.id AND x.relation_type = 'responds_to' AND x.retracted = 0 "
-            "CROSS JOIN page p ON p.id = x.to_page_id AND p.scope_id = cp.scope_id "
+            "CROSS JOIN relation rel ON rel.from_page_id = cp.id AND rel.relation_type = 'responds_to' "
+            "AND rel.retracted = 0 CROSS JOIN page p ON p.id = rel.to_page_id AND p.scope_id = cp.scope_id "
             "CROSS JOIN revision r ON r.id = p.head CROSS JOIN scope s ON s.id = p.scope_id "
             f"WHERE c.id IN ({marks}) AND {q.where} ORDER BY c.id, r.id",
             [*(pk for pk, _ in head), *q.params]).fetchall():
