@@ -218,3 +218,30 @@ def test_a_forged_cursor_s_tiers_cost_nothing_more_and_repeat_no_hit(store, monk
     assert sum(scored) <= 1.5 * 64  # a fresh page of that depth (need 21) scores 64 candidates
     got = [h["page_id"] for h in first["hits"] + second["hits"]]
     assert len(got) == len(set(got)) == 20
+
+
+def test_a_page_made_to_respond_to_many_questions_costs_two_embeddings(store, monkeypatch):
+    """A reply answers one question; a page linked `responds_to` 300 asking pages (a hostile import) gives the
+    channel only its first two visible ones to embed, and hidden ones do not take their places."""
+    answer = store.write_page("chat:x", content="Take The Hobbit, you will love the dragons.")["page_id"]
+    store.write_page("chat:x", content="The library recommended closing early on holidays.")
+    hidden = store.write_page("chat:x", content="Which book would you recommend? (0)")["page_id"]
+    asking = [store.write_page("chat:x", content=f"Which book would you recommend? ({n})")["page_id"]
+              for n in range(1, 300)]
+    for page in [hidden, *asking]:
+        store.link_pages(answer, "responds_to", page)
+    store.tombstone_page(hidden, "withdrawn")
+    store.set_semantic(True)
+    given: list[list[str]] = []
+    real = semantic.rerank
+
+    def rerank(q, rows, texts, asked=None):
+        given.extend((asked or {}).values())
+        return real(q, rows, texts, asked)
+
+    monkeypatch.setattr(semantic, "rerank", rerank)
+    hits = store.search_pages("which book with dragons did she recommend?")["hits"]
+    assert hits and {h["matched_by"] for h in hits} == {"auto+semantic"}
+    assert given and max(len(texts) for texts in given) <= semantic.ASKED_PER_ANSWER
+    assert not any("(0)" in t for texts in given for t in texts)  # the tombstoned one took no place
+    assert ["Which book would you recommend? (1)", "Which book would you recommend? (2)"] in given
