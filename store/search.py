@@ -332,14 +332,19 @@ class SearchOps(Part):
             marks = ",".join("?" * len(flt["relation_types"]))
             read_sql, read_params = self._scope_filter("read", "xs.namespace")
             far_audit_sql, far_audit_params = self._scope_filter("audit", "xs.namespace")
+            # Nor one whose other end is suppressed in this context: there it is as if it were not.
+            hidden_sql = ("" if not context_id else " AND NOT EXISTS (SELECT 1 FROM suppression xx WHERE "
+                          "xx.page_id = xo.id AND xx.context_id = ? AND (xx.expires_at IS NULL OR xx.expires_at > ?))")
             parts.append(
                 "EXISTS (SELECT 1 FROM relation x "
                 "JOIN page xo ON xo.id = (CASE WHEN x.from_page_id = p.id THEN x.to_page_id ELSE x.from_page_id END) "
                 f"JOIN scope xs ON xs.id = xo.scope_id WHERE x.retracted = 0 AND x.relation_type IN ({marks}) "
                 f"AND (x.from_page_id = p.id OR x.to_page_id = p.id) AND {read_sql} "
-                f"AND (xo.status != 'tombstoned' OR {far_audit_sql}))"
+                f"AND (xo.status != 'tombstoned' OR {far_audit_sql}){hidden_sql})"
             )
             params += [*flt["relation_types"], *read_params, *far_audit_params]
+            if context_id:
+                params += [self._context_key(context_id), idmod.now()]
         if context_id:
             parts.append(
                 "NOT EXISTS (SELECT 1 FROM suppression x WHERE x.page_id = p.id AND x.context_id = ? "
