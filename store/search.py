@@ -70,8 +70,12 @@ class SearchOps(Part):
         state = decode_cursor(cursor, "search")
         if state is not None and state.get("f") != fingerprint:
             raise Invalid("This cursor belongs to another search; repeat the search without a cursor.")
-        offset = state["o"] if state else 0
-        used = state["m"] if state else mode
+        offset = state.get("o") if state else 0
+        used = state.get("m") if state else mode
+        # A cursor is the client's to keep (and to edit): its offset a whole number, its mode the one asked for or
+        # the one a search falls back to (exact: nothing ranked; temporal: no words).
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0 or used not in (mode, "exact", "temporal"):
+            raise Invalid("This cursor does not belong to this listing; start again without a cursor.")
 
         if used == "auto" and not query.strip():
             used = "temporal"
