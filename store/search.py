@@ -94,7 +94,9 @@ class SearchOps(Part):
             # keeps the tiers, so every page ranks the same ones (each at most what this page would score anyway).
             tiers = _tiers(state.get("p") if state else None, need, fresh)
             rows, given = [], set()
-            for tier in tiers:
+            # text scores every candidate it finds (up to ranking.TEXT_CAP) whatever the pool: each tier's rows are
+            # the first rows of one ranking, so its last tier alone gives them all, ranked once.
+            for tier in (tiers[-1:] if used == "text" else tiers):
                 for row in self.ranked(used, query, q, tier, tier):
                     if row[0] not in given:
                         given.add(row[0])
