@@ -382,7 +382,8 @@ class MainScreen(CurateActions):
         """The search's mode as its hits say it: `auto+semantic` when the store re-ordered them by meaning (the
         owner's `ctrl+g`, an English question), else the mode asked for."""
         rows = self.query_one(PageList).rows
-        return str(rows[0].get("matched_by") or self.mode) if rows and self.mode == "auto" else self.mode
+        semantic = self.mode == "auto" and bool(rows) and rows[0].get("matched_by") == "auto+semantic"
+        return "auto+semantic" if semantic else self.mode  # (auto's fallback to a substring match says auto)
 
     def _scope_count(self) -> int | None:
         """What the scope tree counts for the listing's scopes, when the list is comparable (no search, filter)."""
