@@ -7,7 +7,8 @@ Findings:
   suppressed page made a question pass the filter: the question came as a hit, and lent its meaning to the answer
   (scores and order changed by a page the context had hidden). Fixed: a suppressed far end counts no more than an
   unreadable one.
-- a forged cursor without "o", or with "o" a string, a float or a list, crashed the search (KeyError, TypeError);
+- a forged cursor without "o", or with "o" a string, a float or a list, crashed the search (KeyError, TypeError),
+  one with "o" past SQLite's 64-bit integers too (OverflowError, in exact, temporal and auto's substring fallback);
   a forged "m" ran another mode (graph: "No page compactness products exists"). Fixed: refused as Invalid.
 - text mode ranks every candidate it finds (up to TEXT_CAP) whatever the pool, yet a page ranked once per tier: a
   deep page of a legitimate walk cost up to 3 rankings for the rows one gives. Fixed: text ranks once, at its last
@@ -275,6 +276,19 @@ def test_a_forged_cursor_offset_or_mode_is_refused_not_a_crash(store, change):
         del state[k]
     with pytest.raises(Invalid):
         store.search_pages("compactness products", limit=10, cursor=encode_cursor(state))
+
+
+@pytest.mark.parametrize("mode,query", [("auto", "compactness products"), ("auto", "compactnes"),
+                                        ("exact", "compactness"), ("temporal", "")])
+@pytest.mark.parametrize("offset", [2 ** 63, 10 ** 30])
+def test_a_forged_cursor_offset_past_sqlite_integers_is_refused_not_a_crash(store, mode, query, offset):
+    """An offset a whole number but past SQLite's 64-bit integers: exact, temporal and auto's fallback to a substring
+    match pass it to SQL (OverflowError: Python int too large to convert to SQLite INTEGER)."""
+    _many_pages(store, 100)
+    state = decode_cursor(store.search_pages(query, mode=mode, limit=10)["next_cursor"], "search")
+    state["o"] = offset
+    with pytest.raises(Invalid):
+        store.search_pages(query, mode=mode, limit=10, cursor=encode_cursor(state))
 
 
 def _count_rankings(monkeypatch) -> list[int]:
