@@ -23,6 +23,7 @@ from .types import Hit, SearchResult, SemanticStatus
 FILTER_KEYS = {"lifecycle_status", "relation_types", "created_after", "created_before", "observed_after",
                "observed_before", "media_types", "actor_types"}
 TIME_FILTERS = ("created_after", "created_before", "observed_after", "observed_before")
+MAX_OFFSET = 1 << 62  # a cursor's offset (SQL takes it: SQLite's integers are 64-bit), far past any listing
 MAX_SCOPE_TOKENS = 64  # a session that may search this many scopes or fewer is filtered inside FTS5
 STATUS_SQL = (
     "(CASE WHEN r.id != p.head THEN 'superseded' WHEN p.status != 'active' THEN p.status "
@@ -74,7 +75,8 @@ class SearchOps(Part):
         used = state.get("m") if state else mode
         # A cursor is the client's to keep (and to edit): its offset a whole number, its mode the one asked for or
         # the one a search falls back to (exact: nothing ranked; temporal: no words).
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0 or used not in (mode, "exact", "temporal"):
+        if (isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET
+                or used not in (mode, "exact", "temporal")):
             raise Invalid("This cursor does not belong to this listing; start again without a cursor.")
 
         if used == "auto" and not query.strip():
