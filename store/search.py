@@ -99,11 +99,12 @@ class SearchOps(Part):
             # text scores every candidate it finds (up to ranking.TEXT_CAP) whatever the pool: each tier's rows are
             # the first rows of one ranking, so its last tier alone gives them all, ranked once.
             for tier in (tiers[-1:] if used == "text" else tiers):
-                for row in self.ranked(used, query, q, tier, tier):
+                whole: list[bool] = []
+                for row in self.ranked(used, query, q, tier, tier, whole):
                     if row[0] not in given:
                         given.add(row[0])
                         rows.append(row)
-                if len(rows) >= need:
+                if len(rows) >= need or all(whole):  # (a tier that scored every candidate: the next adds nothing)
                     break
             if used == "auto" and rerank:  # its first candidates: all of the first tier (RERANK_DEPTH <= fresh)
                 rows, label = self._reranked(query, rows, q)
@@ -184,11 +185,13 @@ class SearchOps(Part):
         where, params = self._where(list(named), flt, context_id, all_revisions)
         return PageQuery(flt, tuple(named), where, tuple(params), all_revisions, context_id)
 
-    def ranked(self, mode: str, query: str, q: PageQuery, need: int, pool: int | None = None) -> list[tuple[int, float]]:
+    def ranked(self, mode: str, query: str, q: PageQuery, need: int, pool: int | None = None,
+               whole: list[bool] | None = None) -> list[tuple[int, float]]:
         """The best `need` (revision pk, score) rows of `auto` (any term) or `text` (every term) within `q`; pages
-        suppressed in its context lift no score. `pool`: how many candidates `auto` scores (default: its own rule)."""
+        suppressed in its context lift no score. `pool`: how many candidates `auto` scores (default: its own rule);
+        `whole` (a list) gets True appended when that pool held every candidate a larger one would score."""
         return self._ranked(mode, query, list(q.named), q.where, list(q.params), need, self._suppressed(q.context_id),
-                            pool)
+                            pool, whole)
 
     def matching(self, mode: str, query: str, q: PageQuery, limit: int, offset: int,
                  call: Call) -> list[tuple[int, float]]:
@@ -204,7 +207,8 @@ class SearchOps(Part):
             "ORDER BY page_id", [self._context_key(context_id), idmod.now()]).fetchall())
 
     def _ranked(self, mode: str, query: str, named: list[str], where: str, params: list[Any],
-                need: int, suppressed: tuple[int, ...] = (), pool: int | None = None) -> list[tuple[int, float]]:
+                need: int, suppressed: tuple[int, ...] = (), pool: int | None = None,
+                whole: list[bool] | None = None) -> list[tuple[int, float]]:
         self.require_current_index()
         # In `auto` a date says when: its day and year are not words to look for.
         units = analysis.ranked_units(analysis.without_dates(query) if mode == "auto" else query, self._salt)
@@ -219,8 +223,11 @@ class SearchOps(Part):
         ranker = Ranker(self._db, self._salt, self._rank_scope(named, where, params, suppressed))
         ranker.when = mode == "auto" and analysis.asks_when(query)
         ranker.how_many = mode == "auto" and analysis.asks_number(query)
-        return ranker.rank(units, need, text_expr=expr, dates=analysis.dates_named(query) if mode == "auto" else (),
+        rows = ranker.rank(units, need, text_expr=expr, dates=analysis.dates_named(query) if mode == "auto" else (),
                            scored=pool)
+        if whole is not None:
+            whole.append(ranker.whole)
+        return rows
 
     def require_current_index(self) -> None:
         """Refuse (Conflict) a ranked or word match while the full-text index is being upgraded."""

@@ -209,9 +209,9 @@ def test_a_forged_cursor_s_tiers_cost_nothing_more_and_repeat_no_hit(store, monk
     scored: list[int] = []
     real = SearchOps.ranked
 
-    def ranked(self, mode, query, q, need, pool=None):
+    def ranked(self, mode, query, q, need, pool=None, whole=None):
         scored.append(pool)
-        return real(self, mode, query, q, need, pool)
+        return real(self, mode, query, q, need, pool, whole)
 
     monkeypatch.setattr(SearchOps, "ranked", ranked)
     second = store.search_pages("compactness products", limit=10, cursor=encode_cursor(state))
