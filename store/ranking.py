@@ -181,6 +181,7 @@ class Ranker:
         self._salt = salt
         self._scope = scope
         self._counted: set[str] = set()
+        self.whole = True  # after rank(): its pool held every candidate a larger pool would score
         self.when = False
         self._wanted: set[str] = set()
         self._times: frozenset[str] = frozenset()
@@ -423,6 +424,7 @@ class Ranker:
              scored: int | None = None) -> list[tuple[int, float]]:
         """The first `need` (revision pk, score) pairs, best first; `scored` candidates are scored exactly (default
         max(POOL, 3 x need); the pages of one search give the same number, so their orders agree)."""
+        self.whole = True  # every candidate any larger pool would score was scored (a larger one adds nothing)
         if not units:
             return []
         n, avgdl, df = self._stats(units)
@@ -465,6 +467,7 @@ class Ranker:
             # Then unit by unit, rarest first; a common unit is asked only while candidates are few.
             for u in ordered:
                 if len(held) >= 4 * pool_size and df.get(u.key, 0) > CAP:
+                    self.whole = False  # a larger pool would have asked for this unit's pages too
                     break
                 for rid in self._enumerate(u.match, CAP):
                     held.setdefault(rid, set()).add(u.key)
@@ -483,6 +486,7 @@ class Ranker:
                 for rid, boost in self._dated(list(found), dates).items():
                     found[rid] *= boost
             pool = sorted(found, key=lambda r: (-found[r], -r))[:pool_size]
+            self.whole = self.whole and len(found) <= pool_size
         if not pool:
             return []
         rows = self._load(pool)
@@ -510,6 +514,7 @@ class Ranker:
         if neighbours and text_expr is None:
             self._lend(scores, rows, units, idf, avgdl, dates)
         ranked = sorted(((s, rid) for rid, s in scores.items() if s > 0), key=lambda x: (-x[0], -x[1]))
+        self.whole = self.whole and len(ranked) <= need  # (neighbours lent a score are rows too)
         return [(rid, s) for s, rid in ranked[:need]]
 
     def _conversations(self, held: dict[int, set[str]], pool: set[int], units: Sequence[Unit],

@@ -23,6 +23,7 @@ from .types import Hit, SearchResult, SemanticStatus
 FILTER_KEYS = {"lifecycle_status", "relation_types", "created_after", "created_before", "observed_after",
                "observed_before", "media_types", "actor_types"}
 TIME_FILTERS = ("created_after", "created_before", "observed_after", "observed_before")
+MAX_OFFSET = 1 << 62  # a cursor's offset (SQL takes it: SQLite's integers are 64-bit), far past any listing
 MAX_SCOPE_TOKENS = 64  # a session that may search this many scopes or fewer is filtered inside FTS5
 STATUS_SQL = (
     "(CASE WHEN r.id != p.head THEN 'superseded' WHEN p.status != 'active' THEN p.status "
@@ -70,8 +71,13 @@ class SearchOps(Part):
         state = decode_cursor(cursor, "search")
         if state is not None and state.get("f") != fingerprint:
             raise Invalid("This cursor belongs to another search; repeat the search without a cursor.")
-        offset = state["o"] if state else 0
-        used = state["m"] if state else mode
+        offset = state.get("o") if state else 0
+        used = state.get("m") if state else mode
+        # A cursor is the client's to keep (and to edit): its offset a whole number, its mode the one asked for or
+        # the one a search falls back to (exact: nothing ranked; temporal: no words).
+        if (isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET
+                or used not in (mode, "exact", "temporal")):
+            raise Invalid("This cursor does not belong to this listing; start again without a cursor.")
 
         if used == "auto" and not query.strip():
             used = "temporal"
@@ -82,18 +88,29 @@ class SearchOps(Part):
             fresh = max(POOL, 3 * need)
             if used == "auto" and rerank:  # its first RERANK_DEPTH candidates, from as many scored whatever the limit
                 need = max(need, semantic.RERANK_DEPTH)
-                fresh = max(POOL, 3 * semantic.RERANK_DEPTH, need)
-            # The candidates the first page scored are scored again for the next pages (the cursor says how many),
-            # so one search's pages neither repeat nor lose a hit: more candidates may order the first ones
-            # differently. A cursor's number is taken only up to what this page would score anyway.
-            kept = state.get("p") if state else None
-            pool = kept if isinstance(kept, int) and not isinstance(kept, bool) and need <= kept <= fresh else fresh
-            rows = self.ranked(used, query, q, need, pool)
-            if used == "auto" and rerank:
+                fresh = max(POOL, 3 * semantic.RERANK_DEPTH)  # the same re-ordered 50 for any limit
+                fresh = fresh if need <= fresh else 3 * need  # (a deep page: a tier as plain auto would add)
+            # One search's pages neither repeat nor lose a hit: more candidates may order the first ones differently,
+            # so the hits come in tiers. The first page's candidates (its tier) give the first rows; a page that
+            # reaches past them adds a tier of more candidates, whose rows follow those already given. The cursor
+            # keeps the tiers, so every page ranks the same ones (each at most what this page would score anyway).
+            tiers = _tiers(state.get("p") if state else None, need, fresh)
+            rows, given = [], set()
+            # text scores every candidate it finds (up to ranking.TEXT_CAP) whatever the pool: each tier's rows are
+            # the first rows of one ranking, so its last tier alone gives them all, ranked once.
+            for tier in (tiers[-1:] if used == "text" else tiers):
+                whole: list[bool] = []
+                for row in self.ranked(used, query, q, tier, tier, whole):
+                    if row[0] not in given:
+                        given.add(row[0])
+                        rows.append(row)
+                if len(rows) >= need or all(whole):  # (a tier that scored every candidate: the next adds nothing)
+                    break
+            if used == "auto" and rerank:  # its first candidates: all of the first tier (RERANK_DEPTH <= fresh)
                 rows, label = self._reranked(query, rows, q)
             rows = rows[offset:offset + size + 1]
             if rows or offset or used == "text":
-                return self._page_of_hits(rows, size, offset, used, query, fingerprint, call, units, label, pool)
+                return self._page_of_hits(rows, size, offset, used, query, fingerprint, call, units, label, tiers)
             used = "exact"  # nothing ranked (a fragment of a word, a symbol): look for it as a substring
         rows = self.matching(used, query, q, size + 1, offset, call)
         return self._page_of_hits(rows, size, offset, used, query, fingerprint, call)
@@ -141,20 +158,24 @@ class SearchOps(Part):
     def _asked(self, head: list[tuple[int, float]], q: PageQuery) -> dict[int, list[str]]:
         """candidate revision pk -> the texts (their beginnings) of the messages it `responds_to` that ask something
         ("?"): its question, whose meaning an answer shares. Only messages this search may see lend (the search's
-        own WHERE clause, in the candidate's scope), so a hidden, suppressed or erased question changes nothing."""
+        own WHERE clause, in the candidate's scope), so a hidden, suppressed or erased question changes nothing; and
+        at most semantic.ASKED_PER_ANSWER of them (the first), counted among those only, so a page made to respond
+        to thousands costs no more to embed."""
         cut = semantic.MAX_TEXT_CHARS
         marks = ",".join("?" * len(head))
+        text = f"substr(COALESCE(r.content, r.title), 1, {cut})"
         asked: dict[int, list[str]] = {}
-        for pk, text in self._db.execute_sql(
-            f"SELECT c.id, substr(COALESCE(r.content, r.title), 1, {cut}) FROM revision c "
+        for pk, beginning in self._db.execute_sql(
+            f"SELECT id, beginning FROM (SELECT c.id AS id, {text} AS beginning, "
+            "row_number() OVER (PARTITION BY c.id ORDER BY r.id) AS n FROM revision c "
             "CROSS JOIN page cp ON cp.id = c.page_id "
-            "CROSS JOIN relation x ON x.from_page_id = cp.id AND x.relation_type = 'responds_to' AND x.retracted = 0 "
-            "CROSS JOIN page p ON p.id = x.to_page_id AND p.scope_id = cp.scope_id "
+            "CROSS JOIN relation rel ON rel.from_page_id = cp.id AND rel.relation_type = 'responds_to' "
+            "AND rel.retracted = 0 CROSS JOIN page p ON p.id = rel.to_page_id AND p.scope_id = cp.scope_id "
             "CROSS JOIN revision r ON r.id = p.head CROSS JOIN scope s ON s.id = p.scope_id "
-            f"WHERE c.id IN ({marks}) AND {q.where} ORDER BY c.id, r.id",
+            f"WHERE c.id IN ({marks}) AND {q.where} AND (instr({text}, '?') > 0 OR instr({text}, '\uff1f') > 0)) "
+            f"WHERE n <= {semantic.ASKED_PER_ANSWER} ORDER BY id, n",
             [*(pk for pk, _ in head), *q.params]).fetchall():
-            if text and semantic.asks(text):
-                asked.setdefault(pk, []).append(text)
+            asked.setdefault(pk, []).append(beginning)
         return asked
 
     def page_query(self, named: list[str], filters: dict[str, Any] | None, context_id: str | None = None,
@@ -164,11 +185,13 @@ class SearchOps(Part):
         where, params = self._where(list(named), flt, context_id, all_revisions)
         return PageQuery(flt, tuple(named), where, tuple(params), all_revisions, context_id)
 
-    def ranked(self, mode: str, query: str, q: PageQuery, need: int, pool: int | None = None) -> list[tuple[int, float]]:
+    def ranked(self, mode: str, query: str, q: PageQuery, need: int, pool: int | None = None,
+               whole: list[bool] | None = None) -> list[tuple[int, float]]:
         """The best `need` (revision pk, score) rows of `auto` (any term) or `text` (every term) within `q`; pages
-        suppressed in its context lift no score. `pool`: how many candidates `auto` scores (default: its own rule)."""
+        suppressed in its context lift no score. `pool`: how many candidates `auto` scores (default: its own rule);
+        `whole` (a list) gets True appended when that pool held every candidate a larger one would score."""
         return self._ranked(mode, query, list(q.named), q.where, list(q.params), need, self._suppressed(q.context_id),
-                            pool)
+                            pool, whole)
 
     def matching(self, mode: str, query: str, q: PageQuery, limit: int, offset: int,
                  call: Call) -> list[tuple[int, float]]:
@@ -184,7 +207,8 @@ class SearchOps(Part):
             "ORDER BY page_id", [self._context_key(context_id), idmod.now()]).fetchall())
 
     def _ranked(self, mode: str, query: str, named: list[str], where: str, params: list[Any],
-                need: int, suppressed: tuple[int, ...] = (), pool: int | None = None) -> list[tuple[int, float]]:
+                need: int, suppressed: tuple[int, ...] = (), pool: int | None = None,
+                whole: list[bool] | None = None) -> list[tuple[int, float]]:
         self.require_current_index()
         # In `auto` a date says when: its day and year are not words to look for.
         units = analysis.ranked_units(analysis.without_dates(query) if mode == "auto" else query, self._salt)
@@ -199,8 +223,11 @@ class SearchOps(Part):
         ranker = Ranker(self._db, self._salt, self._rank_scope(named, where, params, suppressed))
         ranker.when = mode == "auto" and analysis.asks_when(query)
         ranker.how_many = mode == "auto" and analysis.asks_number(query)
-        return ranker.rank(units, need, text_expr=expr, dates=analysis.dates_named(query) if mode == "auto" else (),
+        rows = ranker.rank(units, need, text_expr=expr, dates=analysis.dates_named(query) if mode == "auto" else (),
                            scored=pool)
+        if whole is not None:
+            whole.append(ranker.whole)
+        return rows
 
     def require_current_index(self) -> None:
         """Refuse (Conflict) a ranked or word match while the full-text index is being upgraded."""
@@ -229,12 +256,12 @@ class SearchOps(Part):
 
     def _page_of_hits(self, rows: list[Any], size: int, offset: int, used: str, query: str, fingerprint: str, call: Call,
                       units: list[analysis.Unit] | None = None, label: str | None = None,
-                      pool: int | None = None) -> SearchResult:
+                      tiers: list[int] | None = None) -> SearchResult:
         more = len(rows) > size
         hits = self._hits(rows[:size], label or used, query, units)
         call.counts["hits"] = len(hits)
         call.scopes.update(h["namespace"] for h in hits)
-        state = {"k": "search", "o": offset + size, "m": used, "f": fingerprint, **({"p": pool} if pool else {})}
+        state = {"k": "search", "o": offset + size, "m": used, "f": fingerprint, **({"p": tiers} if tiers else {})}
         next_cursor = encode_cursor(state) if more else None
         return {"hits": hits, "next_cursor": next_cursor}
 
@@ -320,14 +347,19 @@ class SearchOps(Part):
             marks = ",".join("?" * len(flt["relation_types"]))
             read_sql, read_params = self._scope_filter("read", "xs.namespace")
             far_audit_sql, far_audit_params = self._scope_filter("audit", "xs.namespace")
+            # Nor one whose other end is suppressed in this context: there it is as if it were not.
+            hidden_sql = ("" if not context_id else " AND NOT EXISTS (SELECT 1 FROM suppression xx WHERE "
+                          "xx.page_id = xo.id AND xx.context_id = ? AND (xx.expires_at IS NULL OR xx.expires_at > ?))")
             parts.append(
                 "EXISTS (SELECT 1 FROM relation x "
                 "JOIN page xo ON xo.id = (CASE WHEN x.from_page_id = p.id THEN x.to_page_id ELSE x.from_page_id END) "
                 f"JOIN scope xs ON xs.id = xo.scope_id WHERE x.retracted = 0 AND x.relation_type IN ({marks}) "
                 f"AND (x.from_page_id = p.id OR x.to_page_id = p.id) AND {read_sql} "
-                f"AND (xo.status != 'tombstoned' OR {far_audit_sql}))"
+                f"AND (xo.status != 'tombstoned' OR {far_audit_sql}){hidden_sql})"
             )
             params += [*flt["relation_types"], *read_params, *far_audit_params]
+            if context_id:
+                params += [self._context_key(context_id), idmod.now()]
         if context_id:
             parts.append(
                 "NOT EXISTS (SELECT 1 FROM suppression x WHERE x.page_id = p.id AND x.context_id = ? "
@@ -434,3 +466,22 @@ class SearchOps(Part):
             "AND x.relation_type = 'contains' AND x.retracted = 0 JOIN page cp ON cp.id = x.from_page_id "
             f"AND cp.scope_id = p.scope_id AND cp.status != 'tombstoned' WHERE p.id IN ({marks}) GROUP BY p.id",
             page_pks).fetchall()}
+
+
+MAX_TIERS = 12  # candidate tiers a cursor may carry (each 3x the last: far past any listing)
+
+
+def _tiers(kept: Any, need: int, fresh: int) -> list[int]:
+    """The candidate tiers of a search's page: the cursor's (a number, as cursors before tiers carried, or a list
+    as this function makes them: from POOL, each at least 3x the one before and at most `fresh`, what this page
+    would score anyway, so a forged cursor scores at most 1.5x that), and one of `fresh` candidates more when they
+    do not reach this page's `need` rows."""
+    if isinstance(kept, int):
+        kept = [kept]
+    ok = (isinstance(kept, list) and 0 < len(kept) < MAX_TIERS
+          and all(isinstance(t, int) and not isinstance(t, bool) and 0 < t <= fresh for t in kept)
+          and kept[0] >= POOL and all(b >= 3 * a for a, b in zip(kept, kept[1:], strict=False)))
+    tiers = list(kept) if ok else []
+    if not tiers or tiers[-1] < need:
+        tiers.append(fresh)
+    return tiers

@@ -36,7 +36,8 @@ MAX_TOKENS = 128  # the length the model was trained on ([CLS] and [SEP] include
 MAX_WORD_CHARS = 100
 RERANK_DEPTH = 50  # auto's first candidates that the semantic score re-orders
 AUTO_WEIGHT = 0.6  # fused = 0.6 x auto + 0.4 x cosine, each min-max over the candidates (the issue's weights)
-ASKED_SHARE = 0.3  # an answer's cosine gains this share of the cosine of the question it answers (0.25-0.5 alike)
+ASKED_SHARE = 0.3  # an answer's cosine gains this share of the cosine of the question it answers (0.2-0.5 alike)
+ASKED_PER_ANSWER = 2  # questions a candidate may take its share from (a reply answers one; the rest cost embedding)
 CACHE_VECTORS = 20_000  # about 31 MB of float32 vectors
 MAX_TEXT_CHARS = 2_000  # a vector is of a text's beginning: 128 tokens are about 500 characters of English
 INSTALL_HINT = "the semantic channel needs its extra: pip install 'pcp[semantic]'"
@@ -302,11 +303,6 @@ def encoder() -> Encoder:
         if _ENCODER is None:
             _ENCODER = Encoder()
         return _ENCODER
-
-
-def asks(text: str) -> bool:
-    """The text asks something (a question mark, ASCII or full-width)."""
-    return "?" in text or "\uff1f" in text
 
 
 def rerank(question: str, rows: list[tuple[int, float]], texts: dict[int, str],

@@ -367,7 +367,7 @@ class MainScreen(CurateActions):
             parts.append(" · " + (f"from {after_day}" if after_day else "") + (" " if all(self.dates) else "")
                          + (f"before {before_day}" if before_day else ""))
         if self.query_text.strip():
-            parts.append(f" · search ({self.mode}) “{self.query_text if words else ''}”")  # a long query is cut, not the mode
+            parts.append(f" · search ({self._matched_by()}) “{self.query_text if words else ''}”")  # the query is cut, not the mode
         else:
             parts.append(" · newest first" if any(self.dates) else f" · {ORDER_WORDS[self.order]}")
         chosen, picked = self.selected_count(), ""
@@ -377,6 +377,13 @@ class MainScreen(CurateActions):
             picked = f" · ✓ {chosen:,} {what}" + ("" if compact else f" ({keys})")  # (the footer has the keys)
         return Content.assemble((printable(self.scope_label), "bold"), *([(picked, "bold")] if picked else []),
                                 *parts)
+
+    def _matched_by(self) -> str:
+        """The search's mode as its hits say it: `auto+semantic` when the store re-ordered them by meaning (the
+        owner's `ctrl+g`, an English question), else the mode asked for."""
+        rows = self.query_one(PageList).rows
+        semantic = self.mode == "auto" and bool(rows) and rows[0].get("matched_by") == "auto+semantic"
+        return "auto+semantic" if semantic else self.mode  # (auto's fallback to a substring match says auto)
 
     def _scope_count(self) -> int | None:
         """What the scope tree counts for the listing's scopes, when the list is comparable (no search, filter)."""

@@ -73,6 +73,21 @@ def test_pages_of_a_plain_auto_search_repeat_no_hit(store):
     assert len(seen) == len(set(seen)), "a hit came twice across pages"
 
 
+@pytest.mark.parametrize("channel", ["plain", "semantic"])
+@pytest.mark.parametrize("limit", [3, 20, 50])
+def test_every_hit_comes_once_however_deep_the_pages_go(store, channel, limit):
+    """Past the first page's candidates (64 plain, 150 with the channel) a page adds a tier of more candidates:
+    walked to the end, the pages give every matching page exactly once."""
+    _many_pages(store)
+    if channel == "semantic":
+        store.set_semantic(True)
+    matching = {h["page_id"] for h in store.search_pages("compactness", mode="exact", limit=50)["hits"]}
+    seen = _walk(store, "compactness products", limit, 2000)
+    assert len(seen) == len(set(seen)), "a hit came twice across pages"
+    assert len(seen) > 300  # far past the first tier
+    assert matching <= set(seen)
+
+
 def test_a_cursor_of_a_semantic_search_is_not_taken_where_the_extra_is_missing(store, monkeypatch):
     write_question_corpus(store)
     store.set_semantic(True)
@@ -175,3 +190,58 @@ def test_set_semantic_off_given_as_text_does_not_turn_it_on(store):
     except (Invalid, Unsupported):
         pass
     assert store.semantic_status()["on"] is False
+
+
+@pytest.mark.parametrize("tiers", [
+    [10**9], [64, 64], [200, 100], [True], ["64"], [[64]], {"a": 1}, -5, 0, list(range(1, 40)), None, 3.5,
+    list(range(1, 12)), [64, 192, 576],
+])
+def test_a_forged_cursor_s_tiers_cost_nothing_more_and_repeat_no_hit(store, monkeypatch, tiers):
+    """The tiers a cursor carries are taken only when each is a whole number at most what the page would score
+    anyway, increasing, and few; otherwise the page scores as a first page would. Either way no hit repeats."""
+    from store.reads import decode_cursor, encode_cursor
+    from store.search import SearchOps
+
+    _many_pages(store, 120)
+    first = store.search_pages("compactness products", limit=10)
+    state = decode_cursor(first["next_cursor"], "search")
+    state["p"] = tiers
+    scored: list[int] = []
+    real = SearchOps.ranked
+
+    def ranked(self, mode, query, q, need, pool=None, whole=None):
+        scored.append(pool)
+        return real(self, mode, query, q, need, pool, whole)
+
+    monkeypatch.setattr(SearchOps, "ranked", ranked)
+    second = store.search_pages("compactness products", limit=10, cursor=encode_cursor(state))
+    assert sum(scored) <= 1.5 * 64  # a fresh page of that depth (need 21) scores 64 candidates
+    got = [h["page_id"] for h in first["hits"] + second["hits"]]
+    assert len(got) == len(set(got)) == 20
+
+
+def test_a_page_made_to_respond_to_many_questions_costs_two_embeddings(store, monkeypatch):
+    """A reply answers one question; a page linked `responds_to` 300 asking pages (a hostile import) gives the
+    channel only its first two visible ones to embed, and hidden ones do not take their places."""
+    answer = store.write_page("chat:x", content="Take The Hobbit, you will love the dragons.")["page_id"]
+    store.write_page("chat:x", content="The library recommended closing early on holidays.")
+    hidden = store.write_page("chat:x", content="Which book would you recommend? (0)")["page_id"]
+    asking = [store.write_page("chat:x", content=f"Which book would you recommend? ({n})")["page_id"]
+              for n in range(1, 300)]
+    for page in [hidden, *asking]:
+        store.link_pages(answer, "responds_to", page)
+    store.tombstone_page(hidden, "withdrawn")
+    store.set_semantic(True)
+    given: list[list[str]] = []
+    real = semantic.rerank
+
+    def rerank(q, rows, texts, asked=None):
+        given.extend((asked or {}).values())
+        return real(q, rows, texts, asked)
+
+    monkeypatch.setattr(semantic, "rerank", rerank)
+    hits = store.search_pages("which book with dragons did she recommend?")["hits"]
+    assert hits and {h["matched_by"] for h in hits} == {"auto+semantic"}
+    assert given and max(len(texts) for texts in given) <= semantic.ASKED_PER_ANSWER
+    assert not any("(0)" in t for texts in given for t in texts)  # the tombstoned one took no place
+    assert ["Which book would you recommend? (1)", "Which book would you recommend? (2)"] in given
