@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
@@ -37,7 +38,7 @@ async def test_ctrl_c_stops_pcp_serve_at_once_with_a_tab_open(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "PCP_DB"}
     proc = subprocess.Popen([sys.executable, "-m", "pcp_tui.cli", "--db", str(tmp_path / "s.db"), "serve", "--port",
                              str(port)], cwd=str(REPO), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # (its app children too)
     try:
         url = re.search(r"http://\S+", proc.stderr.readline()).group(0)  # type: ignore[union-attr]
         jar = aiohttp.CookieJar(unsafe=True)  # (the cookie of 127.0.0.1)
@@ -56,6 +57,6 @@ async def test_ctrl_c_stops_pcp_serve_at_once_with_a_tab_open(tmp_path):
                     code = await asyncio.to_thread(proc.wait)
         assert code == 130 and proc.stderr.read().splitlines()[-1] == "pcp: interrupted"  # type: ignore[union-attr]
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        with contextlib.suppress(ProcessLookupError):  # a failed run leaves no app behind either
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
