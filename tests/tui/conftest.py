@@ -219,3 +219,13 @@ def svg_difference(expected: str, actual: str) -> str:
         return "\n".join(diff[:80])
     styles = list(difflib.unified_diff(expected.splitlines(), actual.splitlines(), "snapshot", "now", lineterm="", n=0))
     return "the text is the same; styles differ:\n" + "\n".join(line[:200] for line in styles[:40])
+
+
+@pytest.fixture
+def zebras(workdir):
+    """The ZEBRAS notes (tests/tui/helpers.py) in a store of their own (the semantic channel's app tests)."""
+    from helpers import zebra_store
+
+    st = zebra_store()
+    yield st
+    st.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from time import monotonic
 
 from waits import WAIT_LIMIT
@@ -163,3 +164,23 @@ async def open_in_tab(app, pilot, page_id: str, tab_key: str) -> None:
 def prompts(option_list) -> list[str]:
     """The text of every option of an OptionList (the relation list, the graph, the history), in order."""
     return [str(option_list.get_option_at_index(i).prompt) for i in range(option_list.option_count)]
+
+
+def list_status(app) -> str:
+    """The page list's status line as shown (scope, count, filters, the search and its mode)."""
+    return str(app.screen.query_one("#list-status").render())
+
+
+# Four notes sharing the word "zebra", one of which answers "where do zebras go when it is dry?" (the semantic tests).
+ZEBRAS = ("Zebras walk north in the dry season, to the river.", "A zebra crossing on the high street.",
+          "Notes on the dry season: zebras and wildebeest follow the rain.", "Shopping list: zebra cakes.")
+
+
+def zebra_store(*extra: str):
+    """A store (zebras.db in the working directory) of the ZEBRAS notes and `extra` ones, in notes:wild."""
+    from store import Store
+
+    st = Store.open(Path("zebras.db"))
+    for text in (*ZEBRAS, *extra):
+        st.write_page("notes:wild", content=text)
+    return st

@@ -4,15 +4,11 @@ from __future__ import annotations
 
 from textual.geometry import Region
 
-from helpers import drawn, open_in_tab, page_list, said, select_page, settle, type_into, until
+from helpers import drawn, list_status, open_in_tab, page_list, said, select_page, settle, type_into, until
 from pcp_tui.screens.confirm import ConfirmScreen
 from pcp_tui.screens.main import MainScreen
 
 SIZE = (120, 40)
-
-
-def list_status(app) -> str:
-    return str(app.screen.query_one("#list-status").render())
 
 
 async def test_status_all_lists_tombstoned_pages_too(demo_store, make_app):

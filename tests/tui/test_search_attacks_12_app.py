@@ -7,32 +7,12 @@ mode, and a fragment of a word that auto answers by substring (hits `matched_by`
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from helpers import page_list, settle, type_into, until
-
-
-def list_status(app) -> str:
-    return str(app.screen.query_one("#list-status").render())
-
-
-@pytest.fixture
-def zebras(workdir):
-    from store import Store
-
-    st = Store.open(Path("zebras.db"))
-    for text in ("Zebras walk north in the dry season, to the river.", "A zebra crossing on the high street.",
-                 "Notes on the dry season: zebras and wildebeest follow the rain.", "Shopping list: zebra cakes.",
-                 "斑马在旱季往北走。斑马的迁徙"):
-        st.write_page("notes:wild", content=text)
-    st.set_semantic(True)
-    yield st
-    st.close()
+from helpers import list_status, page_list, settle, type_into, until
 
 
 async def test_the_status_line_says_auto_semantic_only_for_re_ordered_hits(zebras, make_app):
+    zebras.write_page("notes:wild", content="斑马在旱季往北走。斑马的迁徙")
+    zebras.set_semantic(True)
     app = make_app(zebras)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)

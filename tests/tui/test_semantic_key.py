@@ -4,27 +4,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from helpers import page_list, said, settle, until
-
-
-def list_status(app) -> str:
-    return str(app.screen.query_one("#list-status").render())
-
-
-@pytest.fixture
-def zebras(workdir):
-    from store import Store
-
-    st = Store.open(Path("zebras.db"))
-    for text in ("Zebras walk north in the dry season, to the river.", "A zebra crossing on the high street.",
-                 "Notes on the dry season: zebras and wildebeest follow the rain.", "Shopping list: zebra cakes."):
-        st.write_page("notes:wild", content=text)
-    yield st
-    st.close()
+from helpers import list_status, page_list, said, settle, until
 
 
 async def test_ctrl_g_turns_the_semantic_channel_on_and_off_and_the_list_follows(zebras, make_app):
