@@ -159,23 +159,25 @@ class SearchOps(Part):
         """candidate revision pk -> the texts (their beginnings) of the messages it `responds_to` that ask something
         ("?"): its question, whose meaning an answer shares. Only messages this search may see lend (the search's
         own WHERE clause, in the candidate's scope), so a hidden, suppressed or erased question changes nothing; and
-        at most semantic.ASKED_PER_ANSWER of them (the first), counted among those only, so a page made to respond
-        to thousands costs no more to embed."""
+        at most semantic.ASKED_PER_ANSWER of them (the first linked), counted among those only, so a page made to
+        respond to thousands costs no more to embed, and no more to look up: each candidate's links are read in the
+        order they were made (the relation index's), and the reading stops at the first ones that pass."""
         cut = semantic.MAX_TEXT_CHARS
-        marks = ",".join("?" * len(head))
         text = f"substr(COALESCE(r.content, r.title), 1, {cut})"
+        marks = ",".join("?" * len(head))
+        pages = self._db.execute_sql(
+            f"SELECT c.id, cp.id, cp.scope_id FROM revision c CROSS JOIN page cp ON cp.id = c.page_id "
+            f"WHERE c.id IN ({marks}) ORDER BY c.id", [pk for pk, _ in head]).fetchall()
+        sql = (f"SELECT {text} FROM relation rel CROSS JOIN page p ON p.id = rel.to_page_id "
+               "CROSS JOIN revision r ON r.id = p.head CROSS JOIN scope s ON s.id = p.scope_id "
+               "WHERE rel.from_page_id = ? AND rel.relation_type = 'responds_to' AND rel.retracted = 0 "
+               f"AND p.scope_id = ? AND {q.where} AND (instr({text}, '?') > 0 OR instr({text}, '\uff1f') > 0) "
+               f"ORDER BY rel.id LIMIT {semantic.ASKED_PER_ANSWER}")
         asked: dict[int, list[str]] = {}
-        for pk, beginning in self._db.execute_sql(
-            f"SELECT id, beginning FROM (SELECT c.id AS id, {text} AS beginning, "
-            "row_number() OVER (PARTITION BY c.id ORDER BY r.id) AS n FROM revision c "
-            "CROSS JOIN page cp ON cp.id = c.page_id "
-            "CROSS JOIN relation rel ON rel.from_page_id = cp.id AND rel.relation_type = 'responds_to' "
-            "AND rel.retracted = 0 CROSS JOIN page p ON p.id = rel.to_page_id AND p.scope_id = cp.scope_id "
-            "CROSS JOIN revision r ON r.id = p.head CROSS JOIN scope s ON s.id = p.scope_id "
-            f"WHERE c.id IN ({marks}) AND {q.where} AND (instr({text}, '?') > 0 OR instr({text}, '\uff1f') > 0)) "
-            f"WHERE n <= {semantic.ASKED_PER_ANSWER} ORDER BY id, n",
-            [*(pk for pk, _ in head), *q.params]).fetchall():
-            asked.setdefault(pk, []).append(beginning)
+        for pk, page, scope in pages:
+            texts = [t for (t,) in self._db.execute_sql(sql, [page, scope, *q.params]).fetchall()]
+            if texts:
+                asked[pk] = texts
         return asked
 
     def page_query(self, named: list[str], filters: dict[str, Any] | None, context_id: str | None = None,
