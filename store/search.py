@@ -88,7 +88,7 @@ class SearchOps(Part):
             fresh = max(POOL, 3 * need)
             if used == "auto" and rerank:  # its first RERANK_DEPTH candidates, from as many scored whatever the limit
                 need = max(need, semantic.RERANK_DEPTH)
-                fresh = max(POOL, 3 * semantic.RERANK_DEPTH)  # the same re-ordered 50 for any limit
+                fresh = max(POOL, semantic.RERANK_POOL)  # the same re-ordered 50 for any limit
                 fresh = fresh if need <= fresh else 3 * need  # (a deep page: a tier as plain auto would add)
             # One search's pages neither repeat nor lose a hit: more candidates may order the first ones differently,
             # so the hits come in tiers. The first page's candidates (its tier) give the first rows; a page that

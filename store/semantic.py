@@ -35,6 +35,7 @@ MAX_TOKENS = 128  # the length the model was trained on ([CLS] and [SEP] include
 # and a page that long costs 2x: a search re-orders up to 50 pages, a page's first 128 tokens say what it is about)
 MAX_WORD_CHARS = 100
 RERANK_DEPTH = 50  # auto's first candidates that the semantic score re-orders
+RERANK_POOL = 450  # candidates auto scores to choose those 50 (3x a plain page's rule; the cost is in the model)
 AUTO_WEIGHT = 0.6  # fused = 0.6 x auto + 0.4 x cosine, each min-max over the candidates (the weights)
 ASKED_SHARE = 0.3  # an answer's cosine gains this share of the cosine of the question it answers (0.2-0.5 alike)
 ASKED_PER_ANSWER = 2  # questions a candidate may take its share from (a reply answers one; the rest cost embedding)
