@@ -106,11 +106,13 @@ class SearchOps(Part):
                         rows.append(row)
                 if len(rows) >= need or all(whole):  # (a tier that scored every candidate: the next adds nothing)
                     break
+            reordered = 0  # how many of the first rows the semantic channel re-ordered (they say auto+semantic)
             if used == "auto" and rerank:  # its first candidates: all of the first tier (RERANK_DEPTH <= fresh)
-                rows, label = self._reranked(query, rows, q)
+                rows, label, reordered = self._reranked(query, rows, q)
             rows = rows[offset:offset + size + 1]
             if rows or offset or used == "text":
-                return self._page_of_hits(rows, size, offset, used, query, fingerprint, call, units, label, tiers)
+                return self._page_of_hits(rows, size, offset, used, query, fingerprint, call, units, label, tiers,
+                                          max(0, reordered - offset))
             used = "exact"  # nothing ranked (a fragment of a word, a symbol): look for it as a substring
         rows = self.matching(used, query, q, size + 1, offset, call)
         return self._page_of_hits(rows, size, offset, used, query, fingerprint, call)
@@ -139,12 +141,13 @@ class SearchOps(Part):
         return bool(row) and row[0] == "on"
 
     def _reranked(self, query: str, rows: list[tuple[int, float]],
-                  q: PageQuery) -> tuple[list[tuple[int, float]], str]:
+                  q: PageQuery) -> tuple[list[tuple[int, float]], str, int]:
         """auto's first RERANK_DEPTH rows re-ordered by the semantic channel, the rest after them (each scored at
-        or below 0, under every re-ordered one); the search asked `semantic.ready()` first."""
+        or below 0, under every re-ordered one), the label of the re-ordered ones and how many they are (the rest
+        keep auto's order and say `auto`); the search asked `semantic.ready()` first."""
         head, tail = rows[:semantic.RERANK_DEPTH], rows[semantic.RERANK_DEPTH:]
         if len(head) < 2:
-            return rows, "auto"
+            return rows, "auto", 0
         marks = ",".join("?" * len(head))
         cut = semantic.MAX_TEXT_CHARS  # a vector is of a text's beginning: no more is read
         texts = {pk: content if content is not None else title for pk, content, title in self._db.execute_sql(
@@ -153,7 +156,7 @@ class SearchOps(Part):
         fused = semantic.rerank(query, head, texts, self._asked(head, q))
         lo, hi = min(s for _, s in head), max(s for _, s in head)
         span = (hi - lo) or 1.0
-        return fused + [(pk, (s - lo) / span) for pk, s in tail], "auto+semantic"
+        return fused + [(pk, (s - lo) / span) for pk, s in tail], "auto+semantic", len(head)
 
     def _asked(self, head: list[tuple[int, float]], q: PageQuery) -> dict[int, list[str]]:
         """candidate revision pk -> the texts (their beginnings) of the messages it `responds_to` that ask something
@@ -258,9 +261,13 @@ class SearchOps(Part):
 
     def _page_of_hits(self, rows: list[Any], size: int, offset: int, used: str, query: str, fingerprint: str, call: Call,
                       units: list[analysis.Unit] | None = None, label: str | None = None,
-                      tiers: list[int] | None = None) -> SearchResult:
+                      tiers: list[int] | None = None, labelled: int | None = None) -> SearchResult:
+        """`labelled`: how many of the first rows `label` names (None: all); the rows after them say `used`
+        (auto+semantic only for the rows the semantic channel re-ordered, not for auto's rows after them)."""
         more = len(rows) > size
         hits = self._hits(rows[:size], label or used, query, units)
+        for hit in hits[labelled:] if labelled is not None else ():
+            hit["matched_by"] = used
         call.counts["hits"] = len(hits)
         call.scopes.update(h["namespace"] for h in hits)
         state = {"k": "search", "o": offset + size, "m": used, "f": fingerprint, **({"p": tiers} if tiers else {})}

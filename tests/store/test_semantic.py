@@ -158,6 +158,30 @@ def test_pages_of_a_semantic_search_follow_each_other(store, corpus):
         store.search_pages("compactness products", limit=7, cursor=first["next_cursor"])
 
 
+def test_only_the_re_ordered_hits_say_auto_semantic(store):
+    """The channel re-orders auto's first RERANK_DEPTH hits; the hits after them (a later page of the search) keep
+    auto's order and say `auto`, scored at or below 0, under every re-ordered one (walk13: all 70 said
+    auto+semantic)."""
+    words = ["soil", "basil", "rain", "compost", "seed", "fence", "path", "bee"]
+    store.write_pages_bulk(({"content": f"Note {i}: the garden {words[i % 8]} {words[i * 3 % 8]} {words[i * 5 % 8]}"}
+                            for i in range(semantic.RERANK_DEPTH + 20)), "notes:garden")
+    store.set_semantic(True)
+    hits, cursor = [], None
+    while True:
+        page = store.search_pages("how is my garden doing?", limit=30, **({"cursor": cursor} if cursor else {}))
+        hits += page["hits"]
+        cursor = page["next_cursor"]
+        if not cursor:
+            break
+    assert len(hits) == semantic.RERANK_DEPTH + 20
+    head, tail = hits[:semantic.RERANK_DEPTH], hits[semantic.RERANK_DEPTH:]
+    assert {x["matched_by"] for x in head} == {"auto+semantic"} and all(0.0 <= x["score"] <= 1.0 for x in head)
+    assert {x["matched_by"] for x in tail} == {"auto"} and all(x["score"] <= 0.0 for x in tail)
+    store.set_semantic(False)
+    plain = [x["page_id"] for x in store.search_pages("how is my garden doing?", limit=50)["hits"]]
+    assert sorted(x["page_id"] for x in head) == sorted(plain)  # the 50 re-ordered are auto's first 50
+
+
 def test_a_model_session_may_not_turn_it_on_or_off(store, corpus):
     model = h.model(store, {"*": {"search", "read", "write"}})
     for on in (True, False):
