@@ -423,7 +423,7 @@ class MainScreen(CurateActions):
                     timeout=4)
 
     def on_page_list_chosen(self, message: PageList.Chosen) -> None:
-        self.query_one(Inspector).query_one("#tabs").focus()
+        self.query_one(Inspector).open()
 
     def on_scope_tree_scopes_chosen(self, message: ScopeTree.ScopesChosen) -> None:
         self.scopes, self.scope_label = message.namespaces, message.label

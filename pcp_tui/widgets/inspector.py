@@ -12,6 +12,7 @@ from functools import partial
 
 from textual import on, work
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.highlight import highlight
@@ -135,6 +136,10 @@ class NotesBox(VerticalScroll):
 class Inspector(StoreWorkers, Vertical):
     """Shows whatever page `show` was last given; every read runs in a worker."""
 
+    # Back from a page opened with Enter (or reached with Tab): to the list, the search kept; the screen's esc (clear
+    # the search) is for the list itself.
+    BINDINGS = [Binding("escape", "screen.focus_pages", "To the list", id="inspector.back")]
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.page_id: str | None = None
@@ -234,6 +239,14 @@ class Inspector(StoreWorkers, Vertical):
             return
         await self._mount_tab(tab)
         self.set_timer(LAZY_TAB_GAP, self._mount_next_tab)
+
+    def open(self) -> None:
+        """Enter on a hit: the keys go to the page shown, in its open tab (the Content tab's text scrolls with the
+        arrows), else to the tab bar; esc goes back to the list."""
+        tabs = self.query_one("#tabs", TabbedContent)
+        pane = tabs.active_pane
+        inside = [w for w in pane.query("*") if w.focusable] if pane is not None else []
+        (inside[0] if inside else tabs.query_one(Tabs)).focus()
 
     # --- loading ---
 
