@@ -479,11 +479,11 @@ MAX_TIERS = 12  # candidate tiers a cursor may carry (each 3x the last: far past
 
 def _tiers(kept: Any, need: int, fresh: int) -> tuple[list[int], bool]:
     """The candidate tiers of a search's page: the cursor's (a number, as cursors before tiers carried, or a list
-    as this function makes them: from POOL, each at least 3x the one before, together at most 1.5x `fresh`, what this
-    page would score anyway), and one of `fresh` candidates more when they do not reach this page's `need` rows.
-    Of a list that goes past that (forged, or made by an earlier pcp, whose semantic pages scored 150 candidates,
-    then 3x their need) the first tiers are kept: they gave the first hits. True beside the tiers when later ones
-    were dropped and `fresh` stands for them: the hits they gave may not be the ones `fresh` gives."""
+    as this function makes them: from POOL, each at least 3x the one before), and one of `fresh` candidates more
+    when they do not reach this page's `need` rows; all of them together at most 1.5x `fresh`, what this page would
+    score anyway. Of a list that goes past that (forged, or made by an earlier pcp, whose semantic pages scored 150
+    candidates, then 3x their need) the first tiers are kept: they gave the first hits. True beside the tiers when
+    later ones were dropped and `fresh` stands for them: the hits they gave may not be the ones `fresh` gives."""
     if isinstance(kept, int):
         kept = [kept]
     tiers: list[int] = []
@@ -495,4 +495,6 @@ def _tiers(kept: Any, need: int, fresh: int) -> tuple[list[int], bool]:
             tiers.append(t)
     if tiers and tiers[-1] >= need:
         return tiers, False
+    while sum(tiers) + fresh > 1.5 * fresh:
+        tiers.pop()
     return [*tiers, fresh], 0 < len(tiers) < (len(kept) if isinstance(kept, list) else 0)

@@ -7,6 +7,12 @@ Findings:
 - a cursor made before fc05870 by a walk that had gone past its first 150 candidates carries tiers [150, 3 x need]
   (483 for a walk of 20 hits a page); its second tier is more than the 450 a page now scores, so all its tiers
   were dropped and the page ranked 450 candidates afresh: the walk repeated and lost hits (24 of 352 matches).
+  Fixed: the first tiers are kept while together at most 1.5x what the page scores (450), so a walk of up to 24
+  hits a page walks on exactly; a cursor whose dropped tiers may have given other hits (the 450 that stand for
+  them did not hold every candidate) is refused in one line.
+- a semantic page deep in the first tier (need 440, offset 430) scores 450 candidates; a forged cursor's tiers,
+  each short of the need (so 450 more were added), made it score up to 2.3x that ([146, 438] + 450). Fixed: when
+  a tier of `fresh` is added, the cursor's tiers are cut to leave all of them within 1.5x.
 """
 
 from __future__ import annotations
@@ -72,3 +78,39 @@ def test_a_cursor_made_before_the_450_pool_walks_on_or_is_refused(store, monkeyp
     assert len(seen) == len(set(seen)), "a hit came twice across pages"
     assert set(seen) == set(whole)
 
+
+def _count_scored(monkeypatch) -> list[int]:
+    """The pools the search's tiers score (SearchOps.ranked's `pool`), one entry per ranking."""
+    from store.search import SearchOps
+
+    scored: list[int] = []
+    real = SearchOps.ranked
+
+    def ranked(self, mode, query, q, need, pool=None, whole=None):
+        scored.append(pool)
+        return real(self, mode, query, q, need, pool, whole)
+
+    monkeypatch.setattr(SearchOps, "ranked", ranked)
+    return scored
+
+
+@pytest.mark.parametrize("tiers", [[146, 438], [64, 192], [100, 300], [150, 600], [225, 675], [430], [640]])
+def test_a_forged_semantic_cursor_costs_at_most_1_5x_a_fresh_page(store, monkeypatch, tiers):
+    """A semantic page at offset 430 (need 440) scores 450 candidates. Tiers each at most 450 and 3x the one
+    before, all short of the need, were taken and 450 more added: [146, 438, 450], 1,034 candidates (2.3x)."""
+    from store.reads import encode_cursor
+
+    _many_pages(store, 1200)
+    store.set_semantic(True)
+    state = decode_cursor(store.search_pages(QUERY, limit=10)["next_cursor"], "search")
+    assert state["p"] == [450]
+    scored = _count_scored(monkeypatch)
+    store.search_pages(QUERY, limit=9, cursor=encode_cursor({**state, "o": 430}))
+    fresh = sum(scored)
+    assert fresh == 450
+    scored.clear()
+    try:
+        store.search_pages(QUERY, limit=9, cursor=encode_cursor({**state, "o": 430, "p": tiers}))
+    except Invalid:
+        pass
+    assert sum(scored) <= 1.5 * fresh, scored
