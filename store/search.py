@@ -161,11 +161,11 @@ class SearchOps(Part):
 
     def _asked(self, head: list[tuple[int, float]], q: PageQuery) -> dict[int, list[str]]:
         """candidate revision pk -> the texts (their beginnings) of the messages it `responds_to` that ask something
-        ("?"): its question, whose meaning an answer shares. Only messages this search may see lend (the search's
+        ("?"): its question, whose meaning an answer shares. Only messages this search may see count (the search's
         own WHERE clause, in the candidate's scope), so a hidden, suppressed or erased question changes nothing; and
-        at most semantic.ASKED_PER_ANSWER of them (the first linked), counted among those only, so a page made to
-        respond to thousands costs no more to embed, and no more to look up: each candidate's links are read in the
-        order they were made (the relation index's), and the reading stops at the first ones that pass."""
+        only the first semantic.ASKED_PER_ANSWER of those (the first linked), so a page made to respond to thousands
+        costs no more to embed, and no more to look up: each candidate's links are read in the order they were made
+        (the relation index's), and the reading stops at the first ones that pass; those that ask lend."""
         cut = semantic.MAX_TEXT_CHARS
         text = f"substr(COALESCE(r.content, r.title), 1, {cut})"
         marks = ",".join("?" * len(head))
@@ -175,11 +175,11 @@ class SearchOps(Part):
         sql = (f"SELECT {text} FROM relation rel CROSS JOIN page p ON p.id = rel.to_page_id "
                "CROSS JOIN revision r ON r.id = p.head CROSS JOIN scope s ON s.id = p.scope_id "
                "WHERE rel.from_page_id = ? AND rel.relation_type = 'responds_to' AND rel.retracted = 0 "
-               f"AND p.scope_id = ? AND {q.where} AND (instr({text}, '?') > 0 OR instr({text}, '\uff1f') > 0) "
-               f"ORDER BY rel.id LIMIT {semantic.ASKED_PER_ANSWER}")
+               f"AND p.scope_id = ? AND {q.where} ORDER BY rel.id LIMIT {semantic.ASKED_PER_ANSWER}")
         asked: dict[int, list[str]] = {}
         for pk, page, scope in pages:
-            texts = [t for (t,) in self._db.execute_sql(sql, [page, scope, *q.params]).fetchall()]
+            texts = [t for (t,) in self._db.execute_sql(sql, [page, scope, *q.params]).fetchall()
+                     if t and ("?" in t or "\uff1f" in t)]
             if texts:
                 asked[pk] = texts
         return asked

@@ -13,6 +13,11 @@ Findings:
 - a semantic page deep in the first tier (need 440, offset 430) scores 450 candidates; a forged cursor's tiers,
   each short of the need (so 450 more were added), made it score up to 2.3x that ([146, 438] + 450). Fixed: when
   a tier of `fresh` is added, the cursor's tiers are cut to leave all of them within 1.5x.
+- the asked-question lookup stopped at a candidate's first two visible links that ask, so links to visible
+  messages that ask nothing were all read first, each message's text loaded to look for its "?" (300 links of 72,000
+  characters: 37x the SQLite steps of 2; 50 candidates x 200 links to 900,000-character pages: 0.65 s of CPU).
+  Fixed: the first two visible messages it responds to are read (README: "the best of the first two it responds
+  to"), and those that ask lend.
 """
 
 from __future__ import annotations
@@ -114,3 +119,46 @@ def test_a_forged_semantic_cursor_costs_at_most_1_5x_a_fresh_page(store, monkeyp
     except Invalid:
         pass
     assert sum(scored) <= 1.5 * fresh, scored
+
+
+# --- 1. the asked-question lookup ---
+
+def _asked_steps(store, answer: str, q=None) -> tuple[int, list[str]]:
+    """SQLite steps (in tens) of `_asked` for the answer's head alone, and the texts it found."""
+    search = store.parts[2]
+    q = q or search.page_query([], None)
+    (head,), = search._db.execute_sql("SELECT p.head FROM page p WHERE p.page_id = ?", [answer]).fetchall()
+    conn = search._db.connection()
+    count = [0]
+
+    def tick() -> int:
+        count[0] += 1
+        return 0
+
+    conn.set_progress_handler(tick, 10)
+    try:
+        found = search._asked([(head, 1.0)], q)
+    finally:
+        conn.set_progress_handler(None, 0)
+    return count[0], found.get(head, [])
+
+
+def test_an_answer_linked_to_many_messages_that_ask_nothing_costs_no_more_to_look_up(store):
+    """The lookup stops at a candidate's first two visible links that ask; links to visible messages that ask nothing
+    (a hostile import: a page made to respond to 300 long ones) were all read, each message's text loaded (up to the
+    payload limit) to look for a "?" in its beginning. README: the share is the best of "the first two it responds
+    to"; only those are read."""
+    long = "plain words without a question mark " * 2_000  # 72,000 characters
+    silent = [store.write_page("chat:x", content=f"{n} {long}")["page_id"] for n in range(302)]
+    asking = store.write_page("chat:x", content="Which book would you recommend?")["page_id"]
+    few = store.write_page("chat:x", content="Take The Hobbit, you will love the dragons.")["page_id"]
+    many = store.write_page("chat:x", content="Take The Silmarillion, you will love the elves.")["page_id"]
+    for page in silent[:2]:
+        store.link_pages(few, "responds_to", page)
+    for page in silent:
+        store.link_pages(many, "responds_to", page)
+    for answer in (few, many):
+        store.link_pages(answer, "responds_to", asking)
+    steps_few, _ = _asked_steps(store, few)
+    steps_many, _ = _asked_steps(store, many)
+    assert steps_many <= steps_few * 1.2, (steps_few, steps_many)
