@@ -162,3 +162,30 @@ def test_an_answer_linked_to_many_messages_that_ask_nothing_costs_no_more_to_loo
     steps_few, _ = _asked_steps(store, few)
     steps_many, _ = _asked_steps(store, many)
     assert steps_many <= steps_few * 1.2, (steps_few, steps_many)
+
+
+@pytest.mark.xfail(strict=True, reason="a link to a hidden question takes no place, so the lookup reads past every "
+                   "one of them to the first visible ones: its cost grows with the hidden links (about 0.4 us each: "
+                   "50 candidates x 2,000 tombstoned questions, 42 ms of CPU). Any cap on the links read would count "
+                   "hidden ones and let them push a visible question out, which the rules forbid; README: response "
+                   "time is outside the hidden-pages guarantee")
+@pytest.mark.parametrize("kind", ["tombstoned", "other scope"])
+def test_links_to_hidden_questions_cost_the_lookup_nothing_more(store, kind):
+    scope = "chat:y" if kind == "other scope" else "chat:x"
+    hidden = [store.write_page(scope, content=f"Which book would you recommend? ({n})")["page_id"] for n in range(300)]
+    if kind == "tombstoned":
+        for page in hidden:
+            store.tombstone_page(page, "withdrawn")
+    asking = store.write_page("chat:x", content="Which book would you recommend?")["page_id"]
+    few = store.write_page("chat:x", content="Take The Hobbit, you will love the dragons.")["page_id"]
+    many = store.write_page("chat:x", content="Take The Silmarillion, you will love the elves.")["page_id"]
+    for page in hidden[:2]:
+        store.link_pages(few, "responds_to", page)
+    for page in hidden:
+        store.link_pages(many, "responds_to", page)
+    for answer in (few, many):
+        store.link_pages(answer, "responds_to", asking)
+    steps_few, found_few = _asked_steps(store, few)
+    steps_many, found_many = _asked_steps(store, many)
+    assert found_few == found_many == ["Which book would you recommend?"]  # (the hidden ones took no place)
+    assert steps_many <= steps_few * 1.2, (steps_few, steps_many)
