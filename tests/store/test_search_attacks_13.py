@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import random
 
+import pcpstore_helpers as h
 import pytest
 
 from store import Invalid, semantic
@@ -189,3 +190,64 @@ def test_links_to_hidden_questions_cost_the_lookup_nothing_more(store, kind):
     steps_many, found_many = _asked_steps(store, many)
     assert found_few == found_many == ["Which book would you recommend?"]  # (the hidden ones took no place)
     assert steps_many <= steps_few * 1.2, (steps_few, steps_many)
+
+
+HIDDEN_KINDS = ["tombstoned", "other scope", "suppressed", "retracted", "archived", "superseded", "media filtered",
+                "observed before", "erased"]
+
+
+def _hide(store, kind: str, page: str, rel: str) -> None:
+    if kind == "tombstoned":
+        store.tombstone_page(page, "withdrawn")
+    elif kind == "suppressed":
+        h.model(store, {"chat:x": {"suppress", "read", "search"}}).suppress_pages([page], context_id="ctx",
+                                                                               reason="not here")
+    elif kind == "retracted":
+        store.unlink(rel, "linked by mistake")
+    elif kind == "archived":
+        store.archive_page(page, "old")
+    elif kind == "superseded":
+        store.link_pages(store.write_page("chat:x", content="Never mind.")["page_id"], "supersedes", page)
+    elif kind == "erased":
+        store.delete_page(page, "erased")
+
+
+@pytest.mark.parametrize("all_revisions", [False, True])
+@pytest.mark.parametrize("kind", HIDDEN_KINDS)
+def test_hidden_questions_linked_first_take_no_place_from_a_visible_one(store, monkeypatch, kind, all_revisions):
+    """Held: an answer responds to two questions its restricted session may not see (each kind), then to a visible
+    one, then to a fourth: the two it takes its share from are the visible ones, under the session's grants, context,
+    filters and all_revisions (where an archived or superseded question is visible, and counts)."""
+    store.write_page("chat:x", content="The library recommended closing early on holidays.")
+    answer = store.write_page("chat:x", content="Take The Hobbit, you will love the dragons.")["page_id"]
+    scope = "chat:y" if kind == "other scope" else "chat:x"
+    extra = {"media_type": "text/html"} if kind == "media filtered" else {}
+    if kind == "observed before":
+        extra = {"observed_at": "2001-01-01T00:00:00Z"}
+    hidden = [store.write_page(scope, content=f"Which book would you recommend? (hidden {n})", **extra)["page_id"]
+              for n in range(2)]
+    shown = [store.write_page("chat:x", content=f"Which book would you recommend? (shown {n})")["page_id"]
+             for n in range(2)]
+    rels = [store.link_pages(answer, "responds_to", page)["relation_id"] for page in hidden + shown]
+    for page, rel in zip(hidden, rels, strict=False):
+        _hide(store, kind, page, rel)
+    store.set_semantic(True)
+    given: list[dict] = []
+    real = semantic.rerank
+
+    def rerank(q, rows, texts, asked=None):
+        given.append(dict(asked or {}))
+        return real(q, rows, texts, asked)
+
+    monkeypatch.setattr(semantic, "rerank", rerank)
+    session = h.model(store, {"chat:x": {"search", "read"}})
+    filters = {"media_types": ["text/markdown"]} if kind == "media filtered" else {}
+    if kind == "observed before":
+        filters = {"observed_after": "2010-01-01T00:00:00Z"}
+    hits = session.search_pages("which book with dragons would you recommend?", context_id="ctx", filters=filters,
+                                all_revisions=all_revisions, limit=50)["hits"]
+    assert answer in {x["page_id"] for x in hits} and {x["matched_by"] for x in hits} == {"auto+semantic"}
+    lent = {t for asked in given for texts in asked.values() for t in texts}
+    counted = "hidden" if all_revisions and kind in ("archived", "superseded") else "shown"
+    assert sorted(lent) == [
+        f"Which book would you recommend? ({counted} {n})" for n in range(2)]
