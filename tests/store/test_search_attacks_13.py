@@ -251,3 +251,39 @@ def test_hidden_questions_linked_first_take_no_place_from_a_visible_one(store, m
     counted = "hidden" if all_revisions and kind in ("archived", "superseded") else "shown"
     assert sorted(lent) == [
         f"Which book would you recommend? ({counted} {n})" for n in range(2)]
+
+
+def test_a_restricted_walk_past_450_candidates_gives_each_match_once_and_ignores_hidden_pages(store):
+    """Held: with the channel on, a restricted session with suppressions in its context walks a search of more matches
+    than the first tier's 450 at limits changing page by page (seeded): each of its matches once, none suppressed;
+    and pages it may not see (in another scope, tombstoned in its own), added before a second walk, change no hit,
+    order or score of it."""
+    _many_pages(store, 560)
+    store.set_semantic(True)
+    session = h.model(store, {"project:math": {"search", "read", "suppress"}})
+    suppressed = [x["page_id"] for x in store.search_pages("compactness", mode="exact", limit=5)["hits"]]
+    session.suppress_pages(suppressed, context_id="ctx", reason="not for this task")
+    limits = [random.Random(5).randint(1, 50) for _ in range(2000)]
+
+    def walk() -> list[tuple[str, float]]:
+        out, cursor = [], None
+        for limit in limits:
+            result = session.search_pages(QUERY, limit=limit, context_id="ctx",
+                                          **({"cursor": cursor} if cursor else {}))
+            out += [(x["page_id"], x["score"]) for x in result["hits"]]
+            cursor = result["next_cursor"]
+            if not cursor:
+                return out
+        raise AssertionError("the walk did not end")
+
+    first = walk()
+    seen = [page for page, _ in first]
+    matching, _ = _walk(session, QUERY, [50] * 100, context_id="ctx")
+    assert len(seen) == len(set(seen)) == len(matching) > 450
+    assert not set(seen) & set(suppressed)
+    rnd = random.Random(2)
+    store.write_pages_bulk(({"content": " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(3, 30)))}
+                            for _ in range(300)), "project:other")
+    gone = store.write_page("project:math", content="compactness products " * 20)["page_id"]
+    store.tombstone_page(gone, "withdrawn")
+    assert walk() == first
