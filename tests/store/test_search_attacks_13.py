@@ -28,7 +28,7 @@ import pcpstore_helpers as h
 import pytest
 
 from store import Invalid, semantic
-from store.reads import decode_cursor
+from store.reads import decode_cursor, encode_cursor
 
 WORDS = "proof route compactness finite products lemma tube space metric group ring plan".split()
 QUERY = "compactness products"
@@ -56,6 +56,8 @@ def _walk(session, query: str, limits, cursor: str | None = None, **kw) -> tuple
 # --- 2. the semantic channel's first tier of 450 ---
 
 @pytest.mark.parametrize("pages,limits,old_tiers,may_refuse", [
+    (1200, [20] * 3, [150], False),  # (held) a walk still within its first 150 candidates
+    (1200, [20] * 3, 150, False),  # (held) the same, as cursors carried it before tiers: a number
     (400, [20] * 9, [150, 483], False),  # a walk of 20 hits a page: past the 150th hit on its 8th page
     (1200, [20] * 9, [150, 483], False),  # more candidates than a page of 450 scores
     (400, [50, 50, 49, 50], [150, 600], False),  # the deepest second tier such a walk made (50 hits from the 150th)
@@ -72,7 +74,9 @@ def test_a_cursor_made_before_the_450_pool_walks_on_or_is_refused(store, monkeyp
     assert len(whole) == len(set(whole)) > 300
     monkeypatch.setattr(semantic, "RERANK_POOL", 150)  # what a page scored before fc05870
     seen, cursor = _walk(store, QUERY, limits)
-    assert cursor and decode_cursor(cursor, "search")["p"] == old_tiers
+    state = decode_cursor(cursor, "search")
+    assert state["p"] == (old_tiers if isinstance(old_tiers, list) else [old_tiers])
+    cursor = encode_cursor({**state, "p": old_tiers})
     monkeypatch.setattr(semantic, "RERANK_POOL", 450)
     try:
         rest, _ = _walk(store, QUERY, [20] * 200, cursor)
@@ -104,8 +108,6 @@ def _count_scored(monkeypatch) -> list[int]:
 def test_a_forged_semantic_cursor_costs_at_most_1_5x_a_fresh_page(store, monkeypatch, tiers):
     """A semantic page at offset 430 (need 440) scores 450 candidates. Tiers each at most 450 and 3x the one
     before, all short of the need, were taken and 450 more added: [146, 438, 450], 1,034 candidates (2.3x)."""
-    from store.reads import encode_cursor
-
     _many_pages(store, 1200)
     store.set_semantic(True)
     state = decode_cursor(store.search_pages(QUERY, limit=10)["next_cursor"], "search")
