@@ -125,11 +125,32 @@ def withdraw_request_handlers(server: MCPServer, methods: Iterable[str]) -> None
 
 class ServeAppHook:
     """A mixin (before textual_serve.server.Server among the bases) calling `configure_app` with the aiohttp
-    application it builds, to add middleware. Private: Server._make_app; textual-serve takes no middleware.
-    No upstream issue found."""
+    application it builds, to add middleware, and `announce` once the port listens. Private: Server._make_app;
+    textual-serve takes no middleware, and its own `serve` prints from on_startup, before the port is bound (its
+    run_app's `print` hook, which runs once the sites have started, is given a no-op). No upstream issue found."""
 
     def configure_app(self, app: Any) -> None:
         pass
+
+    def announce(self) -> None:
+        pass
+
+    def serve(self, debug: bool = False) -> None:
+        """textual-serve's Server.serve, with `announce` as aiohttp's after-listen `print` hook."""
+        import asyncio
+        import signal
+
+        from aiohttp import web
+
+        server: Any = self
+        server.debug = debug
+        server.initialize_logging()
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        for signum in (signal.SIGINT, signal.SIGTERM):  # set before the address is printed
+            loop.add_signal_handler(signum, server.request_exit)
+        web.run_app(server._make_app(), host=server.host, port=server.port, handle_signals=False, loop=loop,
+                    print=lambda *_: self.announce())
 
     async def _make_app(self) -> Any:
         app = await super()._make_app()  # type: ignore[misc]  # (a mixin: the server follows it)

@@ -98,6 +98,18 @@ def test_textual_serve_make_app():
     assert Probe.configured == [app]
 
 
+def test_textual_serve_serve_is_what_the_hook_runs():
+    """ServeAppHook.serve runs textual-serve's serve in its own words, but for the after-listen announcement: what
+    it calls must still be there, and textual-serve's own must still run aiohttp with signals left to it."""
+    from textual_serve.server import Server
+
+    source = inspect.getsource(Server.serve)
+    assert "web.run_app(" in source and "handle_signals=False" in source and "self.request_exit" in source
+    assert parameters(Server.initialize_logging) == ["self"] and parameters(Server.request_exit) == ["self"]
+    server = Server("true", host="127.0.0.1", port=1)
+    assert (server.host, server.port) == ("127.0.0.1", 1)
+
+
 def test_toggle_button_draws_its_box_with_button():
     from textual.widgets._toggle_button import ToggleButton
 

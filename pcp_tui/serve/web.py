@@ -73,6 +73,10 @@ class GuardedServer(ServeAppHook, Server):
         await super().on_shutdown(app)
 
     async def on_startup(self, app: Any) -> None:
+        pass  # (textual-serve's prints its logo and an address without the secret, before the port listens)
+
+    def announce(self) -> None:
+        """Once the port listens (compat.ServeAppHook.serve)."""
         print(f"pcp: serving the app on {self.guard.url}  (ctrl+c stops)", file=sys.stderr)
         print("pcp: the address carries a secret; anyone who has it can use the app as you.", file=sys.stderr)
 

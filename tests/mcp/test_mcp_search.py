@@ -16,6 +16,7 @@ from search_helpers import (
     EN_QUESTION,
     PROBES,
     RESTRICTED_GRANT,
+    SCOPE,
     add_hidden_pages,
     marks_a_query_word,
     write_question_corpus,
@@ -129,3 +130,36 @@ def test_with_the_semantic_channel_on_a_restricted_model_gets_it_and_hidden_page
     with store.Store.open(questions["db"]) as st:
         add_hidden_pages(st)
     assert run(probe) == before
+
+
+def test_through_the_sdk_an_answer_shares_its_questions_meaning_and_hidden_questions_lend_nothing(questions):
+    """The asked-question share (issue 34) as a model client gets it: the owner turned the channel on; an answer
+    that `responds_to` a message asking the model's question climbs once linked; then it is also linked to hidden
+    questions (in a scope the model may not search, and tombstoned in its own), and the model gets the same hits,
+    order and scores."""
+    with store.Store.open(questions["db"]) as st:
+        st.set_semantic(True)
+        st.write_page(SCOPE, content="The tube lemma notes are in the appendix.")
+        asking = st.write_page(SCOPE, content="Do you remember how we proved that compactness survives finite "
+                                              "products? Was there a proof route we agreed on?")["page_id"]
+        answer = st.write_page(SCOPE, content="Yes: the finite case goes through the tube lemma, "
+                                              "one factor at a time.")["page_id"]
+
+    async def probe() -> str:
+        async with connect(questions["db"], RESTRICTED_GRANT) as session:
+            return await ok(session, "search_pages", {"query": EN_QUESTION, "limit": 50})
+
+    def place(text: str) -> int:
+        hits = hits_of(text)
+        assert len(hits) == 50 and {h[4] for h in hits} == {"auto+semantic"}
+        ids = [h[0] for h in hits]
+        return ids.index(answer) if answer in ids else len(ids)
+
+    assert place(run(probe)) == 50  # alone, it says too little of the question to be among the first 50
+    with store.Store.open(questions["db"]) as st:
+        st.link_pages(answer, "responds_to", asking)
+    linked_text = run(probe)
+    assert place(linked_text) < 5
+    with store.Store.open(questions["db"]) as st:
+        add_hidden_pages(st, answers=[answer])
+    assert run(probe) == linked_text

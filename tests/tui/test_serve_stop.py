@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import aiohttp
-from waits import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -42,7 +41,7 @@ async def test_ctrl_c_stops_pcp_serve_at_once_with_a_tab_open(tmp_path):
     try:
         url = re.search(r"http://\S+", proc.stderr.readline()).group(0)  # type: ignore[union-attr]
         jar = aiohttp.CookieJar(unsafe=True)  # (the cookie of 127.0.0.1)
-        wait_for(lambda: _listens(port), "pcp serve to listen")  # (it prints the address as it starts)
+        assert _listens(port)  # (the address is printed once it listens)
         async with aiohttp.ClientSession(cookie_jar=jar, timeout=aiohttp.ClientTimeout(total=60)) as session:
             async with session.get(url) as page:
                 assert page.status == 200
@@ -58,5 +57,48 @@ async def test_ctrl_c_stops_pcp_serve_at_once_with_a_tab_open(tmp_path):
         assert code == 130 and proc.stderr.read().splitlines()[-1] == "pcp: interrupted"  # type: ignore[union-attr]
     finally:
         with contextlib.suppress(ProcessLookupError):  # a failed run leaves no app behind either
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+# The child's aiohttp site stops before it binds, says so on stderr, and goes on when the test writes a line.
+_GATED = """
+import runpy, sys
+from aiohttp import web
+start = web.TCPSite.start
+async def gated(self):
+    print("at the gate", file=sys.stderr, flush=True)
+    sys.stdin.readline()
+    await start(self)
+web.TCPSite.start = gated
+sys.argv = ["pcp", *sys.argv[1:]]
+runpy.run_module("pcp_tui.cli", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_pcp_serve_prints_its_address_only_once_it_listens(tmp_path):
+    """The address was printed as the server started (textual-serve's on_startup), before its port was bound: an
+    address taken at once could be refused. Here the bind waits for the test: the address must come after it, and
+    take a connection as soon as it is read."""
+    from store import Store
+
+    Store.open(tmp_path / "s.db").close()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k != "PCP_DB"}
+    proc = subprocess.Popen([sys.executable, "-c", _GATED, "--db", str(tmp_path / "s.db"), "serve", "--port",
+                             str(port)], cwd=str(REPO), env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert proc.stderr.readline() == "at the gate\n"  # (not the address first)
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        assert "pcp: serving the app on http://127.0.0.1:" in proc.stderr.readline()
+        assert _listens(port)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 130
+    finally:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
