@@ -101,8 +101,8 @@ class SearchOps(Part):
             # One search's pages neither repeat nor lose a hit: more candidates may order the first ones differently,
             # so the hits come in tiers. The first page's candidates (its tier) give the first rows; a page that
             # reaches past them adds a tier of more candidates, whose rows follow those already given. The cursor
-            # keeps the tiers, so every page ranks the same ones (each at most what this page would score anyway).
-            tiers = _tiers(state.get("p") if state else None, need, fresh)
+            # keeps the tiers, so every page ranks the same ones (all at most 1.5x what this page would score anyway).
+            tiers, replaced = _tiers(state.get("p") if state else None, need, fresh)
             rows, given = [], set()
             # text scores every candidate it finds (up to ranking.TEXT_CAP) whatever the pool: each tier's rows are
             # the first rows of one ranking, so its last tier alone gives them all, ranked once.
@@ -112,6 +112,10 @@ class SearchOps(Part):
                     if row[0] not in given:
                         given.add(row[0])
                         rows.append(row)
+                if replaced and used == "auto" and tier == tiers[-1] and not all(whole):
+                    # The tiers it stands for (a cursor of an earlier pcp) may have given other hits than this one.
+                    raise Invalid("This cursor was made by an earlier version of pcp, whose search scored other "
+                                  "candidates; repeat the search without a cursor.")
                 if len(rows) >= need or all(whole):  # (a tier that scored every candidate: the next adds nothing)
                     break
             reordered = 0  # how many of the first rows the semantic channel re-ordered (they say auto+semantic)
@@ -170,11 +174,11 @@ class SearchOps(Part):
 
     def _asked(self, head: list[tuple[int, float]], q: PageQuery) -> dict[int, list[str]]:
         """candidate revision pk -> the texts (their beginnings) of the messages it `responds_to` that ask something
-        ("?"): its question, whose meaning an answer shares. Only messages this search may see lend (the search's
+        ("?"): its question, whose meaning an answer shares. Only messages this search may see count (the search's
         own WHERE clause, in the candidate's scope), so a hidden, suppressed or erased question changes nothing; and
-        at most semantic.ASKED_PER_ANSWER of them (the first linked), counted among those only, so a page made to
-        respond to thousands costs no more to embed, and no more to look up: each candidate's links are read in the
-        order they were made (the relation index's), and the reading stops at the first ones that pass."""
+        only the first semantic.ASKED_PER_ANSWER of those (the first linked), so a page made to respond to thousands
+        costs no more to embed, and no more to look up: each candidate's links are read in the order they were made
+        (the relation index's), and the reading stops at the first ones that pass; those that ask lend."""
         cut = semantic.MAX_TEXT_CHARS
         text = f"substr(COALESCE(r.content, r.title), 1, {cut})"
         marks = ",".join("?" * len(head))
@@ -184,11 +188,11 @@ class SearchOps(Part):
         sql = (f"SELECT {text} FROM relation rel CROSS JOIN page p ON p.id = rel.to_page_id "
                "CROSS JOIN revision r ON r.id = p.head CROSS JOIN scope s ON s.id = p.scope_id "
                "WHERE rel.from_page_id = ? AND rel.relation_type = 'responds_to' AND rel.retracted = 0 "
-               f"AND p.scope_id = ? AND {q.where} AND (instr({text}, '?') > 0 OR instr({text}, '\uff1f') > 0) "
-               f"ORDER BY rel.id LIMIT {semantic.ASKED_PER_ANSWER}")
+               f"AND p.scope_id = ? AND {q.where} ORDER BY rel.id LIMIT {semantic.ASKED_PER_ANSWER}")
         asked: dict[int, list[str]] = {}
         for pk, page, scope in pages:
-            texts = [t for (t,) in self._db.execute_sql(sql, [page, scope, *q.params]).fetchall()]
+            texts = [t for (t,) in self._db.execute_sql(sql, [page, scope, *q.params]).fetchall()
+                     if t and ("?" in t or "\uff1f" in t)]
             if texts:
                 asked[pk] = texts
         return asked
@@ -490,17 +494,24 @@ class SearchOps(Part):
 MAX_TIERS = 12  # candidate tiers a cursor may carry (each 3x the last: far past any listing)
 
 
-def _tiers(kept: Any, need: int, fresh: int) -> list[int]:
+def _tiers(kept: Any, need: int, fresh: int) -> tuple[list[int], bool]:
     """The candidate tiers of a search's page: the cursor's (a number, as cursors before tiers carried, or a list
-    as this function makes them: from POOL, each at least 3x the one before and at most `fresh`, what this page
-    would score anyway, so a forged cursor scores at most 1.5x that), and one of `fresh` candidates more when they
-    do not reach this page's `need` rows."""
+    as this function makes them: from POOL, each at least 3x the one before), and one of `fresh` candidates more
+    when they do not reach this page's `need` rows; all of them together at most 1.5x `fresh`, what this page would
+    score anyway. Of a list that goes past that (forged, or made by an earlier pcp, whose semantic pages scored 150
+    candidates, then 3x their need) the first tiers are kept: they gave the first hits. True beside the tiers when
+    later ones were dropped and `fresh` stands for them: the hits they gave may not be the ones `fresh` gives."""
     if isinstance(kept, int):
         kept = [kept]
-    ok = (isinstance(kept, list) and 0 < len(kept) < MAX_TIERS
-          and all(isinstance(t, int) and not isinstance(t, bool) and 0 < t <= fresh for t in kept)
-          and kept[0] >= POOL and all(b >= 3 * a for a, b in zip(kept, kept[1:], strict=False)))
-    tiers = list(kept) if ok else []
-    if not tiers or tiers[-1] < need:
-        tiers.append(fresh)
-    return tiers
+    tiers: list[int] = []
+    if isinstance(kept, list) and len(kept) < MAX_TIERS:
+        for t in kept:
+            if not (isinstance(t, int) and not isinstance(t, bool) and t >= (3 * tiers[-1] if tiers else POOL)
+                    and sum(tiers) + t <= 1.5 * fresh):
+                break
+            tiers.append(t)
+    if tiers and tiers[-1] >= need:
+        return tiers, False
+    while sum(tiers) + fresh > 1.5 * fresh:
+        tiers.pop()
+    return [*tiers, fresh], 0 < len(tiers) < (len(kept) if isinstance(kept, list) else 0)
