@@ -31,6 +31,7 @@ share their state.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import json
 import math
@@ -189,6 +190,7 @@ class Ranker:
         self.how_many = False
         self.sessions = True
         self._chatter: set[int] = set()  # scored revisions holding only small talk
+        self._date_only: set[int] = set()  # candidates said on, or telling of, a day named, holding no word asked
         self._indexed = db.execute_sql(
             "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name IN (?, ?)", RANK_INDEX_NAMES
         ).fetchone()[0] == len(RANK_INDEX_NAMES)
@@ -425,6 +427,7 @@ class Ranker:
         """The first `need` (revision pk, score) pairs, best first; `scored` candidates are scored exactly (default
         max(POOL, 3 x need); the pages of one search give the same number, so their orders agree)."""
         self.whole = True  # every candidate any larger pool would score was scored (a larger one adds nothing)
+        self._date_only = set()
         if not units:
             return []
         n, avgdl, df = self._stats(units)
@@ -487,6 +490,13 @@ class Ranker:
                     found[rid] *= boost
             pool = sorted(found, key=lambda r: (-found[r], -r))[:pool_size]
             self.whole = self.whole and len(found) <= pool_size
+            if dates and len(pool) < pool_size:
+                # What was said on, or tells of, a day the question names is a hit even without its other words,
+                # after every text that holds some (`_date_only`).
+                dated = {rid: f for rid, f in self._on_the_days(dates).items() if rid not in found}
+                self._date_only = set(sorted(dated, key=lambda r: (-dated[r], -r))[:pool_size - len(pool)])
+                pool += sorted(self._date_only, key=lambda r: (-dated[r], -r))
+                self.whole = self.whole and len(found) + len(dated) <= pool_size
         if not pool:
             return []
         rows = self._load(pool)
@@ -513,6 +523,8 @@ class Ranker:
             _date_boost(scores, rows, dates)
         if neighbours and text_expr is None:
             self._lend(scores, rows, units, idf, avgdl, dates)
+        if self._date_only:
+            self._score_date_only(scores, rows, dates)
         ranked = sorted(((s, rid) for rid, s in scores.items() if s > 0), key=lambda x: (-x[0], -x[1]))
         self.whole = self.whole and len(ranked) <= need  # (neighbours lent a score are rows too)
         return [(rid, s) for s, rid in ranked[:need]]
@@ -560,6 +572,64 @@ class Ranker:
             ).fetchall():
                 out[rid] = conv
         return out
+
+    def _on_the_days(self, dates: Sequence[analysis.DateNamed]) -> dict[int, float]:
+        """Revisions within the scope said on the days (months, years) a question names, or whose relative time
+        tells of them (their date tokens), each up to CAP, newest first, with their date factor."""
+        sc = self._scope
+        rev, page = narrow_tables(sc.where, self._indexed)
+        scope = " CROSS JOIN scope s ON s.id = p.scope_id" if re.search(r"\bs\.\w", sc.where) else ""
+        out: dict[int, float] = {}
+        for first, last in _spans(dates):  # the page's own date (its head's), then the revision's
+            said = self._db.execute_sql(
+                f"SELECT r.id, COALESCE(r.observed_at, r.created_at) FROM page p CROSS JOIN revision r "
+                f"ON r.page_id = p.id{scope} WHERE p.sort_time >= ? AND p.sort_time < ? AND {sc.where} "
+                "ORDER BY p.sort_time DESC, r.id DESC LIMIT ?", [first, last, *sc.params, CAP]).fetchall()
+            self.whole = self.whole and len(said) < CAP
+            for rid, date in said:
+                try:
+                    day = (int(date[:4]), int(date[5:7]), int(date[8:10]))
+                except (TypeError, ValueError):
+                    continue
+                factor = _date_factor(day, (), dates)
+                if factor > 1.0:
+                    out[rid] = max(out.get(rid, 1.0), factor)
+        tokens = _named_tokens(dates)
+        if tokens:
+            match = "scope : (" + " OR ".join(tokens) + ")"
+            if sc.scope_tokens is not None:
+                match += " AND scope : (" + " OR ".join(f"zs{t}" for t in sc.scope_tokens) + ")"
+            found = self._db.execute_sql(
+                f"SELECT r.id FROM {FTS_TABLE} CROSS JOIN {rev} ON r.id = {FTS_TABLE}.rowid "
+                f"CROSS JOIN {page} ON p.id = r.page_id{scope} "
+                f"WHERE {FTS_TABLE} MATCH ? AND {sc.where} ORDER BY {FTS_TABLE}.rowid DESC LIMIT ?",
+                [match, *sc.params, CAP]).fetchall()
+            self.whole = self.whole and len(found) < CAP
+            for (rid,) in found:
+                out[rid] = max(out.get(rid, 1.0), 1 + DATE_BOOST)
+        return out
+
+    def _score_date_only(self, scores: dict[int, float], rows: dict[int, Any],
+                         dates: Sequence[analysis.DateNamed]) -> None:
+        """A candidate that holds none of the question's words but was said on, or tells of, a day it names: below
+        every text that holds some (half the lowest of their scores), in the order of its date factor (a day told
+        of, a day said on, a month, a year); small talk lower still."""
+        held = [s for rid, s in scores.items() if s > 0 and rid not in self._date_only]
+        floor = 0.5 * min(held) if held else 1.0
+        top = (1 + DATE_BOOST) * (1 + DAY_BOOST) * (1 + EVENT_BOOST)
+        for rid in self._date_only:
+            row = rows.get(rid)
+            if row is None or scores.get(rid, 0.0) > 0:  # (a neighbour lent it the words' score)
+                continue
+            date = row[5] or ""
+            try:
+                day: tuple[int, int, int] | None = (int(date[:4]), int(date[5:7]), int(date[8:10]))
+            except ValueError:
+                day = None
+            events = analysis.event_dates(row[3], date) if row[3] else []
+            factor = _date_factor(day, events, dates)
+            if factor > 1.0:
+                scores[rid] = floor * factor / top * (CHATTER if rid in self._chatter else 1.0)
 
     def _dated(self, rev_pks: list[int], dates: Sequence[analysis.DateNamed]) -> dict[int, float]:
         """Candidates said on, or telling of, a day the question names, and their date factor (the
@@ -727,6 +797,30 @@ def _edits(a: str, b: str, limit: int) -> int:
             return limit + 1
         prev2, prev = prev, cur
     return prev[-1]
+
+
+def _spans(dates: Sequence[analysis.DateNamed]) -> list[tuple[str, str]]:
+    """The days, months and years a question names (those with a year) as ISO 8601 ranges [first, after), adjacent
+    ones joined: a page's date (`sort_time`) in one of them was said then."""
+    out: list[tuple[str, str]] = []
+    for y, m, d in sorted(x for x in dates if x[0] is not None):
+        assert y is not None
+        try:
+            if m is None:
+                first, after = dt.date(y, 1, 1), dt.date(y + 1, 1, 1)
+            elif d is None:
+                first, after = dt.date(y, m, 1), dt.date(y + (m == 12), m % 12 + 1, 1)
+            else:
+                first = dt.date(y, m, d)
+                after = first + dt.timedelta(days=1)
+        except ValueError:
+            continue
+        span = (first.isoformat(), after.isoformat())
+        if out and span[0] <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], span[1]))
+        else:
+            out.append(span)
+    return out
 
 
 def _named_tokens(dates: Sequence[analysis.DateNamed]) -> list[str]:

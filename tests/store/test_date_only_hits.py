@@ -1,0 +1,70 @@
+"""Issue 34 item 1: "a question that names a date matches those event dates as well as the day of speaking; the date
+boost never lifts a message that matches none of the question's other words above one that does". A question naming
+a day found nothing when no page held its other words ("what happened on May 3, 2023?" gave no hit although two
+notes were taken that day). Now what was said on the day named, or tells of it ("yesterday", said the day after),
+comes after every page holding some of its words, small talk last, and only what the session may search."""
+
+from __future__ import annotations
+
+import pcpstore_helpers as h
+import pytest
+
+SCOPE = "journal:days"
+OTHER = "journal:private"
+QUESTION = "what happened on May 3, 2023?"
+
+
+def _day(store, namespace: str = SCOPE) -> dict[str, str]:
+    notes = {
+        "garden": ("We planted tomatoes in the garden.", "2023-05-03T10:00:00Z"),
+        "dinner": ("Dinner with Sam at the harbour, then a long walk home.", "2023-05-03T19:00:00Z"),
+        "told": ("Yesterday I finally fixed the bike's brakes.", "2023-05-04T08:00:00Z"),
+        "bye": ("Thanks, talk soon. Bye!", "2023-05-03T21:00:00Z"),
+        "a year before": ("The old flat's lease ended.", "2022-05-03T09:00:00Z"),
+        "a week after": ("Bought paint for the fence.", "2023-05-10T09:00:00Z"),
+        "words": ("Nothing much happened at the office.", "2023-06-01T09:00:00Z"),
+    }
+    return {key: store.write_page(namespace, content=text, observed_at=at)["page_id"]
+            for key, (text, at) in notes.items()}
+
+
+def test_a_question_naming_a_day_finds_what_was_said_on_it_and_what_tells_of_it(store):
+    pages = _day(store)
+    hits = [x["page_id"] for x in store.search_pages(QUESTION, limit=20)["hits"]]
+    by = {v: k for k, v in pages.items()}
+    assert [by[p] for p in hits] == ["words", "told", "dinner", "garden", "bye"] or \
+        [by[p] for p in hits] == ["words", "told", "garden", "dinner", "bye"], [by[p] for p in hits]
+    # The same for the day alone, and a day with nothing said on it gives nothing.
+    assert {by[x["page_id"]] for x in store.search_pages("3 May 2023", limit=20)["hits"]} == \
+        {"told", "dinner", "garden", "bye"}
+    assert store.search_pages("20 May 2023", limit=20)["hits"] == []
+
+
+def test_a_page_said_on_the_day_never_passes_one_holding_the_questions_words(store):
+    pages = _day(store)
+    hits = store.search_pages("what happened at the harbour on May 3, 2023?", limit=20)["hits"]
+    assert hits[0]["page_id"] == pages["dinner"]  # (the harbour: a word, and the day)
+    word = [x["score"] for x in hits if x["page_id"] in (pages["dinner"], pages["words"])]
+    rest = [x["score"] for x in hits if x["page_id"] not in (pages["dinner"], pages["words"])]
+    assert rest and min(word) > max(rest)
+
+
+@pytest.mark.parametrize("hide", ["other scope", "tombstoned", "suppressed", "erased"])
+def test_what_was_said_on_the_day_where_a_session_cannot_search_changes_nothing_it_gets(store, hide):
+    _day(store)
+    restricted = h.model(store, {SCOPE: {"search", "read", "suppress"}})
+    before = restricted.search_pages(QUESTION, limit=50, context_id="ctx")
+    assert len(before["hits"]) == 5
+    if hide == "other scope":
+        _day(store, OTHER)
+    else:
+        extra = _day(store, SCOPE)
+        assert len(restricted.search_pages(QUESTION, limit=50, context_id="ctx")["hits"]) == 10
+        for page in extra.values():
+            if hide == "tombstoned":
+                store.tombstone_page(page, "withdrawn")
+            elif hide == "erased":
+                store.delete_page(page, "erased for the test")
+        if hide == "suppressed":
+            restricted.suppress_pages(list(extra.values()), context_id="ctx", reason="not for this task")
+    assert restricted.search_pages(QUESTION, limit=50, context_id="ctx") == before
