@@ -714,6 +714,35 @@ def event_dates(text: str | None, stamp: str | None) -> list[DateNamed]:
     return sorted(set(out), key=lambda f: (f[0] or 0, f[1] or 0, f[2] or 0))[:MAX_EVENT_DATES]
 
 
+_TODAY = re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b|今天|今日|今早|今晚|今朝", re.I)
+# Verbs that ask what happened without saying what: "what did I do / what happened / what went on last week?"
+_WHAT_HAPPENED = "happen happened happens happening go goes went going gone do does did doing done up 发生 做 干"
+
+
+def question_dates(query: str, now: str) -> list[DateNamed]:
+    """Relative time in a question, read against `now` (ISO 8601) as a message's is against its own date: "what
+    did I do last week?" asks for the days of the week before this one; and "today", "this morning" ask for today
+    (in a message they name its own day, so `event_dates` leaves them out)."""
+    found = event_dates(query, now)
+    today = _day_of(now)
+    if today is not None and _TODAY.search(query or ""):
+        found = sorted({*found, (today.year, today.month, today.day)})
+    return found
+
+
+def asks_only_when(query: str, salt: bytes) -> bool:
+    """A question about a time and nothing more ("what did I do last week?", "what happened yesterday?", "上周我做了
+    什么"): once its relative time is taken out, no content word is left but a verb that asks what happened."""
+    rest = _EN_RELATIVE.sub(" ", query or "")
+    rest = _CJK_RELATIVE.sub(" ", _TODAY.sub(" ", rest))
+    return not (content_terms(index_terms(rest, salt)) - _what_happened(salt))
+
+
+@lru_cache(maxsize=4)
+def _what_happened(salt: bytes) -> frozenset[str]:
+    return frozenset(index_terms(_WHAT_HAPPENED, salt))
+
+
 # --------------------------------------------------------------------------- chatter
 # Words of greetings, thanks and agreement: a message made only of these (and names, and function
 # words) says nothing a question asks for ("Thanks, Sam! Talk soon. Bye!").

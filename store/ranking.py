@@ -428,7 +428,7 @@ class Ranker:
         max(POOL, 3 x need); the pages of one search give the same number, so their orders agree)."""
         self.whole = True  # every candidate any larger pool would score was scored (a larger one adds nothing)
         self._date_only = set()
-        if not units:
+        if not units and not dates:
             return []
         n, avgdl, df = self._stats(units)
         if text_expr is None:

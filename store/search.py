@@ -67,8 +67,8 @@ class SearchOps(Part):
         q = self.page_query(named, filters, context_id, bool(all_revisions))
         flt = q.filters
         # Re-ordered only where it can be: a cursor of it is then refused by a process without the extra.
-        rerank = (mode == "auto" and bool(query.strip()) and not semantic.has_cjk(query) and self._semantic_on()
-                  and semantic.ready())
+        rerank = (mode == "auto" and bool(query.strip()) and not semantic.has_cjk(query) and not self._when_only(query)
+                  and self._semantic_on() and semantic.ready())
         asked = [query, sorted(named), mode, flt, context_id, bool(all_revisions)]
         fingerprint = _fingerprint(asked + (["semantic"] if rerank else []))
         state = decode_cursor(cursor, "search")
@@ -234,6 +234,11 @@ class SearchOps(Part):
         if not units and mode == "auto":  # only dates: their words (a month's name), not their day and year numbers
             units = analysis.ranked_units(analysis.date_words(query), self._salt)
         units = units or analysis.ranked_units(query, self._salt)  # (a query of numbers alone: as it is)
+        dates = analysis.dates_named(query) if mode == "auto" else []
+        if mode == "auto" and not dates:  # "last week", "yesterday", "today": read against today
+            dates = analysis.question_dates(query, idmod.now())
+            if dates and analysis.asks_only_when(query, self._salt):
+                units = []  # "what did I do last week?": what was said then, not the words "do", "last", "week"
         if mode == "auto":
             units = units + analysis.alternatives(units, self._salt)
         expr = analysis.text_match(query, self._salt) if mode == "text" else None
@@ -242,11 +247,16 @@ class SearchOps(Part):
         ranker = Ranker(self._db, self._salt, self._rank_scope(named, where, params, suppressed))
         ranker.when = mode == "auto" and analysis.asks_when(query)
         ranker.how_many = mode == "auto" and analysis.asks_number(query)
-        rows = ranker.rank(units, need, text_expr=expr, dates=analysis.dates_named(query) if mode == "auto" else (),
-                           scored=pool)
+        rows = ranker.rank(units, need, text_expr=expr, dates=dates, scored=pool)
         if whole is not None:
             whole.append(ranker.whole)
         return rows
+
+    def _when_only(self, query: str) -> bool:
+        """A question about a time and nothing more ("what did I do last week?"): auto lists what was said then,
+        telling of it first; there is no meaning to order it by."""
+        return (not analysis.dates_named(query) and bool(analysis.question_dates(query, idmod.now()))
+                and analysis.asks_only_when(query, self._salt))
 
     def require_current_index(self) -> None:
         """Refuse (Conflict) a ranked or word match while the full-text index is being upgraded."""

@@ -6,6 +6,8 @@ comes after every page holding some of its words, small talk last, and only what
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import pcpstore_helpers as h
 import pytest
 
@@ -68,3 +70,83 @@ def test_what_was_said_on_the_day_where_a_session_cannot_search_changes_nothing_
         if hide == "suppressed":
             restricted.suppress_pages(list(extra.values()), context_id="ctx", reason="not for this task")
     assert restricted.search_pages(QUESTION, limit=50, context_id="ctx") == before
+
+
+# Relative time in a question, read against today (the store's clock). 2025-06-11 is a Wednesday: last week is
+# Monday 2 to Sunday 8 June, yesterday the 10th.
+TODAY = datetime(2025, 6, 11, 12, 0, tzinfo=timezone.utc)
+
+
+def _week(store, namespace: str = SCOPE) -> dict[str, str]:
+    notes = {
+        "told": ("Yesterday we repainted the fence.", "2025-06-03T08:00:00Z"),  # tells of Monday 2 June
+        "cooked": ("I cooked a risotto for the neighbours.", "2025-06-05T19:00:00Z"),
+        "run": ("Ran ten kilometres along the river.", "2025-06-08T07:00:00Z"),
+        "yesterday": ("Dinner at the harbour with Sam.", "2025-06-10T20:00:00Z"),
+        "words": ("Last week was busy; what did we do about the tasks due this week?", "2024-03-03T10:00:00Z"),
+        "before": ("Booked the flights.", "2025-05-30T10:00:00Z"),
+    }
+    return {key: store.write_page(namespace, content=text, observed_at=at)["page_id"]
+            for key, (text, at) in notes.items()}
+
+
+@pytest.fixture
+def today(clock):
+    clock.moment = TODAY
+    return clock
+
+
+@pytest.mark.parametrize("question", ["what did I do last week?", "What happened last week", "last week",
+                                      "上周我做了什么？"])
+def test_a_question_about_last_week_lists_what_was_said_then_not_its_words(store, today, question):
+    """The walk's case: "what did I do last week?" ranked pages holding the words "last" and "week" from any year
+    first. A question about a time and nothing more now lists what was said then (or tells of then), newest of
+    equal standing first, and not the pages that only hold its words."""
+    pages = _week(store)
+    by = {v: k for k, v in pages.items()}
+    got = [by[x["page_id"]] for x in store.search_pages(question, limit=20)["hits"]]
+    assert got[0] == "told" and set(got) == {"told", "cooked", "run"}, got
+
+
+def test_yesterday_and_today_are_read_against_the_clock(store, today):
+    pages = _week(store)
+    assert [x["page_id"] for x in store.search_pages("what happened yesterday?")["hits"]] == [pages["yesterday"]]
+    assert store.search_pages("what did I do today?")["hits"] == []
+    later = store.write_page(SCOPE, content="Fixed the gate.", observed_at="2025-06-11T09:00:00Z")["page_id"]
+    assert [x["page_id"] for x in store.search_pages("what did I do this morning?")["hits"]] == [later]
+
+
+def test_a_question_with_other_words_keeps_them_and_the_days_follow(store, today):
+    """"what did I cook last week?": the page holding "cook" first, then what was said last week (the date
+    lifts no page holding none of the question's words above one holding some)."""
+    pages = _week(store)
+    got = [x["page_id"] for x in store.search_pages("what did I cook last week?", limit=20)["hits"]]
+    assert got[0] == pages["cooked"] and {pages["told"], pages["run"]} <= set(got[1:])
+
+
+def test_a_question_about_a_time_only_is_not_reordered_by_meaning(store, today):
+    _week(store)
+    store.set_semantic(True)
+    hits = store.search_pages("what did I do last week?", limit=20)["hits"]
+    assert hits and {x["matched_by"] for x in hits} == {"auto"}
+    assert {x["matched_by"] for x in store.search_pages("the harbour, the river or the risotto?")["hits"]} == {"auto+semantic"}
+
+
+@pytest.mark.parametrize("hide", ["other scope", "tombstoned", "suppressed", "erased"])
+def test_last_week_where_a_session_cannot_search_changes_nothing_it_gets(store, today, hide):
+    _week(store)
+    restricted = h.model(store, {SCOPE: {"search", "read", "suppress"}})
+    before = restricted.search_pages("what did I do last week?", limit=50, context_id="ctx")
+    assert len(before["hits"]) == 3
+    if hide == "other scope":
+        _week(store, OTHER)
+    else:
+        extra = _week(store, SCOPE)
+        for page in extra.values():
+            if hide == "tombstoned":
+                store.tombstone_page(page, "withdrawn")
+            elif hide == "erased":
+                store.delete_page(page, "erased for the test")
+        if hide == "suppressed":
+            restricted.suppress_pages(list(extra.values()), context_id="ctx", reason="not for this task")
+    assert restricted.search_pages("what did I do last week?", limit=50, context_id="ctx") == before
