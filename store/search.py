@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any
 
 from . import ids as idmod
 from .constants import LIFECYCLE_STATUSES as STATUSES
 from .constants import LIMITS
-from .core import Call, Part, dumps, operation
+from .core import Call, Part, operation
 from . import analysis, index, semantic
 from . import validate as v
 from .errors import Conflict, Forbidden, Invalid, Unsupported
 from .ranking import POOL, Ranker
 from .ranking import Scope as RankScope
+from .search_cursor import MAX_OFFSET, fingerprint as _fingerprint, tiers as _tiers
 from .reads import PROJECTIONS, SEARCH_MODES, clamp, decode_cursor, effective_status, encode_cursor
 from .text import snippet
 from .titles import shown_title
@@ -23,7 +23,6 @@ from .types import Hit, SearchResult, SemanticStatus
 FILTER_KEYS = {"lifecycle_status", "relation_types", "created_after", "created_before", "observed_after",
                "observed_before", "media_types", "actor_types"}
 TIME_FILTERS = ("created_after", "created_before", "observed_after", "observed_before")
-MAX_OFFSET = 1 << 62  # a cursor's offset (SQL takes it: SQLite's integers are 64-bit), far past any listing
 MAX_SCOPE_TOKENS = 64  # a session that may search this many scopes or fewer is filtered inside FTS5
 STATUS_SQL = (
     "(CASE WHEN r.id != p.head THEN 'superseded' WHEN p.status != 'active' THEN p.status "
@@ -43,11 +42,6 @@ class PageQuery:
     params: tuple[Any, ...]
     all_revisions: bool
     context_id: str | None = None  # whose suppressions apply (they also keep their words out of the scores)
-
-
-def _fingerprint(search: list[Any]) -> str:
-    """What a search cursor is bound to: the query, scopes, mode, filters, context and whether it was re-ordered."""
-    return hashlib.sha256(dumps(search).encode()).hexdigest()[:16]
 
 
 class SearchOps(Part):
@@ -499,29 +493,3 @@ class SearchOps(Part):
             "AND x.relation_type = 'contains' AND x.retracted = 0 JOIN page cp ON cp.id = x.from_page_id "
             f"AND cp.scope_id = p.scope_id AND cp.status != 'tombstoned' WHERE p.id IN ({marks}) GROUP BY p.id",
             page_pks).fetchall()}
-
-
-MAX_TIERS = 12  # candidate tiers a cursor may carry (each 3x the last: far past any listing)
-
-
-def _tiers(kept: Any, need: int, fresh: int) -> tuple[list[int], bool]:
-    """The candidate tiers of a search's page: the cursor's (a number, as cursors before tiers carried, or a list
-    as this function makes them: from POOL, each at least 3x the one before), and one of `fresh` candidates more
-    when they do not reach this page's `need` rows; all of them together at most 1.5x `fresh`, what this page would
-    score anyway. Of a list that goes past that (forged, or made by an earlier pcp, whose semantic pages scored 150
-    candidates, then 3x their need) the first tiers are kept: they gave the first hits. True beside the tiers when
-    later ones were dropped and `fresh` stands for them: the hits they gave may not be the ones `fresh` gives."""
-    if isinstance(kept, int):
-        kept = [kept]
-    tiers: list[int] = []
-    if isinstance(kept, list) and len(kept) < MAX_TIERS:
-        for t in kept:
-            if not (isinstance(t, int) and not isinstance(t, bool) and t >= (3 * tiers[-1] if tiers else POOL)
-                    and sum(tiers) + t <= 1.5 * fresh):
-                break
-            tiers.append(t)
-    if tiers and tiers[-1] >= need:
-        return tiers, False
-    while sum(tiers) + fresh > 1.5 * fresh:
-        tiers.pop()
-    return [*tiers, fresh], 0 < len(tiers) < (len(kept) if isinstance(kept, list) else 0)

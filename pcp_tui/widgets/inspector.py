@@ -16,7 +16,6 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.highlight import highlight
-from rich.markdown import Markdown as RichMarkdown
 from textual.widget import Widget
 from textual.widgets import Static, TabbedContent, TabPane, Tabs, Tree
 from textual.widgets.tabbed_content import ContentTab
@@ -27,6 +26,7 @@ from store import LIMITS
 from .. import reading
 from ..messages import ContentMore, PageGone, PageLoaded, StoreWorkers
 from .document import Document
+from .page_text import code_language, lifecycle_notes, markdown
 from .provenance import ProvenanceTree
 from .relations import RelationsView
 from .revisions import RevisionsView
@@ -34,14 +34,8 @@ from .tabs import show_tab
 from ..text import printable
 
 if TYPE_CHECKING:
-    from store.types import PageLifecycle, ReadItem, Revision
+    from store.types import ReadItem, Revision
 
-CODE_LANGUAGES = {
-    "application/json": "json", "application/javascript": "javascript", "text/javascript": "javascript",
-    "application/x-python": "python", "application/x-sh": "bash", "text/x-shellscript": "bash",
-    "application/toml": "toml", "application/yaml": "yaml", "application/xml": "xml", "text/xml": "xml",
-    "text/html": "html", "text/css": "css", "application/sql": "sql", "text/x-c++": "cpp", "text/x-c": "c",
-}
 TABS = ("content", "revisions", "provenance", "relations", "facets", "raw")
 TAB_TITLES = {"content": "Content", "revisions": "Revisions", "provenance": "Provenance", "relations": "Relations",
               "facets": "Facets", "raw": "Raw"}
@@ -55,56 +49,6 @@ LAZY_TAB_GAP = 0.05  # seconds between two of them (each its own frame)
 LAZY_TAB_STARTING = 3.0  # seconds after mount during which they are mounted whatever the keys (the app starting)
 LAZY_TAB_QUIET = 0.5
 MARKDOWN_LIMIT = 200_000  # content characters drawn as Markdown (or highlighted code); longer: plain text  # later, seconds without input before the next one is mounted
-
-
-def lifecycle_notes(full: ReadItem) -> Content | None:
-    """`archived by user:owner on 2026-03-01: “done with it”` and `⊘ suppressed in chat:x (reason)`, or None."""
-    env = full["revision"]
-    life: PageLifecycle = full.get("lifecycle") or {"events": [], "suppressions": []}
-    lines: list[Content] = []
-    status = env["lifecycle_status"]
-    steps = life["events"]
-    if status in ("archived", "tombstoned") and steps and steps[0]["to_status"] == status:
-        step = steps[0]
-        who = step["created_by"]
-        lines.append(Content.assemble((status, f"bold $lifecycle-{status}"),
-                                      f" by {who['actor_type']}:{who['actor_id']} on {step['created_at'][:10]}: ",
-                                      (f"“{step['reason']}”", "italic")))
-    elif status == "superseded":
-        lines.append(Content.assemble(("superseded", "bold $lifecycle-superseded"),
-                                      ": a newer page supersedes it (Relations tab, 4)"))
-    for sup in life["suppressions"][:3]:
-        reason = f" ({sup['reason']})" if sup.get("reason") else ""
-        expires = sup.get("expires_at")
-        until = f" until {expires[:10]}" if expires else ""
-        lines.append(Content.assemble(("⊘ suppressed", "bold $warning"), f" in {sup['context_id']}{until}{reason}"))
-    more = len(life["suppressions"]) - 3
-    if more > 0:
-        lines.append(Content.styled(f"… suppressed in {more} more context{'s' if more != 1 else ''}", "dim"))
-    if full.get("conflict_revision_ids"):  # concurrent revisions from another of the owner's stores (sync)
-        n = len(full["conflict_revision_ids"])
-        lines.append(Content.assemble(("⚠ conflict", "bold $warning"),
-                                      f": {n} concurrent revision{'s' if n != 1 else ''} from another of your stores "
-                                      "besides this one (Revisions, 2); revise (e) to resolve"))
-    return Content("\n").join(lines) if lines else None
-
-
-def code_language(media_type: str | None) -> str | None:
-    """The highlighter language of a code media type (text/x-python -> python), else None."""
-    if not media_type:
-        return None
-    base = media_type.split(";")[0].strip().lower()
-    if base in CODE_LANGUAGES:
-        return CODE_LANGUAGES[base]
-    if base.startswith("text/x-"):
-        return base[len("text/x-"):]
-    if base.endswith(("+json", "+xml")):
-        return base.rsplit("+", 1)[1]
-    return None
-
-
-def markdown(text: str) -> RichMarkdown:
-    return RichMarkdown(text, code_theme="ansi_dark", hyperlinks=False)
 
 
 class InspectorTabs(TabbedContent):
