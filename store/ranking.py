@@ -580,10 +580,14 @@ class Ranker:
         rev, page = narrow_tables(sc.where, self._indexed)
         scope = " CROSS JOIN scope s ON s.id = p.scope_id" if re.search(r"\bs\.\w", sc.where) else ""
         out: dict[int, float] = {}
+        # A session that may search few scopes reads their days from the (scope, status, sort_time) index: the
+        # (status, sort_time) one would walk every scope's pages of a busy day to find its own.
+        few = (f" AND p.scope_id IN ({','.join(str(int(t)) for t in sc.scope_tokens)})"
+               if sc.scope_tokens is not None else "")
         for first, last in _spans(dates):  # the page's own date (its head's), then the revision's
             said = self._db.execute_sql(
                 f"SELECT r.id, COALESCE(r.observed_at, r.created_at) FROM page p CROSS JOIN revision r "
-                f"ON r.page_id = p.id{scope} WHERE p.sort_time >= ? AND p.sort_time < ? AND {sc.where} "
+                f"ON r.page_id = p.id{scope} WHERE p.sort_time >= ? AND p.sort_time < ?{few} AND {sc.where} "
                 "ORDER BY p.sort_time DESC, r.id DESC LIMIT ?", [first, last, *sc.params, CAP]).fetchall()
             self.whole = self.whole and len(said) < CAP
             for rid, date in said:

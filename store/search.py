@@ -61,7 +61,8 @@ class SearchOps(Part):
         q = self.page_query(named, filters, context_id, bool(all_revisions))
         flt = q.filters
         # Re-ordered only where it can be: a cursor of it is then refused by a process without the extra.
-        rerank = (mode == "auto" and bool(query.strip()) and not semantic.has_cjk(query) and not self._when_only(query)
+        when_only = mode == "auto" and self._when_only(query)  # "what did I do last week?": what was said then
+        rerank = (mode == "auto" and bool(query.strip()) and not semantic.has_cjk(query) and not when_only
                   and self._semantic_on() and semantic.ready())
         asked = [query, sorted(named), mode, flt, context_id, bool(all_revisions)]
         fingerprint = _fingerprint(asked + (["semantic"] if rerank else []))
@@ -116,7 +117,7 @@ class SearchOps(Part):
             if used == "auto" and rerank:  # its first candidates: all of the first tier (RERANK_DEPTH <= fresh)
                 rows, label, reordered = self._reranked(query, rows, q)
             rows = rows[offset:offset + size + 1]
-            if rows or offset or used == "text":
+            if rows or offset or used == "text" or when_only:  # (nothing said then: not a substring to look for)
                 return self._page_of_hits(rows, size, offset, used, query, fingerprint, call, units, label, tiers,
                                           max(0, reordered - offset))
             used = "exact"  # nothing ranked (a fragment of a word, a symbol): look for it as a substring
