@@ -590,14 +590,7 @@ class Ranker:
                 f"ON r.page_id = p.id{scope} WHERE p.sort_time >= ? AND p.sort_time < ?{few} AND {sc.where} "
                 "ORDER BY p.sort_time DESC, r.id DESC LIMIT ?", [first, last, *sc.params, CAP]).fetchall()
             self.whole = self.whole and len(said) < CAP
-            for rid, date in said:
-                try:
-                    day = (int(date[:4]), int(date[5:7]), int(date[8:10]))
-                except (TypeError, ValueError):
-                    continue
-                factor = _date_factor(day, (), dates)
-                if factor > 1.0:
-                    out[rid] = max(out.get(rid, 1.0), factor)
+            _said_on(said, dates, out)
         tokens = _named_tokens(dates)
         if tokens:
             match = "scope : (" + " OR ".join(tokens) + ")"
@@ -641,16 +634,9 @@ class Ranker:
         out: dict[int, float] = {}
         for part in _chunks(rev_pks):
             marks = ",".join("?" * len(part))
-            for rid, date in self._db.execute_sql(
+            _said_on(self._db.execute_sql(
                 f"SELECT id, COALESCE(observed_at, created_at) FROM revision WHERE id IN ({marks})", part
-            ).fetchall():
-                try:
-                    day = (int(date[:4]), int(date[5:7]), int(date[8:10]))
-                except (TypeError, ValueError):
-                    continue
-                factor = _date_factor(day, (), dates)
-                if factor > 1.0:
-                    out[rid] = factor
+            ).fetchall(), dates, out)
         tokens = _named_tokens(dates)
         if tokens:
             wanted = set(rev_pks)
@@ -801,6 +787,19 @@ def _edits(a: str, b: str, limit: int) -> int:
             return limit + 1
         prev2, prev = prev, cur
     return prev[-1]
+
+
+def _said_on(rows: Iterable[tuple[int, str | None]], dates: Sequence[analysis.DateNamed],
+             out: dict[int, float]) -> None:
+    """(revision pk, its date) rows said on a day, month or year a question names: their date factor into `out`."""
+    for rid, stamp in rows:
+        try:
+            day = (int(stamp[:4]), int(stamp[5:7]), int(stamp[8:10]))  # type: ignore[index]
+        except (TypeError, ValueError):
+            continue
+        factor = _date_factor(day, (), dates)
+        if factor > 1.0:
+            out[rid] = max(out.get(rid, 1.0), factor)
 
 
 def _spans(dates: Sequence[analysis.DateNamed]) -> list[tuple[str, str]]:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from store.analysis import normalise_word
+
+T = TypeVar("T")
 
 HIT_KEYS = {
     "page_id", "revision_id", "namespace", "owner_id", "lifecycle_status", "title", "date", "snippet", "highlights",
@@ -120,3 +123,53 @@ PROBES = [
     (EN_QUESTION, "auto"), (CJK_QUESTION, "auto"), ("compactness products", "auto"), ("紧致性 证明", "auto"),
     ("finite products", "text"), ("proof route", "text"), ("有限乘积", "text"), ("紧致性", "text"),
 ]
+
+
+# --------------------------------------------------------------------------- measuring a search from inside
+# Costs counted, not timed (a test asserts no time): SQLite's virtual machine steps, the candidate pools scored.
+
+def sqlite_steps(store, run: Callable[[], T]) -> tuple[int, T]:
+    """How many tens of SQLite VM steps `run()` took on the store's connection, and what it returned."""
+    conn = store.parts[2]._db.connection()
+    count = [0]
+
+    def tick() -> int:
+        count[0] += 1
+        return 0
+
+    conn.set_progress_handler(tick, 10)
+    try:
+        result = run()
+    finally:
+        conn.set_progress_handler(None, 0)
+    return count[0], result
+
+
+def count_scored(monkeypatch) -> list[int]:
+    """The candidate pools the search's tiers score (SearchOps.ranked's `pool`), one entry per ranking, from now."""
+    from store.search import SearchOps
+
+    scored: list[int] = []
+    real = SearchOps.ranked
+
+    def ranked(self, mode, query, q, need, pool=None, whole=None):
+        scored.append(pool)
+        return real(self, mode, query, q, need, pool, whole)
+
+    monkeypatch.setattr(SearchOps, "ranked", ranked)
+    return scored
+
+
+def record_asked(monkeypatch) -> list[dict]:
+    """The asked questions' texts the semantic channel was given per search (candidate pk -> texts), from now."""
+    from store import semantic
+
+    given: list[dict] = []
+    real = semantic.rerank
+
+    def rerank(q, rows, texts, asked=None):
+        given.append(dict(asked or {}))
+        return real(q, rows, texts, asked)
+
+    monkeypatch.setattr(semantic, "rerank", rerank)
+    return given

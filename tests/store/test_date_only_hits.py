@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 
 import pcpstore_helpers as h
 import pytest
+from search_helpers import sqlite_steps
 
 SCOPE = "journal:days"
 OTHER = "journal:private"
@@ -26,6 +27,11 @@ def _day(store, namespace: str = SCOPE) -> dict[str, str]:
         "a week after": ("Bought paint for the fence.", "2023-05-10T09:00:00Z"),
         "words": ("Nothing much happened at the office.", "2023-06-01T09:00:00Z"),
     }
+    return _write(store, notes, namespace)
+
+
+def _write(store, notes: dict[str, tuple[str, str]], namespace: str) -> dict[str, str]:
+    """Each note (its text, when it was said) written as a page: name -> page id."""
     return {key: store.write_page(namespace, content=text, observed_at=at)["page_id"]
             for key, (text, at) in notes.items()}
 
@@ -86,8 +92,7 @@ def _week(store, namespace: str = SCOPE) -> dict[str, str]:
         "words": ("Last week was busy; what did we do about the tasks due this week?", "2024-03-03T10:00:00Z"),
         "before": ("Booked the flights.", "2025-05-30T10:00:00Z"),
     }
-    return {key: store.write_page(namespace, content=text, observed_at=at)["page_id"]
-            for key, (text, at) in notes.items()}
+    return _write(store, notes, namespace)
 
 
 @pytest.fixture
@@ -173,20 +178,10 @@ def test_a_session_of_one_scope_reads_only_its_own_pages_of_a_busy_day(store, to
     mine = [store.write_page(SCOPE, content=f"Note {n} of the morning.", observed_at="2025-06-11T08:00:00Z")["page_id"]
             for n in range(3)]
     restricted = h.model(store, {SCOPE: {"search", "read"}})
-    conn = store.parts[2]._db.connection()
 
     def steps() -> tuple[int, list[str]]:
-        count = [0]
-
-        def tick() -> int:
-            count[0] += 1
-            return 0
-        conn.set_progress_handler(tick, 10)
-        try:
-            hits = restricted.search_pages("what did I do today?", limit=10)["hits"]
-        finally:
-            conn.set_progress_handler(None, 0)
-        return count[0], [x["page_id"] for x in hits]
+        return sqlite_steps(store, lambda: [x["page_id"] for x in
+                                            restricted.search_pages("what did I do today?", limit=10)["hits"]])
 
     def busy(n: int) -> None:
         for i in range(n):

@@ -27,6 +27,7 @@ import random
 
 import pcpstore_helpers as h
 import pytest
+from search_helpers import record_asked
 
 from store import Invalid, semantic
 from store.ranking import Ranker
@@ -338,14 +339,7 @@ def test_the_asked_share_reads_no_question_the_page_cannot_reach(store, monkeypa
     subqueries (alias x) and the join's (rel) do not meet: a filtered semantic search answers and lends."""
     pages = _chat(store)
     store.set_semantic(True)
-    given: list[dict] = []
-    real = semantic.rerank
-
-    def rerank(q, rows, texts, asked=None):
-        given.append(dict(asked or {}))
-        return real(q, rows, texts, asked)
-
-    monkeypatch.setattr(semantic, "rerank", rerank)
+    given = record_asked(monkeypatch)
     hits = store.search_pages(QUERY, filters={"relation_types": ["responds_to", "cites"]})["hits"]
     assert pages["answer"] in {x["page_id"] for x in hits}
     assert any(ASKING in t for asked in given for ts in asked.values() for t in ts)

@@ -34,6 +34,7 @@ import random
 
 import pcpstore_helpers as h
 import pytest
+from search_helpers import count_scored, record_asked, sqlite_steps
 
 from store import Invalid, semantic
 from store.reads import decode_cursor, encode_cursor
@@ -97,21 +98,6 @@ def test_a_cursor_made_before_the_450_pool_walks_on_or_is_refused(store, monkeyp
     assert set(seen) == set(whole)
 
 
-def _count_scored(monkeypatch) -> list[int]:
-    """The pools the search's tiers score (SearchOps.ranked's `pool`), one entry per ranking."""
-    from store.search import SearchOps
-
-    scored: list[int] = []
-    real = SearchOps.ranked
-
-    def ranked(self, mode, query, q, need, pool=None, whole=None):
-        scored.append(pool)
-        return real(self, mode, query, q, need, pool, whole)
-
-    monkeypatch.setattr(SearchOps, "ranked", ranked)
-    return scored
-
-
 @pytest.mark.parametrize("tiers", [[146, 438], [64, 192], [100, 300], [150, 600], [225, 675], [430], [640]])
 def test_a_forged_semantic_cursor_costs_at_most_1_5x_a_fresh_page(store, monkeypatch, tiers):
     """A semantic page at offset 430 (need 440) scores 450 candidates. Tiers each at most 450 and 3x the one
@@ -120,7 +106,7 @@ def test_a_forged_semantic_cursor_costs_at_most_1_5x_a_fresh_page(store, monkeyp
     store.set_semantic(True)
     state = decode_cursor(store.search_pages(QUERY, limit=10)["next_cursor"], "search")
     assert state["p"] == [450]
-    scored = _count_scored(monkeypatch)
+    scored = count_scored(monkeypatch)
     store.search_pages(QUERY, limit=9, cursor=encode_cursor({**state, "o": 430}))
     fresh = sum(scored)
     assert fresh == 450
@@ -139,19 +125,8 @@ def _asked_steps(store, answer: str, q=None) -> tuple[int, list[str]]:
     search = store.parts[2]
     q = q or search.page_query([], None)
     (head,), = search._db.execute_sql("SELECT p.head FROM page p WHERE p.page_id = ?", [answer]).fetchall()
-    conn = search._db.connection()
-    count = [0]
-
-    def tick() -> int:
-        count[0] += 1
-        return 0
-
-    conn.set_progress_handler(tick, 10)
-    try:
-        found = search._asked([(head, 1.0)], q)
-    finally:
-        conn.set_progress_handler(None, 0)
-    return count[0], found.get(head, [])
+    steps, found = sqlite_steps(store, lambda: search._asked([(head, 1.0)], q))
+    return steps, found.get(head, [])
 
 
 def test_an_answer_linked_to_many_messages_that_ask_nothing_costs_no_more_to_look_up(store):
@@ -242,14 +217,7 @@ def test_hidden_questions_linked_first_take_no_place_from_a_visible_one(store, m
     for page, rel in zip(hidden, rels, strict=False):
         _hide(store, kind, page, rel)
     store.set_semantic(True)
-    given: list[dict] = []
-    real = semantic.rerank
-
-    def rerank(q, rows, texts, asked=None):
-        given.append(dict(asked or {}))
-        return real(q, rows, texts, asked)
-
-    monkeypatch.setattr(semantic, "rerank", rerank)
+    given = record_asked(monkeypatch)
     session = h.model(store, {"chat:x": {"search", "read"}})
     filters = {"media_types": ["text/markdown"]} if kind == "media filtered" else {}
     if kind == "observed before":

@@ -25,7 +25,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from search_helpers import EN_QUESTION, write_question_corpus
+from search_helpers import EN_QUESTION, count_scored, record_asked, sqlite_steps, write_question_corpus
 
 from store import Invalid, Unsupported, semantic
 
@@ -200,20 +200,12 @@ def test_a_forged_cursor_s_tiers_cost_nothing_more_and_repeat_no_hit(store, monk
     """The tiers a cursor carries are taken only when each is a whole number at most what the page would score
     anyway, increasing, and few; otherwise the page scores as a first page would. Either way no hit repeats."""
     from store.reads import decode_cursor, encode_cursor
-    from store.search import SearchOps
 
     _many_pages(store, 120)
     first = store.search_pages("compactness products", limit=10)
     state = decode_cursor(first["next_cursor"], "search")
     state["p"] = tiers
-    scored: list[int] = []
-    real = SearchOps.ranked
-
-    def ranked(self, mode, query, q, need, pool=None, whole=None):
-        scored.append(pool)
-        return real(self, mode, query, q, need, pool, whole)
-
-    monkeypatch.setattr(SearchOps, "ranked", ranked)
+    scored = count_scored(monkeypatch)
     second = store.search_pages("compactness products", limit=10, cursor=encode_cursor(state))
     assert sum(scored) <= 1.5 * 64  # a fresh page of that depth (need 21) scores 64 candidates
     got = [h["page_id"] for h in first["hits"] + second["hits"]]
@@ -232,16 +224,10 @@ def test_a_page_made_to_respond_to_many_questions_costs_two_embeddings(store, mo
         store.link_pages(answer, "responds_to", page)
     store.tombstone_page(hidden, "withdrawn")
     store.set_semantic(True)
-    given: list[list[str]] = []
-    real = semantic.rerank
-
-    def rerank(q, rows, texts, asked=None):
-        given.extend((asked or {}).values())
-        return real(q, rows, texts, asked)
-
-    monkeypatch.setattr(semantic, "rerank", rerank)
+    asked = record_asked(monkeypatch)
     hits = store.search_pages("which book with dragons did she recommend?")["hits"]
     assert hits and {h["matched_by"] for h in hits} == {"auto+semantic"}
+    given = [texts for search in asked for texts in search.values()]
     assert given and max(len(texts) for texts in given) <= semantic.ASKED_PER_ANSWER
     assert not any("(0)" in t for texts in given for t in texts)  # the tombstoned one took no place
     assert ["Which book would you recommend? (1)", "Which book would you recommend? (2)"] in given
@@ -259,20 +245,9 @@ def test_looking_up_an_answers_question_reads_no_more_links_than_it_keeps(store)
         store.link_pages(answer, "responds_to", page)
     q = search.page_query([], None)
     head = search._db.execute_sql("SELECT p.head FROM page p WHERE p.page_id = ?", [answer]).fetchall()
-    conn = search._db.connection()
 
     def steps() -> tuple[int, dict]:
-        count = [0]
-
-        def tick() -> int:
-            count[0] += 1
-            return 0
-        conn.set_progress_handler(tick, 10)
-        try:
-            found = search._asked([(head[0][0], 1.0)], q)
-        finally:
-            conn.set_progress_handler(None, 0)
-        return count[0], found
+        return sqlite_steps(store, lambda: search._asked([(head[0][0], 1.0)], q))
 
     few, found = steps()
     assert [t.split(")")[0] for t in found[head[0][0]]] == ["Which book would you recommend? (0",
