@@ -129,6 +129,21 @@ def _asked_steps(store, answer: str, q=None) -> tuple[int, list[str]]:
     return steps, found.get(head, [])
 
 
+def _answers_linked_to(store, links: list[str]) -> tuple[str, str]:
+    """Two answers in chat:x, linked `responds_to` the first two of `links` and all of them, then both to a visible
+    message that asks: (few, many)."""
+    asking = store.write_page("chat:x", content="Which book would you recommend?")["page_id"]
+    few = store.write_page("chat:x", content="Take The Hobbit, you will love the dragons.")["page_id"]
+    many = store.write_page("chat:x", content="Take The Silmarillion, you will love the elves.")["page_id"]
+    for page in links[:2]:
+        store.link_pages(few, "responds_to", page)
+    for page in links:
+        store.link_pages(many, "responds_to", page)
+    for answer in (few, many):
+        store.link_pages(answer, "responds_to", asking)
+    return few, many
+
+
 def test_an_answer_linked_to_many_messages_that_ask_nothing_costs_no_more_to_look_up(store):
     """The lookup stops at a candidate's first two visible links that ask; links to visible messages that ask nothing
     (a hostile import: a page made to respond to 300 long ones) were all read, each message's text loaded (up to the
@@ -136,15 +151,7 @@ def test_an_answer_linked_to_many_messages_that_ask_nothing_costs_no_more_to_loo
     to"; only those are read."""
     long = "plain words without a question mark " * 2_000  # 72,000 characters
     silent = [store.write_page("chat:x", content=f"{n} {long}")["page_id"] for n in range(302)]
-    asking = store.write_page("chat:x", content="Which book would you recommend?")["page_id"]
-    few = store.write_page("chat:x", content="Take The Hobbit, you will love the dragons.")["page_id"]
-    many = store.write_page("chat:x", content="Take The Silmarillion, you will love the elves.")["page_id"]
-    for page in silent[:2]:
-        store.link_pages(few, "responds_to", page)
-    for page in silent:
-        store.link_pages(many, "responds_to", page)
-    for answer in (few, many):
-        store.link_pages(answer, "responds_to", asking)
+    few, many = _answers_linked_to(store, silent)
     steps_few, _ = _asked_steps(store, few)
     steps_many, _ = _asked_steps(store, many)
     assert steps_many <= steps_few * 1.2, (steps_few, steps_many)
@@ -162,15 +169,7 @@ def test_links_to_hidden_questions_cost_the_lookup_nothing_more(store, kind):
     if kind == "tombstoned":
         for page in hidden:
             store.tombstone_page(page, "withdrawn")
-    asking = store.write_page("chat:x", content="Which book would you recommend?")["page_id"]
-    few = store.write_page("chat:x", content="Take The Hobbit, you will love the dragons.")["page_id"]
-    many = store.write_page("chat:x", content="Take The Silmarillion, you will love the elves.")["page_id"]
-    for page in hidden[:2]:
-        store.link_pages(few, "responds_to", page)
-    for page in hidden:
-        store.link_pages(many, "responds_to", page)
-    for answer in (few, many):
-        store.link_pages(answer, "responds_to", asking)
+    few, many = _answers_linked_to(store, hidden)
     steps_few, found_few = _asked_steps(store, few)
     steps_many, found_many = _asked_steps(store, many)
     assert found_few == found_many == ["Which book would you recommend?"]  # (the hidden ones took no place)
