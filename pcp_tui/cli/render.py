@@ -282,6 +282,10 @@ def search(console: Console, data: dict[str, Any]) -> None:
             table.add_row(title, where, _t(short_date(h.get("date"))),
                           marked_snippet(str(h.get("snippet") or ""), h.get("highlights") or []))
         console.print(table)
+    reordered = sum(1 for h in hits if h.get("matched_by") == "auto+semantic")
+    if reordered and not piped(console):  # (a pipe's lines stay one hit each; --json says it per hit)
+        _line(console, ("matched by auto+semantic: ", "dim"),
+              f"the first {reordered} re-ordered by meaning" if reordered < len(hits) else "re-ordered by meaning")
     _more(console, data)
 
 

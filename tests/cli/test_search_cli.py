@@ -285,3 +285,20 @@ def test_pcp_semantic_says_why_the_channel_cannot_run_here(capsys, db_path, tmp_
         assert rc != 0 and len(err.strip().splitlines()) == 1 and err.count("semantic channel") == 1, err
     finally:
         semantic.forget_model()
+
+
+def test_pcp_search_says_in_a_terminal_when_hits_were_reordered_by_meaning(capsys, db_path, monkeypatch):
+    """The walk: only --json showed matched_by, so a terminal's table never said the channel had re-ordered its
+    hits. A table now ends with a line saying so; a pipe's lines stay one hit each."""
+    with Store.open(db_path) as st:
+        write_question_corpus(st)
+    monkeypatch.setenv("COLUMNS", "160")  # (as a terminal that wide: a table)
+    rc, out, _ = run(capsys, "--db", str(db_path), "search", EN_QUESTION)
+    assert rc == 0 and "re-ordered by meaning" not in out
+    run(capsys, "--db", str(db_path), "semantic", "on")
+    rc, out, _ = run(capsys, "--db", str(db_path), "search", EN_QUESTION)
+    assert rc == 0 and "matched by auto+semantic: re-ordered by meaning" in " ".join(out.split())
+    monkeypatch.delenv("COLUMNS")
+    rc, out, _ = run(capsys, "--db", str(db_path), "search", EN_QUESTION)
+    assert rc == 0 and "re-ordered" not in out
+    assert all("\t" in line for line in out.splitlines() if not line.startswith("more: "))
