@@ -65,6 +65,8 @@ class SearchOps(Part):
         rerank = (mode == "auto" and bool(query.strip()) and not semantic.has_cjk(query) and not when_only
                   and self._semantic_on() and semantic.ready())
         asked = [query, sorted(named), mode, flt, context_id, bool(all_revisions)]
+        if mode == "auto" and not analysis.dates_named(query) and analysis.question_dates(query, idmod.now()):
+            asked.append(idmod.now()[:10])  # "last week" read on another day is another search: its pages change
         fingerprint = _fingerprint(asked + (["semantic"] if rerank else []))
         state = decode_cursor(cursor, "search")
         if state is not None and state.get("f") != fingerprint:

@@ -194,3 +194,19 @@ def test_a_session_of_one_scope_reads_only_its_own_pages_of_a_busy_day(store, to
     many, hits = steps()
     assert sorted(hits) == sorted(mine)
     assert many <= few * 1.2, (few, many)
+
+
+def test_a_cursor_of_last_week_read_the_next_day_is_refused_not_walked_on(store, today):
+    """"last week" asked on Sunday and paged on Monday names another week: its cursor would page other days' hits
+    after the first ones (repeating or losing some), so it is refused in one line; the same day it walks on."""
+    from store import Invalid
+
+    for n in range(5):
+        store.write_page(SCOPE, content=f"Note {n}.", observed_at=f"2025-06-0{n + 2}T09:00:00Z")
+    first = store.search_pages("what did I do last week?", limit=2)
+    assert len(first["hits"]) == 2 and first["next_cursor"]
+    second = store.search_pages("what did I do last week?", limit=2, cursor=first["next_cursor"])
+    assert len(second["hits"]) == 2
+    today.moment = TODAY.replace(day=16)  # the Monday after: "last week" is 9-15 June
+    with pytest.raises(Invalid, match="another search"):
+        store.search_pages("what did I do last week?", limit=2, cursor=first["next_cursor"])
