@@ -145,21 +145,24 @@ def test_through_the_sdk_an_answer_shares_its_questions_meaning_and_hidden_quest
         answer = st.write_page(SCOPE, content="Yes: the finite case goes through the tube lemma, "
                                               "one factor at a time.")["page_id"]
 
-    async def probe() -> str:
-        async with connect(questions["db"], RESTRICTED_GRANT) as session:
-            return await ok(session, "search_pages", {"query": EN_QUESTION, "limit": 50})
-
     def place(text: str) -> int:
         hits = hits_of(text)
         assert len(hits) == 50 and {h[4] for h in hits} == {"auto+semantic"}
         ids = [h[0] for h in hits]
         return ids.index(answer) if answer in ids else len(ids)
 
-    assert place(run(probe)) == 50  # alone, it says too little of the question to be among the first 50
-    with store.Store.open(questions["db"]) as st:
-        st.link_pages(answer, "responds_to", asking)
-    linked_text = run(probe)
-    assert place(linked_text) < 5
-    with store.Store.open(questions["db"]) as st:
-        add_hidden_pages(st, answers=[answer])
-    assert run(probe) == linked_text
+    async def scenario() -> None:  # one server session; the owner writes between its searches
+        async with connect(questions["db"], RESTRICTED_GRANT) as session:
+            def probe():
+                return ok(session, "search_pages", {"query": EN_QUESTION, "limit": 50})
+
+            assert place(await probe()) == 50  # alone, it says too little of the question to be among the first 50
+            with store.Store.open(questions["db"]) as st:
+                st.link_pages(answer, "responds_to", asking)
+            linked = await probe()
+            assert place(linked) < 5
+            with store.Store.open(questions["db"]) as st:
+                add_hidden_pages(st, answers=[answer])
+            assert await probe() == linked
+
+    run(scenario)
