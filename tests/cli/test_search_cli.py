@@ -302,3 +302,20 @@ def test_pcp_search_says_in_a_terminal_when_hits_were_reordered_by_meaning(capsy
     rc, out, _ = run(capsys, "--db", str(db_path), "search", EN_QUESTION)
     assert rc == 0 and "re-ordered" not in out
     assert all("\t" in line for line in out.splitlines() if not line.startswith("more: "))
+
+
+def test_pcp_search_reads_last_week_against_today_and_lists_a_named_day(capsys, db_path, clock):
+    """Issue 34 through the command, as a user types it: "what did I do last week?" lists what was said then (not
+    pages holding "last week" from another year), and a question naming a day lists that day's notes."""
+    from datetime import datetime, timezone
+
+    clock.moment = datetime(2025, 6, 11, 12, 0, tzinfo=timezone.utc)  # a Wednesday: last week is 2-8 June
+    with Store.open(db_path) as st:
+        ids = {key: st.write_page("journal:days", content=text, observed_at=at)["page_id"] for key, text, at in (
+            ("told", "Yesterday we repainted the fence.", "2025-06-03T08:00:00Z"),
+            ("run", "Ran ten kilometres along the river.", "2025-06-08T07:00:00Z"),
+            ("words", "Last week was busy; what did we do about it?", "2024-03-03T10:00:00Z"))}
+    rc, out, _ = run(capsys, "--db", str(db_path), "--json", "search", "what did I do last week?")
+    assert rc == 0 and [h["page_id"] for h in json.loads(out)["hits"]] == [ids["told"], ids["run"]]
+    rc, out, _ = run(capsys, "--db", str(db_path), "--json", "search", "what happened on 8 June 2025?")
+    assert rc == 0 and [h["page_id"] for h in json.loads(out)["hits"]] == [ids["run"]]
