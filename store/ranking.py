@@ -593,18 +593,22 @@ class Ranker:
             _said_on(said, dates, out)
         tokens = _named_tokens(dates)
         if tokens:
-            match = "scope : (" + " OR ".join(tokens) + ")"
-            if sc.scope_tokens is not None:
-                match += " AND scope : (" + " OR ".join(f"zs{t}" for t in sc.scope_tokens) + ")"
             found = self._db.execute_sql(
                 f"SELECT r.id FROM {FTS_TABLE} CROSS JOIN {rev} ON r.id = {FTS_TABLE}.rowid "
                 f"CROSS JOIN {page} ON p.id = r.page_id{scope} "
                 f"WHERE {FTS_TABLE} MATCH ? AND {sc.where} ORDER BY {FTS_TABLE}.rowid DESC LIMIT ?",
-                [match, *sc.params, CAP]).fetchall()
+                [self._date_match(tokens), *sc.params, CAP]).fetchall()
             self.whole = self.whole and len(found) < CAP
             for (rid,) in found:
                 out[rid] = max(out.get(rid, 1.0), 1 + DATE_BOOST)
         return out
+
+    def _date_match(self, tokens: list[str]) -> str:
+        """The FTS5 query for revisions holding one of these date tokens, in the scopes counted when few."""
+        match = "scope : (" + " OR ".join(tokens) + ")"
+        if self._scope.scope_tokens is not None:
+            match += " AND scope : (" + " OR ".join(f"zs{t}" for t in self._scope.scope_tokens) + ")"
+        return match
 
     def _score_date_only(self, scores: dict[int, float], rows: dict[int, Any],
                          dates: Sequence[analysis.DateNamed]) -> None:
@@ -618,13 +622,7 @@ class Ranker:
             row = rows.get(rid)
             if row is None or scores.get(rid, 0.0) > 0:  # (a neighbour lent it the words' score)
                 continue
-            date = row[5] or ""
-            try:
-                day: tuple[int, int, int] | None = (int(date[:4]), int(date[5:7]), int(date[8:10]))
-            except ValueError:
-                day = None
-            events = analysis.event_dates(row[3], date) if row[3] else []
-            factor = _date_factor(day, events, dates)
+            factor = _row_factor(row, dates)
             if factor > 1.0:
                 scores[rid] = floor * factor / top * (CHATTER if rid in self._chatter else 1.0)
 
@@ -640,12 +638,9 @@ class Ranker:
         tokens = _named_tokens(dates)
         if tokens:
             wanted = set(rev_pks)
-            match = "scope : (" + " OR ".join(tokens) + ")"
-            if self._scope.scope_tokens is not None:
-                match += " AND scope : (" + " OR ".join(f"zs{t}" for t in self._scope.scope_tokens) + ")"
             rows = self._db.execute_sql(
                 f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? ORDER BY rowid DESC LIMIT ?",
-                [match, 20 * CAP]).fetchall()
+                [self._date_match(tokens), 20 * CAP]).fetchall()
             for (rid,) in rows:
                 if rid in wanted:
                     out[rid] = max(out.get(rid, 1.0), 1 + DATE_BOOST)
@@ -757,15 +752,9 @@ def _date_boost(scores: dict[int, float], rows: dict[int, Any],
     its text tells of: "yesterday", "last week"), and one that names a day what happened on that day most.
     A factor on the words' score: a text holding none of the question's other words stays at zero."""
     for rid, row in rows.items():
-        date = row[5] or ""
-        try:
-            day: tuple[int, int, int] | None = (int(date[:4]), int(date[5:7]), int(date[8:10]))
-        except ValueError:
-            day = None
         if not scores.get(rid):
             continue
-        events = analysis.event_dates(row[3], date) if row[3] else []
-        factor = _date_factor(day, events, dates)
+        factor = _row_factor(row, dates)
         if factor != 1.0:
             scores[rid] *= factor
 
@@ -789,13 +778,27 @@ def _edits(a: str, b: str, limit: int) -> int:
     return prev[-1]
 
 
+def _day(stamp: str | None) -> tuple[int, int, int] | None:
+    """The (year, month, day) an ISO 8601 time begins with, or None."""
+    try:
+        return (int(stamp[:4]), int(stamp[5:7]), int(stamp[8:10])) if stamp else None
+    except ValueError:
+        return None
+
+
+def _row_factor(row: tuple[Any, ...], dates: Sequence[analysis.DateNamed]) -> float:
+    """How much a question's dates favour a loaded revision (`_load`'s row): its day of speaking, or a day its text
+    tells of."""
+    events = analysis.event_dates(row[3], row[5]) if row[3] else []
+    return _date_factor(_day(row[5]), events, dates)
+
+
 def _said_on(rows: Iterable[tuple[int, str | None]], dates: Sequence[analysis.DateNamed],
              out: dict[int, float]) -> None:
     """(revision pk, its date) rows said on a day, month or year a question names: their date factor into `out`."""
     for rid, stamp in rows:
-        try:
-            day = (int(stamp[:4]), int(stamp[5:7]), int(stamp[8:10]))  # type: ignore[index]
-        except (TypeError, ValueError):
+        day = _day(stamp)
+        if day is None:
             continue
         factor = _date_factor(day, (), dates)
         if factor > 1.0:

@@ -60,13 +60,16 @@ class SearchOps(Part):
         size = clamp(limit, LIMITS["default_hits"], LIMITS["max_hits"])
         q = self.page_query(named, filters, context_id, bool(all_revisions))
         flt = q.filters
+        # Relative time in the question ("last week") is read against today: on another day it is another search.
+        today = idmod.now()[:10]
+        relative = mode == "auto" and not analysis.dates_named(query) and bool(analysis.question_dates(query, today))
+        # A question about a time and nothing more ("what did I do last week?") lists what was said then, telling of
+        # it first: there is no meaning to order it by.
+        when_only = relative and analysis.asks_only_when(query, self._salt)
         # Re-ordered only where it can be: a cursor of it is then refused by a process without the extra.
-        when_only = mode == "auto" and self._when_only(query)  # "what did I do last week?": what was said then
         rerank = (mode == "auto" and bool(query.strip()) and not semantic.has_cjk(query) and not when_only
                   and self._semantic_on() and semantic.ready())
-        asked = [query, sorted(named), mode, flt, context_id, bool(all_revisions)]
-        if mode == "auto" and not analysis.dates_named(query) and analysis.question_dates(query, idmod.now()):
-            asked.append(idmod.now()[:10])  # "last week" read on another day is another search: its pages change
+        asked = [query, sorted(named), mode, flt, context_id, bool(all_revisions)] + ([today] if relative else [])
         fingerprint = _fingerprint(asked + (["semantic"] if rerank else []))
         state = decode_cursor(cursor, "search")
         if state is not None and state.get("f") != fingerprint:
@@ -248,12 +251,6 @@ class SearchOps(Part):
         if whole is not None:
             whole.append(ranker.whole)
         return rows
-
-    def _when_only(self, query: str) -> bool:
-        """A question about a time and nothing more ("what did I do last week?"): auto lists what was said then,
-        telling of it first; there is no meaning to order it by."""
-        return (not analysis.dates_named(query) and bool(analysis.question_dates(query, idmod.now()))
-                and analysis.asks_only_when(query, self._salt))
 
     def require_current_index(self) -> None:
         """Refuse (Conflict) a ranked or word match while the full-text index is being upgraded."""
